@@ -1,0 +1,62 @@
+//! `jadpo-store-conformance`: the one suite every store adapter must pass.
+//!
+//! An adapter's tests call [`conformance_tests!`] with an expression that yields a [`Fixture`]
+//! on a fresh, empty database; the macro expands to one `#[tokio::test]` per case, so a failure
+//! names the case. The cases check the migrations (empty database, re-apply, ledgers, edited
+//! migrations, application migrations, a failing migration), the workflow store's physical
+//! schema against the specification ([`spec`]), and the transaction seam that every later
+//! capability builds on. Later issues add cases here when they extend a port.
+
+pub mod cases;
+pub mod spec;
+
+use std::sync::Arc;
+
+use jadpo_core::{Dialect, Store};
+
+/// A fresh database for one case, and a way to open stores on it.
+pub trait Fixture: Send + Sync {
+    /// The adapter's dialect.
+    fn dialect(&self) -> Dialect;
+
+    /// A new store handle (its own connection or pool) on the fixture's database.
+    fn open(&self) -> Arc<dyn Store>;
+}
+
+/// Expands to one test per conformance case; `$fixture` is an expression of a future yielding a
+/// [`Fixture`] on an empty database.
+#[macro_export]
+macro_rules! conformance_tests {
+    ($fixture:expr) => {
+        $crate::conformance_tests!(@cases $fixture;
+            migrations_on_an_empty_database,
+            reapplying_is_a_no_op,
+            ledgers_record_every_migration,
+            status_lists_pending_then_applied,
+            an_edited_migration_is_refused_and_nothing_runs,
+            application_migrations_follow_the_builtins,
+            a_failing_migration_rolls_back_alone,
+            concurrent_applies_apply_once,
+            workflow_schema_matches_the_spec,
+            ledger_tables_have_the_specs_shape,
+            commit_makes_writes_visible,
+            rollback_discards_writes,
+            dropping_a_transaction_rolls_back,
+            action_writes_and_runtime_rows_commit_together,
+            values_round_trip,
+            unique_violation_is_a_conflict,
+            foreign_key_violation_is_a_constraint_error,
+            bad_sql_is_invalid_and_the_store_stays_usable,
+            deleting_an_execution_cascades,
+        );
+    };
+    (@cases $fixture:expr; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() {
+                let fixture = $fixture.await;
+                $crate::cases::$case(&fixture).await;
+            }
+        )*
+    };
+}

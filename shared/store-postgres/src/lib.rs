@@ -1,0 +1,113 @@
+//! `jadpo-store-postgres`: the store contract on PostgreSQL, the deployed store.
+//!
+//! Built on `tokio-postgres` with a `deadpool` pool sized for Lambda: each process keeps a few
+//! connections (default 4, [`PgOptions::pool_size`]), because hundreds of concurrent functions
+//! each holding many connections exhaust a server (or an RDS Proxy) long before they exhaust CPU.
+//! TLS goes through `rustls` only, when the URL asks for it (see [`tls`]).
+//!
+//! Driver types stay inside this crate; callers see [`jadpo_core`]'s ports, and reach the driver
+//! only through [`PgTx`], the documented downcast target of `Transaction::driver`.
+
+mod error;
+pub mod migrate;
+mod schema;
+pub mod tls;
+mod tx;
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use jadpo_core::store::TransactionalStore;
+use jadpo_core::{Dialect, StoreError, Transaction};
+
+pub use migrate::{builtin_catalog, schema_sql};
+pub use tx::PgTx;
+
+use crate::error::{DriverError, translate};
+
+/// How to connect, beyond the URL.
+#[derive(Debug, Clone)]
+pub struct PgOptions {
+    /// Most connections this process opens to the database (default 4).
+    pub pool_size: usize,
+    /// How long to wait for a new connection to be established (default 5 s).
+    pub connect_timeout: Duration,
+    /// How long to wait for a free pooled connection before failing as unavailable (default 10 s).
+    pub acquire_timeout: Duration,
+}
+
+impl Default for PgOptions {
+    fn default() -> Self {
+        Self {
+            pool_size: 4,
+            connect_timeout: Duration::from_secs(5),
+            acquire_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// The store contract on one PostgreSQL database.
+#[derive(Clone)]
+pub struct PgStore {
+    name: String,
+    pool: Pool,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PgStore {
+    /// A store for `url` (`postgres://user:pass@host:port/db?sslmode=...`). Connections are made
+    /// lazily, on first use; call [`TransactionalStore::ping`] to check the database answers.
+    pub fn connect(name: &str, url: &str, options: &PgOptions) -> Result<Self, StoreError> {
+        let target = tls::parse_url(url)?;
+        let mut config = target.config;
+        config.connect_timeout(options.connect_timeout);
+        let manager_config = ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        };
+        let manager = match target.tls {
+            Some(tls) => Manager::from_config(config, tls, manager_config),
+            None => Manager::from_config(config, tokio_postgres::NoTls, manager_config),
+        };
+        let pool = Pool::builder(manager)
+            .max_size(options.pool_size.max(1))
+            .wait_timeout(Some(options.acquire_timeout))
+            .create_timeout(Some(options.connect_timeout))
+            .runtime(Runtime::Tokio1)
+            .build()
+            .map_err(|e| StoreError::invalid(format!("cannot build the connection pool: {e}")))?;
+        Ok(Self {
+            name: name.to_owned(),
+            pool,
+        })
+    }
+
+    pub(crate) async fn client(&self) -> Result<deadpool_postgres::Object, StoreError> {
+        self.pool
+            .get()
+            .await
+            .map_err(|e| translate(DriverError::Pool(e)))
+    }
+}
+
+#[async_trait]
+impl TransactionalStore for PgStore {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn dialect(&self) -> Dialect {
+        Dialect::Postgres
+    }
+
+    async fn begin(&self) -> Result<Box<dyn Transaction>, StoreError> {
+        Ok(Box::new(PgTx::begin(self.client().await?).await?))
+    }
+}

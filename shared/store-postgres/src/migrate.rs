@@ -1,0 +1,379 @@
+//! Migrations on PostgreSQL: the built-in catalog, the ledgers, the advisory lock, and the
+//! schema script for DBA-managed pipelines.
+//!
+//! A migration run holds a session-level advisory lock on one connection from start to end, so a
+//! second `jadpo migrate apply` at the same moment waits, then reads the ledgers and finds nothing
+//! to do. If the process dies, the connection closes and the server releases the lock.
+
+use async_trait::async_trait;
+use deadpool_postgres::Object;
+use jadpo_core::migrate::{
+    AppliedMigration, Ledger, Migration, MigrationCatalog, MigrationSession, MigrationStore,
+};
+use jadpo_core::{Dialect, Row, SqlValue, StoreError};
+
+use crate::PgStore;
+use crate::error::{DriverError, translate};
+use crate::tx::{execute, query};
+
+/// The advisory-lock key every Jadpo migration run takes ("jadpomig" in ASCII).
+const LOCK_KEY: i64 = 0x6a61_6470_6f6d_6967;
+
+const LEDGERS: &str = "
+CREATE TABLE IF NOT EXISTS invariant_schema_migrations (
+    version     INTEGER PRIMARY KEY,
+    description TEXT NOT NULL,
+    applied_at  TIMESTAMPTZ NOT NULL DEFAULT NOW()
+);
+CREATE TABLE IF NOT EXISTS jadpo_migrations (
+    ledger     TEXT NOT NULL,
+    version    INTEGER NOT NULL,
+    name       TEXT NOT NULL,
+    checksum   TEXT NOT NULL,
+    applied_at TIMESTAMPTZ NOT NULL DEFAULT NOW(),
+    PRIMARY KEY (ledger, version)
+);";
+
+const LEDGERS_EXIST: &str = "SELECT count(*)::bigint AS n FROM pg_catalog.pg_tables
+    WHERE schemaname = current_schema()
+      AND tablename IN ('invariant_schema_migrations', 'jadpo_migrations')";
+
+const APPLIED_WORKFLOW: &str = "SELECT i.version, i.applied_at, j.checksum
+    FROM invariant_schema_migrations i
+    LEFT JOIN jadpo_migrations j ON j.ledger = 'workflow' AND j.version = i.version
+    ORDER BY i.version";
+
+const APPLIED_JADPO: &str = "SELECT version, applied_at, checksum FROM jadpo_migrations
+    WHERE ledger = 'jadpo' ORDER BY version";
+
+const RECORD_WORKFLOW: &str =
+    "INSERT INTO invariant_schema_migrations (version, description) VALUES ($1, $2)";
+
+const RECORD_CHECKSUM: &str =
+    "INSERT INTO jadpo_migrations (ledger, version, name, checksum) VALUES ($1, $2, $3, $4)";
+
+macro_rules! workflow_migration {
+    ($version:literal, $name:literal, $file:literal) => {
+        Migration::new(
+            Ledger::Workflow,
+            $version,
+            $name,
+            include_str!(concat!("../../../migrations/workflow/postgres/", $file)),
+        )
+    };
+}
+
+/// The workflow store's built-in PostgreSQL migrations (v1–v4) and Jadpo's system tables.
+pub fn builtin_catalog() -> MigrationCatalog {
+    let workflow = vec![
+        workflow_migration!(1, "initial", "0001_initial.sql"),
+        workflow_migration!(2, "loop_state", "0002_loop_state.sql"),
+        workflow_migration!(3, "session_active_run", "0003_session_active_run.sql"),
+        workflow_migration!(4, "session_authority", "0004_session_authority.sql"),
+    ];
+    match MigrationCatalog::builtin(Dialect::Postgres, workflow, Vec::new()) {
+        Ok(catalog) => catalog,
+        // reason: the built-in list is a constant checked by this crate's tests.
+        Err(e) => unreachable!("built-in PostgreSQL migrations are malformed: {e}"),
+    }
+}
+
+fn db(e: tokio_postgres::Error) -> StoreError {
+    translate(DriverError::Db(e))
+}
+
+async fn applied_rows(client: &Object) -> Result<Vec<AppliedMigration>, StoreError> {
+    let mut out = Vec::new();
+    for (ledger, sql) in [
+        (Ledger::Workflow, APPLIED_WORKFLOW),
+        (Ledger::Jadpo, APPLIED_JADPO),
+    ] {
+        for row in query(client, sql, &[]).await? {
+            out.push(applied_from_row(ledger, &row)?);
+        }
+    }
+    Ok(out)
+}
+
+fn applied_from_row(ledger: Ledger, row: &Row) -> Result<AppliedMigration, StoreError> {
+    let version = u32::try_from(row.get_i64("version")?)
+        .map_err(|_| StoreError::internal("a ledger version is out of range"))?;
+    Ok(AppliedMigration {
+        ledger,
+        version,
+        checksum: row.get_opt_str("checksum")?.map(str::to_owned),
+        applied_at: row.get_timestamp("applied_at")?,
+    })
+}
+
+struct PgMigrationSession {
+    client: Option<Object>,
+}
+
+impl PgMigrationSession {
+    fn client(&self) -> Result<&Object, StoreError> {
+        self.client
+            .as_ref()
+            .ok_or_else(|| StoreError::internal("migration session finished"))
+    }
+
+    async fn record(&self, m: &Migration) -> Result<(), StoreError> {
+        let client = self.client()?;
+        if m.ledger == Ledger::Workflow {
+            execute(
+                client,
+                RECORD_WORKFLOW,
+                &[m.version.into(), m.name.as_str().into()],
+            )
+            .await?;
+        }
+        self.record_checksum(m).await
+    }
+
+    async fn record_checksum(&self, m: &Migration) -> Result<(), StoreError> {
+        let params = [
+            m.ledger.name().into(),
+            m.version.into(),
+            m.name.as_str().into(),
+            m.checksum().into(),
+        ];
+        execute(self.client()?, RECORD_CHECKSUM, &params)
+            .await
+            .map(|_| ())
+    }
+
+    async fn is_recorded(&self, m: &Migration) -> Result<bool, StoreError> {
+        let sql = match m.ledger {
+            Ledger::Workflow => {
+                "SELECT 1 AS one FROM invariant_schema_migrations WHERE version = $1"
+            }
+            Ledger::Jadpo => {
+                "SELECT 1 AS one FROM jadpo_migrations WHERE ledger = 'jadpo' AND version = $1"
+            }
+        };
+        Ok(!query(self.client()?, sql, &[SqlValue::from(m.version)])
+            .await?
+            .is_empty())
+    }
+
+    async fn apply_in_tx(&self, m: &Migration) -> Result<bool, StoreError> {
+        if self.is_recorded(m).await? {
+            return Ok(false);
+        }
+        self.client()?.batch_execute(&m.sql).await.map_err(|e| {
+            let e = db(e);
+            StoreError::new(
+                e.kind(),
+                format!(
+                    "{} migration {} ({}) failed: {}",
+                    m.ledger,
+                    m.version,
+                    m.name,
+                    e.message()
+                ),
+            )
+        })?;
+        self.record(m).await?;
+        Ok(true)
+    }
+
+    async fn end_tx(&self, result: Result<bool, StoreError>) -> Result<bool, StoreError> {
+        let client = self.client()?;
+        match result {
+            Ok(applied) => {
+                client.batch_execute("COMMIT").await.map_err(db)?;
+                Ok(applied)
+            }
+            Err(e) => {
+                client.batch_execute("ROLLBACK").await.map_err(db)?;
+                Err(e)
+            }
+        }
+    }
+}
+
+impl Drop for PgMigrationSession {
+    fn drop(&mut self) {
+        // Not finished cleanly: close the connection so the server drops the advisory lock.
+        if let Some(client) = self.client.take() {
+            let _ = Object::take(client);
+        }
+    }
+}
+
+#[async_trait]
+impl MigrationSession for PgMigrationSession {
+    async fn applied(&mut self) -> Result<Vec<AppliedMigration>, StoreError> {
+        applied_rows(self.client()?).await
+    }
+
+    async fn apply(&mut self, migration: &Migration) -> Result<bool, StoreError> {
+        self.client()?.batch_execute("BEGIN").await.map_err(db)?;
+        let result = self.apply_in_tx(migration).await;
+        self.end_tx(result).await
+    }
+
+    async fn adopt(&mut self, migration: &Migration) -> Result<(), StoreError> {
+        self.client()?.batch_execute("BEGIN").await.map_err(db)?;
+        let result = self.record_checksum(migration).await.map(|()| true);
+        self.end_tx(result).await.map(|_| ())
+    }
+
+    async fn finish(mut self: Box<Self>) -> Result<(), StoreError> {
+        let client = self
+            .client
+            .take()
+            .ok_or_else(|| StoreError::internal("finished twice"))?;
+        match execute(&client, "SELECT pg_advisory_unlock($1)", &[LOCK_KEY.into()]).await {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                let _ = Object::take(client);
+                Err(e)
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl MigrationStore for PgStore {
+    fn migration_catalog(&self) -> MigrationCatalog {
+        builtin_catalog()
+    }
+
+    async fn migration_session(&self) -> Result<Box<dyn MigrationSession>, StoreError> {
+        let client = self.client().await?;
+        // From here on, dropping the session closes the connection, releasing the lock.
+        let session = PgMigrationSession {
+            client: Some(client),
+        };
+        let c = session.client()?;
+        execute(c, "SELECT pg_advisory_lock($1)", &[LOCK_KEY.into()]).await?;
+        c.batch_execute(&format!("BEGIN; {LEDGERS} COMMIT;"))
+            .await
+            .map_err(db)?;
+        Ok(Box::new(session))
+    }
+
+    async fn migrations_applied(&self) -> Result<Vec<AppliedMigration>, StoreError> {
+        let client = self.client().await?;
+        let present = query(&client, LEDGERS_EXIST, &[]).await?;
+        if present
+            .first()
+            .map(|r| r.get_i64("n"))
+            .transpose()?
+            .unwrap_or(0)
+            < 2
+        {
+            return Ok(Vec::new());
+        }
+        applied_rows(&client).await
+    }
+}
+
+/// The whole PostgreSQL schema as one script, for pipelines that apply SQL themselves
+/// (`psql "$DATABASE_URL" -v ON_ERROR_STOP=1 -f schema.sql`).
+///
+/// It takes the same advisory lock as `jadpo migrate apply`, creates the ledgers, and runs each
+/// migration only when its ledger does not record it, recording it as `apply` would; a migration
+/// whose recorded checksum differs stops the script. Running it twice changes nothing.
+pub fn schema_sql(catalog: &MigrationCatalog) -> Result<String, StoreError> {
+    if catalog.dialect() != Dialect::Postgres {
+        return Err(StoreError::invalid(
+            "the schema script is for PostgreSQL migrations",
+        ));
+    }
+    let mut out = String::from(
+        "-- Jadpo schema for PostgreSQL, generated by `jadpo migrate sql`.\n\
+         -- Apply with: psql \"$DATABASE_URL\" -v ON_ERROR_STOP=1 -f schema.sql\n\
+         -- Safe to run again: each migration runs only if its ledger lacks it.\n\
+         -- Choose one schema owner per environment: this script or `jadpo migrate apply`.\n\
+         BEGIN;\n",
+    );
+    out.push_str(&format!(
+        "SELECT pg_advisory_xact_lock({LOCK_KEY});\n{}\n",
+        LEDGERS.trim()
+    ));
+    for m in catalog.all() {
+        out.push_str(&migration_block(m)?);
+    }
+    out.push_str("COMMIT;\n");
+    Ok(out)
+}
+
+fn quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
+}
+
+fn migration_block(m: &Migration) -> Result<String, StoreError> {
+    const BODY_TAG: &str = "$jadpo_migration_sql$";
+    if m.sql.contains(BODY_TAG) || m.sql.contains("$jadpo_block$") {
+        return Err(StoreError::invalid(format!(
+            "{} migration {} ({}) contains a reserved dollar-quote tag",
+            m.ledger, m.version, m.name
+        )));
+    }
+    let (ledger, version, name, sum) = (
+        quote(m.ledger.name()),
+        m.version,
+        quote(&m.name),
+        quote(&m.checksum()),
+    );
+    let applied_check = match m.ledger {
+        Ledger::Workflow => {
+            format!("EXISTS (SELECT 1 FROM invariant_schema_migrations WHERE version = {version})")
+        }
+        Ledger::Jadpo => "recorded IS NOT NULL".to_owned(),
+    };
+    let record_spec_ledger = match m.ledger {
+        Ledger::Workflow => format!(
+            "    INSERT INTO invariant_schema_migrations (version, description) VALUES ({version}, {name});\n"
+        ),
+        Ledger::Jadpo => String::new(),
+    };
+    let message = quote(&format!(
+        "{} migration {} ({}) was edited after it was applied: its checksum differs",
+        m.ledger, m.version, m.name
+    ));
+    Ok(format!(
+        "\n-- {} migration {version}: {}\nDO $jadpo_block$\nDECLARE recorded TEXT;\nBEGIN\n  \
+         SELECT checksum INTO recorded FROM jadpo_migrations WHERE ledger = {ledger} AND version = {version};\n  \
+         IF recorded IS NOT NULL AND recorded <> {sum} THEN\n    RAISE EXCEPTION {message};\n  END IF;\n  \
+         IF NOT ({applied_check}) THEN\n    EXECUTE {BODY_TAG}{}{BODY_TAG};\n{record_spec_ledger}  END IF;\n  \
+         IF recorded IS NULL THEN\n    \
+         INSERT INTO jadpo_migrations (ledger, version, name, checksum) VALUES ({ledger}, {version}, {name}, {sum});\n  \
+         END IF;\nEND\n$jadpo_block$;\n",
+        m.ledger, m.name, m.sql
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_catalog_is_the_specs_v1_to_v4() {
+        let c = builtin_catalog();
+        let versions: Vec<_> = c.all().map(|m| (m.ledger, m.version)).collect();
+        assert_eq!(
+            versions,
+            (1..=4).map(|v| (Ledger::Workflow, v)).collect::<Vec<_>>()
+        );
+        assert!(c.all().all(|m| !m.sql.trim().is_empty()));
+    }
+
+    #[test]
+    fn schema_script_guards_every_migration_and_quotes_names() {
+        let sql = schema_sql(&builtin_catalog()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(sql.matches("DO $jadpo_block$").count(), 4);
+        assert!(sql.starts_with("-- Jadpo schema"));
+        assert!(sql.contains("pg_advisory_xact_lock"));
+        assert!(sql.trim_end().ends_with("COMMIT;"));
+        assert_eq!(quote("it's"), "'it''s'");
+    }
+
+    #[test]
+    fn reserved_dollar_tags_are_refused() {
+        let bad = Migration::new(Ledger::Jadpo, 1, "x", "SELECT $jadpo_migration_sql$;");
+        assert!(migration_block(&bad).is_err());
+    }
+}

@@ -1,0 +1,238 @@
+//! Migrations on SQLite: the built-in catalog, the ledgers' SQL and one transaction per migration.
+//!
+//! The session holds the store's connection for the whole run, so other tasks of this process
+//! wait; another process is kept out by `BEGIN IMMEDIATE`, and every migration re-checks its
+//! ledger inside its own transaction before it runs.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use jadpo_core::migrate::{
+    AppliedMigration, Ledger, Migration, MigrationCatalog, MigrationSession, MigrationStore,
+};
+use jadpo_core::{Dialect, Row, SqlValue, StoreError};
+use rusqlite::Connection;
+use tokio::sync::OwnedMutexGuard;
+
+use crate::SqliteStore;
+use crate::error::translate;
+use crate::tx::{execute, query};
+
+const LEDGERS: &str = "
+CREATE TABLE IF NOT EXISTS invariant_schema_migrations (
+    version    INTEGER PRIMARY KEY,
+    applied_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS jadpo_migrations (
+    ledger     TEXT    NOT NULL,
+    version    INTEGER NOT NULL,
+    name       TEXT    NOT NULL,
+    checksum   TEXT    NOT NULL,
+    applied_at INTEGER NOT NULL,
+    PRIMARY KEY (ledger, version)
+);";
+
+const LEDGERS_EXIST: &str = "SELECT count(*) AS n FROM sqlite_schema
+    WHERE type = 'table' AND name IN ('invariant_schema_migrations', 'jadpo_migrations')";
+
+const APPLIED_WORKFLOW: &str = "SELECT i.version AS version, i.applied_at AS applied_at,
+    j.checksum AS checksum
+    FROM invariant_schema_migrations i
+    LEFT JOIN jadpo_migrations j ON j.ledger = 'workflow' AND j.version = i.version
+    ORDER BY i.version";
+
+const APPLIED_JADPO: &str = "SELECT version, applied_at, checksum FROM jadpo_migrations
+    WHERE ledger = 'jadpo' ORDER BY version";
+
+const RECORD_WORKFLOW: &str =
+    "INSERT INTO invariant_schema_migrations (version, applied_at) VALUES ($1, $2)";
+
+const RECORD_CHECKSUM: &str = "INSERT INTO jadpo_migrations (ledger, version, name, checksum,
+    applied_at) VALUES ($1, $2, $3, $4, $5)";
+
+/// The workflow store's built-in SQLite migrations (v1–v3) and Jadpo's system tables.
+pub fn builtin_catalog() -> MigrationCatalog {
+    let workflow = vec![
+        Migration::new(
+            Ledger::Workflow,
+            1,
+            "initial",
+            include_str!("../../../migrations/workflow/sqlite/0001_initial.sql"),
+        ),
+        Migration::new(
+            Ledger::Workflow,
+            2,
+            "session_active_run",
+            include_str!("../../../migrations/workflow/sqlite/0002_session_active_run.sql"),
+        ),
+        Migration::new(
+            Ledger::Workflow,
+            3,
+            "session_authority",
+            include_str!("../../../migrations/workflow/sqlite/0003_session_authority.sql"),
+        ),
+    ];
+    match MigrationCatalog::builtin(Dialect::Sqlite, workflow, Vec::new()) {
+        Ok(catalog) => catalog,
+        // reason: the built-in list is a constant checked by this crate's tests.
+        Err(e) => unreachable!("built-in SQLite migrations are malformed: {e}"),
+    }
+}
+
+fn applied_rows(conn: &Connection) -> Result<Vec<AppliedMigration>, StoreError> {
+    let mut out = Vec::new();
+    for (ledger, sql) in [
+        (Ledger::Workflow, APPLIED_WORKFLOW),
+        (Ledger::Jadpo, APPLIED_JADPO),
+    ] {
+        for row in query(conn, sql, &[])? {
+            out.push(applied_from_row(ledger, &row)?);
+        }
+    }
+    Ok(out)
+}
+
+fn applied_from_row(ledger: Ledger, row: &Row) -> Result<AppliedMigration, StoreError> {
+    let version = u32::try_from(row.get_i64("version")?)
+        .map_err(|_| StoreError::internal("a ledger version is out of range"))?;
+    Ok(AppliedMigration {
+        ledger,
+        version,
+        checksum: row.get_opt_str("checksum")?.map(str::to_owned),
+        applied_at: row.get_timestamp("applied_at")?,
+    })
+}
+
+fn is_recorded(conn: &Connection, m: &Migration) -> Result<bool, StoreError> {
+    let sql = match m.ledger {
+        Ledger::Workflow => "SELECT 1 AS one FROM invariant_schema_migrations WHERE version = $1",
+        Ledger::Jadpo => {
+            "SELECT 1 AS one FROM jadpo_migrations WHERE ledger = 'jadpo' AND version = $1"
+        }
+    };
+    Ok(!query(conn, sql, &[SqlValue::from(m.version)])?.is_empty())
+}
+
+struct SqliteMigrationSession {
+    conn: OwnedMutexGuard<Connection>,
+    clock: Arc<dyn jadpo_core::Clock>,
+}
+
+impl SqliteMigrationSession {
+    fn record(&self, m: &Migration) -> Result<(), StoreError> {
+        let now = SqlValue::Timestamp(self.clock.now());
+        if m.ledger == Ledger::Workflow {
+            execute(
+                &self.conn,
+                RECORD_WORKFLOW,
+                &[m.version.into(), now.clone()],
+            )?;
+        }
+        self.record_checksum(m, now)
+    }
+
+    fn record_checksum(&self, m: &Migration, now: SqlValue) -> Result<(), StoreError> {
+        let params = [
+            m.ledger.name().into(),
+            m.version.into(),
+            m.name.as_str().into(),
+            m.checksum().into(),
+            now,
+        ];
+        execute(&self.conn, RECORD_CHECKSUM, &params).map(|_| ())
+    }
+
+    fn apply_in_tx(&self, m: &Migration) -> Result<bool, StoreError> {
+        if is_recorded(&self.conn, m)? {
+            return Ok(false);
+        }
+        self.conn.execute_batch(&m.sql).map_err(|e| {
+            let e = translate(e);
+            StoreError::new(
+                e.kind(),
+                format!(
+                    "{} migration {} ({}) failed: {}",
+                    m.ledger,
+                    m.version,
+                    m.name,
+                    e.message()
+                ),
+            )
+        })?;
+        self.record(m)?;
+        Ok(true)
+    }
+
+    fn in_transaction<T>(
+        &self,
+        work: impl FnOnce(&Self) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        self.conn
+            .execute_batch("BEGIN IMMEDIATE")
+            .map_err(translate)?;
+        match work(self) {
+            Ok(value) => {
+                self.conn.execute_batch("COMMIT").map_err(translate)?;
+                Ok(value)
+            }
+            Err(e) => {
+                let _ = self.conn.execute_batch("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl MigrationSession for SqliteMigrationSession {
+    async fn applied(&mut self) -> Result<Vec<AppliedMigration>, StoreError> {
+        applied_rows(&self.conn)
+    }
+
+    async fn apply(&mut self, migration: &Migration) -> Result<bool, StoreError> {
+        self.in_transaction(|s| s.apply_in_tx(migration))
+    }
+
+    async fn adopt(&mut self, migration: &Migration) -> Result<(), StoreError> {
+        let now = SqlValue::Timestamp(self.clock.now());
+        self.in_transaction(|s| s.record_checksum(migration, now))
+    }
+
+    async fn finish(self: Box<Self>) -> Result<(), StoreError> {
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl MigrationStore for SqliteStore {
+    fn migration_catalog(&self) -> MigrationCatalog {
+        builtin_catalog()
+    }
+
+    async fn migration_session(&self) -> Result<Box<dyn MigrationSession>, StoreError> {
+        let conn = Arc::clone(&self.conn).lock_owned().await;
+        conn.execute_batch(&format!("BEGIN IMMEDIATE; {LEDGERS} COMMIT;"))
+            .map_err(|e| {
+                let _ = conn.execute_batch("ROLLBACK");
+                translate(e)
+            })?;
+        Ok(Box::new(SqliteMigrationSession {
+            conn,
+            clock: Arc::clone(&self.clock),
+        }))
+    }
+
+    async fn migrations_applied(&self) -> Result<Vec<AppliedMigration>, StoreError> {
+        let conn = self.conn.lock().await;
+        let present = query(&conn, LEDGERS_EXIST, &[])?;
+        let count = present
+            .first()
+            .map(|r| r.get_i64("n"))
+            .transpose()?
+            .unwrap_or(0);
+        if count < 2 {
+            return Ok(Vec::new());
+        }
+        applied_rows(&conn)
+    }
+}
