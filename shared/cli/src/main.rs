@@ -1,1 +1,40 @@
-fn main() {}
+//! `jadpo`, the operator's command line.
+//!
+//! It acts on the stores whose URLs it is given: `DATABASE_URL` for the default store and
+//! `DATABASE_URL_<STORE>` for the others (with only `DATABASE_URL`, on that one database).
+//! Every verb prints for people by default and JSON with `--json`; failures exit non-zero with a
+//! message that says what to do. Today: `migrate apply | status | sql`.
+
+mod migrate;
+
+use clap::{Parser, Subcommand};
+
+/// Operate a Jadpo deployment.
+#[derive(Debug, Parser)]
+#[command(name = "jadpo", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Apply, list or print the schema migrations.
+    #[command(subcommand)]
+    Migrate(migrate::MigrateCommand),
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Migrate(command) => migrate::run(command).await,
+    };
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

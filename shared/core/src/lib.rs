@@ -10,6 +10,7 @@
 //! and the runtime's rows (outbox, deliveries, idempotency record) go through the same handle and
 //! therefore commit together or not at all.
 
+pub mod app;
 pub mod clock;
 pub mod error;
 pub mod id;

@@ -1,1 +1,13 @@
-//! placeholder
+//! `jadpo-runtime`: what every Jadpo binary does before its real work.
+//!
+//! It reads the environment once into typed [`config::Config`] (the core never reads it), opens
+//! one store per declared store from its URL ([`stores`]), builds each store's migration
+//! catalog with the application's own migrations, and sets up tracing. Functions, the local
+//! runner and the CLI all start here, so they agree on what each variable means.
+
+pub mod config;
+pub mod stores;
+pub mod telemetry;
+
+pub use config::{Config, ConfigError, DatabaseUrl, StoreConfig};
+pub use stores::{Stores, catalog_for, open_stores};

@@ -106,7 +106,7 @@ pub(crate) fn query(
     let mut stmt = conn
         .prepare_cached(&rewrite_placeholders(sql))
         .map_err(translate)?;
-    let columns: Arc<[String]> = stmt.column_names().into_iter().map(str::to_owned).collect();
+    let columns: Arc<[String]> = stmt.column_names().map(str::to_owned).collect();
     let width = columns.len();
     let mut rows = stmt
         .query(rusqlite::params_from_iter(params.iter().map(to_value)))

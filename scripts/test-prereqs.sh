@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Makes sure a fresh machine can run the tests: rustfmt and clippy, and PostgreSQL server
+# binaries for the throwaway test cluster (unless DATABASE_URL names a server to use).
+set -euo pipefail
+
+if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
+  rustup component add rustfmt clippy
+fi
+
+have_pg_binaries() {
+  local dir
+  dir=$(pg_config --bindir 2>/dev/null || true)
+  [ -n "$dir" ] && [ -x "$dir/initdb" ] && [ -x "$dir/pg_ctl" ] && return 0
+  compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null && return 0
+  command -v initdb >/dev/null && command -v pg_ctl >/dev/null
+}
+
+if [ -n "${DATABASE_URL:-}" ] || have_pg_binaries; then
+  exit 0
+fi
+
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  echo "test-prereqs: installing PostgreSQL server binaries (apt-get install postgresql)"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+  exit 0
+fi
+
+echo "test-prereqs: the tests need PostgreSQL: set DATABASE_URL, run a Docker engine, or install" >&2
+echo "the PostgreSQL server binaries (Debian: sudo apt-get install postgresql)." >&2
+exit 1

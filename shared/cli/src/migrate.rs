@@ -1,0 +1,204 @@
+//! `jadpo migrate apply | status | sql`.
+
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use clap::{Args, Subcommand};
+use jadpo_core::app::Application;
+use jadpo_core::migrate::{self, MigrationStatus};
+use jadpo_core::{Dialect, SystemClock};
+use jadpo_runtime::{Config, Stores, catalog_for, open_stores};
+use serde_json::json;
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum MigrateCommand {
+    /// Apply every pending migration, each in its own transaction.
+    Apply(Target),
+    /// List every migration and whether it is applied, pending, or changed since it was applied.
+    Status(Target),
+    /// Print the PostgreSQL schema as one idempotent script, for pipelines that apply SQL
+    /// themselves (`psql "$DATABASE_URL" -v ON_ERROR_STOP=1 -f schema.sql`). Needs no database.
+    Sql {
+        /// The store whose application migrations to include (default: the default store).
+        #[arg(long)]
+        store: Option<String>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct Target {
+    /// Act on this store only (default: every store with a URL).
+    #[arg(long)]
+    store: Option<String>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+pub(crate) async fn run(command: MigrateCommand) -> anyhow::Result<()> {
+    let app = jadpo_app::application().context("the application's declaration is invalid")?;
+    match command {
+        MigrateCommand::Apply(target) => apply(&app, &target).await,
+        MigrateCommand::Status(target) => status(&app, &target).await,
+        MigrateCommand::Sql { store } => sql(&app, store.as_deref()),
+    }
+}
+
+fn stores(app: &Application, target: &Target) -> anyhow::Result<(Config, Stores)> {
+    let config = Config::from_process_env(app, None)?;
+    if let Some(only) = &target.store {
+        if !config.stores.iter().any(|s| &s.name == only) {
+            bail!(
+                "store {only:?} has no URL here (stores with one: {})",
+                config
+                    .stores
+                    .iter()
+                    .map(|s| s.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+    }
+    let stores = open_stores(&config, Arc::new(SystemClock))?;
+    Ok((config, stores))
+}
+
+fn selected<'a>(
+    target: &Target,
+    config: &'a Config,
+) -> impl Iterator<Item = &'a jadpo_runtime::StoreConfig> {
+    let only = target.store.clone();
+    config
+        .stores
+        .iter()
+        .filter(move |s| only.as_ref().is_none_or(|o| *o == s.name))
+}
+
+async fn apply(app: &Application, target: &Target) -> anyhow::Result<()> {
+    let (config, stores) = stores(app, target)?;
+    let mut out = Vec::new();
+    for store_config in selected(target, &config) {
+        let Some(store) = stores.get(&store_config.name) else {
+            continue;
+        };
+        let catalog = catalog_for(app, store.as_ref())?;
+        let report = migrate::apply(store.as_ref(), &catalog)
+            .await
+            .with_context(|| {
+                format!(
+                    "store {} ({})",
+                    store_config.name,
+                    store_config.url.display()
+                )
+            })?;
+        if !target.json {
+            println!(
+                "store {} ({})",
+                store_config.name,
+                store_config.url.display()
+            );
+            for (ledger, version, name) in &report.adopted {
+                println!("  adopted  {ledger} {version} {name}");
+            }
+            for (ledger, version, name) in &report.applied {
+                println!("  applied  {ledger} {version} {name}");
+            }
+            if report.applied.is_empty() && report.adopted.is_empty() {
+                println!("  up to date: nothing to apply");
+            }
+        }
+        let entries = |list: &[(jadpo_core::migrate::Ledger, u32, String)]| {
+            list.iter()
+                .map(|(l, v, n)| json!({"ledger": l.name(), "version": v, "name": n}))
+                .collect::<Vec<_>>()
+        };
+        out.push(json!({
+            "store": store_config.name,
+            "database": store_config.url.display(),
+            "applied": entries(&report.applied),
+            "adopted": entries(&report.adopted),
+        }));
+    }
+    if target.json {
+        println!("{}", json!({ "stores": out }));
+    }
+    Ok(())
+}
+
+async fn status(app: &Application, target: &Target) -> anyhow::Result<()> {
+    let (config, stores) = stores(app, target)?;
+    let mut out = Vec::new();
+    for store_config in selected(target, &config) {
+        let Some(store) = stores.get(&store_config.name) else {
+            continue;
+        };
+        let catalog = catalog_for(app, store.as_ref())?;
+        let list = migrate::status(store.as_ref(), &catalog)
+            .await
+            .with_context(|| {
+                format!(
+                    "store {} ({})",
+                    store_config.name,
+                    store_config.url.display()
+                )
+            })?;
+        if !target.json {
+            println!(
+                "store {} ({})",
+                store_config.name,
+                store_config.url.display()
+            );
+            for s in &list {
+                println!("  {}", line(s));
+            }
+        }
+        out.push(json!({
+            "store": store_config.name,
+            "database": store_config.url.display(),
+            "migrations": list.iter().map(|s| json!({
+                "ledger": s.ledger.name(),
+                "version": s.version,
+                "name": s.name,
+                "state": s.state.label(),
+                "applied_at": s.state.applied_at().map(|t| t.to_rfc3339()),
+            })).collect::<Vec<_>>(),
+        }));
+    }
+    if target.json {
+        println!("{}", json!({ "stores": out }));
+    }
+    Ok(())
+}
+
+fn line(s: &MigrationStatus) -> String {
+    let at = s
+        .state
+        .applied_at()
+        .map(|t| t.format(" (%Y-%m-%d %H:%M:%S UTC)").to_string())
+        .unwrap_or_default();
+    let name = if s.name.is_empty() {
+        "(unknown to this build)"
+    } else {
+        s.name.as_str()
+    };
+    format!(
+        "{:<10} {} {:>3} {name}{at}",
+        s.state.label(),
+        s.ledger,
+        s.version
+    )
+}
+
+fn sql(app: &Application, store: Option<&str>) -> anyhow::Result<()> {
+    let store = store.unwrap_or(app.default_store());
+    if !app.stores().iter().any(|s| s == store) {
+        bail!(
+            "the application declares no store {store:?} (it has: {})",
+            app.stores().join(", ")
+        );
+    }
+    let catalog = jadpo_store_postgres::builtin_catalog()
+        .with_app_migrations(app.migrations_for(store, Dialect::Postgres))?;
+    print!("{}", jadpo_store_postgres::schema_sql(&catalog)?);
+    Ok(())
+}

@@ -1,0 +1,166 @@
+//! `jadpo migrate` end to end: the real binary against a real SQLite file and PostgreSQL.
+
+use std::process::{Command, Output};
+
+use jadpo_core::TransactionalStore;
+use jadpo_test_harness::{PgTestDb, SqliteTestDb};
+use serde_json::Value;
+
+fn jadpo(database_url: Option<&str>, args: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_jadpo"));
+    cmd.args(args)
+        .env_remove("DATABASE_URL")
+        .env("RUST_LOG", "warn");
+    for (key, _) in std::env::vars().filter(|(k, _)| k.starts_with("DATABASE_URL_")) {
+        cmd.env_remove(key);
+    }
+    if let Some(url) = database_url {
+        cmd.env("DATABASE_URL", url);
+    }
+    cmd.output()
+        .unwrap_or_else(|e| panic!("cannot run jadpo: {e}"))
+}
+
+fn stdout(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "jadpo failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn states(out: &Output) -> Vec<String> {
+    let doc: Value = serde_json::from_str(&stdout(out)).unwrap_or_else(|e| panic!("not JSON: {e}"));
+    doc["stores"][0]["migrations"]
+        .as_array()
+        .map(|list| {
+            list.iter()
+                .map(|m| m["state"].as_str().unwrap_or("?").to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn round_trip(url: &str, versions: usize) {
+    assert_eq!(
+        states(&jadpo(Some(url), &["migrate", "status", "--json"])),
+        vec!["pending"; versions]
+    );
+    let applied = stdout(&jadpo(Some(url), &["migrate", "apply"]));
+    assert_eq!(
+        applied.matches("applied  workflow").count(),
+        versions,
+        "{applied}"
+    );
+    assert!(applied.contains("applied  workflow 1 initial"), "{applied}");
+    let again = stdout(&jadpo(Some(url), &["migrate", "apply"]));
+    assert!(again.contains("up to date: nothing to apply"), "{again}");
+    assert_eq!(
+        states(&jadpo(Some(url), &["migrate", "status", "--json"])),
+        vec!["applied"; versions]
+    );
+    let human = stdout(&jadpo(Some(url), &["migrate", "status"]));
+    assert!(
+        human.contains("store main (") && human.contains("applied    workflow   1 initial ("),
+        "{human}"
+    );
+}
+
+#[test]
+fn sqlite_apply_then_status() {
+    let db = SqliteTestDb::empty();
+    round_trip(&db.url(), 3);
+}
+
+#[tokio::test]
+async fn postgres_apply_then_status() {
+    let db = PgTestDb::empty().await;
+    round_trip(db.url(), 4);
+    assert!(
+        stdout(&jadpo(Some(db.url()), &["migrate", "status"])).contains("store main (postgres://")
+    );
+}
+
+#[tokio::test]
+async fn two_applies_at_once_on_postgres_apply_once() {
+    let db = PgTestDb::empty().await;
+    let url = db.url().to_owned();
+    let spawn = |url: String| {
+        std::thread::spawn(move || jadpo(Some(&url), &["migrate", "apply", "--json"]))
+    };
+    let (a, b) = (spawn(url.clone()), spawn(url));
+    let outputs = [a, b].map(|h| h.join().unwrap_or_else(|_| panic!("thread panicked")));
+    let applied: Vec<usize> = outputs
+        .iter()
+        .map(|o| {
+            let doc: Value = serde_json::from_str(&stdout(o)).unwrap_or_else(|e| panic!("{e}"));
+            doc["stores"][0]["applied"].as_array().map_or(0, Vec::len)
+        })
+        .collect();
+    assert_eq!(applied.iter().sum::<usize>(), 4, "{applied:?}");
+    assert!(
+        applied.contains(&0),
+        "both processes applied migrations: {applied:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_edited_migration_is_refused_by_the_cli() {
+    let db = SqliteTestDb::empty();
+    stdout(&jadpo(Some(&db.url()), &["migrate", "apply"]));
+    {
+        let store = db.store();
+        let mut tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
+        tx.execute(
+            "UPDATE jadpo_migrations SET checksum = $1 WHERE version = 2",
+            &["0".repeat(64).into()],
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+        tx.commit().await.unwrap_or_else(|e| panic!("{e}"));
+    }
+    assert_eq!(
+        states(&jadpo(Some(&db.url()), &["migrate", "status", "--json"])),
+        vec!["applied", "changed", "applied"]
+    );
+    let out = jadpo(Some(&db.url()), &["migrate", "apply"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("workflow migration 2 (session_active_run) was edited after it was applied"),
+        "{err}"
+    );
+}
+
+#[test]
+fn sql_prints_the_postgres_schema_without_a_database() {
+    let out = stdout(&jadpo(None, &["migrate", "sql"]));
+    assert!(out.contains("CREATE TABLE IF NOT EXISTS invariant_schema_migrations"));
+    assert_eq!(out.matches("DO $jadpo_block$").count(), 4);
+    assert!(out.contains("ALTER TABLE sessions ADD COLUMN IF NOT EXISTS context_revision BIGINT"));
+}
+
+#[test]
+fn missing_or_bad_input_fails_clearly_and_changes_nothing() {
+    let out = jadpo(None, &["migrate", "status"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("set DATABASE_URL"));
+    let db = SqliteTestDb::empty();
+    let out = jadpo(
+        Some(&db.url()),
+        &["migrate", "apply", "--store", "warehouse"],
+    );
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("store \"warehouse\" has no URL here"));
+    assert!(
+        !db.path().exists(),
+        "a refused command created the database"
+    );
+    let out = jadpo(Some("mysql://h/db"), &["migrate", "apply"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("must start with postgres://"));
+    let out = jadpo(None, &["migrate", "sql", "--store", "nope"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("declares no store \"nope\""));
+    let out = jadpo(None, &["migrate", "frobnicate"]);
+    assert_eq!(out.status.code(), Some(2), "usage errors exit 2");
+}

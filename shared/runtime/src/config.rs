@@ -1,0 +1,277 @@
+//! Configuration from the environment, read once, validated at start.
+//!
+//! | variable | meaning | default |
+//! |---|---|---|
+//! | `DATABASE_URL` | the default store's database: `postgres://…` or `sqlite://path` (`sqlite://:memory:`) | locally `./.jadpo/<store>.db`; else required |
+//! | `DATABASE_URL_<STORE>` | another declared store's database, e.g. `DATABASE_URL_WAREHOUSE` | as above |
+//! | `JADPO_PG_POOL_SIZE` | most PostgreSQL connections per process and store (count) | 4 |
+//! | `JADPO_PG_CONNECT_TIMEOUT_MS` | time to establish one PostgreSQL connection (ms) | 5000 |
+//! | `JADPO_PG_ACQUIRE_TIMEOUT_MS` | time to wait for a free pooled connection (ms) | 10000 |
+//! | `JADPO_SQLITE_BUSY_TIMEOUT_MS` | time an SQLite statement waits for another process's lock (ms) | 5000 |
+//! | `RUST_LOG` | log filter | `info` |
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use jadpo_core::app::Application;
+use jadpo_store_postgres::PgOptions;
+use jadpo_store_sqlite::{SqliteLocation, SqliteOptions};
+
+/// Why the configuration was refused; nothing was opened.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ConfigError {
+    /// A store has no URL and no local default applies.
+    #[error("store {store:?} has no database: set {variable}")]
+    MissingUrl {
+        /// The store.
+        store: String,
+        /// The variable to set.
+        variable: String,
+    },
+    /// A URL is neither PostgreSQL nor SQLite.
+    #[error("{variable} must start with postgres://, postgresql:// or sqlite://, got {shown:?}")]
+    BadUrl {
+        /// The variable.
+        variable: String,
+        /// The URL with any password hidden.
+        shown: String,
+    },
+    /// A number is not a number, or out of range.
+    #[error("{variable} must be {expected}, got {value:?}")]
+    BadNumber {
+        /// The variable.
+        variable: String,
+        /// What was expected.
+        expected: &'static str,
+        /// What was given.
+        value: String,
+    },
+    /// `DATABASE_URL_<STORE>` was given for the default store, which reads `DATABASE_URL`.
+    #[error("{variable} is not read: the default store {store:?} takes its URL from DATABASE_URL")]
+    DefaultStoreVariable {
+        /// The variable.
+        variable: String,
+        /// The default store.
+        store: String,
+    },
+    /// `DATABASE_URL_<STORE>` names a store the application does not declare.
+    #[error(
+        "{variable} is set, but the application declares no store {store:?} (it has: {declared})"
+    )]
+    UndeclaredStore {
+        /// The variable.
+        variable: String,
+        /// The store it names.
+        store: String,
+        /// The declared stores.
+        declared: String,
+    },
+}
+
+/// Where a store's data lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DatabaseUrl {
+    /// A PostgreSQL URL (kept whole; it may hold a password, so it is never printed).
+    Postgres(String),
+    /// An SQLite file or `:memory:`.
+    Sqlite(SqliteLocation),
+}
+
+impl DatabaseUrl {
+    /// Parses `postgres://…`, `postgresql://…`, `sqlite://path` or `sqlite::memory:`.
+    pub fn parse(variable: &str, url: &str) -> Result<Self, ConfigError> {
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            return Ok(Self::Postgres(url.to_owned()));
+        }
+        match url
+            .strip_prefix("sqlite://")
+            .or_else(|| url.strip_prefix("sqlite:"))
+        {
+            Some(":memory:") => Ok(Self::Sqlite(SqliteLocation::Memory)),
+            Some(path) if !path.is_empty() => {
+                Ok(Self::Sqlite(SqliteLocation::File(PathBuf::from(path))))
+            }
+            _ => Err(ConfigError::BadUrl {
+                variable: variable.to_owned(),
+                shown: redact(url),
+            }),
+        }
+    }
+
+    /// A form safe to print: the PostgreSQL password is hidden.
+    pub fn display(&self) -> String {
+        match self {
+            Self::Postgres(url) => redact(url),
+            Self::Sqlite(SqliteLocation::Memory) => "sqlite://:memory:".to_owned(),
+            Self::Sqlite(SqliteLocation::File(path)) => format!("sqlite://{}", path.display()),
+        }
+    }
+}
+
+/// Hides the password of a URL (`postgres://user:***@host/db`).
+pub fn redact(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            let _ = parsed.set_password(Some("***"));
+            parsed.to_string()
+        }
+        Ok(parsed) => parsed.to_string(),
+        Err(_) => "<unparsable URL>".to_owned(),
+    }
+}
+
+/// Environment variables by name.
+pub type Vars = std::collections::BTreeMap<String, String>;
+
+/// One store's configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreConfig {
+    /// The declared store name.
+    pub name: String,
+    /// Its database.
+    pub url: DatabaseUrl,
+}
+
+/// Everything read from the environment.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// One entry per declared store that has a database, the default store first.
+    pub stores: Vec<StoreConfig>,
+    /// PostgreSQL connection budget and timeouts.
+    pub postgres: PgOptions,
+    /// SQLite options.
+    pub sqlite: SqliteOptions,
+}
+
+/// The variable holding `store`'s URL: `DATABASE_URL` for the default store.
+pub fn url_variable(app: &Application, store: &str) -> String {
+    if store == app.default_store() {
+        "DATABASE_URL".to_owned()
+    } else {
+        format!("DATABASE_URL_{}", store.to_uppercase())
+    }
+}
+
+impl Config {
+    /// Reads the configuration from `vars` (the process environment in binaries).
+    ///
+    /// With `local_dir`, a store without a URL defaults to `<local_dir>/<store>.db`; without it
+    /// the default store's URL is required and other stores without one are left out (the CLI
+    /// acts only on the stores whose URLs it is given).
+    pub fn from_vars(
+        app: &Application,
+        vars: &Vars,
+        local_dir: Option<&Path>,
+    ) -> Result<Self, ConfigError> {
+        check_undeclared(app, vars)?;
+        let env = &|name: &str| vars.get(name).cloned();
+        let mut stores = Vec::new();
+        for store in app.stores() {
+            let variable = url_variable(app, store);
+            let url = match (env(&variable).filter(|v| !v.is_empty()), local_dir) {
+                (Some(url), _) => DatabaseUrl::parse(&variable, &url)?,
+                (None, Some(dir)) => {
+                    DatabaseUrl::Sqlite(SqliteLocation::File(dir.join(format!("{store}.db"))))
+                }
+                (None, None) if store == app.default_store() => {
+                    return Err(ConfigError::MissingUrl {
+                        store: store.clone(),
+                        variable,
+                    });
+                }
+                (None, None) => continue,
+            };
+            stores.push(StoreConfig {
+                name: store.clone(),
+                url,
+            });
+        }
+        let postgres = PgOptions {
+            pool_size: number(env, "JADPO_PG_POOL_SIZE", 4, 1, 100)?,
+            connect_timeout: millis(env, "JADPO_PG_CONNECT_TIMEOUT_MS", 5_000)?,
+            acquire_timeout: millis(env, "JADPO_PG_ACQUIRE_TIMEOUT_MS", 10_000)?,
+        };
+        let sqlite = SqliteOptions {
+            busy_timeout: millis(env, "JADPO_SQLITE_BUSY_TIMEOUT_MS", 5_000)?,
+        };
+        Ok(Self {
+            stores,
+            postgres,
+            sqlite,
+        })
+    }
+
+    /// Reads the process environment.
+    pub fn from_process_env(
+        app: &Application,
+        local_dir: Option<&Path>,
+    ) -> Result<Self, ConfigError> {
+        Self::from_vars(app, &std::env::vars().collect(), local_dir)
+    }
+}
+
+/// A `DATABASE_URL_<STORE>` for a store the application does not declare is a typo or a stale
+/// setting; either way, acting without it would silently use the wrong database.
+fn check_undeclared(app: &Application, vars: &Vars) -> Result<(), ConfigError> {
+    for variable in vars.keys() {
+        let Some(suffix) = variable.strip_prefix("DATABASE_URL_") else {
+            continue;
+        };
+        let store = suffix.to_lowercase();
+        if store == app.default_store() {
+            return Err(ConfigError::DefaultStoreVariable {
+                variable: variable.clone(),
+                store,
+            });
+        }
+        if !app.stores().contains(&store) {
+            return Err(ConfigError::UndeclaredStore {
+                variable: variable.clone(),
+                store,
+                declared: app.stores().join(", "),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn number(
+    env: &dyn Fn(&str) -> Option<String>,
+    variable: &str,
+    default: usize,
+    min: usize,
+    max: usize,
+) -> Result<usize, ConfigError> {
+    let Some(value) = env(variable) else {
+        return Ok(default);
+    };
+    match value.trim().parse::<usize>() {
+        Ok(n) if (min..=max).contains(&n) => Ok(n),
+        _ => Err(ConfigError::BadNumber {
+            variable: variable.to_owned(),
+            expected: "a whole number from 1 to 100",
+            value,
+        }),
+    }
+}
+
+fn millis(
+    env: &dyn Fn(&str) -> Option<String>,
+    variable: &str,
+    default: u64,
+) -> Result<Duration, ConfigError> {
+    let Some(value) = env(variable) else {
+        return Ok(Duration::from_millis(default));
+    };
+    match value.trim().parse::<u64>() {
+        Ok(n) if n > 0 => Ok(Duration::from_millis(n)),
+        _ => Err(ConfigError::BadNumber {
+            variable: variable.to_owned(),
+            expected: "a positive number of milliseconds",
+            value,
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,99 @@
+use jadpo_core::app::Application;
+
+use super::*;
+
+fn app() -> Application {
+    Application::builder("shop")
+        .store("main")
+        .store("warehouse")
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn vars(pairs: &[(&str, &str)]) -> Vars {
+    pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect()
+}
+
+#[test]
+fn local_runs_default_every_store_to_a_file() {
+    let c = Config::from_vars(&app(), &vars(&[]), Some(Path::new(".jadpo")));
+    let c = c.unwrap_or_else(|e| panic!("{e}"));
+    let urls: Vec<_> = c
+        .stores
+        .iter()
+        .map(|s| (s.name.as_str(), s.url.display()))
+        .collect();
+    assert_eq!(
+        urls,
+        vec![
+            ("main", "sqlite://.jadpo/main.db".to_owned()),
+            ("warehouse", "sqlite://.jadpo/warehouse.db".to_owned())
+        ]
+    );
+    assert_eq!(c.postgres.pool_size, 4);
+}
+
+#[test]
+fn urls_come_from_database_url_and_per_store_variables() {
+    let c = Config::from_vars(
+        &app(),
+        &vars(&[
+            ("DATABASE_URL", "postgres://u:secret@db/app"),
+            ("DATABASE_URL_WAREHOUSE", "sqlite://:memory:"),
+        ]),
+        None,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        c.stores[0].url,
+        DatabaseUrl::Postgres("postgres://u:secret@db/app".into())
+    );
+    assert_eq!(c.stores[0].url.display(), "postgres://u:***@db/app");
+    assert_eq!(c.stores[1].url, DatabaseUrl::Sqlite(SqliteLocation::Memory));
+}
+
+#[test]
+fn without_local_defaults_only_the_given_stores_are_acted_on() {
+    let c = Config::from_vars(&app(), &vars(&[("DATABASE_URL", "sqlite://x.db")]), None);
+    assert_eq!(c.map(|c| c.stores.len()).ok(), Some(1));
+    let err = Config::from_vars(&app(), &vars(&[]), None).err();
+    assert_eq!(
+        err.map(|e| e.to_string()),
+        Some("store \"main\" has no database: set DATABASE_URL".into())
+    );
+}
+
+#[test]
+fn bad_settings_are_refused_with_the_variable_named() {
+    let msg = |pairs: &[(&str, &str)]| {
+        Config::from_vars(&app(), &vars(pairs), Some(Path::new(".")))
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+    };
+    assert!(
+        msg(&[("DATABASE_URL", "mysql://u:pw@h/db")])
+            .contains("DATABASE_URL must start with postgres://")
+    );
+    assert!(
+        !msg(&[("DATABASE_URL", "mysql://u:pw@h/db")]).contains("pw@"),
+        "password leaked"
+    );
+    assert!(
+        msg(&[("JADPO_PG_POOL_SIZE", "0")]).contains("JADPO_PG_POOL_SIZE must be a whole number")
+    );
+    assert!(
+        msg(&[("JADPO_PG_CONNECT_TIMEOUT_MS", "soon")]).contains("positive number of milliseconds")
+    );
+    assert!(
+        msg(&[("DATABASE_URL_WAREHOSE", "sqlite://w.db")])
+            .contains("declares no store \"warehose\"")
+    );
+    assert!(
+        msg(&[("DATABASE_URL_MAIN", "sqlite://w.db")]).contains("takes its URL from DATABASE_URL")
+    );
+    assert!(msg(&[("DATABASE_URL", "sqlite://")]).contains("must start with"));
+}

@@ -1,0 +1,61 @@
+//! Opening the configured stores, and each store's migration catalog.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use jadpo_core::app::Application;
+use jadpo_core::migrate::{MigrateError, MigrationCatalog};
+use jadpo_core::{Clock, Store, StoreError};
+use jadpo_store_postgres::PgStore;
+use jadpo_store_sqlite::SqliteStore;
+
+use crate::config::{Config, DatabaseUrl};
+
+/// The open stores, by declared name, with the default store's name.
+#[derive(Clone)]
+pub struct Stores {
+    by_name: BTreeMap<String, Arc<dyn Store>>,
+    order: Vec<String>,
+}
+
+impl Stores {
+    /// The store called `name`.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Store>> {
+        self.by_name.get(name)
+    }
+
+    /// Every store, the default store first.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Arc<dyn Store>)> {
+        self.order
+            .iter()
+            .filter_map(|n| self.by_name.get(n).map(|s| (n.as_str(), s)))
+    }
+}
+
+/// Opens every configured store (PostgreSQL pools connect lazily; SQLite files open now).
+pub fn open_stores(config: &Config, clock: Arc<dyn Clock>) -> Result<Stores, StoreError> {
+    let mut by_name = BTreeMap::new();
+    let mut order = Vec::new();
+    for store in &config.stores {
+        let opened: Arc<dyn Store> = match &store.url {
+            DatabaseUrl::Postgres(url) => {
+                Arc::new(PgStore::connect(&store.name, url, &config.postgres)?)
+            }
+            DatabaseUrl::Sqlite(location) => Arc::new(SqliteStore::open(
+                &store.name,
+                location,
+                &config.sqlite,
+                Arc::clone(&clock),
+            )?),
+        };
+        by_name.insert(store.name.clone(), opened);
+        order.push(store.name.clone());
+    }
+    Ok(Stores { by_name, order })
+}
+
+/// `store`'s built-in migrations followed by the application's own for that store and dialect.
+pub fn catalog_for(app: &Application, store: &dyn Store) -> Result<MigrationCatalog, MigrateError> {
+    let own = app.migrations_for(store.name(), store.dialect());
+    store.migration_catalog().with_app_migrations(own)
+}
