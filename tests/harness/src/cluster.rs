@@ -95,6 +95,28 @@ mod docker {
 }
 
 fn local_cluster() -> Result<Server, String> {
+    let cluster = start_cluster(|_| Ok(String::new()))?;
+    from_url(
+        &format!("postgres://postgres@127.0.0.1:{}/postgres", cluster.port),
+        format!(
+            "a throwaway cluster in {} on port {}",
+            cluster.dir.display(),
+            cluster.port
+        ),
+    )
+}
+
+/// A throwaway cluster: its folder (deleted by the watchdog) and port.
+pub(crate) struct Cluster {
+    pub(crate) dir: PathBuf,
+    pub(crate) port: u16,
+}
+
+/// Starts a throwaway cluster from the local binaries. `configure` gets the cluster's folder
+/// (owned by the server's user) after `initdb` and returns extra `postgres` options.
+pub(crate) fn start_cluster(
+    configure: impl FnOnce(&Path) -> Result<String, String>,
+) -> Result<Cluster, String> {
     let bin = find_bindir()
         .ok_or("no initdb/pg_ctl found (pg_config --bindir, /usr/lib/postgresql/*/bin, PATH)")?;
     let dir = std::env::temp_dir().join(format!(
@@ -112,6 +134,8 @@ fn local_cluster() -> Result<Server, String> {
             "chown",
         )?;
     }
+    // From here on, whatever happens, the watchdog removes the folder when we exit.
+    spawn_watchdog(as_root, &bin, &dir)?;
     let data = dir.join("data");
     let mut initdb = as_postgres(as_root, &bin.join("initdb"));
     initdb.arg("-D").arg(&data).args([
@@ -125,10 +149,19 @@ fn local_cluster() -> Result<Server, String> {
         "--no-sync",
     ]);
     run(&mut initdb, "initdb")?;
+    let extra = configure(&dir)?;
+    if as_root {
+        run(
+            Command::new("chown")
+                .args(["-R", "postgres:postgres"])
+                .arg(&dir),
+            "chown",
+        )?;
+    }
     let port = free_port()?;
     let options = format!(
         "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off \
-         -c full_page_writes=off -c max_connections=300",
+         -c full_page_writes=off -c max_connections=300 {extra}",
         dir.display()
     );
     let mut start = as_postgres(as_root, &bin.join("pg_ctl"));
@@ -139,11 +172,7 @@ fn local_cluster() -> Result<Server, String> {
         .arg(dir.join("server.log"))
         .arg("start");
     run(&mut start, "pg_ctl start")?;
-    spawn_watchdog(as_root, &bin, &dir)?;
-    from_url(
-        &format!("postgres://postgres@127.0.0.1:{port}/postgres"),
-        format!("a throwaway cluster in {} on port {port}", dir.display()),
-    )
+    Ok(Cluster { dir, port })
 }
 
 fn find_bindir() -> Option<PathBuf> {

@@ -18,6 +18,8 @@
 mod cluster;
 mod postgres;
 mod sqlite;
+mod tls;
 
 pub use postgres::PgTestDb;
 pub use sqlite::SqliteTestDb;
+pub use tls::PgTlsServer;
