@@ -45,7 +45,7 @@ fn states(out: &Output) -> Vec<String> {
 fn round_trip(url: &str, versions: usize) {
     assert_eq!(
         states(&jadpo(Some(url), &["migrate", "status", "--json"])),
-        vec!["pending"; versions]
+        vec!["pending"; versions + 1], // the workflow ledger, then the jadpo ledger
     );
     let applied = stdout(&jadpo(Some(url), &["migrate", "apply"]));
     assert_eq!(
@@ -54,11 +54,13 @@ fn round_trip(url: &str, versions: usize) {
         "{applied}"
     );
     assert!(applied.contains("applied  workflow 1 initial"), "{applied}");
+    assert!(applied.contains("applied  jadpo 1 pipeline"), "{applied}");
+    assert!(applied.contains("applied  jadpo 1 pipeline"), "{applied}");
     let again = stdout(&jadpo(Some(url), &["migrate", "apply"]));
     assert!(again.contains("up to date: nothing to apply"), "{again}");
     assert_eq!(
         states(&jadpo(Some(url), &["migrate", "status", "--json"])),
-        vec!["applied"; versions]
+        vec!["applied"; versions + 1]
     );
     let human = stdout(&jadpo(Some(url), &["migrate", "status"]));
     assert!(
@@ -98,7 +100,7 @@ async fn two_applies_at_once_on_postgres_apply_once() {
             doc["stores"][0]["applied"].as_array().map_or(0, Vec::len)
         })
         .collect();
-    assert_eq!(applied.iter().sum::<usize>(), 4, "{applied:?}");
+    assert_eq!(applied.iter().sum::<usize>(), 5, "{applied:?}");
     assert!(
         applied.contains(&0),
         "both processes applied migrations: {applied:?}"
@@ -113,7 +115,7 @@ async fn an_edited_migration_is_refused_by_the_cli() {
         let store = db.store();
         let mut tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
         tx.execute(
-            "UPDATE jadpo_migrations SET checksum = $1 WHERE version = 2",
+            "UPDATE jadpo_migrations SET checksum = $1 WHERE ledger = 'workflow' AND version = 2",
             &["0".repeat(64).into()],
         )
         .await
@@ -122,7 +124,7 @@ async fn an_edited_migration_is_refused_by_the_cli() {
     }
     assert_eq!(
         states(&jadpo(Some(&db.url()), &["migrate", "status", "--json"])),
-        vec!["applied", "changed", "applied"]
+        vec!["applied", "changed", "applied", "applied"]
     );
     let out = jadpo(Some(&db.url()), &["migrate", "apply"]);
     assert!(!out.status.success());
@@ -137,7 +139,8 @@ async fn an_edited_migration_is_refused_by_the_cli() {
 fn sql_prints_the_postgres_schema_without_a_database() {
     let out = stdout(&jadpo(None, &["migrate", "sql"]));
     assert!(out.contains("CREATE TABLE IF NOT EXISTS invariant_schema_migrations"));
-    assert_eq!(out.matches("DO $jadpo_block$").count(), 4);
+    assert_eq!(out.matches("DO $jadpo_block$").count(), 5);
+    assert!(out.contains("CREATE TABLE jadpo_deliveries"));
     assert!(out.contains("ALTER TABLE sessions ADD COLUMN IF NOT EXISTS context_revision BIGINT"));
 }
 

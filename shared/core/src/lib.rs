@@ -15,6 +15,7 @@ pub mod clock;
 pub mod error;
 pub mod id;
 pub mod migrate;
+pub mod pipeline;
 pub mod queue;
 pub mod schema;
 pub mod sql;

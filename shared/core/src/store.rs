@@ -4,6 +4,8 @@
 //!   runtime's rows share, so they commit together or not at all.
 //! * [`crate::migrate::MigrationStore`] applies and lists migrations under the two ledgers.
 //! * [`crate::schema::SchemaIntrospection`] describes tables, for `jadpo check` and conformance.
+//! * [`crate::pipeline::PipelineStore`] keeps the outbox, deliveries, handled records and
+//!   idempotency keys.
 //!
 //! [`Store`] is every role together; the runtime holds one `Arc<dyn Store>` per declared store.
 //! Later capabilities (outbox, deliveries, schedules, ...) add role traits here, each with methods
@@ -15,6 +17,7 @@ use async_trait::async_trait;
 
 use crate::error::StoreError;
 use crate::migrate::MigrationStore;
+use crate::pipeline::PipelineStore;
 use crate::schema::SchemaIntrospection;
 use crate::sql::{Dialect, Row, SqlValue};
 
@@ -92,6 +95,6 @@ pub trait TransactionalStore: Send + Sync {
 }
 
 /// A store: every role together.
-pub trait Store: TransactionalStore + MigrationStore + SchemaIntrospection {}
+pub trait Store: TransactionalStore + MigrationStore + SchemaIntrospection + PipelineStore {}
 
-impl<T: TransactionalStore + MigrationStore + SchemaIntrospection> Store for T {}
+impl<T: TransactionalStore + MigrationStore + SchemaIntrospection + PipelineStore> Store for T {}

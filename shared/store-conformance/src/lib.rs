@@ -8,6 +8,7 @@
 //! capability builds on. Later issues add cases here when they extend a port.
 
 pub mod cases;
+pub mod pipeline_cases;
 pub mod spec;
 
 use std::sync::Arc;
@@ -49,6 +50,24 @@ macro_rules! conformance_tests {
             bad_sql_is_invalid_and_the_store_stays_usable,
             deleting_an_execution_cascades,
         );
+        $crate::conformance_tests!(@pipeline $fixture;
+            outbox_rows_and_deliveries_commit_with_the_transaction,
+            claiming_due_deliveries_takes_each_once,
+            only_due_deliveries_are_claimed,
+            outcomes_are_recorded_once,
+            a_handled_record_is_inserted_once,
+            idempotency_keys_are_claimed_once_and_expire,
+            concurrent_claims_are_disjoint,
+        );
+    };
+    (@pipeline $fixture:expr; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() {
+                let fixture = $fixture.await;
+                $crate::pipeline_cases::$case(&fixture).await;
+            }
+        )*
     };
     (@cases $fixture:expr; $($case:ident),* $(,)?) => {
         $(

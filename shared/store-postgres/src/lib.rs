@@ -10,6 +10,7 @@
 
 mod error;
 pub mod migrate;
+mod pipeline;
 mod schema;
 pub mod tls;
 mod tx;

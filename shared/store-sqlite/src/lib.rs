@@ -24,6 +24,7 @@
 
 mod error;
 pub mod migrate;
+mod pipeline;
 mod schema;
 mod tx;
 

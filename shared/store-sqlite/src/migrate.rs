@@ -72,7 +72,13 @@ pub fn builtin_catalog() -> MigrationCatalog {
             include_str!("../../../migrations/workflow/sqlite/0003_session_authority.sql"),
         ),
     ];
-    match MigrationCatalog::builtin(Dialect::Sqlite, workflow, Vec::new()) {
+    let jadpo = vec![Migration::new(
+        Ledger::Jadpo,
+        1,
+        "pipeline",
+        include_str!("../../../migrations/sqlite/0001_pipeline.sql"),
+    )];
+    match MigrationCatalog::builtin(Dialect::Sqlite, workflow, jadpo) {
         Ok(catalog) => catalog,
         // reason: the built-in list is a constant checked by this crate's tests.
         Err(e) => unreachable!("built-in SQLite migrations are malformed: {e}"),

@@ -63,11 +63,11 @@ async fn memory_databases_migrate_and_vanish() {
     let report = migrate::apply(&store, &catalog)
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(report.applied.len(), 3);
+    assert_eq!(report.applied.len(), 4);
     assert!(
         migrate::apply(&open(), &catalog)
             .await
-            .is_ok_and(|r| r.applied.len() == 3)
+            .is_ok_and(|r| r.applied.len() == 4)
     );
 }
 

@@ -1,0 +1,141 @@
+//! The application's code as the runtime calls it: actions and subscribers.
+//!
+//! Both get a context wrapping the open [`Transaction`] of their store: everything they write
+//! through it, and every event they [`emit`](ActionContext::emit), commits together with the
+//! runtime's own rows (outbox, deliveries, idempotency record, handled-delivery record).
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+use crate::error::StoreError;
+use crate::store::Transaction;
+
+/// An event emitted inside a transaction, before it is given an id and written to the outbox.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Emitted {
+    /// The declared event type, e.g. `order.placed`.
+    pub event_type: String,
+    /// Its JSON payload.
+    pub payload: Value,
+}
+
+/// What an action or subscriber sees of its transaction.
+pub struct HandlerContext<'t> {
+    tx: &'t mut dyn Transaction,
+    emitted: Vec<Emitted>,
+    now: DateTime<Utc>,
+    idempotency_key: Option<String>,
+}
+
+impl<'t> HandlerContext<'t> {
+    pub(crate) fn new(tx: &'t mut dyn Transaction, now: DateTime<Utc>, idempotency_key: Option<String>) -> Self {
+        Self { tx, emitted: Vec::new(), now, idempotency_key }
+    }
+
+    /// The store's open transaction: write the application's own rows through it.
+    pub fn tx(&mut self) -> &mut dyn Transaction {
+        self.tx
+    }
+
+    /// Emits an event; it is written to the outbox, with one delivery per subscriber, when the
+    /// handler returns successfully, and discarded with the transaction otherwise.
+    pub fn emit(&mut self, event_type: &str, payload: Value) {
+        self.emitted.push(Emitted { event_type: event_type.to_owned(), payload });
+    }
+
+    /// The time of this request or delivery, from the runtime's clock.
+    pub fn now(&self) -> DateTime<Utc> {
+        self.now
+    }
+
+    /// The key to send to an external service so that a retried call is not repeated there:
+    /// the delivery id in a subscriber, the caller's `Idempotency-Key` (if any) in an action.
+    pub fn idempotency_key(&self) -> Option<&str> {
+        self.idempotency_key.as_deref()
+    }
+
+    pub(crate) fn into_emitted(self) -> Vec<Emitted> {
+        self.emitted
+    }
+}
+
+/// Why a handler did not succeed. Its transaction is rolled back in every case.
+#[derive(Debug, thiserror::Error)]
+pub enum HandlerError {
+    /// The input is not acceptable (an action answers it as a 4xx problem; a subscriber's
+    /// delivery ends dead at once, since retrying cannot help).
+    #[error("{title}: {detail}")]
+    Rejected {
+        /// HTTP status for an action (400, 404, 409, 422, ...).
+        status: u16,
+        /// Short, stable summary.
+        title: String,
+        /// What exactly was wrong.
+        detail: String,
+    },
+    /// A store operation failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// Anything else (an external call failed, a bug); a subscriber's delivery is retried.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl HandlerError {
+    /// A rejection with `status`, e.g. `HandlerError::rejected(422, "No items", "...")`.
+    pub fn rejected(status: u16, title: &str, detail: impl Into<String>) -> Self {
+        Self::Rejected { status, title: title.to_owned(), detail: detail.into() }
+    }
+}
+
+/// An action: a request that writes, runs in one transaction on its store.
+#[async_trait]
+pub trait Action: Send + Sync {
+    /// Runs the action on `input` (the request's JSON body) and returns the response body.
+    async fn run(&self, ctx: &mut HandlerContext<'_>, input: Value) -> Result<ActionOutput, HandlerError>;
+}
+
+/// What an action answers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ActionOutput {
+    /// HTTP status (2xx).
+    pub status: u16,
+    /// JSON body.
+    pub body: Value,
+}
+
+impl ActionOutput {
+    /// `201 Created` with `body`.
+    pub fn created(body: Value) -> Self {
+        Self { status: 201, body }
+    }
+
+    /// `200 OK` with `body`.
+    pub fn ok(body: Value) -> Self {
+        Self { status: 200, body }
+    }
+}
+
+/// An event as a subscriber receives it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    /// The outbox row's id.
+    pub id: String,
+    /// The event type.
+    pub event_type: String,
+    /// The payload.
+    pub payload: Value,
+    /// How deep in a chain of events it is (0 for one emitted by a request).
+    pub chain_depth: u32,
+    /// When it was emitted.
+    pub created_at: DateTime<Utc>,
+}
+
+/// A subscriber: reacts to one event type by writing its store, at least once delivered and
+/// exactly once in effect (its handled record commits with its writes).
+#[async_trait]
+pub trait Subscriber: Send + Sync {
+    /// Handles `event`; writes go through `ctx.tx()`.
+    async fn handle(&self, ctx: &mut HandlerContext<'_>, event: &Event) -> Result<(), HandlerError>;
+}

@@ -1,0 +1,298 @@
+//! What an application declares to the runtime: stores, events, actions, subscribers and its own
+//! migrations.
+//!
+//! Declaration errors (a subscriber on an unknown event, a store nobody declared, a name used
+//! twice) are reported by [`ApplicationBuilder::build`], naming what is wrong, so a bad
+//! declaration stops a process at start rather than at the first request.
+
+mod handlers;
+mod retry;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+pub use handlers::{Action, ActionOutput, Emitted, Event, HandlerContext, HandlerError, Subscriber};
+pub use retry::RetryPolicy;
+
+use crate::migrate::Migration;
+use crate::sql::Dialect;
+
+/// Why an application's declaration was refused.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum AppError {
+    /// A store name is not usable (it becomes part of `DATABASE_URL_<STORE>`).
+    #[error("store name {0:?} must be lower case letters, digits and '_', starting with a letter")]
+    BadStoreName(String),
+    /// An action, subscriber or event name is not usable.
+    #[error("{kind} name {name:?} must be lower case letters, digits, '_' and '.', starting with a letter")]
+    BadName {
+        /// What was named.
+        kind: &'static str,
+        /// The name.
+        name: String,
+    },
+    /// The same name was declared twice.
+    #[error("{kind} {name:?} is declared twice")]
+    Duplicate {
+        /// What was named.
+        kind: &'static str,
+        /// The name.
+        name: String,
+    },
+    /// Something names a store nobody declared.
+    #[error("{what} uses store {store:?}, which is not declared (stores: {declared})")]
+    UnknownStore {
+        /// What uses it.
+        what: String,
+        /// The store.
+        store: String,
+        /// The declared stores.
+        declared: String,
+    },
+    /// A subscriber listens to an event nobody declared.
+    #[error("subscriber {subscriber:?} listens to event {event:?}, which is not declared")]
+    UnknownEvent {
+        /// The subscriber.
+        subscriber: String,
+        /// The event.
+        event: String,
+    },
+    /// No store at all.
+    #[error("an application declares at least one store")]
+    NoStore,
+}
+
+/// A declared action.
+#[derive(Clone)]
+pub struct ActionSpec {
+    /// Its name (`POST /actions/{name}`).
+    pub name: String,
+    /// The store its transaction runs on.
+    pub store: String,
+    /// Its code.
+    pub handler: Arc<dyn Action>,
+}
+
+/// A declared subscriber.
+#[derive(Clone)]
+pub struct SubscriberSpec {
+    /// Its name, unique in the application.
+    pub name: String,
+    /// The event type it handles.
+    pub event: String,
+    /// The store it writes (its handled records live there).
+    pub store: String,
+    /// How failed deliveries are retried.
+    pub retry: RetryPolicy,
+    /// Its code.
+    pub handler: Arc<dyn Subscriber>,
+}
+
+/// An application.
+#[derive(Clone)]
+pub struct Application {
+    name: String,
+    stores: Vec<String>,
+    events: Vec<String>,
+    actions: BTreeMap<String, ActionSpec>,
+    subscribers: BTreeMap<String, SubscriberSpec>,
+    migrations: Vec<(String, Dialect, Migration)>,
+}
+
+impl std::fmt::Debug for Application {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Application")
+            .field("name", &self.name)
+            .field("stores", &self.stores)
+            .field("events", &self.events)
+            .field("actions", &self.actions.keys().collect::<Vec<_>>())
+            .field("subscribers", &self.subscribers.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Application {
+    /// Starts a declaration.
+    pub fn builder(name: &str) -> ApplicationBuilder {
+        ApplicationBuilder {
+            app: Application {
+                name: name.to_owned(),
+                stores: Vec::new(),
+                events: Vec::new(),
+                actions: BTreeMap::new(),
+                subscribers: BTreeMap::new(),
+                migrations: Vec::new(),
+            },
+            actions: Vec::new(),
+            subscribers: Vec::new(),
+        }
+    }
+
+    /// The application's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Declared stores, the default store first.
+    pub fn stores(&self) -> &[String] {
+        &self.stores
+    }
+
+    /// The default store (configured by `DATABASE_URL`).
+    pub fn default_store(&self) -> &str {
+        self.stores.first().map_or("main", String::as_str)
+    }
+
+    /// Whether `event_type` is declared.
+    pub fn has_event(&self, event_type: &str) -> bool {
+        self.events.iter().any(|e| e == event_type)
+    }
+
+    /// The action called `name`.
+    pub fn action(&self, name: &str) -> Option<&ActionSpec> {
+        self.actions.get(name)
+    }
+
+    /// The subscriber called `name`.
+    pub fn subscriber(&self, name: &str) -> Option<&SubscriberSpec> {
+        self.subscribers.get(name)
+    }
+
+    /// The subscribers of `event_type`, by name.
+    pub fn subscribers_of<'a>(&'a self, event_type: &'a str) -> impl Iterator<Item = &'a SubscriberSpec> {
+        self.subscribers.values().filter(move |s| s.event == event_type)
+    }
+
+    /// The application's own workflow-ledger migrations for `store` in `dialect`, in order.
+    pub fn migrations_for(&self, store: &str, dialect: Dialect) -> Vec<Migration> {
+        self.migrations
+            .iter()
+            .filter(|(s, d, _)| s == store && *d == dialect)
+            .map(|(_, _, m)| m.clone())
+            .collect()
+    }
+}
+
+/// Builds an [`Application`]; [`build`](ApplicationBuilder::build) checks the declaration.
+pub struct ApplicationBuilder {
+    app: Application,
+    actions: Vec<ActionSpec>,
+    subscribers: Vec<SubscriberSpec>,
+}
+
+impl ApplicationBuilder {
+    /// Declares a store; the first one declared is the default store.
+    #[must_use]
+    pub fn store(mut self, name: &str) -> Self {
+        self.app.stores.push(name.to_owned());
+        self
+    }
+
+    /// Declares an event type (e.g. `order.placed`).
+    #[must_use]
+    pub fn event(mut self, event_type: &str) -> Self {
+        self.app.events.push(event_type.to_owned());
+        self
+    }
+
+    /// Declares an action running on `store`.
+    #[must_use]
+    pub fn action(mut self, name: &str, store: &str, handler: impl Action + 'static) -> Self {
+        self.actions.push(ActionSpec { name: name.to_owned(), store: store.to_owned(), handler: Arc::new(handler) });
+        self
+    }
+
+    /// Declares a subscriber of `event` writing `store`, retried by `retry`.
+    #[must_use]
+    pub fn subscriber(
+        mut self,
+        name: &str,
+        event: &str,
+        store: &str,
+        retry: RetryPolicy,
+        handler: impl Subscriber + 'static,
+    ) -> Self {
+        self.subscribers.push(SubscriberSpec {
+            name: name.to_owned(),
+            event: event.to_owned(),
+            store: store.to_owned(),
+            retry,
+            handler: Arc::new(handler),
+        });
+        self
+    }
+
+    /// Adds the application's own migrations for `store` in `dialect`, after the built-in ones.
+    #[must_use]
+    pub fn migrations(mut self, store: &str, dialect: Dialect, list: Vec<Migration>) -> Self {
+        self.app.migrations.extend(list.into_iter().map(|m| (store.to_owned(), dialect, m)));
+        self
+    }
+
+    /// Checks the declaration.
+    pub fn build(self) -> Result<Application, AppError> {
+        let Self { mut app, actions, subscribers } = self;
+        check_stores(&app.stores)?;
+        check_names("event", &app.events)?;
+        let store_known = |what: String, store: &str| {
+            if app.stores.iter().any(|s| s == store) {
+                Ok(())
+            } else {
+                Err(AppError::UnknownStore { what, store: store.to_owned(), declared: app.stores.join(", ") })
+            }
+        };
+        for a in &actions {
+            store_known(format!("action {:?}", a.name), &a.store)?;
+        }
+        for s in &subscribers {
+            store_known(format!("subscriber {:?}", s.name), &s.store)?;
+            if !app.events.contains(&s.event) {
+                return Err(AppError::UnknownEvent { subscriber: s.name.clone(), event: s.event.clone() });
+            }
+        }
+        for (store, _, _) in &app.migrations {
+            store_known("migrations".to_owned(), store)?;
+        }
+        check_names("action", &actions.iter().map(|a| a.name.clone()).collect::<Vec<_>>())?;
+        check_names("subscriber", &subscribers.iter().map(|s| s.name.clone()).collect::<Vec<_>>())?;
+        app.actions = actions.into_iter().map(|a| (a.name.clone(), a)).collect();
+        app.subscribers = subscribers.into_iter().map(|s| (s.name.clone(), s)).collect();
+        Ok(app)
+    }
+}
+
+fn check_stores(stores: &[String]) -> Result<(), AppError> {
+    if stores.is_empty() {
+        return Err(AppError::NoStore);
+    }
+    for (i, store) in stores.iter().enumerate() {
+        let mut chars = store.chars();
+        let valid = chars.next().is_some_and(|c| c.is_ascii_lowercase())
+            && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        if !valid {
+            return Err(AppError::BadStoreName(store.clone()));
+        }
+        if stores[..i].contains(store) {
+            return Err(AppError::Duplicate { kind: "store", name: store.clone() });
+        }
+    }
+    Ok(())
+}
+
+fn check_names(kind: &'static str, names: &[String]) -> Result<(), AppError> {
+    for (i, name) in names.iter().enumerate() {
+        let mut chars = name.chars();
+        let valid = chars.next().is_some_and(|c| c.is_ascii_lowercase())
+            && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '.');
+        if !valid {
+            return Err(AppError::BadName { kind, name: name.clone() });
+        }
+        if names[..i].contains(name) {
+            return Err(AppError::Duplicate { kind, name: name.clone() });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,246 @@
+//! The commit path: one action, one transaction, with its events, deliveries and idempotency
+//! record.
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::{NewDelivery, NewEvent, Pipeline, QueuedDelivery};
+use crate::app::{Emitted, HandlerContext, HandlerError};
+use crate::error::StoreError;
+use crate::id::new_id;
+use crate::store::{Store, Transaction};
+
+/// One request to run an action.
+#[derive(Debug, Clone)]
+pub struct CommitRequest {
+    /// The action's name.
+    pub action: String,
+    /// The request's JSON body.
+    pub input: Value,
+    /// Who is calling (the service key's service): the idempotency scope.
+    pub caller: String,
+    /// The `Idempotency-Key` header, if any.
+    pub idempotency_key: Option<String>,
+    /// [`request_digest`] of the request.
+    pub request_digest: String,
+    /// W3C trace context of the request.
+    pub traceparent: Option<String>,
+    /// W3C `tracestate`.
+    pub tracestate: Option<String>,
+    /// The request's id (for logs and the outbox).
+    pub request_id: String,
+}
+
+/// What the caller is answered, and what to put on the queue now.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommitOutcome {
+    /// HTTP status.
+    pub status: u16,
+    /// JSON body.
+    pub body: Value,
+    /// Whether this is a stored response replayed for a repeated idempotency key.
+    pub replayed: bool,
+    /// The store holding the new deliveries, and the deliveries to enqueue at once.
+    pub deliveries: Vec<QueuedDelivery>,
+    /// The action's store.
+    pub store: String,
+}
+
+/// Why an action did not commit. Nothing was written.
+#[derive(Debug, thiserror::Error)]
+pub enum CommitError {
+    /// No action has that name (`404`).
+    #[error("no action named {0:?}")]
+    UnknownAction(String),
+    /// The idempotency key was used for a different request (`422`).
+    #[error("Idempotency-Key {0:?} was already used with a different request")]
+    KeyReused(String),
+    /// The action rejected its input (`4xx`).
+    #[error("{title}: {detail}")]
+    Rejected {
+        /// HTTP status.
+        status: u16,
+        /// Title.
+        title: String,
+        /// Detail.
+        detail: String,
+    },
+    /// The action emitted an event the application does not declare (`500`, a bug).
+    #[error("action {action:?} emitted event {event:?}, which is not declared")]
+    UndeclaredEvent {
+        /// The action.
+        action: String,
+        /// The event.
+        event: String,
+    },
+    /// A chain of events went deeper than the limit.
+    #[error("event chain depth {depth} exceeds the limit of {limit}; the event {event:?} was refused")]
+    ChainTooDeep {
+        /// The event.
+        event: String,
+        /// Its depth.
+        depth: u32,
+        /// The limit.
+        limit: u32,
+    },
+    /// The action failed (`500`).
+    #[error("action failed: {0}")]
+    Failed(String),
+    /// The database failed (`503` when retryable, `409` on a conflict, else `500`).
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The digest idempotency compares: SHA-256 over the method, path and body.
+pub fn request_digest(method: &str, path: &str, body: &[u8]) -> String {
+    let mut hash = Sha256::new();
+    for part in [method.as_bytes(), b"\n", path.as_bytes(), b"\n", body] {
+        hash.update(part);
+    }
+    hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Runs `request` in one transaction on its action's store.
+pub async fn commit(p: &Pipeline, request: CommitRequest) -> Result<CommitOutcome, CommitError> {
+    let spec = p.app.action(&request.action).ok_or_else(|| CommitError::UnknownAction(request.action.clone()))?;
+    let store = p.store(&spec.store)?;
+    let now = p.clock.now();
+    let mut tx = store.begin().await?;
+    if let Some(key) = &request.idempotency_key {
+        let retention = chrono::Duration::from_std(p.settings.idempotency_retention).unwrap_or(chrono::Duration::days(1));
+        let stored = store
+            .idempotency_claim(tx.as_mut(), &request.caller, key, &request.request_digest, now, now + retention)
+            .await;
+        match stored {
+            Ok(None) => {}
+            Ok(Some(stored)) => {
+                tx.rollback().await?;
+                if stored.request_digest != request.request_digest {
+                    return Err(CommitError::KeyReused(key.clone()));
+                }
+                let body = serde_json::from_str(&stored.body).unwrap_or(Value::String(stored.body));
+                let store = spec.store.clone();
+                return Ok(CommitOutcome { status: stored.status, body, replayed: true, deliveries: Vec::new(), store });
+            }
+            Err(e) => return Err(abort(tx, e.into()).await),
+        }
+    }
+    match run_action(p, store.as_ref(), tx.as_mut(), &request, now).await {
+        Ok((status, body, deliveries)) => {
+            tx.commit().await?;
+            Ok(CommitOutcome { status, body, replayed: false, deliveries, store: spec.store.clone() })
+        }
+        Err(e) => Err(abort(tx, e).await),
+    }
+}
+
+async fn abort(tx: Box<dyn Transaction>, error: CommitError) -> CommitError {
+    // The error that stopped the action is the one to report; a failed rollback ends the
+    // transaction anyway (the adapter closes the connection).
+    let _ = tx.rollback().await;
+    error
+}
+
+async fn run_action(
+    p: &Pipeline,
+    store: &dyn Store,
+    tx: &mut dyn Transaction,
+    request: &CommitRequest,
+    now: DateTime<Utc>,
+) -> Result<(u16, Value, Vec<QueuedDelivery>), CommitError> {
+    let spec = p.app.action(&request.action).ok_or_else(|| CommitError::UnknownAction(request.action.clone()))?;
+    let mut ctx = HandlerContext::new(tx, now, request.idempotency_key.clone());
+    let output = spec.handler.run(&mut ctx, request.input.clone()).await.map_err(|e| match e {
+        HandlerError::Rejected { status, title, detail } => CommitError::Rejected { status, title, detail },
+        HandlerError::Store(e) => CommitError::Store(e),
+        HandlerError::Failed(why) => CommitError::Failed(why),
+    })?;
+    let emitted = ctx.into_emitted();
+    let origin = Origin {
+        source: &request.action,
+        depth: 0,
+        request_id: Some(&request.request_id),
+        traceparent: request.traceparent.as_deref(),
+        tracestate: request.tracestate.as_deref(),
+    };
+    let deliveries = write_emitted(p, store, tx, &emitted, &origin, now).await?;
+    if let Some(key) = &request.idempotency_key {
+        store
+            .idempotency_store_response(tx, &request.caller, key, output.status, &output.body.to_string())
+            .await?;
+    }
+    Ok((output.status, output.body, deliveries))
+}
+
+/// Where emitted events come from.
+pub(crate) struct Origin<'a> {
+    pub(crate) source: &'a str,
+    pub(crate) depth: u32,
+    pub(crate) request_id: Option<&'a str>,
+    pub(crate) traceparent: Option<&'a str>,
+    pub(crate) tracestate: Option<&'a str>,
+}
+
+/// Writes the outbox row and deliveries of each emitted event inside `tx`.
+pub(crate) async fn write_emitted(
+    p: &Pipeline,
+    store: &dyn Store,
+    tx: &mut dyn Transaction,
+    emitted: &[Emitted],
+    origin: &Origin<'_>,
+    now: DateTime<Utc>,
+) -> Result<Vec<QueuedDelivery>, CommitError> {
+    let mut queued = Vec::new();
+    for e in emitted {
+        if !p.app.has_event(&e.event_type) {
+            return Err(CommitError::UndeclaredEvent { action: origin.source.to_owned(), event: e.event_type.clone() });
+        }
+        if origin.depth > p.settings.max_chain_depth {
+            return Err(CommitError::ChainTooDeep {
+                event: e.event_type.clone(),
+                depth: origin.depth,
+                limit: p.settings.max_chain_depth,
+            });
+        }
+        let event = NewEvent {
+            id: new_id(p.clock.as_ref()).to_string(),
+            event_type: e.event_type.clone(),
+            payload: e.payload.clone(),
+            traceparent: origin.traceparent.map(str::to_owned),
+            tracestate: origin.tracestate.map(str::to_owned),
+            chain_depth: origin.depth,
+            source: origin.source.to_owned(),
+            request_id: origin.request_id.map(str::to_owned),
+            created_at: now,
+        };
+        let deliveries: Vec<NewDelivery> = p
+            .app
+            .subscribers_of(&e.event_type)
+            .map(|s| NewDelivery {
+                id: new_id(p.clock.as_ref()).to_string(),
+                outbox_id: event.id.clone(),
+                subscriber: s.name.clone(),
+                created_at: now,
+            })
+            .collect();
+        store.outbox_append(tx, &event, &deliveries).await?;
+        queued.extend(deliveries.into_iter().map(|d| QueuedDelivery { id: d.id, traceparent: event.traceparent.clone() }));
+    }
+    Ok(queued)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::request_digest;
+
+    #[test]
+    fn digests_differ_by_method_path_and_body() {
+        let base = request_digest("POST", "/actions/a", b"{}");
+        assert_eq!(base.len(), 64);
+        assert_eq!(base, request_digest("POST", "/actions/a", b"{}"));
+        assert_ne!(base, request_digest("POST", "/actions/b", b"{}"));
+        assert_ne!(base, request_digest("POST", "/actions/a", b"{ }"));
+        assert_ne!(base, request_digest("PUT", "/actions/a", b"{}"));
+    }
+}

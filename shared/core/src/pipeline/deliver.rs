@@ -1,0 +1,146 @@
+//! Delivery: one queue message, one subscriber run, exactly one effect.
+//!
+//! The subscriber runs in a transaction on *its* store that first inserts its handled-delivery
+//! record; a second copy of the message (or a redelivery after a crash between that commit and
+//! the delivery's update) finds the record, runs nothing, and marks the delivery handled.
+
+use super::commit::{Origin, write_emitted};
+use super::{Delivery, DeliveryMessage, DeliveryStatus, Outcome, Pipeline};
+use crate::app::{HandlerContext, HandlerError, SubscriberSpec};
+use crate::error::StoreError;
+use crate::store::Store;
+
+/// What became of a message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeliveryResult {
+    /// The subscriber ran and its effect committed.
+    Handled,
+    /// The subscriber had already handled it; nothing ran.
+    AlreadyHandled,
+    /// The delivery had already ended (handled, dead or discarded).
+    Finished(DeliveryStatus),
+    /// The delivery row no longer exists (cleaned up); nothing to do.
+    Gone,
+    /// The subscriber failed; it will be retried when due.
+    Retrying,
+    /// The subscriber failed for the last time, or can never succeed.
+    Dead,
+}
+
+/// A fault of the infrastructure: the message should be retried by the queue.
+#[derive(Debug, thiserror::Error)]
+pub enum DeliverError {
+    /// The body is not a delivery message (after the queue's retries, it goes to the DLQ).
+    #[error("unreadable message: {0}")]
+    Malformed(String),
+    /// A store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Handles one queue message body.
+pub async fn deliver(p: &Pipeline, body: &str) -> Result<DeliveryResult, DeliverError> {
+    let message: DeliveryMessage =
+        serde_json::from_str(body).map_err(|e| DeliverError::Malformed(format!("{e}: {}", preview(body))))?;
+    let event_store = p.stores.get(&message.store).ok_or_else(|| {
+        DeliverError::Malformed(format!("the message names store {:?}, which is not configured", message.store))
+    })?;
+    let Some(delivery) = event_store.delivery_get(&message.delivery_id).await? else {
+        return Ok(DeliveryResult::Gone);
+    };
+    if delivery.status != DeliveryStatus::Pending {
+        return Ok(DeliveryResult::Finished(delivery.status));
+    }
+    let Some(spec) = p.app.subscriber(&delivery.subscriber) else {
+        let failure = format!("subscriber {:?} is no longer declared by the application", delivery.subscriber);
+        return finish(p, event_store.as_ref(), &delivery, Outcome::Failed { failure, retry_at: None }).await;
+    };
+    let outcome = match run_subscriber(p, spec, &delivery).await? {
+        Attempt::AlreadyHandled => {
+            record(p, event_store.as_ref(), &delivery, &Outcome::Handled).await?;
+            return Ok(DeliveryResult::AlreadyHandled);
+        }
+        Attempt::Done => Outcome::Handled,
+        Attempt::Failed { failure, retryable } => {
+            let retry_at = retryable
+                .then(|| spec.retry.delay_after(delivery.attempts + 1))
+                .flatten()
+                .and_then(|d| chrono::Duration::from_std(d).ok())
+                .map(|d| p.clock.now() + d);
+            Outcome::Failed { failure, retry_at }
+        }
+    };
+    finish(p, event_store.as_ref(), &delivery, outcome).await
+}
+
+enum Attempt {
+    AlreadyHandled,
+    Done,
+    Failed { failure: String, retryable: bool },
+}
+
+async fn run_subscriber(p: &Pipeline, spec: &SubscriberSpec, delivery: &Delivery) -> Result<Attempt, StoreError> {
+    let store = p.store(&spec.store)?;
+    let now = p.clock.now();
+    let mut tx = store.begin().await?;
+    if !store.handled_insert(tx.as_mut(), &delivery.id, &spec.name, now).await? {
+        tx.rollback().await?;
+        return Ok(Attempt::AlreadyHandled);
+    }
+    let mut ctx = HandlerContext::new(tx.as_mut(), now, Some(delivery.id.clone()));
+    let result = spec.handler.handle(&mut ctx, &delivery.event).await;
+    let emitted = ctx.into_emitted();
+    let failure = match result {
+        Ok(()) => {
+            let origin = Origin {
+                source: &spec.name,
+                depth: delivery.event.chain_depth + 1,
+                request_id: Some(&delivery.id),
+                traceparent: delivery.traceparent.as_deref(),
+                tracestate: None,
+            };
+            match write_emitted(p, store.as_ref(), tx.as_mut(), &emitted, &origin, now).await {
+                Ok(queued) => {
+                    tx.commit().await?;
+                    super::enqueue_now(p, &spec.store, &queued).await;
+                    return Ok(Attempt::Done);
+                }
+                Err(super::CommitError::Store(e)) if e.is_retryable() => return Err(e),
+                Err(e @ (super::CommitError::ChainTooDeep { .. } | super::CommitError::UndeclaredEvent { .. })) => {
+                    Attempt::Failed { failure: e.to_string(), retryable: false }
+                }
+                Err(e) => Attempt::Failed { failure: e.to_string(), retryable: true },
+            }
+        }
+        Err(HandlerError::Rejected { status, title, detail }) => {
+            Attempt::Failed { failure: format!("rejected ({status}) {title}: {detail}"), retryable: false }
+        }
+        Err(HandlerError::Store(e)) => Attempt::Failed { failure: e.to_string(), retryable: true },
+        Err(HandlerError::Failed(why)) => Attempt::Failed { failure: why, retryable: true },
+    };
+    tx.rollback().await?;
+    Ok(failure)
+}
+
+async fn record(p: &Pipeline, store: &dyn Store, delivery: &Delivery, outcome: &Outcome) -> Result<bool, StoreError> {
+    store.delivery_record_outcome(&delivery.id, outcome, p.clock.now()).await
+}
+
+async fn finish(
+    p: &Pipeline,
+    store: &dyn Store,
+    delivery: &Delivery,
+    outcome: Outcome,
+) -> Result<DeliveryResult, DeliverError> {
+    record(p, store, delivery, &outcome).await?;
+    Ok(match outcome {
+        Outcome::Handled => DeliveryResult::Handled,
+        Outcome::Failed { retry_at: Some(_), .. } => DeliveryResult::Retrying,
+        Outcome::Failed { retry_at: None, .. } => DeliveryResult::Dead,
+    })
+}
+
+fn preview(body: &str) -> String {
+    let cut: String = body.chars().take(80).collect();
+    if cut.len() < body.len() { format!("{cut}…") } else { cut }
+}
