@@ -56,3 +56,13 @@ CREATE TABLE jadpo_idempotency_keys (
     PRIMARY KEY (scope, key)
 );
 CREATE INDEX jadpo_idempotency_keys_expires_at_idx ON jadpo_idempotency_keys (expires_at);
+
+-- Each service key: its service and verifier (SHA-256 of the key; the key itself is never kept).
+CREATE TABLE jadpo_service_keys (
+    id         TEXT PRIMARY KEY,
+    service    TEXT NOT NULL,
+    verifier   TEXT NOT NULL UNIQUE,
+    issued_at  TIMESTAMPTZ NOT NULL,
+    expires_at TIMESTAMPTZ,
+    revoked_at TIMESTAMPTZ
+);

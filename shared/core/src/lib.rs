@@ -11,6 +11,7 @@
 //! therefore commit together or not at all.
 
 pub mod app;
+pub mod auth;
 pub mod clock;
 pub mod error;
 pub mod id;

@@ -4,6 +4,7 @@
 //!   runtime's rows share, so they commit together or not at all.
 //! * [`crate::migrate::MigrationStore`] applies and lists migrations under the two ledgers.
 //! * [`crate::schema::SchemaIntrospection`] describes tables, for `jadpo check` and conformance.
+//! * [`crate::auth::ServiceKeyStore`] keeps service keys' verifiers.
 //! * [`crate::pipeline::PipelineStore`] keeps the outbox, deliveries, handled records and
 //!   idempotency keys.
 //!
@@ -15,6 +16,7 @@ use std::any::Any;
 
 use async_trait::async_trait;
 
+use crate::auth::ServiceKeyStore;
 use crate::error::StoreError;
 use crate::migrate::MigrationStore;
 use crate::pipeline::PipelineStore;
@@ -95,6 +97,12 @@ pub trait TransactionalStore: Send + Sync {
 }
 
 /// A store: every role together.
-pub trait Store: TransactionalStore + MigrationStore + SchemaIntrospection + PipelineStore {}
+pub trait Store:
+    TransactionalStore + MigrationStore + SchemaIntrospection + PipelineStore + ServiceKeyStore
+{
+}
 
-impl<T: TransactionalStore + MigrationStore + SchemaIntrospection + PipelineStore> Store for T {}
+impl<T> Store for T where
+    T: TransactionalStore + MigrationStore + SchemaIntrospection + PipelineStore + ServiceKeyStore
+{
+}

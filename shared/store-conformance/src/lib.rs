@@ -58,6 +58,7 @@ macro_rules! conformance_tests {
             a_handled_record_is_inserted_once,
             idempotency_keys_are_claimed_once_and_expire,
             concurrent_claims_are_disjoint,
+            service_keys_are_stored_as_verifiers,
         );
     };
     (@pipeline $fixture:expr; $($case:ident),* $(,)?) => {

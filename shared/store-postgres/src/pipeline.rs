@@ -2,6 +2,7 @@
 //! takes and skips rows another relay holds (`FOR UPDATE SKIP LOCKED`), so concurrent relays
 //! never claim the same delivery.
 
+use jadpo_core::auth::{AuthDialect, AuthSql};
 use jadpo_core::pipeline::{PipelineDialect, PipelineSql};
 
 use crate::PgStore;
@@ -19,7 +20,8 @@ pub static SQL: PipelineSql = PipelineSql {
     delivery_insert: "INSERT INTO jadpo_deliveries (id, outbox_id, subscriber, next_attempt_at, \
         created_at) VALUES ($1, $2, $3, $4, $4)",
     delivery_get: const_format::concatcp!(
-        "SELECT ", DELIVERY_COLUMNS,
+        "SELECT ",
+        DELIVERY_COLUMNS,
         " FROM jadpo_deliveries d JOIN jadpo_outbox o ON o.id = d.outbox_id WHERE d.id = $1"
     ),
     delivery_handled: "UPDATE jadpo_deliveries SET status = 'handled', attempts = attempts + 1, \
@@ -42,7 +44,8 @@ pub static SQL: PipelineSql = PipelineSql {
     delivery_unmark_enqueued: "UPDATE jadpo_deliveries SET enqueued_at = NULL \
         WHERE id = $1 AND status = 'pending'",
     deliveries_list: const_format::concatcp!(
-        "SELECT ", DELIVERY_COLUMNS,
+        "SELECT ",
+        DELIVERY_COLUMNS,
         " FROM jadpo_deliveries d JOIN jadpo_outbox o ON o.id = d.outbox_id \
         WHERE ($1::text IS NULL OR d.status = $1) AND ($2::text IS NULL OR d.subscriber = $2) \
         ORDER BY d.created_at DESC, d.id DESC LIMIT $3"
@@ -63,5 +66,19 @@ pub static SQL: PipelineSql = PipelineSql {
 impl PipelineDialect for PgStore {
     fn pipeline_sql(&self) -> &'static PipelineSql {
         &SQL
+    }
+}
+
+/// Service-key statements.
+pub static AUTH_SQL: AuthSql = AuthSql {
+    key_insert: "INSERT INTO jadpo_service_keys (id, service, verifier, issued_at, expires_at) \
+        VALUES ($1, $2, $3, $4, $5)",
+    key_find_live: "SELECT service FROM jadpo_service_keys WHERE verifier = $1 \
+        AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2)",
+};
+
+impl AuthDialect for PgStore {
+    fn auth_sql(&self) -> &'static AuthSql {
+        &AUTH_SQL
     }
 }

@@ -1,6 +1,7 @@
 //! The pipeline's statements in SQLite's dialect. One writer at a time, so claiming due
 //! deliveries needs no row locks.
 
+use jadpo_core::auth::{AuthDialect, AuthSql};
 use jadpo_core::pipeline::{PipelineDialect, PipelineSql};
 
 use crate::SqliteStore;
@@ -18,7 +19,8 @@ pub static SQL: PipelineSql = PipelineSql {
     delivery_insert: "INSERT INTO jadpo_deliveries (id, outbox_id, subscriber, next_attempt_at, \
         created_at) VALUES ($1, $2, $3, $4, $4)",
     delivery_get: const_format::concatcp!(
-        "SELECT ", DELIVERY_COLUMNS,
+        "SELECT ",
+        DELIVERY_COLUMNS,
         " FROM jadpo_deliveries d JOIN jadpo_outbox o ON o.id = d.outbox_id WHERE d.id = $1"
     ),
     delivery_handled: "UPDATE jadpo_deliveries SET status = 'handled', attempts = attempts + 1, \
@@ -40,7 +42,8 @@ pub static SQL: PipelineSql = PipelineSql {
     delivery_unmark_enqueued: "UPDATE jadpo_deliveries SET enqueued_at = NULL \
         WHERE id = $1 AND status = 'pending'",
     deliveries_list: const_format::concatcp!(
-        "SELECT ", DELIVERY_COLUMNS,
+        "SELECT ",
+        DELIVERY_COLUMNS,
         " FROM jadpo_deliveries d JOIN jadpo_outbox o ON o.id = d.outbox_id \
         WHERE ($1 IS NULL OR d.status = $1) AND ($2 IS NULL OR d.subscriber = $2) \
         ORDER BY d.created_at DESC, d.id DESC LIMIT $3"
@@ -61,5 +64,19 @@ pub static SQL: PipelineSql = PipelineSql {
 impl PipelineDialect for SqliteStore {
     fn pipeline_sql(&self) -> &'static PipelineSql {
         &SQL
+    }
+}
+
+/// Service-key statements.
+pub static AUTH_SQL: AuthSql = AuthSql {
+    key_insert: "INSERT INTO jadpo_service_keys (id, service, verifier, issued_at, expires_at) \
+        VALUES ($1, $2, $3, $4, $5)",
+    key_find_live: "SELECT service FROM jadpo_service_keys WHERE verifier = $1 \
+        AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2)",
+};
+
+impl AuthDialect for SqliteStore {
+    fn auth_sql(&self) -> &'static AuthSql {
+        &AUTH_SQL
     }
 }

@@ -29,8 +29,17 @@ pub struct HandlerContext<'t> {
 }
 
 impl<'t> HandlerContext<'t> {
-    pub(crate) fn new(tx: &'t mut dyn Transaction, now: DateTime<Utc>, idempotency_key: Option<String>) -> Self {
-        Self { tx, emitted: Vec::new(), now, idempotency_key }
+    pub(crate) fn new(
+        tx: &'t mut dyn Transaction,
+        now: DateTime<Utc>,
+        idempotency_key: Option<String>,
+    ) -> Self {
+        Self {
+            tx,
+            emitted: Vec::new(),
+            now,
+            idempotency_key,
+        }
     }
 
     /// The store's open transaction: write the application's own rows through it.
@@ -41,7 +50,10 @@ impl<'t> HandlerContext<'t> {
     /// Emits an event; it is written to the outbox, with one delivery per subscriber, when the
     /// handler returns successfully, and discarded with the transaction otherwise.
     pub fn emit(&mut self, event_type: &str, payload: Value) {
-        self.emitted.push(Emitted { event_type: event_type.to_owned(), payload });
+        self.emitted.push(Emitted {
+            event_type: event_type.to_owned(),
+            payload,
+        });
     }
 
     /// The time of this request or delivery, from the runtime's clock.
@@ -85,7 +97,11 @@ pub enum HandlerError {
 impl HandlerError {
     /// A rejection with `status`, e.g. `HandlerError::rejected(422, "No items", "...")`.
     pub fn rejected(status: u16, title: &str, detail: impl Into<String>) -> Self {
-        Self::Rejected { status, title: title.to_owned(), detail: detail.into() }
+        Self::Rejected {
+            status,
+            title: title.to_owned(),
+            detail: detail.into(),
+        }
     }
 }
 
@@ -93,7 +109,11 @@ impl HandlerError {
 #[async_trait]
 pub trait Action: Send + Sync {
     /// Runs the action on `input` (the request's JSON body) and returns the response body.
-    async fn run(&self, ctx: &mut HandlerContext<'_>, input: Value) -> Result<ActionOutput, HandlerError>;
+    async fn run(
+        &self,
+        ctx: &mut HandlerContext<'_>,
+        input: Value,
+    ) -> Result<ActionOutput, HandlerError>;
 }
 
 /// What an action answers.
@@ -137,5 +157,6 @@ pub struct Event {
 #[async_trait]
 pub trait Subscriber: Send + Sync {
     /// Handles `event`; writes go through `ctx.tx()`.
-    async fn handle(&self, ctx: &mut HandlerContext<'_>, event: &Event) -> Result<(), HandlerError>;
+    async fn handle(&self, ctx: &mut HandlerContext<'_>, event: &Event)
+    -> Result<(), HandlerError>;
 }

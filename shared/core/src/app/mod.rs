@@ -11,7 +11,9 @@ mod retry;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-pub use handlers::{Action, ActionOutput, Emitted, Event, HandlerContext, HandlerError, Subscriber};
+pub use handlers::{
+    Action, ActionOutput, Emitted, Event, HandlerContext, HandlerError, Subscriber,
+};
 pub use retry::RetryPolicy;
 
 use crate::migrate::Migration;
@@ -24,7 +26,9 @@ pub enum AppError {
     #[error("store name {0:?} must be lower case letters, digits and '_', starting with a letter")]
     BadStoreName(String),
     /// An action, subscriber or event name is not usable.
-    #[error("{kind} name {name:?} must be lower case letters, digits, '_' and '.', starting with a letter")]
+    #[error(
+        "{kind} name {name:?} must be lower case letters, digits, '_' and '.', starting with a letter"
+    )]
     BadName {
         /// What was named.
         kind: &'static str,
@@ -159,8 +163,13 @@ impl Application {
     }
 
     /// The subscribers of `event_type`, by name.
-    pub fn subscribers_of<'a>(&'a self, event_type: &'a str) -> impl Iterator<Item = &'a SubscriberSpec> {
-        self.subscribers.values().filter(move |s| s.event == event_type)
+    pub fn subscribers_of<'a>(
+        &'a self,
+        event_type: &'a str,
+    ) -> impl Iterator<Item = &'a SubscriberSpec> {
+        self.subscribers
+            .values()
+            .filter(move |s| s.event == event_type)
     }
 
     /// The application's own workflow-ledger migrations for `store` in `dialect`, in order.
@@ -198,7 +207,11 @@ impl ApplicationBuilder {
     /// Declares an action running on `store`.
     #[must_use]
     pub fn action(mut self, name: &str, store: &str, handler: impl Action + 'static) -> Self {
-        self.actions.push(ActionSpec { name: name.to_owned(), store: store.to_owned(), handler: Arc::new(handler) });
+        self.actions.push(ActionSpec {
+            name: name.to_owned(),
+            store: store.to_owned(),
+            handler: Arc::new(handler),
+        });
         self
     }
 
@@ -225,20 +238,30 @@ impl ApplicationBuilder {
     /// Adds the application's own migrations for `store` in `dialect`, after the built-in ones.
     #[must_use]
     pub fn migrations(mut self, store: &str, dialect: Dialect, list: Vec<Migration>) -> Self {
-        self.app.migrations.extend(list.into_iter().map(|m| (store.to_owned(), dialect, m)));
+        self.app
+            .migrations
+            .extend(list.into_iter().map(|m| (store.to_owned(), dialect, m)));
         self
     }
 
     /// Checks the declaration.
     pub fn build(self) -> Result<Application, AppError> {
-        let Self { mut app, actions, subscribers } = self;
+        let Self {
+            mut app,
+            actions,
+            subscribers,
+        } = self;
         check_stores(&app.stores)?;
         check_names("event", &app.events)?;
         let store_known = |what: String, store: &str| {
             if app.stores.iter().any(|s| s == store) {
                 Ok(())
             } else {
-                Err(AppError::UnknownStore { what, store: store.to_owned(), declared: app.stores.join(", ") })
+                Err(AppError::UnknownStore {
+                    what,
+                    store: store.to_owned(),
+                    declared: app.stores.join(", "),
+                })
             }
         };
         for a in &actions {
@@ -247,16 +270,31 @@ impl ApplicationBuilder {
         for s in &subscribers {
             store_known(format!("subscriber {:?}", s.name), &s.store)?;
             if !app.events.contains(&s.event) {
-                return Err(AppError::UnknownEvent { subscriber: s.name.clone(), event: s.event.clone() });
+                return Err(AppError::UnknownEvent {
+                    subscriber: s.name.clone(),
+                    event: s.event.clone(),
+                });
             }
         }
         for (store, _, _) in &app.migrations {
             store_known("migrations".to_owned(), store)?;
         }
-        check_names("action", &actions.iter().map(|a| a.name.clone()).collect::<Vec<_>>())?;
-        check_names("subscriber", &subscribers.iter().map(|s| s.name.clone()).collect::<Vec<_>>())?;
+        check_names(
+            "action",
+            &actions.iter().map(|a| a.name.clone()).collect::<Vec<_>>(),
+        )?;
+        check_names(
+            "subscriber",
+            &subscribers
+                .iter()
+                .map(|s| s.name.clone())
+                .collect::<Vec<_>>(),
+        )?;
         app.actions = actions.into_iter().map(|a| (a.name.clone(), a)).collect();
-        app.subscribers = subscribers.into_iter().map(|s| (s.name.clone(), s)).collect();
+        app.subscribers = subscribers
+            .into_iter()
+            .map(|s| (s.name.clone(), s))
+            .collect();
         Ok(app)
     }
 }
@@ -273,7 +311,10 @@ fn check_stores(stores: &[String]) -> Result<(), AppError> {
             return Err(AppError::BadStoreName(store.clone()));
         }
         if stores[..i].contains(store) {
-            return Err(AppError::Duplicate { kind: "store", name: store.clone() });
+            return Err(AppError::Duplicate {
+                kind: "store",
+                name: store.clone(),
+            });
         }
     }
     Ok(())
@@ -285,10 +326,16 @@ fn check_names(kind: &'static str, names: &[String]) -> Result<(), AppError> {
         let valid = chars.next().is_some_and(|c| c.is_ascii_lowercase())
             && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '.');
         if !valid {
-            return Err(AppError::BadName { kind, name: name.clone() });
+            return Err(AppError::BadName {
+                kind,
+                name: name.clone(),
+            });
         }
         if names[..i].contains(name) {
-            return Err(AppError::Duplicate { kind, name: name.clone() });
+            return Err(AppError::Duplicate {
+                kind,
+                name: name.clone(),
+            });
         }
     }
     Ok(())

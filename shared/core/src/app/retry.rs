@@ -18,7 +18,11 @@ pub struct RetryPolicy {
 impl Default for RetryPolicy {
     /// 8 attempts, 1 s doubling to at most 15 min (about 2 minutes of retries before the last).
     fn default() -> Self {
-        Self { max_attempts: 8, min_delay: Duration::from_secs(1), max_delay: Duration::from_secs(900) }
+        Self {
+            max_attempts: 8,
+            min_delay: Duration::from_secs(1),
+            max_delay: Duration::from_secs(900),
+        }
     }
 }
 
@@ -45,12 +49,22 @@ mod tests {
 
     #[test]
     fn delays_grow_with_jitter_and_stop_at_the_last_attempt() {
-        let policy = RetryPolicy { max_attempts: 4, min_delay: Duration::from_secs(1), max_delay: Duration::from_secs(60) };
+        let policy = RetryPolicy {
+            max_attempts: 4,
+            min_delay: Duration::from_secs(1),
+            max_delay: Duration::from_secs(60),
+        };
         for _ in 0..50 {
             let first = policy.delay_after(1).unwrap_or_default();
             let third = policy.delay_after(3).unwrap_or_default();
-            assert!(first >= Duration::from_secs(1) && first < Duration::from_secs(2), "{first:?}");
-            assert!(third >= Duration::from_secs(4) && third < Duration::from_secs(8), "{third:?}");
+            assert!(
+                first >= Duration::from_secs(1) && first < Duration::from_secs(2),
+                "{first:?}"
+            );
+            assert!(
+                third >= Duration::from_secs(4) && third < Duration::from_secs(8),
+                "{third:?}"
+            );
         }
         assert_eq!(policy.delay_after(4), None);
         assert_eq!(policy.delay_after(0), None);
@@ -58,7 +72,11 @@ mod tests {
 
     #[test]
     fn delays_are_capped() {
-        let policy = RetryPolicy { max_attempts: 30, min_delay: Duration::from_secs(1), max_delay: Duration::from_secs(10) };
+        let policy = RetryPolicy {
+            max_attempts: 30,
+            min_delay: Duration::from_secs(1),
+            max_delay: Duration::from_secs(10),
+        };
         let late = policy.delay_after(20).unwrap_or_default();
         assert!(late <= Duration::from_secs(20), "{late:?}");
     }

@@ -75,7 +75,9 @@ pub enum CommitError {
         event: String,
     },
     /// A chain of events went deeper than the limit.
-    #[error("event chain depth {depth} exceeds the limit of {limit}; the event {event:?} was refused")]
+    #[error(
+        "event chain depth {depth} exceeds the limit of {limit}; the event {event:?} was refused"
+    )]
     ChainTooDeep {
         /// The event.
         event: String,
@@ -103,14 +105,25 @@ pub fn request_digest(method: &str, path: &str, body: &[u8]) -> String {
 
 /// Runs `request` in one transaction on its action's store.
 pub async fn commit(p: &Pipeline, request: CommitRequest) -> Result<CommitOutcome, CommitError> {
-    let spec = p.app.action(&request.action).ok_or_else(|| CommitError::UnknownAction(request.action.clone()))?;
+    let spec = p
+        .app
+        .action(&request.action)
+        .ok_or_else(|| CommitError::UnknownAction(request.action.clone()))?;
     let store = p.store(&spec.store)?;
     let now = p.clock.now();
     let mut tx = store.begin().await?;
     if let Some(key) = &request.idempotency_key {
-        let retention = chrono::Duration::from_std(p.settings.idempotency_retention).unwrap_or(chrono::Duration::days(1));
+        let retention = chrono::Duration::from_std(p.settings.idempotency_retention)
+            .unwrap_or(chrono::Duration::days(1));
         let stored = store
-            .idempotency_claim(tx.as_mut(), &request.caller, key, &request.request_digest, now, now + retention)
+            .idempotency_claim(
+                tx.as_mut(),
+                &request.caller,
+                key,
+                &request.request_digest,
+                now,
+                now + retention,
+            )
             .await;
         match stored {
             Ok(None) => {}
@@ -121,7 +134,13 @@ pub async fn commit(p: &Pipeline, request: CommitRequest) -> Result<CommitOutcom
                 }
                 let body = serde_json::from_str(&stored.body).unwrap_or(Value::String(stored.body));
                 let store = spec.store.clone();
-                return Ok(CommitOutcome { status: stored.status, body, replayed: true, deliveries: Vec::new(), store });
+                return Ok(CommitOutcome {
+                    status: stored.status,
+                    body,
+                    replayed: true,
+                    deliveries: Vec::new(),
+                    store,
+                });
             }
             Err(e) => return Err(abort(tx, e.into()).await),
         }
@@ -129,7 +148,13 @@ pub async fn commit(p: &Pipeline, request: CommitRequest) -> Result<CommitOutcom
     match run_action(p, store.as_ref(), tx.as_mut(), &request, now).await {
         Ok((status, body, deliveries)) => {
             tx.commit().await?;
-            Ok(CommitOutcome { status, body, replayed: false, deliveries, store: spec.store.clone() })
+            Ok(CommitOutcome {
+                status,
+                body,
+                replayed: false,
+                deliveries,
+                store: spec.store.clone(),
+            })
         }
         Err(e) => Err(abort(tx, e).await),
     }
@@ -149,13 +174,28 @@ async fn run_action(
     request: &CommitRequest,
     now: DateTime<Utc>,
 ) -> Result<(u16, Value, Vec<QueuedDelivery>), CommitError> {
-    let spec = p.app.action(&request.action).ok_or_else(|| CommitError::UnknownAction(request.action.clone()))?;
+    let spec = p
+        .app
+        .action(&request.action)
+        .ok_or_else(|| CommitError::UnknownAction(request.action.clone()))?;
     let mut ctx = HandlerContext::new(tx, now, request.idempotency_key.clone());
-    let output = spec.handler.run(&mut ctx, request.input.clone()).await.map_err(|e| match e {
-        HandlerError::Rejected { status, title, detail } => CommitError::Rejected { status, title, detail },
-        HandlerError::Store(e) => CommitError::Store(e),
-        HandlerError::Failed(why) => CommitError::Failed(why),
-    })?;
+    let output = spec
+        .handler
+        .run(&mut ctx, request.input.clone())
+        .await
+        .map_err(|e| match e {
+            HandlerError::Rejected {
+                status,
+                title,
+                detail,
+            } => CommitError::Rejected {
+                status,
+                title,
+                detail,
+            },
+            HandlerError::Store(e) => CommitError::Store(e),
+            HandlerError::Failed(why) => CommitError::Failed(why),
+        })?;
     let emitted = ctx.into_emitted();
     let origin = Origin {
         source: &request.action,
@@ -167,7 +207,13 @@ async fn run_action(
     let deliveries = write_emitted(p, store, tx, &emitted, &origin, now).await?;
     if let Some(key) = &request.idempotency_key {
         store
-            .idempotency_store_response(tx, &request.caller, key, output.status, &output.body.to_string())
+            .idempotency_store_response(
+                tx,
+                &request.caller,
+                key,
+                output.status,
+                &output.body.to_string(),
+            )
             .await?;
     }
     Ok((output.status, output.body, deliveries))
@@ -194,7 +240,10 @@ pub(crate) async fn write_emitted(
     let mut queued = Vec::new();
     for e in emitted {
         if !p.app.has_event(&e.event_type) {
-            return Err(CommitError::UndeclaredEvent { action: origin.source.to_owned(), event: e.event_type.clone() });
+            return Err(CommitError::UndeclaredEvent {
+                action: origin.source.to_owned(),
+                event: e.event_type.clone(),
+            });
         }
         if origin.depth > p.settings.max_chain_depth {
             return Err(CommitError::ChainTooDeep {
@@ -225,7 +274,10 @@ pub(crate) async fn write_emitted(
             })
             .collect();
         store.outbox_append(tx, &event, &deliveries).await?;
-        queued.extend(deliveries.into_iter().map(|d| QueuedDelivery { id: d.id, traceparent: event.traceparent.clone() }));
+        queued.extend(deliveries.into_iter().map(|d| QueuedDelivery {
+            id: d.id,
+            traceparent: event.traceparent.clone(),
+        }));
     }
     Ok(queued)
 }

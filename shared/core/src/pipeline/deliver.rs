@@ -40,10 +40,13 @@ pub enum DeliverError {
 
 /// Handles one queue message body.
 pub async fn deliver(p: &Pipeline, body: &str) -> Result<DeliveryResult, DeliverError> {
-    let message: DeliveryMessage =
-        serde_json::from_str(body).map_err(|e| DeliverError::Malformed(format!("{e}: {}", preview(body))))?;
+    let message: DeliveryMessage = serde_json::from_str(body)
+        .map_err(|e| DeliverError::Malformed(format!("{e}: {}", preview(body))))?;
     let event_store = p.stores.get(&message.store).ok_or_else(|| {
-        DeliverError::Malformed(format!("the message names store {:?}, which is not configured", message.store))
+        DeliverError::Malformed(format!(
+            "the message names store {:?}, which is not configured",
+            message.store
+        ))
     })?;
     let Some(delivery) = event_store.delivery_get(&message.delivery_id).await? else {
         return Ok(DeliveryResult::Gone);
@@ -52,8 +55,20 @@ pub async fn deliver(p: &Pipeline, body: &str) -> Result<DeliveryResult, Deliver
         return Ok(DeliveryResult::Finished(delivery.status));
     }
     let Some(spec) = p.app.subscriber(&delivery.subscriber) else {
-        let failure = format!("subscriber {:?} is no longer declared by the application", delivery.subscriber);
-        return finish(p, event_store.as_ref(), &delivery, Outcome::Failed { failure, retry_at: None }).await;
+        let failure = format!(
+            "subscriber {:?} is no longer declared by the application",
+            delivery.subscriber
+        );
+        return finish(
+            p,
+            event_store.as_ref(),
+            &delivery,
+            Outcome::Failed {
+                failure,
+                retry_at: None,
+            },
+        )
+        .await;
     };
     let outcome = match run_subscriber(p, spec, &delivery).await? {
         Attempt::AlreadyHandled => {
@@ -79,11 +94,18 @@ enum Attempt {
     Failed { failure: String, retryable: bool },
 }
 
-async fn run_subscriber(p: &Pipeline, spec: &SubscriberSpec, delivery: &Delivery) -> Result<Attempt, StoreError> {
+async fn run_subscriber(
+    p: &Pipeline,
+    spec: &SubscriberSpec,
+    delivery: &Delivery,
+) -> Result<Attempt, StoreError> {
     let store = p.store(&spec.store)?;
     let now = p.clock.now();
     let mut tx = store.begin().await?;
-    if !store.handled_insert(tx.as_mut(), &delivery.id, &spec.name, now).await? {
+    if !store
+        .handled_insert(tx.as_mut(), &delivery.id, &spec.name, now)
+        .await?
+    {
         tx.rollback().await?;
         return Ok(Attempt::AlreadyHandled);
     }
@@ -106,24 +128,49 @@ async fn run_subscriber(p: &Pipeline, spec: &SubscriberSpec, delivery: &Delivery
                     return Ok(Attempt::Done);
                 }
                 Err(super::CommitError::Store(e)) if e.is_retryable() => return Err(e),
-                Err(e @ (super::CommitError::ChainTooDeep { .. } | super::CommitError::UndeclaredEvent { .. })) => {
-                    Attempt::Failed { failure: e.to_string(), retryable: false }
-                }
-                Err(e) => Attempt::Failed { failure: e.to_string(), retryable: true },
+                Err(
+                    e @ (super::CommitError::ChainTooDeep { .. }
+                    | super::CommitError::UndeclaredEvent { .. }),
+                ) => Attempt::Failed {
+                    failure: e.to_string(),
+                    retryable: false,
+                },
+                Err(e) => Attempt::Failed {
+                    failure: e.to_string(),
+                    retryable: true,
+                },
             }
         }
-        Err(HandlerError::Rejected { status, title, detail }) => {
-            Attempt::Failed { failure: format!("rejected ({status}) {title}: {detail}"), retryable: false }
-        }
-        Err(HandlerError::Store(e)) => Attempt::Failed { failure: e.to_string(), retryable: true },
-        Err(HandlerError::Failed(why)) => Attempt::Failed { failure: why, retryable: true },
+        Err(HandlerError::Rejected {
+            status,
+            title,
+            detail,
+        }) => Attempt::Failed {
+            failure: format!("rejected ({status}) {title}: {detail}"),
+            retryable: false,
+        },
+        Err(HandlerError::Store(e)) => Attempt::Failed {
+            failure: e.to_string(),
+            retryable: true,
+        },
+        Err(HandlerError::Failed(why)) => Attempt::Failed {
+            failure: why,
+            retryable: true,
+        },
     };
     tx.rollback().await?;
     Ok(failure)
 }
 
-async fn record(p: &Pipeline, store: &dyn Store, delivery: &Delivery, outcome: &Outcome) -> Result<bool, StoreError> {
-    store.delivery_record_outcome(&delivery.id, outcome, p.clock.now()).await
+async fn record(
+    p: &Pipeline,
+    store: &dyn Store,
+    delivery: &Delivery,
+    outcome: &Outcome,
+) -> Result<bool, StoreError> {
+    store
+        .delivery_record_outcome(&delivery.id, outcome, p.clock.now())
+        .await
 }
 
 async fn finish(
@@ -135,12 +182,18 @@ async fn finish(
     record(p, store, delivery, &outcome).await?;
     Ok(match outcome {
         Outcome::Handled => DeliveryResult::Handled,
-        Outcome::Failed { retry_at: Some(_), .. } => DeliveryResult::Retrying,
+        Outcome::Failed {
+            retry_at: Some(_), ..
+        } => DeliveryResult::Retrying,
         Outcome::Failed { retry_at: None, .. } => DeliveryResult::Dead,
     })
 }
 
 fn preview(body: &str) -> String {
     let cut: String = body.chars().take(80).collect();
-    if cut.len() < body.len() { format!("{cut}…") } else { cut }
+    if cut.len() < body.len() {
+        format!("{cut}…")
+    } else {
+        cut
+    }
 }

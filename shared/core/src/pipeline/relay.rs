@@ -28,8 +28,11 @@ pub async fn relay(p: &Pipeline, deadline: Instant) -> Result<RelayReport, Store
     for (name, store) in &p.stores {
         while Instant::now() < deadline {
             let now = p.clock.now();
-            let window = chrono::Duration::from_std(p.settings.redelivery_after).unwrap_or(chrono::Duration::minutes(15));
-            let claimed = store.deliveries_claim_due(now, now - window, p.settings.relay_batch).await?;
+            let window = chrono::Duration::from_std(p.settings.redelivery_after)
+                .unwrap_or(chrono::Duration::minutes(15));
+            let claimed = store
+                .deliveries_claim_due(now, now - window, p.settings.relay_batch)
+                .await?;
             if claimed.is_empty() {
                 break;
             }
@@ -59,21 +62,39 @@ pub async fn enqueue_now(p: &Pipeline, store: &str, deliveries: &[QueuedDelivery
             tracing::warn!(error = %e, "could not mark deliveries as enqueued; the relay will resend them");
         }
     }
-    RelayReport { sent: sent.len(), failed: failed.len() }
+    RelayReport {
+        sent: sent.len(),
+        failed: failed.len(),
+    }
 }
 
 /// Sends `deliveries` in queue-sized batches; returns the ids sent and the ids refused.
-async fn send(p: &Pipeline, store: &str, deliveries: &[QueuedDelivery]) -> (Vec<String>, Vec<String>) {
+async fn send(
+    p: &Pipeline,
+    store: &str,
+    deliveries: &[QueuedDelivery],
+) -> (Vec<String>, Vec<String>) {
     let mut sent = Vec::new();
     let mut failed = Vec::new();
     for batch in deliveries.chunks(p.queue.max_batch().max(1)) {
-        let messages: Vec<QueueMessage> = batch.iter().enumerate().map(|(i, d)| message(store, i, d)).collect();
+        let messages: Vec<QueueMessage> = batch
+            .iter()
+            .enumerate()
+            .map(|(i, d)| message(store, i, d))
+            .collect();
         match p.queue.send_batch(&messages).await {
             Ok(report) => {
-                let refused: Vec<usize> =
-                    report.failed.iter().filter_map(|(entry, _)| entry.parse::<usize>().ok()).collect();
+                let refused: Vec<usize> = report
+                    .failed
+                    .iter()
+                    .filter_map(|(entry, _)| entry.parse::<usize>().ok())
+                    .collect();
                 for (i, d) in batch.iter().enumerate() {
-                    if refused.contains(&i) { failed.push(d.id.clone()) } else { sent.push(d.id.clone()) }
+                    if refused.contains(&i) {
+                        failed.push(d.id.clone())
+                    } else {
+                        sent.push(d.id.clone())
+                    }
                 }
             }
             Err(QueueError::Unavailable(_) | QueueError::Refused(_)) => {
@@ -85,7 +106,10 @@ async fn send(p: &Pipeline, store: &str, deliveries: &[QueuedDelivery]) -> (Vec<
 }
 
 fn message(store: &str, index: usize, d: &QueuedDelivery) -> QueueMessage {
-    let body = DeliveryMessage { store: store.to_owned(), delivery_id: d.id.clone() };
+    let body = DeliveryMessage {
+        store: store.to_owned(),
+        delivery_id: d.id.clone(),
+    };
     let mut attributes = BTreeMap::new();
     if let Some(tp) = &d.traceparent {
         attributes.insert("traceparent".to_owned(), tp.clone());

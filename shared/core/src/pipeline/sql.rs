@@ -8,8 +8,8 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use super::{
-    Delivery, DeliveryFilter, ENCODING_JSON_V1, NewDelivery, NewEvent, Outcome, PipelineStore, QueuedDelivery,
-    StoredResponse,
+    Delivery, DeliveryFilter, ENCODING_JSON_V1, NewDelivery, NewEvent, Outcome, PipelineStore,
+    QueuedDelivery, StoredResponse,
 };
 use crate::error::StoreError;
 use crate::sql::SqlValue;
@@ -58,8 +58,11 @@ pub trait PipelineDialect: TransactionalStore {
 
 async fn in_tx<T, S: PipelineDialect + ?Sized>(
     store: &S,
-    work: impl for<'a> FnOnce(&'a mut dyn Transaction) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, StoreError>> + Send + 'a>>
-        + Send,
+    work: impl for<'a> FnOnce(
+        &'a mut dyn Transaction,
+    ) -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<T, StoreError>> + Send + 'a>,
+    > + Send,
 ) -> Result<T, StoreError> {
     let mut tx = store.begin().await?;
     match work(tx.as_mut()).await {
@@ -101,7 +104,12 @@ impl<S: PipelineDialect> PipelineStore for S {
         ];
         tx.execute(sql.outbox_insert, &params).await?;
         for d in deliveries {
-            let params = [d.id.as_str().into(), d.outbox_id.as_str().into(), d.subscriber.as_str().into(), d.created_at.into()];
+            let params = [
+                d.id.as_str().into(),
+                d.outbox_id.as_str().into(),
+                d.subscriber.as_str().into(),
+                d.created_at.into(),
+            ];
             tx.execute(sql.delivery_insert, &params).await?;
         }
         Ok(())
@@ -110,22 +118,41 @@ impl<S: PipelineDialect> PipelineStore for S {
     async fn delivery_get(&self, id: &str) -> Result<Option<Delivery>, StoreError> {
         let sql = self.pipeline_sql().delivery_get;
         let id = id.to_owned();
-        let row = in_tx(self, move |tx| Box::pin(async move { tx.query_opt(sql, &[id.into()]).await })).await?;
+        let row = in_tx(self, move |tx| {
+            Box::pin(async move { tx.query_opt(sql, &[id.into()]).await })
+        })
+        .await?;
         row.as_ref().map(Delivery::from_row).transpose()
     }
 
-    async fn delivery_record_outcome(&self, id: &str, outcome: &Outcome, now: DateTime<Utc>) -> Result<bool, StoreError> {
+    async fn delivery_record_outcome(
+        &self,
+        id: &str,
+        outcome: &Outcome,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
         let sql = self.pipeline_sql();
         let (statement, params): (&str, Vec<SqlValue>) = match outcome {
             Outcome::Handled => (sql.delivery_handled, vec![id.into(), now.into()]),
-            Outcome::Failed { failure, retry_at: Some(at) } => {
-                (sql.delivery_retry, vec![id.into(), now.into(), failure.as_str().into(), (*at).into()])
-            }
-            Outcome::Failed { failure, retry_at: None } => {
-                (sql.delivery_dead, vec![id.into(), now.into(), failure.as_str().into()])
-            }
+            Outcome::Failed {
+                failure,
+                retry_at: Some(at),
+            } => (
+                sql.delivery_retry,
+                vec![id.into(), now.into(), failure.as_str().into(), (*at).into()],
+            ),
+            Outcome::Failed {
+                failure,
+                retry_at: None,
+            } => (
+                sql.delivery_dead,
+                vec![id.into(), now.into(), failure.as_str().into()],
+            ),
         };
-        let changed = in_tx(self, move |tx| Box::pin(async move { tx.execute(statement, &params).await })).await?;
+        let changed = in_tx(self, move |tx| {
+            Box::pin(async move { tx.execute(statement, &params).await })
+        })
+        .await?;
         Ok(changed == 1)
     }
 
@@ -138,7 +165,10 @@ impl<S: PipelineDialect> PipelineStore for S {
         let sql = self.pipeline_sql().deliveries_claim_due;
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let rows = in_tx(self, move |tx| {
-            Box::pin(async move { tx.query(sql, &[now.into(), lost_before.into(), limit.into()]).await })
+            Box::pin(async move {
+                tx.query(sql, &[now.into(), lost_before.into(), limit.into()])
+                    .await
+            })
         })
         .await?;
         rows.iter()
@@ -151,7 +181,11 @@ impl<S: PipelineDialect> PipelineStore for S {
             .collect()
     }
 
-    async fn deliveries_mark_enqueued(&self, ids: &[String], now: DateTime<Utc>) -> Result<(), StoreError> {
+    async fn deliveries_mark_enqueued(
+        &self,
+        ids: &[String],
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
         let sql = self.pipeline_sql().delivery_mark_enqueued;
         let ids = ids.to_vec();
         in_tx(self, move |tx| {
@@ -186,7 +220,10 @@ impl<S: PipelineDialect> PipelineStore for S {
             text(&filter.subscriber),
             i64::from(filter.limit.max(1)).into(),
         ];
-        let rows = in_tx(self, move |tx| Box::pin(async move { tx.query(sql, &params).await })).await?;
+        let rows = in_tx(self, move |tx| {
+            Box::pin(async move { tx.query(sql, &params).await })
+        })
+        .await?;
         rows.iter().map(Delivery::from_row).collect()
     }
 
@@ -198,7 +235,10 @@ impl<S: PipelineDialect> PipelineStore for S {
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
         let sql = self.pipeline_sql().handled_insert;
-        Ok(tx.execute(sql, &[delivery_id.into(), subscriber.into(), now.into()]).await? == 1)
+        Ok(tx
+            .execute(sql, &[delivery_id.into(), subscriber.into(), now.into()])
+            .await?
+            == 1)
     }
 
     async fn idempotency_claim(
@@ -211,12 +251,24 @@ impl<S: PipelineDialect> PipelineStore for S {
         expires_at: DateTime<Utc>,
     ) -> Result<Option<StoredResponse>, StoreError> {
         let sql = self.pipeline_sql();
-        tx.execute(sql.idempotency_delete_expired, &[scope.into(), key.into(), now.into()]).await?;
-        let params = [scope.into(), key.into(), digest.into(), now.into(), expires_at.into()];
+        tx.execute(
+            sql.idempotency_delete_expired,
+            &[scope.into(), key.into(), now.into()],
+        )
+        .await?;
+        let params = [
+            scope.into(),
+            key.into(),
+            digest.into(),
+            now.into(),
+            expires_at.into(),
+        ];
         if tx.execute(sql.idempotency_insert, &params).await? == 1 {
             return Ok(None);
         }
-        let row = tx.query_one(sql.idempotency_select, &[scope.into(), key.into()]).await?;
+        let row = tx
+            .query_one(sql.idempotency_select, &[scope.into(), key.into()])
+            .await?;
         let status = u16::try_from(row.get_i64("response_status")?)
             .map_err(|_| StoreError::internal("stored response status out of range"))?;
         Ok(Some(StoredResponse {
@@ -235,7 +287,16 @@ impl<S: PipelineDialect> PipelineStore for S {
         body: &str,
     ) -> Result<(), StoreError> {
         let sql = self.pipeline_sql().idempotency_store;
-        tx.execute(sql, &[scope.into(), key.into(), i64::from(status).into(), body.into()]).await?;
+        tx.execute(
+            sql,
+            &[
+                scope.into(),
+                key.into(),
+                i64::from(status).into(),
+                body.into(),
+            ],
+        )
+        .await?;
         Ok(())
     }
 }

@@ -76,7 +76,9 @@ impl DeliveryStatus {
 
     /// Parses [`DeliveryStatus::as_str`].
     pub fn parse(text: &str) -> Option<Self> {
-        [Self::Pending, Self::Handled, Self::Dead, Self::Discarded].into_iter().find(|s| s.as_str() == text)
+        [Self::Pending, Self::Handled, Self::Dead, Self::Discarded]
+            .into_iter()
+            .find(|s| s.as_str() == text)
     }
 }
 
@@ -114,13 +116,15 @@ impl Delivery {
     pub fn from_row(row: &Row) -> Result<Self, StoreError> {
         let status = row.get_str("status")?;
         let count = |column: &str| -> Result<u32, StoreError> {
-            u32::try_from(row.get_i64(column)?).map_err(|_| StoreError::internal(format!("{column} out of range")))
+            u32::try_from(row.get_i64(column)?)
+                .map_err(|_| StoreError::internal(format!("{column} out of range")))
         };
         Ok(Self {
             id: row.get_str("id")?.to_owned(),
             subscriber: row.get_str("subscriber")?.to_owned(),
-            status: DeliveryStatus::parse(status)
-                .ok_or_else(|| StoreError::internal(format!("unknown delivery status {status:?}")))?,
+            status: DeliveryStatus::parse(status).ok_or_else(|| {
+                StoreError::internal(format!("unknown delivery status {status:?}"))
+            })?,
             attempts: count("attempts")?,
             next_attempt_at: row.get_timestamp("next_attempt_at")?,
             enqueued_at: row.get_opt_timestamp("enqueued_at")?,
@@ -229,7 +233,11 @@ pub trait PipelineStore: Send + Sync {
 
     /// Marks first attempts as put on the queue at `now` (after the send right after commit);
     /// a delivery already attempted or marked is left alone.
-    async fn deliveries_mark_enqueued(&self, ids: &[String], now: DateTime<Utc>) -> Result<(), StoreError>;
+    async fn deliveries_mark_enqueued(
+        &self,
+        ids: &[String],
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError>;
 
     /// Clears the enqueued mark of deliveries whose send failed, so the relay sends them again.
     async fn deliveries_unmark_enqueued(&self, ids: &[String]) -> Result<(), StoreError>;
