@@ -1,22 +1,91 @@
-//! `jadpo-app`: the application this deployment runs — a sample shop. Users replace this crate.
+//! `jadpo-app`: the application this deployment runs — a small shop. Users replace this crate.
 //!
-//! It declares what the runtime serves: today its one store, `main` (configured by
-//! `DATABASE_URL`, locally `./.jadpo/main.db`). Actions, subscribers, schedules and the
-//! `checkout` workflow are added here as the runtime gains those capabilities.
+//! * Stores: `main` (orders; `DATABASE_URL`) and `warehouse` (reservations;
+//!   `DATABASE_URL_WAREHOUSE`), so delivery across stores is exercised.
+//! * Action `place_order` (`POST /actions/place_order` with `{"customer": "c1", "items":
+//!   [{"sku": "A", "qty": 1}]}`) writes an order and emits `order.placed`.
+//! * Subscriber `reserve_stock` writes one reservation per item in `warehouse`.
 
-use jadpo_core::app::{AppError, Application};
+mod orders;
 
-/// The sample shop's declaration.
+use jadpo_core::Dialect;
+use jadpo_core::app::{AppError, Application, RetryPolicy};
+use jadpo_core::migrate::{Ledger, Migration};
+
+pub use orders::{PlaceOrder, ReserveStock};
+
+fn migration(version: u32, name: &str, sql: &str) -> Vec<Migration> {
+    vec![Migration::new(Ledger::Workflow, version, name, sql)]
+}
+
+/// The shop's declaration.
 pub fn application() -> Result<Application, AppError> {
-    Application::builder("shop").store("main").build()
+    Application::builder("shop")
+        .store("main")
+        .store("warehouse")
+        .event("order.placed")
+        .action("place_order", "main", PlaceOrder)
+        .subscriber(
+            "reserve_stock",
+            "order.placed",
+            "warehouse",
+            RetryPolicy::default(),
+            ReserveStock,
+        )
+        .migrations(
+            "main",
+            Dialect::Sqlite,
+            migration(
+                4,
+                "shop_orders",
+                include_str!("../migrations/sqlite/main_0004_orders.sql"),
+            ),
+        )
+        .migrations(
+            "main",
+            Dialect::Postgres,
+            migration(
+                5,
+                "shop_orders",
+                include_str!("../migrations/postgres/main_0005_orders.sql"),
+            ),
+        )
+        .migrations(
+            "warehouse",
+            Dialect::Sqlite,
+            migration(
+                4,
+                "shop_reservations",
+                include_str!("../migrations/sqlite/warehouse_0004_reservations.sql"),
+            ),
+        )
+        .migrations(
+            "warehouse",
+            Dialect::Postgres,
+            migration(
+                5,
+                "shop_reservations",
+                include_str!("../migrations/postgres/warehouse_0005_reservations.sql"),
+            ),
+        )
+        .build()
 }
 
 #[cfg(test)]
 mod tests {
+    use jadpo_core::Dialect;
+
     #[test]
-    fn the_sample_app_declares_its_default_store() {
+    fn the_shop_declares_its_stores_action_and_subscriber() {
         let app = super::application().unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(app.name(), "shop");
-        assert_eq!(app.stores(), ["main".to_owned()]);
+        assert_eq!(app.stores(), ["main".to_owned(), "warehouse".to_owned()]);
+        assert!(app.action("place_order").is_some());
+        let subs: Vec<_> = app
+            .subscribers_of("order.placed")
+            .map(|s| s.store.as_str())
+            .collect();
+        assert_eq!(subs, vec!["warehouse"]);
+        assert_eq!(app.migrations_for("warehouse", Dialect::Postgres).len(), 1);
     }
 }

@@ -10,6 +10,20 @@
 //! and the runtime's rows (outbox, deliveries, idempotency record) go through the same handle and
 //! therefore commit together or not at all.
 
+/// A named fault-injection point: with the `failpoints` feature and the point configured
+/// (`fail::cfg(name, "return")`), the enclosing function returns an "unavailable" error there,
+/// as if the process had crashed at that step. Without the feature it compiles to nothing.
+macro_rules! fault {
+    ($name:literal) => {
+        fail::fail_point!($name, |_| Err($crate::StoreError::unavailable(concat!(
+            "fault injected at ",
+            $name
+        ))
+        .into()))
+    };
+}
+pub(crate) use fault;
+
 pub mod app;
 pub mod auth;
 pub mod clock;

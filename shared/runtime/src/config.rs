@@ -8,12 +8,18 @@
 //! | `JADPO_PG_CONNECT_TIMEOUT_MS` | time to establish one PostgreSQL connection (ms) | 5000 |
 //! | `JADPO_PG_ACQUIRE_TIMEOUT_MS` | time to wait for a free pooled connection (ms) | 10000 |
 //! | `JADPO_SQLITE_BUSY_TIMEOUT_MS` | time an SQLite statement waits for another process's lock (ms) | 5000 |
+//! | `JADPO_MAX_CHAIN_DEPTH` | deepest chain of events subscribers may extend (count) | 8 |
+//! | `JADPO_IDEMPOTENCY_RETENTION_SECS` | how long an idempotent response is replayed (s) | 86400 |
+//! | `JADPO_REDELIVERY_AFTER_SECS` | after how long an enqueued, unfinished delivery is sent again (s) | 900; locally 30 |
+//! | `JADPO_LISTEN` | where the local process serves HTTP | `127.0.0.1:3000` |
 //! | `RUST_LOG` | log filter | `info` |
 
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use jadpo_core::app::Application;
+use jadpo_core::pipeline::PipelineSettings;
 use jadpo_store_postgres::PgOptions;
 use jadpo_store_sqlite::{SqliteLocation, SqliteOptions};
 
@@ -141,6 +147,10 @@ pub struct Config {
     pub postgres: PgOptions,
     /// SQLite options.
     pub sqlite: SqliteOptions,
+    /// Pipeline limits.
+    pub pipeline: PipelineSettings,
+    /// Where the local process listens.
+    pub listen: SocketAddr,
 }
 
 /// The variable holding `store`'s URL: `DATABASE_URL` for the default store.
@@ -194,10 +204,26 @@ impl Config {
         let sqlite = SqliteOptions {
             busy_timeout: millis(env, "JADPO_SQLITE_BUSY_TIMEOUT_MS", 5_000)?,
         };
+        let redelivery_default = if local_dir.is_some() { 30 } else { 900 };
+        let pipeline = PipelineSettings {
+            max_chain_depth: u32::try_from(number(env, "JADPO_MAX_CHAIN_DEPTH", 8, 1, 100)?)
+                .unwrap_or(8),
+            idempotency_retention: seconds(env, "JADPO_IDEMPOTENCY_RETENTION_SECS", 86_400)?,
+            redelivery_after: seconds(env, "JADPO_REDELIVERY_AFTER_SECS", redelivery_default)?,
+            ..PipelineSettings::default()
+        };
+        let listen_text = env("JADPO_LISTEN").unwrap_or_else(|| "127.0.0.1:3000".to_owned());
+        let listen = listen_text.parse().map_err(|_| ConfigError::BadNumber {
+            variable: "JADPO_LISTEN".to_owned(),
+            expected: "host:port, e.g. 127.0.0.1:3000",
+            value: listen_text.clone(),
+        })?;
         Ok(Self {
             stores,
             postgres,
             sqlite,
+            pipeline,
+            listen,
         })
     }
 
@@ -250,6 +276,24 @@ fn number(
         _ => Err(ConfigError::BadNumber {
             variable: variable.to_owned(),
             expected: "a whole number from 1 to 100",
+            value,
+        }),
+    }
+}
+
+fn seconds(
+    env: &dyn Fn(&str) -> Option<String>,
+    variable: &str,
+    default: u64,
+) -> Result<Duration, ConfigError> {
+    let Some(value) = env(variable) else {
+        return Ok(Duration::from_secs(default));
+    };
+    match value.trim().parse::<u64>() {
+        Ok(n) if n > 0 => Ok(Duration::from_secs(n)),
+        _ => Err(ConfigError::BadNumber {
+            variable: variable.to_owned(),
+            expected: "a positive number of seconds",
             value,
         }),
     }

@@ -1,13 +1,17 @@
-//! `jadpo-runtime`: what every Jadpo binary does before its real work.
+//! `jadpo-runtime`: what every Jadpo binary does before and around its real work.
 //!
 //! It reads the environment once into typed [`config::Config`] (the core never reads it), opens
 //! one store per declared store from its URL ([`stores`]), builds each store's migration
-//! catalog with the application's own migrations, and sets up tracing. Functions, the local
-//! runner and the CLI all start here, so they agree on what each variable means.
+//! catalog with the application's own migrations, assembles the [`jadpo_core::pipeline::Pipeline`],
+//! serves the commit function's HTTP surface ([`http`]), offers the in-process [`queue`] for local
+//! runs, and sets up tracing. Functions, the local runner and the CLI all start here, so they
+//! agree on what each variable means.
 
 pub mod config;
+pub mod http;
+pub mod queue;
 pub mod stores;
 pub mod telemetry;
 
 pub use config::{Config, ConfigError, DatabaseUrl, StoreConfig};
-pub use stores::{Stores, catalog_for, open_stores};
+pub use stores::{Stores, catalog_for, migrate_all, open_stores, pipeline};

@@ -59,3 +59,43 @@ pub fn catalog_for(app: &Application, store: &dyn Store) -> Result<MigrationCata
     let own = app.migrations_for(store.name(), store.dialect());
     store.migration_catalog().with_app_migrations(own)
 }
+
+impl Stores {
+    /// The stores as the pipeline holds them.
+    pub fn to_map(&self) -> BTreeMap<String, Arc<dyn Store>> {
+        self.by_name.clone()
+    }
+}
+
+/// Applies every pending migration to every store (the embedded mode does this on start).
+pub async fn migrate_all(app: &Application, stores: &Stores) -> Result<(), MigrateError> {
+    for (name, store) in stores.iter() {
+        let catalog = catalog_for(app, store.as_ref())?;
+        let report = jadpo_core::migrate::apply(store.as_ref(), &catalog).await?;
+        if !report.applied.is_empty() {
+            tracing::info!(
+                store = name,
+                applied = report.applied.len(),
+                "migrations applied"
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The pipeline over `stores`, with settings from `config`.
+pub fn pipeline(
+    app: Arc<Application>,
+    stores: &Stores,
+    queue: Arc<dyn jadpo_core::queue::Queue>,
+    clock: Arc<dyn Clock>,
+    config: &Config,
+) -> jadpo_core::pipeline::Pipeline {
+    jadpo_core::pipeline::Pipeline {
+        app,
+        stores: stores.to_map(),
+        queue,
+        clock,
+        settings: config.pipeline,
+    }
+}

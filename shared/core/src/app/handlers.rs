@@ -61,6 +61,14 @@ impl<'t> HandlerContext<'t> {
         self.now
     }
 
+    /// A new time-ordered id (UUIDv7) for a row the handler writes.
+    pub fn new_id(&self) -> String {
+        let seconds = u64::try_from(self.now.timestamp()).unwrap_or(0);
+        let ts =
+            uuid::Timestamp::from_unix(uuid::NoContext, seconds, self.now.timestamp_subsec_nanos());
+        uuid::Uuid::new_v7(ts).to_string()
+    }
+
     /// The key to send to an external service so that a retried call is not repeated there:
     /// the delivery id in a subscriber, the caller's `Idempotency-Key` (if any) in an action.
     pub fn idempotency_key(&self) -> Option<&str> {

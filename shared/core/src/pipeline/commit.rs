@@ -148,6 +148,7 @@ pub async fn commit(p: &Pipeline, request: CommitRequest) -> Result<CommitOutcom
     match run_action(p, store.as_ref(), tx.as_mut(), &request, now).await {
         Ok((status, body, deliveries)) => {
             tx.commit().await?;
+            crate::fault!("commit.after_commit");
             Ok(CommitOutcome {
                 status,
                 body,
@@ -178,6 +179,7 @@ async fn run_action(
         .app
         .action(&request.action)
         .ok_or_else(|| CommitError::UnknownAction(request.action.clone()))?;
+    crate::fault!("commit.after_claim");
     let mut ctx = HandlerContext::new(tx, now, request.idempotency_key.clone());
     let output = spec
         .handler
@@ -197,6 +199,7 @@ async fn run_action(
             HandlerError::Failed(why) => CommitError::Failed(why),
         })?;
     let emitted = ctx.into_emitted();
+    crate::fault!("commit.after_action");
     let origin = Origin {
         source: &request.action,
         depth: 0,
@@ -205,6 +208,7 @@ async fn run_action(
         tracestate: request.tracestate.as_deref(),
     };
     let deliveries = write_emitted(p, store, tx, &emitted, &origin, now).await?;
+    crate::fault!("commit.after_outbox");
     if let Some(key) = &request.idempotency_key {
         store
             .idempotency_store_response(
@@ -216,6 +220,7 @@ async fn run_action(
             )
             .await?;
     }
+    crate::fault!("commit.before_commit");
     Ok((output.status, output.body, deliveries))
 }
 

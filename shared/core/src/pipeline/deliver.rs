@@ -51,6 +51,7 @@ pub async fn deliver(p: &Pipeline, body: &str) -> Result<DeliveryResult, Deliver
     let Some(delivery) = event_store.delivery_get(&message.delivery_id).await? else {
         return Ok(DeliveryResult::Gone);
     };
+    crate::fault!("deliver.after_load");
     if delivery.status != DeliveryStatus::Pending {
         return Ok(DeliveryResult::Finished(delivery.status));
     }
@@ -109,11 +110,13 @@ async fn run_subscriber(
         tx.rollback().await?;
         return Ok(Attempt::AlreadyHandled);
     }
+    crate::fault!("deliver.after_handled_insert");
     let mut ctx = HandlerContext::new(tx.as_mut(), now, Some(delivery.id.clone()));
     let result = spec.handler.handle(&mut ctx, &delivery.event).await;
     let emitted = ctx.into_emitted();
     let failure = match result {
         Ok(()) => {
+            crate::fault!("deliver.after_subscriber");
             let origin = Origin {
                 source: &spec.name,
                 depth: delivery.event.chain_depth + 1,
@@ -123,7 +126,9 @@ async fn run_subscriber(
             };
             match write_emitted(p, store.as_ref(), tx.as_mut(), &emitted, &origin, now).await {
                 Ok(queued) => {
+                    crate::fault!("deliver.before_subscriber_commit");
                     tx.commit().await?;
+                    crate::fault!("deliver.after_subscriber_commit");
                     super::enqueue_now(p, &spec.store, &queued).await;
                     return Ok(Attempt::Done);
                 }
@@ -180,6 +185,7 @@ async fn finish(
     outcome: Outcome,
 ) -> Result<DeliveryResult, DeliverError> {
     record(p, store, delivery, &outcome).await?;
+    crate::fault!("deliver.after_outcome");
     Ok(match outcome {
         Outcome::Handled => DeliveryResult::Handled,
         Outcome::Failed {

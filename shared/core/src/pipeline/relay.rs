@@ -36,7 +36,9 @@ pub async fn relay(p: &Pipeline, deadline: Instant) -> Result<RelayReport, Store
             if claimed.is_empty() {
                 break;
             }
+            crate::fault!("relay.after_claim");
             let (sent, failed) = send(p, name, &claimed).await;
+            crate::fault!("relay.after_send");
             if !failed.is_empty() {
                 store.deliveries_unmark_enqueued(&failed).await?;
             }

@@ -1,0 +1,139 @@
+//! Orders: the `place_order` action and the `reserve_stock` subscriber.
+
+use async_trait::async_trait;
+use jadpo_core::app::{Action, ActionOutput, Event, HandlerContext, HandlerError, Subscriber};
+use jadpo_core::{Dialect, SqlValue};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+/// One line of an order.
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq, Eq)]
+pub struct Item {
+    /// Stock-keeping unit.
+    pub sku: String,
+    /// Quantity, at least 1.
+    pub qty: i64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OrderInput {
+    customer: String,
+    items: Vec<Item>,
+}
+
+fn invalid(detail: impl Into<String>) -> HandlerError {
+    HandlerError::rejected(422, "Invalid order", detail)
+}
+
+fn parse(input: Value) -> Result<OrderInput, HandlerError> {
+    let order: OrderInput = serde_json::from_value(input).map_err(|e| invalid(e.to_string()))?;
+    if order.customer.trim().is_empty() {
+        return Err(invalid("customer must not be empty"));
+    }
+    if order.items.is_empty() {
+        return Err(invalid("an order has at least one item"));
+    }
+    if let Some(bad) = order
+        .items
+        .iter()
+        .find(|i| i.sku.trim().is_empty() || i.qty < 1)
+    {
+        return Err(invalid(format!(
+            "item {:?} needs a sku and a qty of at least 1",
+            bad.sku
+        )));
+    }
+    Ok(order)
+}
+
+/// `place_order`: writes the order and emits `order.placed` with its id.
+#[derive(Debug, Clone, Copy)]
+pub struct PlaceOrder;
+
+#[async_trait]
+impl Action for PlaceOrder {
+    async fn run(
+        &self,
+        ctx: &mut HandlerContext<'_>,
+        input: Value,
+    ) -> Result<ActionOutput, HandlerError> {
+        let order = parse(input)?;
+        let id = ctx.new_id();
+        let items = json!(order.items);
+        let now = ctx.now();
+        let tx = ctx.tx();
+        let items_value = match tx.dialect() {
+            Dialect::Postgres => SqlValue::Json(items.clone()),
+            Dialect::Sqlite => SqlValue::Text(items.to_string()),
+        };
+        tx.execute(
+            "INSERT INTO shop_orders (id, customer, items, created_at) VALUES ($1, $2, $3, $4)",
+            &[
+                id.as_str().into(),
+                order.customer.as_str().into(),
+                items_value,
+                now.into(),
+            ],
+        )
+        .await?;
+        ctx.emit(
+            "order.placed",
+            json!({"order_id": id, "customer": order.customer, "items": items}),
+        );
+        Ok(ActionOutput::created(json!({"order_id": id})))
+    }
+}
+
+/// `reserve_stock`: one reservation per item, in the warehouse store.
+#[derive(Debug, Clone, Copy)]
+pub struct ReserveStock;
+
+#[async_trait]
+impl Subscriber for ReserveStock {
+    async fn handle(
+        &self,
+        ctx: &mut HandlerContext<'_>,
+        event: &Event,
+    ) -> Result<(), HandlerError> {
+        let order_id = event.payload["order_id"]
+            .as_str()
+            .ok_or_else(|| {
+                HandlerError::rejected(422, "Bad event", "order.placed without order_id")
+            })?
+            .to_owned();
+        let items: Vec<Item> = serde_json::from_value(event.payload["items"].clone())
+            .map_err(|e| HandlerError::rejected(422, "Bad event", e.to_string()))?;
+        let now = ctx.now();
+        for item in items {
+            ctx.tx()
+                .execute(
+                    "INSERT INTO shop_reservations (order_id, sku, qty, reserved_at) VALUES ($1, $2, $3, $4)",
+                    &[order_id.as_str().into(), item.sku.into(), item.qty.into(), now.into()],
+                )
+                .await?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn orders_are_validated() {
+        assert!(parse(json!({"customer": "c1", "items": [{"sku": "A", "qty": 1}]})).is_ok());
+        let err = |v: Value| parse(v).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(
+            err(json!({"customer": "", "items": [{"sku": "A", "qty": 1}]})).contains("customer")
+        );
+        assert!(err(json!({"customer": "c", "items": []})).contains("at least one item"));
+        assert!(
+            err(json!({"customer": "c", "items": [{"sku": "A", "qty": 0}]}))
+                .contains("qty of at least 1")
+        );
+        assert!(err(json!({"customer": "c"})).contains("missing field `items`"));
+        assert!(err(json!({"customer": "c", "items": [], "x": 1})).contains("unknown field"));
+    }
+}

@@ -1,0 +1,249 @@
+//! The commit function's HTTP surface, shared by Lambda (`lambda_http`) and the local process.
+//!
+//! * `GET /healthz`: every store answers `SELECT 1` → `200`, else `503`.
+//! * `POST /actions/{name}`: authenticated by `Authorization: Bearer <service key>`; the JSON
+//!   body is the action's input; an `Idempotency-Key` header makes the request idempotent per
+//!   caller. Answers the action's status and JSON body; a replay carries `Idempotency-Replayed:
+//!   true`.
+//!
+//! Every error is `application/problem+json` (RFC 9457) and changes nothing.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use jadpo_core::pipeline::{
+    CommitError, CommitRequest, Pipeline, commit, enqueue_now, request_digest,
+};
+use jadpo_core::{Store, id::new_id};
+use serde_json::{Value, json};
+
+/// What the handlers share.
+#[derive(Clone)]
+pub struct HttpState {
+    /// The pipeline (application, stores, queue, clock).
+    pub pipeline: Pipeline,
+    /// The store holding service keys (the default store).
+    pub keys: Arc<dyn Store>,
+}
+
+/// The commit router.
+pub fn router(state: HttpState) -> Router {
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/actions/{name}", post(run_action))
+        .fallback(|| async { problem(StatusCode::NOT_FOUND, "Not found", "no such route") })
+        .with_state(state)
+}
+
+/// An `application/problem+json` response.
+pub fn problem(status: StatusCode, title: &str, detail: &str) -> Response {
+    let body =
+        json!({"type": "about:blank", "title": title, "status": status.as_u16(), "detail": detail});
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/problem+json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+async fn healthz(State(state): State<HttpState>) -> Response {
+    let mut checks = Vec::new();
+    let mut failing = Vec::new();
+    for (name, store) in &state.pipeline.stores {
+        let result = store.ping().await;
+        if let Err(e) = &result {
+            failing.push(format!("{name}: {e}"));
+        }
+        checks
+            .push(json!({"store": name, "dialect": store.dialect().name(), "ok": result.is_ok()}));
+    }
+    if failing.is_empty() {
+        (
+            StatusCode::OK,
+            axum::Json(json!({"status": "ok", "stores": checks})),
+        )
+            .into_response()
+    } else {
+        problem(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "A store is unavailable",
+            &failing.join("; "),
+        )
+    }
+}
+
+async fn authenticate(state: &HttpState, headers: &HeaderMap) -> Result<String, Response> {
+    let unauthorized = |detail: &str| {
+        let mut r = problem(StatusCode::UNAUTHORIZED, "Unauthorized", detail);
+        r.headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        r
+    };
+    let presented = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .ok_or_else(|| unauthorized("send Authorization: Bearer <service key>"))?;
+    let now = state.pipeline.clock.now();
+    match state.keys.service_key_verify(presented.trim(), now).await {
+        Ok(Some(service)) => Ok(service),
+        Ok(None) => Err(unauthorized(
+            "the service key is unknown, expired or revoked",
+        )),
+        Err(e) => Err(store_problem(&e)),
+    }
+}
+
+fn header_text(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, Response> {
+    let Some(raw) = headers.get("idempotency-key") else {
+        return Ok(None);
+    };
+    match raw.to_str() {
+        Ok(key) if (1..=255).contains(&key.len()) && key.chars().all(|c| c.is_ascii_graphic()) => {
+            Ok(Some(key.to_owned()))
+        }
+        _ => Err(problem(
+            StatusCode::BAD_REQUEST,
+            "Bad Idempotency-Key",
+            "Idempotency-Key must be 1 to 255 visible ASCII characters",
+        )),
+    }
+}
+
+async fn run_action(
+    State(state): State<HttpState>,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let caller = match authenticate(&state, &headers).await {
+        Ok(caller) => caller,
+        Err(response) => return response,
+    };
+    if state.pipeline.app.action(&name).is_none() {
+        return problem(
+            StatusCode::NOT_FOUND,
+            "Unknown action",
+            &format!("no action named {name:?}"),
+        );
+    }
+    let key = match idempotency_key(&headers) {
+        Ok(key) => key,
+        Err(response) => return response,
+    };
+    let input: Value = match serde_json::from_slice(&body) {
+        Ok(v @ Value::Object(_)) => v,
+        Ok(_) => {
+            return problem(
+                StatusCode::BAD_REQUEST,
+                "Malformed JSON",
+                "the body must be a JSON object",
+            );
+        }
+        Err(e) => return problem(StatusCode::BAD_REQUEST, "Malformed JSON", &e.to_string()),
+    };
+    let request = CommitRequest {
+        action: name.clone(),
+        request_digest: request_digest("POST", &format!("/actions/{name}"), &body),
+        input,
+        caller,
+        idempotency_key: key,
+        traceparent: header_text(&headers, "traceparent"),
+        tracestate: header_text(&headers, "tracestate"),
+        request_id: new_id(state.pipeline.clock.as_ref()).to_string(),
+    };
+    match commit(&state.pipeline, request).await {
+        Ok(outcome) => {
+            enqueue_now(&state.pipeline, &outcome.store, &outcome.deliveries).await;
+            let status = StatusCode::from_u16(outcome.status).unwrap_or(StatusCode::OK);
+            let mut response = (status, axum::Json(outcome.body)).into_response();
+            if outcome.replayed {
+                response
+                    .headers_mut()
+                    .insert("idempotency-replayed", HeaderValue::from_static("true"));
+            }
+            response
+        }
+        Err(e) => commit_problem(&e),
+    }
+}
+
+fn store_problem(e: &jadpo_core::StoreError) -> Response {
+    use jadpo_core::StoreErrorKind as K;
+    match e.kind() {
+        K::Unavailable => {
+            let mut r = problem(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Try again",
+                "the database is busy or unreachable",
+            );
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            r
+        }
+        K::Conflict => problem(
+            StatusCode::CONFLICT,
+            "Conflict",
+            "a concurrent request changed the same data; retry",
+        ),
+        _ => {
+            tracing::error!(error = %e, "store failure");
+            problem(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "Internal error",
+                "the request failed; nothing was written",
+            )
+        }
+    }
+}
+
+fn commit_problem(e: &CommitError) -> Response {
+    match e {
+        CommitError::UnknownAction(_) => {
+            problem(StatusCode::NOT_FOUND, "Unknown action", &e.to_string())
+        }
+        CommitError::KeyReused(_) => problem(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "Idempotency-Key reused",
+            &e.to_string(),
+        ),
+        CommitError::Rejected {
+            status,
+            title,
+            detail,
+        } => {
+            let status = StatusCode::from_u16(*status)
+                .ok()
+                .filter(StatusCode::is_client_error);
+            problem(
+                status.unwrap_or(StatusCode::UNPROCESSABLE_ENTITY),
+                title,
+                detail,
+            )
+        }
+        CommitError::Store(store) => store_problem(store),
+        CommitError::UndeclaredEvent { .. }
+        | CommitError::ChainTooDeep { .. }
+        | CommitError::Failed(_) => {
+            tracing::error!(error = %e, "action failed");
+            problem(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "Action failed",
+                &e.to_string(),
+            )
+        }
+    }
+}

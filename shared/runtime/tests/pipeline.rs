@@ -1,0 +1,382 @@
+//! The event pipeline end to end on both adapters: commit → queue → delivery → effect.
+
+mod support;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use jadpo_core::app::{
+    Action, ActionOutput, Application, Event, HandlerContext, HandlerError, RetryPolicy, Subscriber,
+};
+use jadpo_core::pipeline::{
+    CommitError, CommitRequest, DeliverError, DeliveryFilter, DeliveryResult, DeliveryStatus,
+    PipelineSettings, commit, enqueue_now,
+};
+use serde_json::{Value, json};
+use support::{Env, Kind};
+
+fn order_request(key: Option<&str>, body: Value) -> CommitRequest {
+    let digest = jadpo_core::pipeline::request_digest(
+        "POST",
+        "/actions/place_order",
+        body.to_string().as_bytes(),
+    );
+    CommitRequest {
+        action: "place_order".to_owned(),
+        input: body,
+        caller: "test".to_owned(),
+        idempotency_key: key.map(str::to_owned),
+        request_digest: digest,
+        traceparent: Some("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01".to_owned()),
+        tracestate: None,
+        request_id: "req-1".to_owned(),
+    }
+}
+
+fn two_items() -> Value {
+    json!({"customer": "c1", "items": [{"sku": "A", "qty": 1}, {"sku": "B", "qty": 2}]})
+}
+
+async fn place(
+    env: &Env,
+    key: Option<&str>,
+    body: Value,
+) -> Result<jadpo_core::pipeline::CommitOutcome, CommitError> {
+    let outcome = commit(&env.pipeline, order_request(key, body)).await?;
+    enqueue_now(&env.pipeline, &outcome.store, &outcome.deliveries).await;
+    Ok(outcome)
+}
+
+const ORDERS: &str = "SELECT count(*) AS n FROM shop_orders";
+const RESERVATIONS: &str = "SELECT count(*) AS n FROM shop_reservations";
+
+async fn an_order_flows_from_commit_to_the_warehouse(kind: Kind) {
+    let mut env = Env::shop(kind).await;
+    let outcome = place(&env, None, two_items())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(outcome.status, 201);
+    assert!(outcome.body["order_id"].is_string());
+    assert_eq!(
+        outcome.deliveries.len(),
+        1,
+        "one subscriber of order.placed"
+    );
+    let results = env.drain().await;
+    assert!(
+        matches!(results.as_slice(), [Ok(DeliveryResult::Handled)]),
+        "{results:?}"
+    );
+    assert_eq!(env.count("main", ORDERS).await, 1);
+    assert_eq!(env.count("warehouse", RESERVATIONS).await, 2);
+    assert_eq!(
+        env.count(
+            "warehouse",
+            "SELECT count(*) AS n FROM jadpo_handled_deliveries"
+        )
+        .await,
+        1
+    );
+    let d = env
+        .store("main")
+        .delivery_get(&outcome.deliveries[0].id)
+        .await
+        .ok()
+        .flatten();
+    let d = d.unwrap_or_else(|| panic!("delivery missing"));
+    assert_eq!((d.status, d.attempts), (DeliveryStatus::Handled, 1));
+    assert_eq!(d.event.payload["order_id"], outcome.body["order_id"]);
+    assert!(d.traceparent.is_some(), "trace context kept with the event");
+}
+
+async fn the_same_message_twice_has_one_effect(kind: Kind) {
+    let mut env = Env::shop(kind).await;
+    place(&env, None, two_items())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let message = env
+        .rx
+        .try_recv()
+        .unwrap_or_else(|e| panic!("nothing queued: {e}"));
+    let first = jadpo_core::pipeline::deliver(&env.pipeline, &message.body).await;
+    let second = jadpo_core::pipeline::deliver(&env.pipeline, &message.body).await;
+    assert!(matches!(first, Ok(DeliveryResult::Handled)), "{first:?}");
+    assert!(
+        matches!(
+            second,
+            Ok(DeliveryResult::Finished(DeliveryStatus::Handled))
+        ),
+        "{second:?}"
+    );
+    assert_eq!(env.count("warehouse", RESERVATIONS).await, 2);
+}
+
+async fn a_lost_message_is_resent_by_the_relay(kind: Kind) {
+    let mut env = Env::shop(kind).await;
+    place(&env, None, two_items())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    while env.rx.try_recv().is_ok() {} // the queue lost it
+    env.settle().await;
+    assert_eq!(env.count("warehouse", RESERVATIONS).await, 2);
+}
+
+async fn idempotent_requests_replay_and_refuse_reuse(kind: Kind) {
+    let env = Env::shop(kind).await;
+    let first = place(&env, Some("k-1"), two_items())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let again = place(&env, Some("k-1"), two_items())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(!first.replayed && again.replayed);
+    assert_eq!(
+        (again.status, &again.body),
+        (first.status, &first.body),
+        "the stored response, exactly"
+    );
+    assert!(again.deliveries.is_empty());
+    let other = json!({"customer": "c2", "items": [{"sku": "A", "qty": 1}]});
+    let reused = place(&env, Some("k-1"), other).await.err();
+    assert!(
+        matches!(reused, Some(CommitError::KeyReused(_))),
+        "{reused:?}"
+    );
+    assert_eq!(
+        env.count("main", ORDERS).await,
+        1,
+        "a replay or a refused reuse wrote an order"
+    );
+    assert_eq!(
+        env.count("main", "SELECT count(*) AS n FROM jadpo_outbox")
+            .await,
+        1
+    );
+    env.clock.advance(chrono::Duration::hours(25));
+    let after_expiry = place(&env, Some("k-1"), two_items())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(!after_expiry.replayed, "an expired key must run again");
+}
+
+async fn concurrent_requests_with_one_key_run_once(kind: Kind) {
+    let env = Env::shop(kind).await;
+    let (a, b) = tokio::join!(
+        place(&env, Some("k-race"), two_items()),
+        place(&env, Some("k-race"), two_items())
+    );
+    let outcomes: Vec<_> = [a, b].into_iter().collect();
+    let ran = outcomes
+        .iter()
+        .filter(|o| matches!(o, Ok(o) if !o.replayed))
+        .count();
+    assert_eq!(ran, 1, "{outcomes:?}");
+    for o in &outcomes {
+        match o {
+            Ok(_) => {}
+            Err(CommitError::Store(e)) if e.kind() == jadpo_core::StoreErrorKind::Conflict => {}
+            Err(e) => panic!("unexpected: {e}"),
+        }
+    }
+    assert_eq!(env.count("main", ORDERS).await, 1);
+}
+
+async fn a_rejected_action_writes_nothing(kind: Kind) {
+    let env = Env::shop(kind).await;
+    let bad = place(&env, Some("k-bad"), json!({"customer": "c1", "items": []}))
+        .await
+        .err();
+    assert!(
+        matches!(bad, Some(CommitError::Rejected { status: 422, .. })),
+        "{bad:?}"
+    );
+    assert_eq!(env.count("main", ORDERS).await, 0);
+    assert_eq!(
+        env.count("main", "SELECT count(*) AS n FROM jadpo_idempotency_keys")
+            .await,
+        0
+    );
+    let unknown = commit(
+        &env.pipeline,
+        CommitRequest {
+            action: "nope".to_owned(),
+            ..order_request(None, json!({}))
+        },
+    )
+    .await;
+    assert!(matches!(unknown, Err(CommitError::UnknownAction(_))));
+}
+
+async fn a_poison_message_is_an_infrastructure_error(kind: Kind) {
+    let env = Env::shop(kind).await;
+    for body in [
+        "not json",
+        "{\"store\": \"main\"}",
+        "{\"store\": \"nowhere\", \"delivery_id\": \"x\"}",
+    ] {
+        let result = jadpo_core::pipeline::deliver(&env.pipeline, body).await;
+        assert!(
+            matches!(result, Err(DeliverError::Malformed(_))),
+            "{body}: {result:?}"
+        );
+    }
+    let gone =
+        jadpo_core::pipeline::deliver(&env.pipeline, r#"{"store":"main","delivery_id":"missing"}"#)
+            .await;
+    assert!(matches!(gone, Ok(DeliveryResult::Gone)), "{gone:?}");
+}
+
+struct AlwaysFails;
+
+#[async_trait]
+impl Subscriber for AlwaysFails {
+    async fn handle(&self, _: &mut HandlerContext<'_>, _: &Event) -> Result<(), HandlerError> {
+        Err(HandlerError::Failed("the mailer answered 503".to_owned()))
+    }
+}
+
+struct Ping;
+
+#[async_trait]
+impl Action for Ping {
+    async fn run(
+        &self,
+        ctx: &mut HandlerContext<'_>,
+        _: Value,
+    ) -> Result<ActionOutput, HandlerError> {
+        ctx.emit("ping", json!({}));
+        Ok(ActionOutput::ok(json!({})))
+    }
+}
+
+struct Echo;
+
+#[async_trait]
+impl Subscriber for Echo {
+    async fn handle(
+        &self,
+        ctx: &mut HandlerContext<'_>,
+        event: &Event,
+    ) -> Result<(), HandlerError> {
+        ctx.emit("ping", json!({"depth": event.chain_depth + 1}));
+        Ok(())
+    }
+}
+
+fn ping_request() -> CommitRequest {
+    CommitRequest {
+        action: "ping".to_owned(),
+        ..order_request(None, json!({}))
+    }
+}
+
+async fn a_failing_subscriber_ends_dead_with_its_attempts(kind: Kind) {
+    let retry = RetryPolicy {
+        max_attempts: 3,
+        ..RetryPolicy::default()
+    };
+    let app = Application::builder("t")
+        .store("main")
+        .event("ping")
+        .action("ping", "main", Ping)
+        .subscriber("flaky", "ping", "main", retry, AlwaysFails)
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut env = Env::new(kind, app, PipelineSettings::default()).await;
+    let outcome = commit(&env.pipeline, ping_request())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    enqueue_now(&env.pipeline, &outcome.store, &outcome.deliveries).await;
+    env.settle().await;
+    let d = env
+        .store("main")
+        .delivery_get(&outcome.deliveries[0].id)
+        .await
+        .ok()
+        .flatten();
+    let d = d.unwrap_or_else(|| panic!("delivery missing"));
+    assert_eq!((d.status, d.attempts), (DeliveryStatus::Dead, 3));
+    assert_eq!(d.last_failure.as_deref(), Some("the mailer answered 503"));
+    let dead = DeliveryFilter {
+        status: Some(DeliveryStatus::Dead),
+        limit: 10,
+        subscriber: None,
+    };
+    assert_eq!(
+        env.store("main")
+            .deliveries_list(&dead)
+            .await
+            .map(|l| l.len())
+            .ok(),
+        Some(1)
+    );
+}
+
+async fn a_chain_deeper_than_the_limit_is_refused(kind: Kind) {
+    let app = Application::builder("t")
+        .store("main")
+        .event("ping")
+        .action("ping", "main", Ping)
+        .subscriber("echo", "ping", "main", RetryPolicy::default(), Echo)
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let settings = PipelineSettings {
+        max_chain_depth: 2,
+        ..PipelineSettings::default()
+    };
+    let mut env = Env::new(kind, app, settings).await;
+    let outcome = commit(&env.pipeline, ping_request())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    enqueue_now(&env.pipeline, &outcome.store, &outcome.deliveries).await;
+    env.settle().await;
+    assert_eq!(
+        env.count("main", "SELECT count(*) AS n FROM jadpo_outbox")
+            .await,
+        3,
+        "depths 0, 1 and 2"
+    );
+    let dead = DeliveryFilter {
+        status: Some(DeliveryStatus::Dead),
+        limit: 10,
+        subscriber: None,
+    };
+    let dead = env
+        .store("main")
+        .deliveries_list(&dead)
+        .await
+        .unwrap_or_default();
+    assert_eq!(dead.len(), 1);
+    let failure = dead[0].last_failure.clone().unwrap_or_default();
+    assert!(
+        failure.contains("event chain depth 3 exceeds the limit of 2"),
+        "{failure}"
+    );
+    assert_eq!(dead[0].attempts, 1, "a refused chain is not retried");
+}
+
+macro_rules! both {
+    ($($case:ident),* $(,)?) => {
+        mod sqlite {
+            $(#[tokio::test] async fn $case() { super::$case(super::Kind::Sqlite).await; })*
+        }
+        mod postgres {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)] async fn $case() { super::$case(super::Kind::Postgres).await; })*
+        }
+    };
+}
+
+both!(
+    an_order_flows_from_commit_to_the_warehouse,
+    the_same_message_twice_has_one_effect,
+    a_lost_message_is_resent_by_the_relay,
+    idempotent_requests_replay_and_refuse_reuse,
+    concurrent_requests_with_one_key_run_once,
+    a_rejected_action_writes_nothing,
+    a_poison_message_is_an_infrastructure_error,
+    a_failing_subscriber_ends_dead_with_its_attempts,
+    a_chain_deeper_than_the_limit_is_refused,
+);
+
+#[allow(dead_code, reason = "keeps Arc in use for both macro arms")]
+fn _arc(_: Arc<()>) {}

@@ -1,0 +1,171 @@
+//! A pipeline over real stores (SQLite files or PostgreSQL databases), a manual clock and the
+//! in-process queue, for the runtime's integration tests.
+
+#![allow(
+    dead_code,
+    reason = "each test binary uses a different part of the support module"
+)]
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use chrono::{DateTime, Duration, Utc};
+use jadpo_core::app::Application;
+use jadpo_core::migrate;
+use jadpo_core::pipeline::{
+    DeliverError, DeliveryResult, Pipeline, PipelineSettings, deliver, relay,
+};
+use jadpo_core::queue::QueueMessage;
+use jadpo_core::{Clock, ManualClock, Store, SystemClock};
+use jadpo_runtime::catalog_for;
+use jadpo_runtime::queue::InProcessQueue;
+use jadpo_store_postgres::{PgOptions, PgStore};
+use jadpo_store_sqlite::{SqliteLocation, SqliteOptions, SqliteStore};
+use jadpo_test_harness::PgTestDb;
+use tokio::sync::mpsc::UnboundedReceiver;
+
+/// Which adapter the stores use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// SQLite files.
+    Sqlite,
+    /// PostgreSQL databases.
+    Postgres,
+}
+
+/// A running pipeline.
+pub struct Env {
+    pub pipeline: Pipeline,
+    pub rx: UnboundedReceiver<QueueMessage>,
+    pub clock: Arc<ManualClock>,
+    _sqlite_dir: Option<tempfile::TempDir>,
+    _pg: Vec<PgTestDb>,
+}
+
+pub fn t0() -> DateTime<Utc> {
+    DateTime::from_timestamp(1_767_225_600, 0).unwrap_or_default()
+}
+
+async fn open(
+    kind: Kind,
+    name: &str,
+    dir: &std::path::Path,
+    pg: &mut Vec<PgTestDb>,
+) -> Arc<dyn Store> {
+    match kind {
+        Kind::Sqlite => {
+            let location = SqliteLocation::File(dir.join(format!("{name}.db")));
+            let store = SqliteStore::open(
+                name,
+                &location,
+                &SqliteOptions::default(),
+                Arc::new(SystemClock),
+            );
+            Arc::new(store.unwrap_or_else(|e| panic!("{e}")))
+        }
+        Kind::Postgres => {
+            let db = PgTestDb::empty().await;
+            let store = PgStore::connect(name, db.url(), &PgOptions::default())
+                .unwrap_or_else(|e| panic!("{e}"));
+            pg.push(db);
+            Arc::new(store)
+        }
+    }
+}
+
+impl Env {
+    pub async fn new(kind: Kind, app: Application, settings: PipelineSettings) -> Self {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let mut pg = Vec::new();
+        let mut stores = BTreeMap::new();
+        for name in app.stores() {
+            let store = open(kind, name, dir.path(), &mut pg).await;
+            let catalog = catalog_for(&app, store.as_ref()).unwrap_or_else(|e| panic!("{e}"));
+            migrate::apply(store.as_ref(), &catalog)
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
+            stores.insert(name.clone(), store);
+        }
+        let (queue, rx) = InProcessQueue::new();
+        let clock = Arc::new(ManualClock::new(t0()));
+        let pipeline = Pipeline {
+            app: Arc::new(app),
+            stores,
+            queue: Arc::new(queue),
+            clock: Arc::clone(&clock) as Arc<dyn Clock>,
+            settings,
+        };
+        Self {
+            pipeline,
+            rx,
+            clock,
+            _sqlite_dir: Some(dir),
+            _pg: pg,
+        }
+    }
+
+    pub async fn shop(kind: Kind) -> Self {
+        let app = jadpo_app::application().unwrap_or_else(|e| panic!("{e}"));
+        Self::new(kind, app, PipelineSettings::default()).await
+    }
+
+    /// Delivers every queued message (including those delivering enqueues), returning results.
+    pub async fn drain(&mut self) -> Vec<Result<DeliveryResult, DeliverError>> {
+        let mut results = Vec::new();
+        while let Ok(message) = self.rx.try_recv() {
+            results.push(deliver(&self.pipeline, &message.body).await);
+        }
+        results
+    }
+
+    /// Runs deliveries and relay sweeps, moving time on, until nothing is left to do; returns
+    /// the errors seen on the way (injected faults, for instance).
+    pub async fn settle(&mut self) -> Vec<String> {
+        let mut errors = Vec::new();
+        for _ in 0..60 {
+            let results = self.drain().await;
+            let delivered = results.len();
+            errors.extend(
+                results
+                    .into_iter()
+                    .filter_map(Result::err)
+                    .map(|e| e.to_string()),
+            );
+            self.clock.advance(Duration::minutes(20));
+            let deadline = Instant::now() + std::time::Duration::from_secs(5);
+            let sent = match relay(&self.pipeline, deadline).await {
+                Ok(report) => report.sent,
+                Err(e) => {
+                    errors.push(e.to_string());
+                    1 // try again
+                }
+            };
+            if delivered == 0 && sent == 0 {
+                return errors;
+            }
+        }
+        panic!("the pipeline did not settle");
+    }
+
+    pub fn store(&self, name: &str) -> &Arc<dyn Store> {
+        self.pipeline
+            .stores
+            .get(name)
+            .unwrap_or_else(|| panic!("no store {name}"))
+    }
+
+    pub async fn count(&self, store: &str, sql: &str) -> i64 {
+        let mut tx = self
+            .store(store)
+            .begin()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let row = tx
+            .query_one(sql, &[])
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        tx.rollback().await.unwrap_or_else(|e| panic!("{e}"));
+        row.get_i64("n").unwrap_or_else(|e| panic!("{e}"))
+    }
+}
