@@ -1,40 +1,89 @@
-//! `jadpo-local`: every Jadpo function in one process, for a laptop.
+//! `jadpo-local`: the commit, relay and delivery functions in one process, for a laptop.
 //!
-//! It reads the configuration (each store defaults to `./.jadpo/<store>.db`, SQLite), opens and
-//! migrates every store (the embedded mode migrates on open), and serves HTTP on
-//! `JADPO_LOCAL_ADDR` (default `127.0.0.1:8080`) until Ctrl-C. The commit, relay, delivery,
-//! schedule and housekeeping loops join it as those capabilities land.
+//! Stores default to SQLite files under `./.jadpo/` (`DATABASE_URL` and
+//! `DATABASE_URL_<STORE>` point them elsewhere, PostgreSQL included). On start it migrates every
+//! store, issues a local service key and prints a curl line to try; it serves HTTP on
+//! `JADPO_LISTEN` (default `127.0.0.1:3000`). Ctrl-C stops accepting requests, then drains the
+//! deliveries already queued before exiting.
 
-mod server;
-
-use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context;
 use jadpo_core::SystemClock;
-use jadpo_runtime::{Config, open_stores, telemetry};
+use jadpo_runtime::http::{HttpState, router};
+use jadpo_runtime::local::{delivery_loop, relay_loop};
+use jadpo_runtime::queue::InProcessQueue;
+use jadpo_runtime::{Config, migrate_all, open_stores, pipeline, telemetry};
+use tokio::sync::watch;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     telemetry::init_tracing();
-    let app = jadpo_app::application().context("the application's declaration is invalid")?;
+    let app =
+        Arc::new(jadpo_app::application().context("the application's declaration is invalid")?);
     let config = Config::from_process_env(&app, Some(Path::new(".jadpo")))?;
-    let addr: SocketAddr = std::env::var("JADPO_LOCAL_ADDR")
-        .unwrap_or_else(|_| "127.0.0.1:8080".to_owned())
-        .parse()
-        .context("JADPO_LOCAL_ADDR must be host:port, e.g. 127.0.0.1:8080")?;
-    let stores = open_stores(&config, Arc::new(SystemClock))?;
-    server::migrate_all(&app, &stores).await?;
-    let listener = tokio::net::TcpListener::bind(addr)
+    let clock = Arc::new(SystemClock);
+    let stores = open_stores(&config, clock.clone())?;
+    migrate_all(&app, &stores)
         .await
-        .with_context(|| format!("cannot listen on {addr}"))?;
-    tracing::info!(%addr, stores = ?config.stores.iter().map(|s| s.url.display()).collect::<Vec<_>>(), "jadpo-local is up");
-    println!("jadpo-local listening on http://{addr} (GET /healthz); Ctrl-C stops it");
-    axum::serve(listener, server::router(stores))
+        .context("migrating the stores")?;
+    let (queue, rx) = InProcessQueue::new();
+    let pipeline = pipeline(
+        Arc::clone(&app),
+        &stores,
+        Arc::new(queue),
+        clock.clone(),
+        &config,
+    );
+    let keys = Arc::clone(
+        stores
+            .get(app.default_store())
+            .context("the default store is not configured")?,
+    );
+    let key = keys
+        .service_key_issue("local", None, clock.as_ref())
+        .await?;
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .with_context(|| format!("cannot listen on {} (set JADPO_LISTEN)", config.listen))?;
+    print_banner(&config, &key.secret, keys.name());
+
+    let (stop, stopped) = watch::channel(false);
+    let relay = tokio::spawn(relay_loop(
+        pipeline.clone(),
+        Duration::from_secs(1),
+        stopped.clone(),
+    ));
+    let worker = tokio::spawn(delivery_loop(pipeline.clone(), rx, stopped));
+    let state = HttpState { pipeline, keys };
+    axum::serve(listener, router(state))
         .with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;
+            tracing::info!("stopping: no new requests; draining queued deliveries");
         })
         .await
-        .context("the HTTP server failed")
+        .context("the HTTP server failed")?;
+    let _ = stop.send(true);
+    let _ = relay.await;
+    let drained = worker.await.unwrap_or(0);
+    tracing::info!(deliveries = drained, "stopped");
+    Ok(())
+}
+
+fn print_banner(config: &Config, key: &str, default_store: &str) {
+    let addr = config.listen;
+    println!("jadpo-local listening on http://{addr}");
+    for store in &config.stores {
+        println!("  store {:<10} {}", store.name, store.url.display());
+    }
+    println!("  service key (store {default_store}, shown once): {key}");
+    println!("try:");
+    println!(
+        "  curl -s -X POST http://{addr}/actions/place_order -H 'Authorization: Bearer {key}' \
+         -H 'Content-Type: application/json' -H 'Idempotency-Key: order-1' \
+         -d '{{\"customer\": \"c1\", \"items\": [{{\"sku\": \"A\", \"qty\": 1}}]}}'"
+    );
+    println!("Ctrl-C stops it (queued deliveries are finished first).");
 }

@@ -52,6 +52,38 @@ pub fn problem(status: StatusCode, title: &str, detail: &str) -> Response {
         .into_response()
 }
 
+/// A problem not yet rendered: small enough to pass around as an error.
+#[derive(Debug)]
+struct Problem {
+    status: StatusCode,
+    title: &'static str,
+    detail: String,
+    header: Option<(header::HeaderName, &'static str)>,
+}
+
+impl Problem {
+    fn new(status: StatusCode, title: &'static str, detail: impl Into<String>) -> Self {
+        Self {
+            status,
+            title,
+            detail: detail.into(),
+            header: None,
+        }
+    }
+}
+
+impl IntoResponse for Problem {
+    fn into_response(self) -> Response {
+        let mut response = problem(self.status, self.title, &self.detail);
+        if let Some((name, value)) = self.header {
+            response
+                .headers_mut()
+                .insert(name, HeaderValue::from_static(value));
+        }
+        response
+    }
+}
+
 async fn healthz(State(state): State<HttpState>) -> Response {
     let mut checks = Vec::new();
     let mut failing = Vec::new();
@@ -78,12 +110,10 @@ async fn healthz(State(state): State<HttpState>) -> Response {
     }
 }
 
-async fn authenticate(state: &HttpState, headers: &HeaderMap) -> Result<String, Response> {
-    let unauthorized = |detail: &str| {
-        let mut r = problem(StatusCode::UNAUTHORIZED, "Unauthorized", detail);
-        r.headers_mut()
-            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-        r
+async fn authenticate(state: &HttpState, headers: &HeaderMap) -> Result<String, Problem> {
+    let unauthorized = |detail: &str| Problem {
+        header: Some((header::WWW_AUTHENTICATE, "Bearer")),
+        ..Problem::new(StatusCode::UNAUTHORIZED, "Unauthorized", detail)
     };
     let presented = headers
         .get(header::AUTHORIZATION)
@@ -107,7 +137,7 @@ fn header_text(headers: &HeaderMap, name: &str) -> Option<String> {
         .map(str::to_owned)
 }
 
-fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, Response> {
+fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, Problem> {
     let Some(raw) = headers.get("idempotency-key") else {
         return Ok(None);
     };
@@ -115,7 +145,7 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, Response> {
         Ok(key) if (1..=255).contains(&key.len()) && key.chars().all(|c| c.is_ascii_graphic()) => {
             Ok(Some(key.to_owned()))
         }
-        _ => Err(problem(
+        _ => Err(Problem::new(
             StatusCode::BAD_REQUEST,
             "Bad Idempotency-Key",
             "Idempotency-Key must be 1 to 255 visible ASCII characters",
@@ -131,7 +161,7 @@ async fn run_action(
 ) -> Response {
     let caller = match authenticate(&state, &headers).await {
         Ok(caller) => caller,
-        Err(response) => return response,
+        Err(problem) => return problem.into_response(),
     };
     if state.pipeline.app.action(&name).is_none() {
         return problem(
@@ -142,7 +172,7 @@ async fn run_action(
     }
     let key = match idempotency_key(&headers) {
         Ok(key) => key,
-        Err(response) => return response,
+        Err(problem) => return problem.into_response(),
     };
     let input: Value = match serde_json::from_slice(&body) {
         Ok(v @ Value::Object(_)) => v,
@@ -181,27 +211,25 @@ async fn run_action(
     }
 }
 
-fn store_problem(e: &jadpo_core::StoreError) -> Response {
+fn store_problem(e: &jadpo_core::StoreError) -> Problem {
     use jadpo_core::StoreErrorKind as K;
     match e.kind() {
-        K::Unavailable => {
-            let mut r = problem(
+        K::Unavailable => Problem {
+            header: Some((header::RETRY_AFTER, "1")),
+            ..Problem::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "Try again",
                 "the database is busy or unreachable",
-            );
-            r.headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-            r
-        }
-        K::Conflict => problem(
+            )
+        },
+        K::Conflict => Problem::new(
             StatusCode::CONFLICT,
             "Conflict",
             "a concurrent request changed the same data; retry",
         ),
         _ => {
             tracing::error!(error = %e, "store failure");
-            problem(
+            Problem::new(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "Internal error",
                 "the request failed; nothing was written",
@@ -234,7 +262,7 @@ fn commit_problem(e: &CommitError) -> Response {
                 detail,
             )
         }
-        CommitError::Store(store) => store_problem(store),
+        CommitError::Store(store) => store_problem(store).into_response(),
         CommitError::UndeclaredEvent { .. }
         | CommitError::ChainTooDeep { .. }
         | CommitError::Failed(_) => {

@@ -9,6 +9,7 @@
 
 pub mod config;
 pub mod http;
+pub mod local;
 pub mod queue;
 pub mod stores;
 pub mod telemetry;
