@@ -5,6 +5,8 @@
 //! * Action `place_order` (`POST /actions/place_order` with `{"customer": "c1", "items":
 //!   [{"sku": "A", "qty": 1}]}`) writes an order and emits `order.placed`.
 //! * Subscriber `reserve_stock` writes one reservation per item in `warehouse`.
+//! * Subscriber `send_receipt` calls the `mailer` connection (locally, the sink at
+//!   `POST /sink/mailer`).
 
 mod orders;
 
@@ -12,7 +14,7 @@ use jadpo_core::Dialect;
 use jadpo_core::app::{AppError, Application, RetryPolicy};
 use jadpo_core::migrate::{Ledger, Migration};
 
-pub use orders::{PlaceOrder, ReserveStock};
+pub use orders::{PlaceOrder, ReserveStock, SendReceipt};
 
 fn migration(version: u32, name: &str, sql: &str) -> Vec<Migration> {
     vec![Migration::new(Ledger::Workflow, version, name, sql)]
@@ -24,6 +26,7 @@ pub fn application() -> Result<Application, AppError> {
         .store("main")
         .store("warehouse")
         .event("order.placed")
+        .connection("mailer")
         .action("place_order", "main", PlaceOrder)
         .subscriber(
             "reserve_stock",
@@ -32,14 +35,11 @@ pub fn application() -> Result<Application, AppError> {
             RetryPolicy::default(),
             ReserveStock,
         )
+        .subscriber("send_receipt", "order.placed", "main", RetryPolicy::default(), SendReceipt)
         .migrations(
             "main",
             Dialect::Sqlite,
-            migration(
-                4,
-                "shop_orders",
-                include_str!("../migrations/sqlite/main_0004_orders.sql"),
-            ),
+            migration(4, "shop_orders", include_str!("../migrations/sqlite/main_0004_orders.sql")),
         )
         .migrations(
             "main",
@@ -83,9 +83,10 @@ mod tests {
         assert!(app.action("place_order").is_some());
         let subs: Vec<_> = app
             .subscribers_of("order.placed")
-            .map(|s| s.store.as_str())
+            .map(|s| (s.name.as_str(), s.store.as_str()))
             .collect();
-        assert_eq!(subs, vec!["warehouse"]);
+        assert_eq!(subs, vec![("reserve_stock", "warehouse"), ("send_receipt", "main")]);
+        assert_eq!(app.connections(), ["mailer".to_owned()]);
         assert_eq!(app.migrations_for("warehouse", Dialect::Postgres).len(), 1);
     }
 }

@@ -34,15 +34,8 @@ fn parse(input: Value) -> Result<OrderInput, HandlerError> {
     if order.items.is_empty() {
         return Err(invalid("an order has at least one item"));
     }
-    if let Some(bad) = order
-        .items
-        .iter()
-        .find(|i| i.sku.trim().is_empty() || i.qty < 1)
-    {
-        return Err(invalid(format!(
-            "item {:?} needs a sku and a qty of at least 1",
-            bad.sku
-        )));
+    if let Some(bad) = order.items.iter().find(|i| i.sku.trim().is_empty() || i.qty < 1) {
+        return Err(invalid(format!("item {:?} needs a sku and a qty of at least 1", bad.sku)));
     }
     Ok(order)
 }
@@ -69,12 +62,7 @@ impl Action for PlaceOrder {
         };
         tx.execute(
             "INSERT INTO shop_orders (id, customer, items, created_at) VALUES ($1, $2, $3, $4)",
-            &[
-                id.as_str().into(),
-                order.customer.as_str().into(),
-                items_value,
-                now.into(),
-            ],
+            &[id.as_str().into(), order.customer.as_str().into(), items_value, now.into()],
         )
         .await?;
         ctx.emit(
@@ -113,6 +101,29 @@ impl Subscriber for ReserveStock {
                 )
                 .await?;
         }
+        Ok(())
+    }
+}
+
+/// `send_receipt`: mails the customer through the `mailer` connection. The delivery id goes
+/// along as the `Idempotency-Key`, so a redelivered event does not mail twice at a mailer that
+/// deduplicates.
+#[derive(Debug, Clone, Copy)]
+pub struct SendReceipt;
+
+#[async_trait]
+impl Subscriber for SendReceipt {
+    async fn handle(
+        &self,
+        ctx: &mut HandlerContext<'_>,
+        event: &Event,
+    ) -> Result<(), HandlerError> {
+        let receipt = json!({
+            "to": event.payload["customer"],
+            "subject": "Your order",
+            "order_id": event.payload["order_id"],
+        });
+        ctx.call("mailer", "", receipt).await?;
         Ok(())
     }
 }

@@ -12,9 +12,11 @@ use std::time::Duration;
 
 use anyhow::Context;
 use jadpo_core::SystemClock;
+use jadpo_runtime::connections::HttpConnections;
 use jadpo_runtime::http::{HttpState, router};
 use jadpo_runtime::local::{delivery_loop, relay_loop};
 use jadpo_runtime::queue::InProcessQueue;
+use jadpo_runtime::sink::{self, Sinks};
 use jadpo_runtime::{Config, migrate_all, open_stores, pipeline, telemetry};
 use tokio::sync::watch;
 
@@ -26,39 +28,25 @@ async fn main() -> anyhow::Result<()> {
     let config = Config::from_process_env(&app, Some(Path::new(".jadpo")))?;
     let clock = Arc::new(SystemClock);
     let stores = open_stores(&config, clock.clone())?;
-    migrate_all(&app, &stores)
-        .await
-        .context("migrating the stores")?;
+    migrate_all(&app, &stores).await.context("migrating the stores")?;
     let (queue, rx) = InProcessQueue::new();
-    let pipeline = pipeline(
-        Arc::clone(&app),
-        &stores,
-        Arc::new(queue),
-        clock.clone(),
-        &config,
-    );
-    let keys = Arc::clone(
-        stores
-            .get(app.default_store())
-            .context("the default store is not configured")?,
-    );
-    let key = keys
-        .service_key_issue("local", None, clock.as_ref())
-        .await?;
+    let connections =
+        Arc::new(HttpConnections::new(config.connections.clone(), config.connection_timeout)?);
+    let pipeline =
+        pipeline(Arc::clone(&app), &stores, Arc::new(queue), connections, clock.clone(), &config);
+    let keys =
+        Arc::clone(stores.get(app.default_store()).context("the default store is not configured")?);
+    let key = keys.service_key_issue("local", None, clock.as_ref()).await?;
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("cannot listen on {} (set JADPO_LISTEN)", config.listen))?;
     print_banner(&config, &key.secret, keys.name());
 
     let (stop, stopped) = watch::channel(false);
-    let relay = tokio::spawn(relay_loop(
-        pipeline.clone(),
-        Duration::from_secs(1),
-        stopped.clone(),
-    ));
+    let relay = tokio::spawn(relay_loop(pipeline.clone(), Duration::from_secs(1), stopped.clone()));
     let worker = tokio::spawn(delivery_loop(pipeline.clone(), rx, stopped));
     let state = HttpState { pipeline, keys };
-    axum::serve(listener, router(state))
+    axum::serve(listener, router(state).merge(sink::router(Sinks::default())))
         .with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;
             tracing::info!("stopping: no new requests; draining queued deliveries");
@@ -85,5 +73,10 @@ fn print_banner(config: &Config, key: &str, default_store: &str) {
          -H 'Content-Type: application/json' -H 'Idempotency-Key: order-1' \
          -d '{{\"customer\": \"c1\", \"items\": [{{\"sku\": \"A\", \"qty\": 1}}]}}'"
     );
+    println!("  watch the mailer sink: curl -s http://{addr}/sink/mailer");
+    println!(
+        "  make it fail:          curl -s -X PUT http://{addr}/sink/mailer/mode -d '{{\"fail\": true}}'"
+    );
+    println!("  see deliveries:        DATABASE_URL=sqlite://.jadpo/main.db jadpo deliveries list");
     println!("Ctrl-C stops it (queued deliveries are finished first).");
 }

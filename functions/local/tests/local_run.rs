@@ -20,9 +20,7 @@ fn free_port() -> u16 {
 fn http(port: u16, request: &str) -> String {
     let mut stream =
         TcpStream::connect(("127.0.0.1", port)).unwrap_or_else(|e| panic!("connect: {e}"));
-    stream
-        .write_all(request.as_bytes())
-        .unwrap_or_else(|e| panic!("{e}"));
+    stream.write_all(request.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
     let mut response = String::new();
     let _ = stream.read_to_string(&mut response);
     response
@@ -63,20 +61,11 @@ fn read_key(child: &mut Child) -> String {
 
 async fn reservations(dir: &std::path::Path) -> i64 {
     let location = SqliteLocation::File(dir.join(".jadpo/warehouse.db"));
-    let store = SqliteStore::open(
-        "warehouse",
-        &location,
-        &SqliteOptions::default(),
-        Arc::new(SystemClock),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let store =
+        SqliteStore::open("warehouse", &location, &SqliteOptions::default(), Arc::new(SystemClock))
+            .unwrap_or_else(|e| panic!("{e}"));
     let mut tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
-    let n = tx
-        .query_one(
-            "SELECT coalesce(sum(qty), 0) AS n FROM shop_reservations",
-            &[],
-        )
-        .await;
+    let n = tx.query_one("SELECT coalesce(sum(qty), 0) AS n FROM shop_reservations", &[]).await;
     n.and_then(|r| r.get_i64("n")).unwrap_or(-1)
 }
 
@@ -104,6 +93,16 @@ async fn an_order_placed_over_http_reaches_the_warehouse_and_ctrl_c_stops_cleanl
         assert!(Instant::now() < deadline, "the reservation never arrived");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let sink = http(port, "GET /sink/mailer HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        if sink.contains("\"order_id\"") {
+            assert!(sink.contains("\"idempotency_key\":\""), "{sink}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "the receipt never reached the mailer sink: {sink}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     let pid = running.0.id().to_string();
     let sent = Command::new("kill").args(["-INT", &pid]).status();
     assert!(sent.is_ok_and(|s| s.success()));
@@ -113,10 +112,7 @@ async fn an_order_placed_over_http_reaches_the_warehouse_and_ctrl_c_stops_cleanl
             assert!(status.success(), "jadpo-local exited with {status}");
             break;
         }
-        assert!(
-            Instant::now() < deadline,
-            "jadpo-local did not stop on Ctrl-C"
-        );
+        assert!(Instant::now() < deadline, "jadpo-local did not stop on Ctrl-C");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }

@@ -50,12 +50,7 @@ fn stores(app: &Application, target: &Target) -> anyhow::Result<(Config, Stores)
         if !config.stores.iter().any(|s| &s.name == only) {
             bail!(
                 "store {only:?} has no URL here (stores with one: {})",
-                config
-                    .stores
-                    .iter()
-                    .map(|s| s.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                config.stores.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ")
             );
         }
     }
@@ -68,10 +63,7 @@ fn selected<'a>(
     config: &'a Config,
 ) -> impl Iterator<Item = &'a jadpo_runtime::StoreConfig> {
     let only = target.store.clone();
-    config
-        .stores
-        .iter()
-        .filter(move |s| only.as_ref().is_none_or(|o| *o == s.name))
+    config.stores.iter().filter(move |s| only.as_ref().is_none_or(|o| *o == s.name))
 }
 
 async fn apply(app: &Application, target: &Target) -> anyhow::Result<()> {
@@ -82,21 +74,11 @@ async fn apply(app: &Application, target: &Target) -> anyhow::Result<()> {
             continue;
         };
         let catalog = catalog_for(app, store.as_ref())?;
-        let report = migrate::apply(store.as_ref(), &catalog)
-            .await
-            .with_context(|| {
-                format!(
-                    "store {} ({})",
-                    store_config.name,
-                    store_config.url.display()
-                )
-            })?;
+        let report = migrate::apply(store.as_ref(), &catalog).await.with_context(|| {
+            format!("store {} ({})", store_config.name, store_config.url.display())
+        })?;
         if !target.json {
-            println!(
-                "store {} ({})",
-                store_config.name,
-                store_config.url.display()
-            );
+            println!("store {} ({})", store_config.name, store_config.url.display());
             for (ledger, version, name) in &report.adopted {
                 println!("  adopted  {ledger} {version} {name}");
             }
@@ -133,21 +115,11 @@ async fn status(app: &Application, target: &Target) -> anyhow::Result<()> {
             continue;
         };
         let catalog = catalog_for(app, store.as_ref())?;
-        let list = migrate::status(store.as_ref(), &catalog)
-            .await
-            .with_context(|| {
-                format!(
-                    "store {} ({})",
-                    store_config.name,
-                    store_config.url.display()
-                )
-            })?;
+        let list = migrate::status(store.as_ref(), &catalog).await.with_context(|| {
+            format!("store {} ({})", store_config.name, store_config.url.display())
+        })?;
         if !target.json {
-            println!(
-                "store {} ({})",
-                store_config.name,
-                store_config.url.display()
-            );
+            println!("store {} ({})", store_config.name, store_config.url.display());
             for s in &list {
                 println!("  {}", line(s));
             }
@@ -176,26 +148,14 @@ fn line(s: &MigrationStatus) -> String {
         .applied_at()
         .map(|t| t.format(" (%Y-%m-%d %H:%M:%S UTC)").to_string())
         .unwrap_or_default();
-    let name = if s.name.is_empty() {
-        "(unknown to this build)"
-    } else {
-        s.name.as_str()
-    };
-    format!(
-        "{:<10} {} {:>3} {name}{at}",
-        s.state.label(),
-        s.ledger,
-        s.version
-    )
+    let name = if s.name.is_empty() { "(unknown to this build)" } else { s.name.as_str() };
+    format!("{:<10} {} {:>3} {name}{at}", s.state.label(), s.ledger, s.version)
 }
 
 fn sql(app: &Application, store: Option<&str>) -> anyhow::Result<()> {
     let store = store.unwrap_or(app.default_store());
     if !app.stores().iter().any(|s| s == store) {
-        bail!(
-            "the application declares no store {store:?} (it has: {})",
-            app.stores().join(", ")
-        );
+        bail!("the application declares no store {store:?} (it has: {})", app.stores().join(", "));
     }
     let catalog = jadpo_store_postgres::builtin_catalog()
         .with_app_migrations(app.migrations_for(store, Dialect::Postgres))?;

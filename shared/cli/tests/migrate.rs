@@ -8,25 +8,18 @@ use serde_json::Value;
 
 fn jadpo(database_url: Option<&str>, args: &[&str]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_jadpo"));
-    cmd.args(args)
-        .env_remove("DATABASE_URL")
-        .env("RUST_LOG", "warn");
+    cmd.args(args).env_remove("DATABASE_URL").env("RUST_LOG", "warn");
     for (key, _) in std::env::vars().filter(|(k, _)| k.starts_with("DATABASE_URL_")) {
         cmd.env_remove(key);
     }
     if let Some(url) = database_url {
         cmd.env("DATABASE_URL", url);
     }
-    cmd.output()
-        .unwrap_or_else(|e| panic!("cannot run jadpo: {e}"))
+    cmd.output().unwrap_or_else(|e| panic!("cannot run jadpo: {e}"))
 }
 
 fn stdout(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "jadpo failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "jadpo failed: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
@@ -34,11 +27,7 @@ fn states(out: &Output) -> Vec<String> {
     let doc: Value = serde_json::from_str(&stdout(out)).unwrap_or_else(|e| panic!("not JSON: {e}"));
     doc["stores"][0]["migrations"]
         .as_array()
-        .map(|list| {
-            list.iter()
-                .map(|m| m["state"].as_str().unwrap_or("?").to_owned())
-                .collect()
-        })
+        .map(|list| list.iter().map(|m| m["state"].as_str().unwrap_or("?").to_owned()).collect())
         .unwrap_or_default()
 }
 
@@ -48,11 +37,7 @@ fn round_trip(url: &str, versions: usize) {
         vec!["pending"; versions + 1], // the workflow ledger, then the jadpo ledger
     );
     let applied = stdout(&jadpo(Some(url), &["migrate", "apply"]));
-    assert_eq!(
-        applied.matches("applied  workflow").count(),
-        versions,
-        "{applied}"
-    );
+    assert_eq!(applied.matches("applied  workflow").count(), versions, "{applied}");
     assert!(applied.contains("applied  workflow 1 initial"), "{applied}");
     assert!(applied.contains("applied  jadpo 1 pipeline"), "{applied}");
     assert!(applied.contains("applied  jadpo 1 pipeline"), "{applied}");
@@ -101,10 +86,7 @@ async fn two_applies_at_once_on_postgres_apply_once() {
         })
         .collect();
     assert_eq!(applied.iter().sum::<usize>(), 5, "{applied:?}");
-    assert!(
-        applied.contains(&0),
-        "both processes applied migrations: {applied:?}"
-    );
+    assert!(applied.contains(&0), "both processes applied migrations: {applied:?}");
 }
 
 #[tokio::test]
@@ -150,16 +132,10 @@ fn missing_or_bad_input_fails_clearly_and_changes_nothing() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("set DATABASE_URL"));
     let db = SqliteTestDb::empty();
-    let out = jadpo(
-        Some(&db.url()),
-        &["migrate", "apply", "--store", "warehouse"],
-    );
+    let out = jadpo(Some(&db.url()), &["migrate", "apply", "--store", "warehouse"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("store \"warehouse\" has no URL here"));
-    assert!(
-        !db.path().exists(),
-        "a refused command created the database"
-    );
+    assert!(!db.path().exists(), "a refused command created the database");
     let out = jadpo(Some("mysql://h/db"), &["migrate", "apply"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("must start with postgres://"));
     let out = jadpo(None, &["migrate", "sql", "--store", "nope"]);

@@ -46,10 +46,7 @@ pub enum KeyError {
 
 /// The verifier stored for `secret`.
 pub fn verifier(secret: &str) -> String {
-    Sha256::digest(secret.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    Sha256::digest(secret.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The statements an adapter supplies for service keys.
@@ -88,9 +85,7 @@ pub trait ServiceKeyStore: Send + Sync {
 
 fn valid_service(name: &str) -> bool {
     (1..=64).contains(&name.len())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
 #[async_trait]
@@ -106,10 +101,8 @@ impl<S: AuthDialect> ServiceKeyStore for S {
         }
         let mut bytes = [0_u8; 32];
         getrandom::fill(&mut bytes).map_err(|e| KeyError::Random(e.to_string()))?;
-        let secret = format!(
-            "{PREFIX}{}",
-            bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()
-        );
+        let secret =
+            format!("{PREFIX}{}", bytes.iter().map(|b| format!("{b:02x}")).collect::<String>());
         let id = new_id(clock).to_string();
         let params = [
             id.as_str().into(),
@@ -121,12 +114,7 @@ impl<S: AuthDialect> ServiceKeyStore for S {
         let mut tx = self.begin().await?;
         tx.execute(self.auth_sql().key_insert, &params).await?;
         tx.commit().await?;
-        Ok(IssuedKey {
-            secret,
-            id,
-            service: service.to_owned(),
-            expires_at,
-        })
+        Ok(IssuedKey { secret, id, service: service.to_owned(), expires_at })
     }
 
     async fn service_key_verify(
@@ -139,13 +127,9 @@ impl<S: AuthDialect> ServiceKeyStore for S {
         }
         let mut tx = self.begin().await?;
         let row = tx
-            .query_opt(
-                self.auth_sql().key_find_live,
-                &[verifier(presented).into(), now.into()],
-            )
+            .query_opt(self.auth_sql().key_find_live, &[verifier(presented).into(), now.into()])
             .await?;
         tx.rollback().await?;
-        row.map(|r| r.get_str("service").map(str::to_owned))
-            .transpose()
+        row.map(|r| r.get_str("service").map(str::to_owned)).transpose()
     }
 }

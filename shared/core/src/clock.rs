@@ -32,35 +32,24 @@ pub struct ManualClock {
 impl ManualClock {
     /// A clock stopped at `start`.
     pub fn new(start: DateTime<Utc>) -> Self {
-        Self {
-            now: Mutex::new(start),
-        }
+        Self { now: Mutex::new(start) }
     }
 
     /// Moves the clock forward (or back, with a negative duration).
     pub fn advance(&self, by: Duration) {
-        let mut now = self
-            .now
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut now = self.now.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         *now += by;
     }
 
     /// Sets the clock to `to`.
     pub fn set(&self, to: DateTime<Utc>) {
-        *self
-            .now
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()) = to;
+        *self.now.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = to;
     }
 }
 
 impl Clock for ManualClock {
     fn now(&self) -> DateTime<Utc> {
-        *self
-            .now
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        *self.now.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 

@@ -54,11 +54,7 @@ impl fmt::Display for StoreError {
 impl StoreError {
     /// A new error of `kind`.
     pub fn new(kind: StoreErrorKind, message: impl Into<String>) -> Self {
-        Self {
-            kind,
-            message: message.into(),
-            source: None,
-        }
+        Self { kind, message: message.into(), source: None }
     }
 
     /// Keeps the underlying cause, for logs.

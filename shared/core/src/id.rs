@@ -31,10 +31,7 @@ mod tests {
         let second = new_id(&clock);
         assert_eq!(first.get_version_num(), 7);
         assert!(first < second, "{first} should sort before {second}");
-        let (secs, _) = first
-            .get_timestamp()
-            .map(|t| t.to_unix())
-            .unwrap_or_default();
+        let (secs, _) = first.get_timestamp().map(|t| t.to_unix()).unwrap_or_default();
         assert_eq!(secs, 1_700_000_000);
     }
 }

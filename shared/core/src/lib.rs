@@ -27,6 +27,7 @@ pub(crate) use fault;
 pub mod app;
 pub mod auth;
 pub mod clock;
+pub mod connect;
 pub mod error;
 pub mod id;
 pub mod migrate;

@@ -83,20 +83,12 @@ pub struct Migration {
 impl Migration {
     /// A migration.
     pub fn new(ledger: Ledger, version: u32, name: &str, sql: &str) -> Self {
-        Self {
-            ledger,
-            version,
-            name: name.to_owned(),
-            sql: sql.to_owned(),
-        }
+        Self { ledger, version, name: name.to_owned(), sql: sql.to_owned() }
     }
 
     /// The SHA-256 of the SQL text, lower-case hex; what the ledger compares.
     pub fn checksum(&self) -> String {
-        Sha256::digest(self.sql.as_bytes())
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        Sha256::digest(self.sql.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
     }
 }
 
@@ -118,12 +110,7 @@ impl MigrationCatalog {
     ) -> Result<Self, MigrateError> {
         check_sequence(Ledger::Workflow, &workflow, 0)?;
         check_sequence(Ledger::Jadpo, &jadpo, 0)?;
-        Ok(Self {
-            dialect,
-            builtin_workflow: workflow.len(),
-            workflow,
-            jadpo,
-        })
+        Ok(Self { dialect, builtin_workflow: workflow.len(), workflow, jadpo })
     }
 
     /// Appends the application's own workflow-ledger migrations after the built-in ones.
@@ -303,9 +290,8 @@ pub fn plan<'a>(
     applied: &[AppliedMigration],
 ) -> Result<Plan<'a>, MigrateError> {
     let statuses = compare(catalog, applied);
-    if let Some(unknown) = statuses
-        .iter()
-        .find(|s| matches!(s.state, MigrationState::Unknown { .. }))
+    if let Some(unknown) =
+        statuses.iter().find(|s| matches!(s.state, MigrationState::Unknown { .. }))
     {
         return Err(MigrateError::UnknownApplied {
             ledger: unknown.ledger,

@@ -142,10 +142,7 @@ impl Row {
     }
 
     fn mismatch(&self, column: &str, wanted: &str, got: &SqlValue) -> StoreError {
-        StoreError::invalid(format!(
-            "column {column:?} holds {}, not {wanted}",
-            got.kind()
-        ))
+        StoreError::invalid(format!("column {column:?} holds {}, not {wanted}", got.kind()))
     }
 
     /// An integer column (SQLite booleans read as 0/1).
@@ -253,26 +250,13 @@ mod tests {
 
     #[test]
     fn wrong_types_and_missing_columns_are_clear_errors() {
-        let r = row(vec![
-            ("n", SqlValue::Text("x".into())),
-            ("z", SqlValue::Null),
-        ]);
-        let err = r
-            .get_i64("n")
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
+        let r = row(vec![("n", SqlValue::Text("x".into())), ("z", SqlValue::Null)]);
+        let err = r.get_i64("n").err().map(|e| e.to_string()).unwrap_or_default();
         assert!(err.contains("holds text, not int"), "{err}");
-        let err = r
-            .get("missing")
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
+        let err = r.get("missing").err().map(|e| e.to_string()).unwrap_or_default();
         assert!(err.contains("no column \"missing\""), "{err}");
         assert_eq!(r.get_opt_i64("z").ok(), Some(None));
-        let err = row(vec![("j", SqlValue::Text("{".into()))])
-            .get_json("j")
-            .err();
+        let err = row(vec![("j", SqlValue::Text("{".into()))]).get_json("j").err();
         assert!(err.is_some());
     }
 

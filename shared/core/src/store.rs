@@ -62,9 +62,7 @@ pub trait Transaction: Send {
         match rows.len() {
             0 => Ok(None),
             1 => Ok(rows.pop()),
-            n => Err(StoreError::invalid(format!(
-                "expected at most one row, got {n}"
-            ))),
+            n => Err(StoreError::invalid(format!("expected at most one row, got {n}"))),
         }
     }
 

@@ -12,8 +12,11 @@
 //! | `JADPO_IDEMPOTENCY_RETENTION_SECS` | how long an idempotent response is replayed (s) | 86400 |
 //! | `JADPO_REDELIVERY_AFTER_SECS` | after how long an enqueued, unfinished delivery is sent again (s) | 900; locally 30 |
 //! | `JADPO_LISTEN` | where the local process serves HTTP | `127.0.0.1:3000` |
+//! | `JADPO_CONNECTION_<NAME>_URL` | base URL of a declared connection (e.g. `JADPO_CONNECTION_MAILER_URL`) | locally the local sink `http://<listen>/sink/<name>`; else required |
+//! | `JADPO_CONNECTION_TIMEOUT_MS` | longest a connection call may take (ms) | 10000 |
 //! | `RUST_LOG` | log filter | `info` |
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -37,6 +40,22 @@ pub enum ConfigError {
     /// A URL is neither PostgreSQL nor SQLite.
     #[error("{variable} must start with postgres://, postgresql:// or sqlite://, got {shown:?}")]
     BadUrl {
+        /// The variable.
+        variable: String,
+        /// The URL with any password hidden.
+        shown: String,
+    },
+    /// A declared connection has no URL (outside local runs).
+    #[error("connection {connection:?} has no URL: set {variable}")]
+    MissingConnectionUrl {
+        /// The connection.
+        connection: String,
+        /// The variable to set.
+        variable: String,
+    },
+    /// A connection URL is not an http(s) URL.
+    #[error("{variable} must be an http:// or https:// URL, got {shown:?}")]
+    BadConnectionUrl {
         /// The variable.
         variable: String,
         /// The URL with any password hidden.
@@ -89,18 +108,12 @@ impl DatabaseUrl {
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             return Ok(Self::Postgres(url.to_owned()));
         }
-        match url
-            .strip_prefix("sqlite://")
-            .or_else(|| url.strip_prefix("sqlite:"))
-        {
+        match url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:")) {
             Some(":memory:") => Ok(Self::Sqlite(SqliteLocation::Memory)),
             Some(path) if !path.is_empty() => {
                 Ok(Self::Sqlite(SqliteLocation::File(PathBuf::from(path))))
             }
-            _ => Err(ConfigError::BadUrl {
-                variable: variable.to_owned(),
-                shown: redact(url),
-            }),
+            _ => Err(ConfigError::BadUrl { variable: variable.to_owned(), shown: redact(url) }),
         }
     }
 
@@ -151,6 +164,10 @@ pub struct Config {
     pub pipeline: PipelineSettings,
     /// Where the local process listens.
     pub listen: SocketAddr,
+    /// Base URL of each declared connection.
+    pub connections: BTreeMap<String, url::Url>,
+    /// Longest a connection call may take.
+    pub connection_timeout: Duration,
 }
 
 /// The variable holding `store`'s URL: `DATABASE_URL` for the default store.
@@ -184,26 +201,19 @@ impl Config {
                     DatabaseUrl::Sqlite(SqliteLocation::File(dir.join(format!("{store}.db"))))
                 }
                 (None, None) if store == app.default_store() => {
-                    return Err(ConfigError::MissingUrl {
-                        store: store.clone(),
-                        variable,
-                    });
+                    return Err(ConfigError::MissingUrl { store: store.clone(), variable });
                 }
                 (None, None) => continue,
             };
-            stores.push(StoreConfig {
-                name: store.clone(),
-                url,
-            });
+            stores.push(StoreConfig { name: store.clone(), url });
         }
         let postgres = PgOptions {
             pool_size: number(env, "JADPO_PG_POOL_SIZE", 4, 1, 100)?,
             connect_timeout: millis(env, "JADPO_PG_CONNECT_TIMEOUT_MS", 5_000)?,
             acquire_timeout: millis(env, "JADPO_PG_ACQUIRE_TIMEOUT_MS", 10_000)?,
         };
-        let sqlite = SqliteOptions {
-            busy_timeout: millis(env, "JADPO_SQLITE_BUSY_TIMEOUT_MS", 5_000)?,
-        };
+        let sqlite =
+            SqliteOptions { busy_timeout: millis(env, "JADPO_SQLITE_BUSY_TIMEOUT_MS", 5_000)? };
         let redelivery_default = if local_dir.is_some() { 30 } else { 900 };
         let pipeline = PipelineSettings {
             max_chain_depth: u32::try_from(number(env, "JADPO_MAX_CHAIN_DEPTH", 8, 1, 100)?)
@@ -218,13 +228,9 @@ impl Config {
             expected: "host:port, e.g. 127.0.0.1:3000",
             value: listen_text.clone(),
         })?;
-        Ok(Self {
-            stores,
-            postgres,
-            sqlite,
-            pipeline,
-            listen,
-        })
+        let connections = connection_urls(app, env, local_dir.map(|_| listen))?;
+        let connection_timeout = millis(env, "JADPO_CONNECTION_TIMEOUT_MS", 10_000)?;
+        Ok(Self { stores, postgres, sqlite, pipeline, listen, connections, connection_timeout })
     }
 
     /// Reads the process environment.
@@ -245,10 +251,7 @@ fn check_undeclared(app: &Application, vars: &Vars) -> Result<(), ConfigError> {
         };
         let store = suffix.to_lowercase();
         if store == app.default_store() {
-            return Err(ConfigError::DefaultStoreVariable {
-                variable: variable.clone(),
-                store,
-            });
+            return Err(ConfigError::DefaultStoreVariable { variable: variable.clone(), store });
         }
         if !app.stores().contains(&store) {
             return Err(ConfigError::UndeclaredStore {
@@ -279,6 +282,38 @@ fn number(
             value,
         }),
     }
+}
+
+/// `JADPO_CONNECTION_<NAME>_URL` for each declared connection; locally, when unset, the local
+/// process's own sink (`http://<listen>/sink/<name>`).
+fn connection_urls(
+    app: &Application,
+    env: &dyn Fn(&str) -> Option<String>,
+    local: Option<SocketAddr>,
+) -> Result<BTreeMap<String, url::Url>, ConfigError> {
+    let mut out = BTreeMap::new();
+    for name in app.connections() {
+        let variable = format!("JADPO_CONNECTION_{}_URL", name.to_uppercase().replace('.', "_"));
+        let text = match (env(&variable), local) {
+            (Some(url), _) => url,
+            (None, Some(listen)) => format!("http://{listen}/sink/{name}"),
+            (None, None) => {
+                return Err(ConfigError::MissingConnectionUrl {
+                    connection: name.clone(),
+                    variable,
+                });
+            }
+        };
+        let url = url::Url::parse(&text)
+            .ok()
+            .filter(|u| matches!(u.scheme(), "http" | "https"))
+            .ok_or_else(|| ConfigError::BadConnectionUrl {
+                variable: variable.clone(),
+                shown: redact(&text),
+            })?;
+        out.insert(name.clone(), url);
+    }
+    Ok(out)
 }
 
 fn seconds(

@@ -44,12 +44,7 @@ pub fn router(state: HttpState) -> Router {
 pub fn problem(status: StatusCode, title: &str, detail: &str) -> Response {
     let body =
         json!({"type": "about:blank", "title": title, "status": status.as_u16(), "detail": detail});
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/problem+json")],
-        body.to_string(),
-    )
-        .into_response()
+    (status, [(header::CONTENT_TYPE, "application/problem+json")], body.to_string()).into_response()
 }
 
 /// A problem not yet rendered: small enough to pass around as an error.
@@ -63,12 +58,7 @@ struct Problem {
 
 impl Problem {
     fn new(status: StatusCode, title: &'static str, detail: impl Into<String>) -> Self {
-        Self {
-            status,
-            title,
-            detail: detail.into(),
-            header: None,
-        }
+        Self { status, title, detail: detail.into(), header: None }
     }
 }
 
@@ -76,9 +66,7 @@ impl IntoResponse for Problem {
     fn into_response(self) -> Response {
         let mut response = problem(self.status, self.title, &self.detail);
         if let Some((name, value)) = self.header {
-            response
-                .headers_mut()
-                .insert(name, HeaderValue::from_static(value));
+            response.headers_mut().insert(name, HeaderValue::from_static(value));
         }
         response
     }
@@ -96,17 +84,9 @@ async fn healthz(State(state): State<HttpState>) -> Response {
             .push(json!({"store": name, "dialect": store.dialect().name(), "ok": result.is_ok()}));
     }
     if failing.is_empty() {
-        (
-            StatusCode::OK,
-            axum::Json(json!({"status": "ok", "stores": checks})),
-        )
-            .into_response()
+        (StatusCode::OK, axum::Json(json!({"status": "ok", "stores": checks}))).into_response()
     } else {
-        problem(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "A store is unavailable",
-            &failing.join("; "),
-        )
+        problem(StatusCode::SERVICE_UNAVAILABLE, "A store is unavailable", &failing.join("; "))
     }
 }
 
@@ -123,18 +103,13 @@ async fn authenticate(state: &HttpState, headers: &HeaderMap) -> Result<String, 
     let now = state.pipeline.clock.now();
     match state.keys.service_key_verify(presented.trim(), now).await {
         Ok(Some(service)) => Ok(service),
-        Ok(None) => Err(unauthorized(
-            "the service key is unknown, expired or revoked",
-        )),
+        Ok(None) => Err(unauthorized("the service key is unknown, expired or revoked")),
         Err(e) => Err(store_problem(&e)),
     }
 }
 
 fn header_text(headers: &HeaderMap, name: &str) -> Option<String> {
-    headers
-        .get(name)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned)
+    headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned)
 }
 
 fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, Problem> {
@@ -243,35 +218,19 @@ fn commit_problem(e: &CommitError) -> Response {
         CommitError::UnknownAction(_) => {
             problem(StatusCode::NOT_FOUND, "Unknown action", &e.to_string())
         }
-        CommitError::KeyReused(_) => problem(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "Idempotency-Key reused",
-            &e.to_string(),
-        ),
-        CommitError::Rejected {
-            status,
-            title,
-            detail,
-        } => {
-            let status = StatusCode::from_u16(*status)
-                .ok()
-                .filter(StatusCode::is_client_error);
-            problem(
-                status.unwrap_or(StatusCode::UNPROCESSABLE_ENTITY),
-                title,
-                detail,
-            )
+        CommitError::KeyReused(_) => {
+            problem(StatusCode::UNPROCESSABLE_ENTITY, "Idempotency-Key reused", &e.to_string())
+        }
+        CommitError::Rejected { status, title, detail } => {
+            let status = StatusCode::from_u16(*status).ok().filter(StatusCode::is_client_error);
+            problem(status.unwrap_or(StatusCode::UNPROCESSABLE_ENTITY), title, detail)
         }
         CommitError::Store(store) => store_problem(store).into_response(),
         CommitError::UndeclaredEvent { .. }
         | CommitError::ChainTooDeep { .. }
         | CommitError::Failed(_) => {
             tracing::error!(error = %e, "action failed");
-            problem(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "Action failed",
-                &e.to_string(),
-            )
+            problem(StatusCode::INTERNAL_SERVER_ERROR, "Action failed", &e.to_string())
         }
     }
 }

@@ -8,9 +8,11 @@
 //! agree on what each variable means.
 
 pub mod config;
+pub mod connections;
 pub mod http;
 pub mod local;
 pub mod queue;
+pub mod sink;
 pub mod stores;
 pub mod telemetry;
 

@@ -38,9 +38,7 @@ impl Queue for InProcessQueue {
         let mut report = SendReport::default();
         for m in messages {
             if self.sender.send(m.clone()).is_err() {
-                report
-                    .failed
-                    .push((m.id.clone(), "the delivery loop has stopped".to_owned()));
+                report.failed.push((m.id.clone(), "the delivery loop has stopped".to_owned()));
             }
         }
         Ok(report)
@@ -52,11 +50,7 @@ mod tests {
     use super::*;
 
     fn message(id: &str) -> QueueMessage {
-        QueueMessage {
-            id: id.to_owned(),
-            body: "{}".to_owned(),
-            attributes: Default::default(),
-        }
+        QueueMessage { id: id.to_owned(), body: "{}".to_owned(), attributes: Default::default() }
     }
 
     #[tokio::test]
@@ -67,16 +61,9 @@ mod tests {
         assert_eq!(rx.recv().await.map(|m| m.id), Some("0".to_owned()));
         assert_eq!(rx.recv().await.map(|m| m.id), Some("1".to_owned()));
         let eleven: Vec<_> = (0..11).map(|i| message(&i.to_string())).collect();
-        assert!(matches!(
-            queue.send_batch(&eleven).await,
-            Err(QueueError::Refused(_))
-        ));
+        assert!(matches!(queue.send_batch(&eleven).await, Err(QueueError::Refused(_))));
         drop(rx);
-        let report = queue
-            .send_batch(&[message("2")])
-            .await
-            .ok()
-            .unwrap_or_default();
+        let report = queue.send_batch(&[message("2")]).await.ok().unwrap_or_default();
         assert_eq!(report.failed.len(), 1);
     }
 }

@@ -26,9 +26,7 @@ impl Stores {
 
     /// Every store, the default store first.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Arc<dyn Store>)> {
-        self.order
-            .iter()
-            .filter_map(|n| self.by_name.get(n).map(|s| (n.as_str(), s)))
+        self.order.iter().filter_map(|n| self.by_name.get(n).map(|s| (n.as_str(), s)))
     }
 }
 
@@ -73,11 +71,7 @@ pub async fn migrate_all(app: &Application, stores: &Stores) -> Result<(), Migra
         let catalog = catalog_for(app, store.as_ref())?;
         let report = jadpo_core::migrate::apply(store.as_ref(), &catalog).await?;
         if !report.applied.is_empty() {
-            tracing::info!(
-                store = name,
-                applied = report.applied.len(),
-                "migrations applied"
-            );
+            tracing::info!(store = name, applied = report.applied.len(), "migrations applied");
         }
     }
     Ok(())
@@ -88,6 +82,7 @@ pub fn pipeline(
     app: Arc<Application>,
     stores: &Stores,
     queue: Arc<dyn jadpo_core::queue::Queue>,
+    connections: Arc<dyn jadpo_core::connect::Connections>,
     clock: Arc<dyn Clock>,
     config: &Config,
 ) -> jadpo_core::pipeline::Pipeline {
@@ -96,6 +91,7 @@ pub fn pipeline(
         stores: stores.to_map(),
         queue,
         clock,
+        connections,
         settings: config.pipeline,
     }
 }

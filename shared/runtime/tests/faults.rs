@@ -59,9 +59,7 @@ async fn client(env: &Env, seen: &mut Vec<String>) -> serde_json::Value {
 }
 
 fn fail_is_on(prefix: &str) -> bool {
-    fail::list()
-        .iter()
-        .any(|(name, _)| name.starts_with(prefix))
+    fail::list().iter().any(|(name, _)| name.starts_with(prefix))
 }
 
 async fn crash_at(kind: Kind, point: &str) {
@@ -77,28 +75,24 @@ async fn crash_at(kind: Kind, point: &str) {
         "{kind:?} {point}: the fault never fired ({seen:?})"
     );
     assert!(body["order_id"].is_string(), "{kind:?} {point}: {body}");
-    let orders = env
-        .count("main", "SELECT count(*) AS n FROM shop_orders")
-        .await;
+    let orders = env.count("main", "SELECT count(*) AS n FROM shop_orders").await;
     assert_eq!(orders, 1, "{kind:?} {point}: acknowledged orders");
-    let reservations = env
-        .count("warehouse", "SELECT count(*) AS n FROM shop_reservations")
-        .await;
+    let reservations = env.count("warehouse", "SELECT count(*) AS n FROM shop_reservations").await;
     assert_eq!(reservations, 2, "{kind:?} {point}: subscriber effects");
-    let all = DeliveryFilter {
-        limit: 10,
-        ..DeliveryFilter::default()
-    };
-    let deliveries = env
-        .store("main")
-        .deliveries_list(&all)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(deliveries.len(), 1, "{kind:?} {point}");
-    assert_eq!(
-        deliveries[0].status,
-        DeliveryStatus::Handled,
-        "{kind:?} {point}"
+    let all = DeliveryFilter { limit: 10, ..DeliveryFilter::default() };
+    let deliveries =
+        env.store("main").deliveries_list(&all).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(deliveries.len(), 2, "{kind:?} {point}");
+    assert!(
+        deliveries.iter().all(|d| d.status == DeliveryStatus::Handled),
+        "{kind:?} {point}: {deliveries:?}"
+    );
+    let receipt = deliveries.iter().find(|d| d.subscriber == "send_receipt").map(|d| d.id.clone());
+    let mailed = env.sinks.received("mailer");
+    assert!(!mailed.is_empty(), "{kind:?} {point}: the receipt was never sent");
+    assert!(
+        mailed.iter().all(|m| m["idempotency_key"].as_str() == receipt.as_deref()),
+        "{kind:?} {point}: every mail carries the delivery id as its key: {mailed:?}"
     );
 }
 

@@ -52,37 +52,25 @@ const RESERVATIONS: &str = "SELECT count(*) AS n FROM shop_reservations";
 
 async fn an_order_flows_from_commit_to_the_warehouse(kind: Kind) {
     let mut env = Env::shop(kind).await;
-    let outcome = place(&env, None, two_items())
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let outcome = place(&env, None, two_items()).await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(outcome.status, 201);
     assert!(outcome.body["order_id"].is_string());
-    assert_eq!(
-        outcome.deliveries.len(),
-        1,
-        "one subscriber of order.placed"
-    );
+    assert_eq!(outcome.deliveries.len(), 2, "two subscribers of order.placed");
     let results = env.drain().await;
     assert!(
-        matches!(results.as_slice(), [Ok(DeliveryResult::Handled)]),
+        matches!(results.as_slice(), [Ok(DeliveryResult::Handled), Ok(DeliveryResult::Handled)]),
         "{results:?}"
     );
+    let mailed = env.sinks.received("mailer");
+    assert_eq!(mailed.len(), 1);
+    assert_eq!(mailed[0]["body"]["order_id"], outcome.body["order_id"]);
     assert_eq!(env.count("main", ORDERS).await, 1);
     assert_eq!(env.count("warehouse", RESERVATIONS).await, 2);
     assert_eq!(
-        env.count(
-            "warehouse",
-            "SELECT count(*) AS n FROM jadpo_handled_deliveries"
-        )
-        .await,
+        env.count("warehouse", "SELECT count(*) AS n FROM jadpo_handled_deliveries").await,
         1
     );
-    let d = env
-        .store("main")
-        .delivery_get(&outcome.deliveries[0].id)
-        .await
-        .ok()
-        .flatten();
+    let d = env.store("main").delivery_get(&outcome.deliveries[0].id).await.ok().flatten();
     let d = d.unwrap_or_else(|| panic!("delivery missing"));
     assert_eq!((d.status, d.attempts), (DeliveryStatus::Handled, 1));
     assert_eq!(d.event.payload["order_id"], outcome.body["order_id"]);
@@ -91,31 +79,28 @@ async fn an_order_flows_from_commit_to_the_warehouse(kind: Kind) {
 
 async fn the_same_message_twice_has_one_effect(kind: Kind) {
     let mut env = Env::shop(kind).await;
-    place(&env, None, two_items())
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let message = env
-        .rx
-        .try_recv()
-        .unwrap_or_else(|e| panic!("nothing queued: {e}"));
-    let first = jadpo_core::pipeline::deliver(&env.pipeline, &message.body).await;
-    let second = jadpo_core::pipeline::deliver(&env.pipeline, &message.body).await;
-    assert!(matches!(first, Ok(DeliveryResult::Handled)), "{first:?}");
-    assert!(
-        matches!(
-            second,
-            Ok(DeliveryResult::Finished(DeliveryStatus::Handled))
-        ),
-        "{second:?}"
-    );
+    place(&env, None, two_items()).await.unwrap_or_else(|e| panic!("{e}"));
+    let mut messages = Vec::new();
+    while let Ok(m) = env.rx.try_recv() {
+        messages.push(m);
+    }
+    assert_eq!(messages.len(), 2);
+    for m in &messages {
+        let first = jadpo_core::pipeline::deliver(&env.pipeline, &m.body).await;
+        let second = jadpo_core::pipeline::deliver(&env.pipeline, &m.body).await;
+        assert!(matches!(first, Ok(DeliveryResult::Handled)), "{first:?}");
+        assert!(
+            matches!(second, Ok(DeliveryResult::Finished(DeliveryStatus::Handled))),
+            "{second:?}"
+        );
+    }
     assert_eq!(env.count("warehouse", RESERVATIONS).await, 2);
+    assert_eq!(env.sinks.received("mailer").len(), 1);
 }
 
 async fn a_lost_message_is_resent_by_the_relay(kind: Kind) {
     let mut env = Env::shop(kind).await;
-    place(&env, None, two_items())
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    place(&env, None, two_items()).await.unwrap_or_else(|e| panic!("{e}"));
     while env.rx.try_recv().is_ok() {} // the queue lost it
     env.settle().await;
     assert_eq!(env.count("warehouse", RESERVATIONS).await, 2);
@@ -123,12 +108,8 @@ async fn a_lost_message_is_resent_by_the_relay(kind: Kind) {
 
 async fn idempotent_requests_replay_and_refuse_reuse(kind: Kind) {
     let env = Env::shop(kind).await;
-    let first = place(&env, Some("k-1"), two_items())
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let again = place(&env, Some("k-1"), two_items())
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let first = place(&env, Some("k-1"), two_items()).await.unwrap_or_else(|e| panic!("{e}"));
+    let again = place(&env, Some("k-1"), two_items()).await.unwrap_or_else(|e| panic!("{e}"));
     assert!(!first.replayed && again.replayed);
     assert_eq!(
         (again.status, &again.body),
@@ -138,24 +119,12 @@ async fn idempotent_requests_replay_and_refuse_reuse(kind: Kind) {
     assert!(again.deliveries.is_empty());
     let other = json!({"customer": "c2", "items": [{"sku": "A", "qty": 1}]});
     let reused = place(&env, Some("k-1"), other).await.err();
-    assert!(
-        matches!(reused, Some(CommitError::KeyReused(_))),
-        "{reused:?}"
-    );
-    assert_eq!(
-        env.count("main", ORDERS).await,
-        1,
-        "a replay or a refused reuse wrote an order"
-    );
-    assert_eq!(
-        env.count("main", "SELECT count(*) AS n FROM jadpo_outbox")
-            .await,
-        1
-    );
+    assert!(matches!(reused, Some(CommitError::KeyReused(_))), "{reused:?}");
+    assert_eq!(env.count("main", ORDERS).await, 1, "a replay or a refused reuse wrote an order");
+    assert_eq!(env.count("main", "SELECT count(*) AS n FROM jadpo_outbox").await, 1);
     env.clock.advance(chrono::Duration::hours(25));
-    let after_expiry = place(&env, Some("k-1"), two_items())
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let after_expiry =
+        place(&env, Some("k-1"), two_items()).await.unwrap_or_else(|e| panic!("{e}"));
     assert!(!after_expiry.replayed, "an expired key must run again");
 }
 
@@ -166,10 +135,7 @@ async fn concurrent_requests_with_one_key_run_once(kind: Kind) {
         place(&env, Some("k-race"), two_items())
     );
     let outcomes: Vec<_> = [a, b].into_iter().collect();
-    let ran = outcomes
-        .iter()
-        .filter(|o| matches!(o, Ok(o) if !o.replayed))
-        .count();
+    let ran = outcomes.iter().filter(|o| matches!(o, Ok(o) if !o.replayed)).count();
     assert_eq!(ran, 1, "{outcomes:?}");
     for o in &outcomes {
         match o {
@@ -183,25 +149,13 @@ async fn concurrent_requests_with_one_key_run_once(kind: Kind) {
 
 async fn a_rejected_action_writes_nothing(kind: Kind) {
     let env = Env::shop(kind).await;
-    let bad = place(&env, Some("k-bad"), json!({"customer": "c1", "items": []}))
-        .await
-        .err();
-    assert!(
-        matches!(bad, Some(CommitError::Rejected { status: 422, .. })),
-        "{bad:?}"
-    );
+    let bad = place(&env, Some("k-bad"), json!({"customer": "c1", "items": []})).await.err();
+    assert!(matches!(bad, Some(CommitError::Rejected { status: 422, .. })), "{bad:?}");
     assert_eq!(env.count("main", ORDERS).await, 0);
-    assert_eq!(
-        env.count("main", "SELECT count(*) AS n FROM jadpo_idempotency_keys")
-            .await,
-        0
-    );
+    assert_eq!(env.count("main", "SELECT count(*) AS n FROM jadpo_idempotency_keys").await, 0);
     let unknown = commit(
         &env.pipeline,
-        CommitRequest {
-            action: "nope".to_owned(),
-            ..order_request(None, json!({}))
-        },
+        CommitRequest { action: "nope".to_owned(), ..order_request(None, json!({})) },
     )
     .await;
     assert!(matches!(unknown, Err(CommitError::UnknownAction(_))));
@@ -209,16 +163,11 @@ async fn a_rejected_action_writes_nothing(kind: Kind) {
 
 async fn a_poison_message_is_an_infrastructure_error(kind: Kind) {
     let env = Env::shop(kind).await;
-    for body in [
-        "not json",
-        "{\"store\": \"main\"}",
-        "{\"store\": \"nowhere\", \"delivery_id\": \"x\"}",
-    ] {
+    for body in
+        ["not json", "{\"store\": \"main\"}", "{\"store\": \"nowhere\", \"delivery_id\": \"x\"}"]
+    {
         let result = jadpo_core::pipeline::deliver(&env.pipeline, body).await;
-        assert!(
-            matches!(result, Err(DeliverError::Malformed(_))),
-            "{body}: {result:?}"
-        );
+        assert!(matches!(result, Err(DeliverError::Malformed(_))), "{body}: {result:?}");
     }
     let gone =
         jadpo_core::pipeline::deliver(&env.pipeline, r#"{"store":"main","delivery_id":"missing"}"#)
@@ -264,17 +213,11 @@ impl Subscriber for Echo {
 }
 
 fn ping_request() -> CommitRequest {
-    CommitRequest {
-        action: "ping".to_owned(),
-        ..order_request(None, json!({}))
-    }
+    CommitRequest { action: "ping".to_owned(), ..order_request(None, json!({})) }
 }
 
 async fn a_failing_subscriber_ends_dead_with_its_attempts(kind: Kind) {
-    let retry = RetryPolicy {
-        max_attempts: 3,
-        ..RetryPolicy::default()
-    };
+    let retry = RetryPolicy { max_attempts: 3, ..RetryPolicy::default() };
     let app = Application::builder("t")
         .store("main")
         .event("ping")
@@ -283,33 +226,15 @@ async fn a_failing_subscriber_ends_dead_with_its_attempts(kind: Kind) {
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
     let mut env = Env::new(kind, app, PipelineSettings::default()).await;
-    let outcome = commit(&env.pipeline, ping_request())
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let outcome = commit(&env.pipeline, ping_request()).await.unwrap_or_else(|e| panic!("{e}"));
     enqueue_now(&env.pipeline, &outcome.store, &outcome.deliveries).await;
     env.settle().await;
-    let d = env
-        .store("main")
-        .delivery_get(&outcome.deliveries[0].id)
-        .await
-        .ok()
-        .flatten();
+    let d = env.store("main").delivery_get(&outcome.deliveries[0].id).await.ok().flatten();
     let d = d.unwrap_or_else(|| panic!("delivery missing"));
     assert_eq!((d.status, d.attempts), (DeliveryStatus::Dead, 3));
     assert_eq!(d.last_failure.as_deref(), Some("the mailer answered 503"));
-    let dead = DeliveryFilter {
-        status: Some(DeliveryStatus::Dead),
-        limit: 10,
-        subscriber: None,
-    };
-    assert_eq!(
-        env.store("main")
-            .deliveries_list(&dead)
-            .await
-            .map(|l| l.len())
-            .ok(),
-        Some(1)
-    );
+    let dead = DeliveryFilter { status: Some(DeliveryStatus::Dead), limit: 10, subscriber: None };
+    assert_eq!(env.store("main").deliveries_list(&dead).await.map(|l| l.len()).ok(), Some(1));
 }
 
 async fn a_chain_deeper_than_the_limit_is_refused(kind: Kind) {
@@ -320,39 +245,51 @@ async fn a_chain_deeper_than_the_limit_is_refused(kind: Kind) {
         .subscriber("echo", "ping", "main", RetryPolicy::default(), Echo)
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
-    let settings = PipelineSettings {
-        max_chain_depth: 2,
-        ..PipelineSettings::default()
-    };
+    let settings = PipelineSettings { max_chain_depth: 2, ..PipelineSettings::default() };
     let mut env = Env::new(kind, app, settings).await;
-    let outcome = commit(&env.pipeline, ping_request())
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let outcome = commit(&env.pipeline, ping_request()).await.unwrap_or_else(|e| panic!("{e}"));
     enqueue_now(&env.pipeline, &outcome.store, &outcome.deliveries).await;
     env.settle().await;
     assert_eq!(
-        env.count("main", "SELECT count(*) AS n FROM jadpo_outbox")
-            .await,
+        env.count("main", "SELECT count(*) AS n FROM jadpo_outbox").await,
         3,
         "depths 0, 1 and 2"
     );
-    let dead = DeliveryFilter {
-        status: Some(DeliveryStatus::Dead),
-        limit: 10,
-        subscriber: None,
-    };
-    let dead = env
-        .store("main")
-        .deliveries_list(&dead)
-        .await
-        .unwrap_or_default();
+    let dead = DeliveryFilter { status: Some(DeliveryStatus::Dead), limit: 10, subscriber: None };
+    let dead = env.store("main").deliveries_list(&dead).await.unwrap_or_default();
     assert_eq!(dead.len(), 1);
     let failure = dead[0].last_failure.clone().unwrap_or_default();
-    assert!(
-        failure.contains("event chain depth 3 exceeds the limit of 2"),
-        "{failure}"
-    );
+    assert!(failure.contains("event chain depth 3 exceeds the limit of 2"), "{failure}");
     assert_eq!(dead[0].attempts, 1, "a refused chain is not retried");
+}
+
+async fn a_failing_connection_is_retried_until_it_recovers(kind: Kind) {
+    let mut env = Env::shop(kind).await;
+    env.sinks.set_failing("mailer", true);
+    let outcome = place(&env, None, two_items()).await.unwrap_or_else(|e| panic!("{e}"));
+    let results = env.drain().await;
+    assert!(results.iter().any(|r| matches!(r, Ok(DeliveryResult::Retrying))), "{results:?}");
+    let receipt = outcome.deliveries.iter().map(|q| q.id.clone()).collect::<Vec<_>>();
+    let filter = DeliveryFilter { subscriber: Some("send_receipt".into()), limit: 5, status: None };
+    let failing = env.store("main").deliveries_list(&filter).await.unwrap_or_default();
+    assert_eq!(failing.len(), 1);
+    assert_eq!((failing[0].status, failing[0].attempts), (DeliveryStatus::Pending, 1));
+    assert!(
+        failing[0].last_failure.as_deref().unwrap_or_default().contains("answered 503"),
+        "{failing:?}"
+    );
+    assert!(receipt.contains(&failing[0].id));
+    env.sinks.set_failing("mailer", false);
+    env.settle().await;
+    let d = env
+        .store("main")
+        .delivery_get(&failing[0].id)
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| panic!("gone"));
+    assert_eq!((d.status, d.attempts), (DeliveryStatus::Handled, 2));
+    assert_eq!(env.sinks.received("mailer").len(), 1);
 }
 
 macro_rules! both {
@@ -376,6 +313,7 @@ both!(
     a_poison_message_is_an_infrastructure_error,
     a_failing_subscriber_ends_dead_with_its_attempts,
     a_chain_deeper_than_the_limit_is_refused,
+    a_failing_connection_is_retried_until_it_recovers,
 );
 
 #[allow(dead_code, reason = "keeps Arc in use for both macro arms")]

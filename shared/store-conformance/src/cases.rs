@@ -18,10 +18,7 @@ fn ok<T, E: std::fmt::Display>(result: Result<T, E>, what: &str) -> T {
 async fn migrated(fx: &dyn Fixture) -> Arc<dyn Store> {
     let store = fx.open();
     let catalog = store.migration_catalog();
-    ok(
-        migrate::apply(store.as_ref(), &catalog).await,
-        "migrate apply",
-    );
+    ok(migrate::apply(store.as_ref(), &catalog).await, "migrate apply");
     store
 }
 
@@ -30,13 +27,7 @@ fn app_migration(version: u32, name: &str, sql: &str) -> Migration {
 }
 
 fn next_version(catalog: &MigrationCatalog) -> u32 {
-    catalog
-        .all()
-        .filter(|m| m.ledger == Ledger::Workflow)
-        .map(|m| m.version)
-        .max()
-        .unwrap_or(0)
-        + 1
+    catalog.all().filter(|m| m.ledger == Ledger::Workflow).map(|m| m.version).max().unwrap_or(0) + 1
 }
 
 async fn table_exists(store: &dyn Store, table: &str) -> bool {
@@ -54,22 +45,12 @@ async fn count(store: &dyn Store, sql: &str) -> i64 {
 pub async fn migrations_on_an_empty_database(fx: &dyn Fixture) {
     let store = fx.open();
     let catalog = store.migration_catalog();
-    let report = ok(
-        migrate::apply(store.as_ref(), &catalog).await,
-        "migrate apply",
-    );
-    let expected: Vec<_> = catalog
-        .all()
-        .map(|m| (m.ledger, m.version, m.name.clone()))
-        .collect();
+    let report = ok(migrate::apply(store.as_ref(), &catalog).await, "migrate apply");
+    let expected: Vec<_> = catalog.all().map(|m| (m.ledger, m.version, m.name.clone())).collect();
     assert_eq!(report.applied, expected);
     assert!(report.adopted.is_empty());
     for table in spec::workflow_tables(fx.dialect()) {
-        assert!(
-            table_exists(store.as_ref(), table.name).await,
-            "{} missing",
-            table.name
-        );
+        assert!(table_exists(store.as_ref(), table.name).await, "{} missing", table.name);
     }
     let expected_versions = match fx.dialect() {
         Dialect::Sqlite => 3,
@@ -83,14 +64,8 @@ pub async fn reapplying_is_a_no_op(fx: &dyn Fixture) {
     let store = migrated(fx).await;
     let before = ok(store.migrations_applied().await, "ledger");
     let catalog = store.migration_catalog();
-    let again = ok(
-        migrate::apply(fx.open().as_ref(), &catalog).await,
-        "second apply",
-    );
-    assert!(
-        again.applied.is_empty() && again.adopted.is_empty(),
-        "{again:?}"
-    );
+    let again = ok(migrate::apply(fx.open().as_ref(), &catalog).await, "second apply");
+    assert!(again.applied.is_empty() && again.adopted.is_empty(), "{again:?}");
     assert_eq!(ok(store.migrations_applied().await, "ledger"), before);
 }
 
@@ -102,22 +77,11 @@ pub async fn ledgers_record_every_migration(fx: &dyn Fixture) {
     assert_eq!(applied.len(), catalog.all().count());
     for (a, m) in applied.iter().zip(catalog.all()) {
         assert_eq!((a.ledger, a.version), (m.ledger, m.version));
-        assert_eq!(
-            a.checksum.as_deref(),
-            Some(m.checksum().as_str()),
-            "{}",
-            m.name
-        );
+        assert_eq!(a.checksum.as_deref(), Some(m.checksum().as_str()), "{}", m.name);
     }
-    let workflow = count(
-        store.as_ref(),
-        "SELECT count(*) AS n FROM invariant_schema_migrations",
-    )
-    .await;
-    assert_eq!(
-        Ok(workflow),
-        i64::try_from(catalog.builtin_workflow_count())
-    );
+    let workflow =
+        count(store.as_ref(), "SELECT count(*) AS n FROM invariant_schema_migrations").await;
+    assert_eq!(Ok(workflow), i64::try_from(catalog.builtin_workflow_count()));
     let sums = count(
         store.as_ref(),
         "SELECT count(*) AS n FROM jadpo_migrations WHERE ledger = 'workflow' AND length(checksum) = 64",
@@ -127,17 +91,12 @@ pub async fn ledgers_record_every_migration(fx: &dyn Fixture) {
     if fx.dialect() == Dialect::Postgres {
         let mut tx = ok(store.begin().await, "begin");
         let rows = ok(
-            tx.query(
-                "SELECT description FROM invariant_schema_migrations ORDER BY version",
-                &[],
-            )
-            .await,
+            tx.query("SELECT description FROM invariant_schema_migrations ORDER BY version", &[])
+                .await,
             "descriptions",
         );
-        let names: Vec<_> = rows
-            .iter()
-            .map(|r| ok(r.get_str("description"), "description").to_owned())
-            .collect();
+        let names: Vec<_> =
+            rows.iter().map(|r| ok(r.get_str("description"), "description").to_owned()).collect();
         let expected: Vec<_> = catalog
             .all()
             .filter(|m| m.ledger == Ledger::Workflow)
@@ -153,20 +112,14 @@ pub async fn status_lists_pending_then_applied(fx: &dyn Fixture) {
     let catalog = store.migration_catalog();
     let before = ok(migrate::status(store.as_ref(), &catalog).await, "status");
     assert_eq!(before.len(), catalog.all().count());
-    assert!(
-        before.iter().all(|s| s.state.label() == "pending"),
-        "{before:?}"
-    );
+    assert!(before.iter().all(|s| s.state.label() == "pending"), "{before:?}");
     assert!(
         !table_exists(store.as_ref(), "jadpo_migrations").await,
         "status must not create ledgers"
     );
     ok(migrate::apply(store.as_ref(), &catalog).await, "apply");
     let after = ok(migrate::status(store.as_ref(), &catalog).await, "status");
-    assert!(
-        after.iter().all(|s| s.state.label() == "applied"),
-        "{after:?}"
-    );
+    assert!(after.iter().all(|s| s.state.label() == "applied"), "{after:?}");
 }
 
 /// A migration whose text changed after it was applied is refused before anything else runs.
@@ -174,24 +127,12 @@ pub async fn an_edited_migration_is_refused_and_nothing_runs(fx: &dyn Fixture) {
     let store = fx.open();
     let base = store.migration_catalog();
     let v = next_version(&base);
-    let original = app_migration(
-        v,
-        "app_notes",
-        "CREATE TABLE app_notes (id INTEGER PRIMARY KEY)",
-    );
+    let original = app_migration(v, "app_notes", "CREATE TABLE app_notes (id INTEGER PRIMARY KEY)");
     let first = ok(base.clone().with_app_migrations(vec![original]), "catalog");
     ok(migrate::apply(store.as_ref(), &first).await, "apply");
     let edited = vec![
-        app_migration(
-            v,
-            "app_notes",
-            "CREATE TABLE app_notes (id INTEGER PRIMARY KEY, body TEXT)",
-        ),
-        app_migration(
-            v + 1,
-            "app_more",
-            "CREATE TABLE app_more (id INTEGER PRIMARY KEY)",
-        ),
+        app_migration(v, "app_notes", "CREATE TABLE app_notes (id INTEGER PRIMARY KEY, body TEXT)"),
+        app_migration(v + 1, "app_more", "CREATE TABLE app_more (id INTEGER PRIMARY KEY)"),
     ];
     let second = ok(base.with_app_migrations(edited), "catalog");
     let err = migrate::apply(store.as_ref(), &second).await.err();
@@ -202,14 +143,8 @@ pub async fn an_edited_migration_is_refused_and_nothing_runs(fx: &dyn Fixture) {
         other => panic!("expected a checksum mismatch, got {other:?}"),
     }
     let message = err.map(|e| e.to_string()).unwrap_or_default();
-    assert!(
-        message.contains("was edited after it was applied"),
-        "{message}"
-    );
-    assert!(
-        !table_exists(store.as_ref(), "app_more").await,
-        "a later migration ran"
-    );
+    assert!(message.contains("was edited after it was applied"), "{message}");
+    assert!(!table_exists(store.as_ref(), "app_more").await, "a later migration ran");
     let status = ok(migrate::status(store.as_ref(), &second).await, "status");
     let labels: Vec<_> = status
         .iter()
@@ -233,14 +168,8 @@ pub async fn application_migrations_follow_the_builtins(fx: &dyn Fixture) {
     );
     let catalog = ok(base.with_app_migrations(vec![app]), "catalog");
     let report = ok(migrate::apply(store.as_ref(), &catalog).await, "apply");
-    let workflow_last = report
-        .applied
-        .iter()
-        .rfind(|(l, _, _)| *l == Ledger::Workflow);
-    assert_eq!(
-        workflow_last,
-        Some(&(Ledger::Workflow, v, "application_metadata".to_owned()))
-    );
+    let workflow_last = report.applied.iter().rfind(|(l, _, _)| *l == Ledger::Workflow);
+    assert_eq!(workflow_last, Some(&(Ledger::Workflow, v, "application_metadata".to_owned())));
     assert!(table_exists(store.as_ref(), "application_metadata").await);
     let n = count(
         store.as_ref(),
@@ -257,27 +186,14 @@ pub async fn a_failing_migration_rolls_back_alone(fx: &dyn Fixture) {
     let v = next_version(&base);
     let apps = vec![
         app_migration(v, "good", "CREATE TABLE app_good (id INTEGER PRIMARY KEY)"),
-        app_migration(
-            v + 1,
-            "bad",
-            "CREATE TABLE app_half (id INTEGER); THIS IS NOT SQL",
-        ),
+        app_migration(v + 1, "bad", "CREATE TABLE app_half (id INTEGER); THIS IS NOT SQL"),
     ];
     let catalog = ok(base.with_app_migrations(apps), "catalog");
-    let err = migrate::apply(store.as_ref(), &catalog)
-        .await
-        .err()
-        .map(|e| e.to_string());
+    let err = migrate::apply(store.as_ref(), &catalog).await.err().map(|e| e.to_string());
     let err = err.unwrap_or_else(|| panic!("a broken migration applied"));
-    assert!(
-        err.contains(&format!("workflow migration {} (bad) failed", v + 1)),
-        "{err}"
-    );
+    assert!(err.contains(&format!("workflow migration {} (bad) failed", v + 1)), "{err}");
     assert!(table_exists(store.as_ref(), "app_good").await);
-    assert!(
-        !table_exists(store.as_ref(), "app_half").await,
-        "the failed migration left a table"
-    );
+    assert!(!table_exists(store.as_ref(), "app_half").await, "the failed migration left a table");
     let status = ok(migrate::status(store.as_ref(), &catalog).await, "status");
     let last: Vec<_> = status
         .iter()
@@ -293,17 +209,12 @@ pub async fn a_failing_migration_rolls_back_alone(fx: &dyn Fixture) {
 pub async fn concurrent_applies_apply_once(fx: &dyn Fixture) {
     let (a, b) = (fx.open(), fx.open());
     let catalog = a.migration_catalog();
-    let (ra, rb) = tokio::join!(
-        migrate::apply(a.as_ref(), &catalog),
-        migrate::apply(b.as_ref(), &catalog)
-    );
+    let (ra, rb) =
+        tokio::join!(migrate::apply(a.as_ref(), &catalog), migrate::apply(b.as_ref(), &catalog));
     let (ra, rb) = (ok(ra, "first apply"), ok(rb, "second apply"));
     let total = ra.applied.len() + rb.applied.len();
     assert_eq!(total, catalog.all().count(), "{ra:?} {rb:?}");
-    assert!(
-        ra.applied.is_empty() || rb.applied.is_empty(),
-        "both applied: {ra:?} {rb:?}"
-    );
+    assert!(ra.applied.is_empty() || rb.applied.is_empty(), "both applied: {ra:?} {rb:?}");
 }
 
 fn compare_table(dialect: Dialect, spec: &SpecTable, actual: &TableSchema) {
@@ -315,11 +226,7 @@ fn compare_table(dialect: Dialect, spec: &SpecTable, actual: &TableSchema) {
         let Some(col) = actual.column(name) else {
             continue;
         };
-        assert_eq!(
-            col.data_type,
-            spec::printed_type(dialect, ty),
-            "{t}.{name}: type"
-        );
+        assert_eq!(col.data_type, spec::printed_type(dialect, ty), "{t}.{name}: type");
         if !spec.primary_key.contains(name) {
             assert_eq!(col.not_null, *not_null, "{t}.{name}: NOT NULL");
         }
@@ -343,21 +250,13 @@ fn compare_table(dialect: Dialect, spec: &SpecTable, actual: &TableSchema) {
         .cascades
         .iter()
         .map(|(c, rt, rc)| {
-            (
-                (*c).to_owned(),
-                (*rt).to_owned(),
-                (*rc).to_owned(),
-                "CASCADE".to_owned(),
-            )
+            ((*c).to_owned(), (*rt).to_owned(), (*rc).to_owned(), "CASCADE".to_owned())
         })
         .collect();
     assert_eq!(cascades, wanted, "{t}: foreign keys");
     for unique in spec.unique {
         assert!(
-            actual
-                .indexes
-                .iter()
-                .any(|i| i.unique && i.columns == *unique),
+            actual.indexes.iter().any(|i| i.unique && i.columns == *unique),
             "{t}: no unique ({})",
             unique.join(", ")
         );
@@ -393,10 +292,7 @@ pub async fn ledger_tables_have_the_specs_shape(fx: &dyn Fixture) {
     compare_table(fx.dialect(), &spec, &actual);
     let ours = ok(store.schema_table("jadpo_migrations").await, "describe");
     let ours = ours.unwrap_or_else(|| panic!("no jadpo_migrations"));
-    assert_eq!(
-        ours.primary_key,
-        vec!["ledger".to_owned(), "version".to_owned()]
-    );
+    assert_eq!(ours.primary_key, vec!["ledger".to_owned(), "version".to_owned()]);
 }
 
 const INSERT_SESSION: &str =
@@ -412,10 +308,7 @@ fn chrono_now() -> chrono::DateTime<chrono::Utc> {
 
 async fn insert_session(tx: &mut dyn jadpo_core::Transaction, id: &str) {
     let params = [id.into(), "user-1".into(), now_value()];
-    assert_eq!(
-        ok(tx.execute(INSERT_SESSION, &params).await, "insert session"),
-        1
-    );
+    assert_eq!(ok(tx.execute(INSERT_SESSION, &params).await, "insert session"), 1);
 }
 
 async fn sessions(store: &dyn Store) -> i64 {
@@ -461,9 +354,7 @@ pub async fn action_writes_and_runtime_rows_commit_together(fx: &dyn Fixture) {
     let store = migrated(fx).await;
     let mut setup = ok(store.begin().await, "begin");
     ok(
-        setup
-            .batch("CREATE TABLE app_orders (id TEXT PRIMARY KEY, total INTEGER NOT NULL)")
-            .await,
+        setup.batch("CREATE TABLE app_orders (id TEXT PRIMARY KEY, total INTEGER NOT NULL)").await,
         "ddl",
     );
     ok(setup.commit().await, "commit");
@@ -479,16 +370,9 @@ pub async fn action_writes_and_runtime_rows_commit_together(fx: &dyn Fixture) {
             "order",
         );
         insert_session(tx.as_mut(), id).await;
-        if commit {
-            ok(tx.commit().await, "commit")
-        } else {
-            ok(tx.rollback().await, "rollback")
-        }
+        if commit { ok(tx.commit().await, "commit") } else { ok(tx.rollback().await, "rollback") }
     }
-    assert_eq!(
-        count(store.as_ref(), "SELECT count(*) AS n FROM app_orders").await,
-        1
-    );
+    assert_eq!(count(store.as_ref(), "SELECT count(*) AS n FROM app_orders").await, 1);
     assert_eq!(sessions(store.as_ref()).await, 1);
 }
 
@@ -524,11 +408,8 @@ pub async fn values_round_trip(fx: &dyn Fixture) {
     ];
     let insert = "INSERT INTO app_values (id, b, i, f, t, y, j, ts, n) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
     ok(tx.execute(insert, &params).await, "insert");
-    let row = ok(
-        tx.query_one("SELECT * FROM app_values WHERE id = $1", &[1_i64.into()])
-            .await,
-        "select",
-    );
+    let row =
+        ok(tx.query_one("SELECT * FROM app_values WHERE id = $1", &[1_i64.into()]).await, "select");
     assert!(ok(row.get_bool("b"), "b"));
     assert_eq!(ok(row.get_i64("i"), "i"), i64::MIN);
     assert_eq!(row.get("f").ok(), Some(&SqlValue::Float(1.5)));
@@ -537,19 +418,11 @@ pub async fn values_round_trip(fx: &dyn Fixture) {
     assert_eq!(ok(row.get_json("j"), "j"), doc);
     assert_eq!(ok(row.get_timestamp("ts"), "ts"), chrono_now());
     assert_eq!(ok(row.get_opt_str("n"), "n"), None);
-    let none = ok(
-        tx.query_opt("SELECT id FROM app_values WHERE id = $1", &[2_i64.into()])
-            .await,
-        "none",
-    );
+    let none =
+        ok(tx.query_opt("SELECT id FROM app_values WHERE id = $1", &[2_i64.into()]).await, "none");
     assert!(none.is_none());
-    let missing = tx
-        .query_one("SELECT id FROM app_values WHERE id = $1", &[2_i64.into()])
-        .await;
-    assert_eq!(
-        missing.err().map(|e| e.kind()),
-        Some(StoreErrorKind::NotFound)
-    );
+    let missing = tx.query_one("SELECT id FROM app_values WHERE id = $1", &[2_i64.into()]).await;
+    assert_eq!(missing.err().map(|e| e.kind()), Some(StoreErrorKind::NotFound));
 }
 
 /// A duplicate key is reported as a conflict, which callers treat as "someone else won".
@@ -559,10 +432,7 @@ pub async fn unique_violation_is_a_conflict(fx: &dyn Fixture) {
     insert_session(tx.as_mut(), "dup").await;
     ok(tx.commit().await, "commit");
     let mut tx = ok(store.begin().await, "begin");
-    let err = tx
-        .execute(INSERT_SESSION, &["dup".into(), "u".into(), now_value()])
-        .await
-        .err();
+    let err = tx.execute(INSERT_SESSION, &["dup".into(), "u".into(), now_value()]).await.err();
     let err = err.unwrap_or_else(|| panic!("duplicate accepted"));
     assert_eq!(err.kind(), StoreErrorKind::Conflict, "{err}");
     assert!(!err.is_retryable());
@@ -573,13 +443,8 @@ pub async fn foreign_key_violation_is_a_constraint_error(fx: &dyn Fixture) {
     let store = migrated(fx).await;
     let mut tx = ok(store.begin().await, "begin");
     let sql = "INSERT INTO execution_leases (run_id, worker_id, lease_id, expires_at) VALUES ($1, $2, $3, $4)";
-    let err = tx
-        .execute(
-            sql,
-            &["no-such-run".into(), "w".into(), "l".into(), 1_i64.into()],
-        )
-        .await
-        .err();
+    let err =
+        tx.execute(sql, &["no-such-run".into(), "w".into(), "l".into(), 1_i64.into()]).await.err();
     let err = err.unwrap_or_else(|| panic!("orphan lease accepted"));
     assert_eq!(err.kind(), StoreErrorKind::Constraint, "{err}");
 }
@@ -588,15 +453,8 @@ pub async fn foreign_key_violation_is_a_constraint_error(fx: &dyn Fixture) {
 pub async fn bad_sql_is_invalid_and_the_store_stays_usable(fx: &dyn Fixture) {
     let store = migrated(fx).await;
     let mut tx = ok(store.begin().await, "begin");
-    let err = tx
-        .execute("INSERT INTO no_such_table (x) VALUES ($1)", &[1_i64.into()])
-        .await
-        .err();
-    assert_eq!(
-        err.as_ref().map(|e| e.kind()),
-        Some(StoreErrorKind::Invalid),
-        "{err:?}"
-    );
+    let err = tx.execute("INSERT INTO no_such_table (x) VALUES ($1)", &[1_i64.into()]).await.err();
+    assert_eq!(err.as_ref().map(|e| e.kind()), Some(StoreErrorKind::Invalid), "{err:?}");
     drop(tx);
     assert_eq!(sessions(store.as_ref()).await, 0);
 }
@@ -620,33 +478,16 @@ pub async fn deleting_an_execution_cascades(fx: &dyn Fixture) {
     ok(tx.execute("INSERT INTO outbox_commands (id, run_id, seq, node_id, type, payload, created_at) VALUES ('c1', 'r1', 1, 'n', 'reserve', $1, $2)", &[SqlValue::Json(json!({})), now_value()]).await, "command");
     ok(tx.execute("INSERT INTO execution_leases (run_id, worker_id, lease_id, expires_at) VALUES ('r1', 'w', 'l', $1)", &[1_i64.into()]).await, "lease");
     let status = ok(
-        tx.query_one("SELECT status FROM outbox_commands WHERE id = 'c1'", &[])
-            .await,
+        tx.query_one("SELECT status FROM outbox_commands WHERE id = 'c1'", &[]).await,
         "default",
     );
-    assert_eq!(
-        ok(status.get_str("status"), "status"),
-        "pending",
-        "command status default"
-    );
+    assert_eq!(ok(status.get_str("status"), "status"), "pending", "command status default");
     ok(
-        tx.execute(
-            "DELETE FROM workflow_executions WHERE run_id = $1",
-            &["r1".into()],
-        )
-        .await,
+        tx.execute("DELETE FROM workflow_executions WHERE run_id = $1", &["r1".into()]).await,
         "delete",
     );
     for table in ["workflow_events", "outbox_commands", "execution_leases"] {
-        let row = ok(
-            tx.query_one(&format!("SELECT count(*) AS n FROM {table}"), &[])
-                .await,
-            table,
-        );
-        assert_eq!(
-            ok(row.get_i64("n"), "n"),
-            0,
-            "{table} kept rows of a deleted execution"
-        );
+        let row = ok(tx.query_one(&format!("SELECT count(*) AS n FROM {table}"), &[]).await, table);
+        assert_eq!(ok(row.get_i64("n"), "n"), 0, "{table} kept rows of a deleted execution");
     }
 }

@@ -17,10 +17,7 @@ fn ok<T, E: std::fmt::Display>(result: Result<T, E>, what: &str) -> T {
 async fn migrated(fx: &dyn Fixture) -> Arc<dyn Store> {
     let store = fx.open();
     let catalog = store.migration_catalog();
-    ok(
-        migrate::apply(store.as_ref(), &catalog).await,
-        "migrate apply",
-    );
+    ok(migrate::apply(store.as_ref(), &catalog).await, "migrate apply");
     store
 }
 
@@ -53,44 +50,17 @@ fn delivery(id: &str, outbox: &str, subscriber: &str) -> NewDelivery {
 
 async fn append(store: &dyn Store, outbox: &str, ids: &[(&str, &str)], commit: bool) {
     let mut tx = ok(store.begin().await, "begin");
-    let deliveries: Vec<_> = ids
-        .iter()
-        .map(|(id, sub)| delivery(id, outbox, sub))
-        .collect();
-    ok(
-        store
-            .outbox_append(tx.as_mut(), &event(outbox), &deliveries)
-            .await,
-        "outbox_append",
-    );
-    if commit {
-        ok(tx.commit().await, "commit")
-    } else {
-        ok(tx.rollback().await, "rollback")
-    }
+    let deliveries: Vec<_> = ids.iter().map(|(id, sub)| delivery(id, outbox, sub)).collect();
+    ok(store.outbox_append(tx.as_mut(), &event(outbox), &deliveries).await, "outbox_append");
+    if commit { ok(tx.commit().await, "commit") } else { ok(tx.rollback().await, "rollback") }
 }
 
 /// Outbox rows and deliveries commit with the transaction, and read back with their event.
 pub async fn outbox_rows_and_deliveries_commit_with_the_transaction(fx: &dyn Fixture) {
     let store = migrated(fx).await;
-    append(
-        store.as_ref(),
-        "e-rolled-back",
-        &[("d-0", "reserve_stock")],
-        false,
-    )
-    .await;
-    assert!(
-        ok(store.delivery_get("d-0").await, "get").is_none(),
-        "a rolled-back delivery exists"
-    );
-    append(
-        store.as_ref(),
-        "e-1",
-        &[("d-1", "reserve_stock"), ("d-2", "send_receipt")],
-        true,
-    )
-    .await;
+    append(store.as_ref(), "e-rolled-back", &[("d-0", "reserve_stock")], false).await;
+    assert!(ok(store.delivery_get("d-0").await, "get").is_none(), "a rolled-back delivery exists");
+    append(store.as_ref(), "e-1", &[("d-1", "reserve_stock"), ("d-2", "send_receipt")], true).await;
     let d = ok(store.delivery_get("d-1").await, "get").unwrap_or_else(|| panic!("d-1 missing"));
     assert_eq!(
         (d.status, d.attempts, d.subscriber.as_str()),
@@ -102,12 +72,7 @@ pub async fn outbox_rows_and_deliveries_commit_with_the_transaction(fx: &dyn Fix
     assert_eq!(d.event.event_type, "order.placed");
     assert!(d.traceparent.is_some());
     let all = ok(
-        store
-            .deliveries_list(&DeliveryFilter {
-                limit: 10,
-                ..DeliveryFilter::default()
-            })
-            .await,
+        store.deliveries_list(&DeliveryFilter { limit: 10, ..DeliveryFilter::default() }).await,
         "list",
     );
     assert_eq!(all.len(), 2);
@@ -116,56 +81,24 @@ pub async fn outbox_rows_and_deliveries_commit_with_the_transaction(fx: &dyn Fix
 /// Claiming takes due, unclaimed deliveries once, and again only after the lost window.
 pub async fn claiming_due_deliveries_takes_each_once(fx: &dyn Fixture) {
     let store = migrated(fx).await;
-    append(
-        store.as_ref(),
-        "e-1",
-        &[("d-1", "a"), ("d-2", "b"), ("d-3", "c")],
-        true,
-    )
-    .await;
+    append(store.as_ref(), "e-1", &[("d-1", "a"), ("d-2", "b"), ("d-3", "c")], true).await;
     let now = t0() + Duration::seconds(1);
-    let first = ok(
-        store
-            .deliveries_claim_due(now, now - Duration::minutes(15), 2)
-            .await,
-        "claim",
-    );
+    let first = ok(store.deliveries_claim_due(now, now - Duration::minutes(15), 2).await, "claim");
     assert_eq!(first.len(), 2, "limit honoured");
     assert!(first.iter().all(|q| q.traceparent.is_some()));
-    let second = ok(
-        store
-            .deliveries_claim_due(now, now - Duration::minutes(15), 10)
-            .await,
-        "claim",
-    );
+    let second =
+        ok(store.deliveries_claim_due(now, now - Duration::minutes(15), 10).await, "claim");
     assert_eq!(second.len(), 1, "claimed rows are not claimed again");
-    let none = ok(
-        store
-            .deliveries_claim_due(now, now - Duration::minutes(15), 10)
-            .await,
-        "claim",
-    );
+    let none = ok(store.deliveries_claim_due(now, now - Duration::minutes(15), 10).await, "claim");
     assert!(none.is_empty());
     let later = now + Duration::minutes(16);
-    let lost = ok(
-        store
-            .deliveries_claim_due(later, later - Duration::minutes(15), 10)
-            .await,
-        "claim",
-    );
-    assert_eq!(
-        lost.len(),
-        3,
-        "sent and lost: claimed again after the window"
-    );
+    let lost =
+        ok(store.deliveries_claim_due(later, later - Duration::minutes(15), 10).await, "claim");
+    assert_eq!(lost.len(), 3, "sent and lost: claimed again after the window");
     let ids: Vec<String> = lost.iter().map(|q| q.id.clone()).collect();
     ok(store.deliveries_unmark_enqueued(&ids[..1]).await, "unmark");
-    let retry = ok(
-        store
-            .deliveries_claim_due(later, later - Duration::minutes(15), 10)
-            .await,
-        "claim",
-    );
+    let retry =
+        ok(store.deliveries_claim_due(later, later - Duration::minutes(15), 10).await, "claim");
     assert_eq!(retry.len(), 1, "an unmarked delivery is claimed at once");
 }
 
@@ -174,30 +107,12 @@ pub async fn only_due_deliveries_are_claimed(fx: &dyn Fixture) {
     let store = migrated(fx).await;
     append(store.as_ref(), "e-1", &[("d-1", "a"), ("d-2", "b")], true).await;
     let before = t0() - Duration::seconds(1);
-    assert!(
-        ok(
-            store.deliveries_claim_due(before, before, 10).await,
-            "claim"
-        )
-        .is_empty()
-    );
-    ok(
-        store
-            .deliveries_mark_enqueued(&["d-1".to_owned()], t0())
-            .await,
-        "mark",
-    );
+    assert!(ok(store.deliveries_claim_due(before, before, 10).await, "claim").is_empty());
+    ok(store.deliveries_mark_enqueued(&["d-1".to_owned()], t0()).await, "mark");
     let now = t0() + Duration::seconds(1);
-    let claimed = ok(
-        store
-            .deliveries_claim_due(now, now - Duration::minutes(15), 10)
-            .await,
-        "claim",
-    );
-    assert_eq!(
-        claimed.iter().map(|q| q.id.as_str()).collect::<Vec<_>>(),
-        vec!["d-2"]
-    );
+    let claimed =
+        ok(store.deliveries_claim_due(now, now - Duration::minutes(15), 10).await, "claim");
+    assert_eq!(claimed.iter().map(|q| q.id.as_str()).collect::<Vec<_>>(), vec!["d-2"]);
     let d1 = ok(store.delivery_get("d-1").await, "get").unwrap_or_else(|| panic!("d-1"));
     assert_eq!(d1.enqueued_at, Some(t0()));
 }
@@ -209,14 +124,9 @@ pub async fn outcomes_are_recorded_once(fx: &dyn Fixture) {
     append(store.as_ref(), "e-1", &[("d-1", "a"), ("d-2", "b")], true).await;
     let now = t0() + Duration::seconds(5);
     let retry_at = now + Duration::seconds(30);
-    let failed = Outcome::Failed {
-        failure: "mailer answered 503".to_owned(),
-        retry_at: Some(retry_at),
-    };
-    assert!(ok(
-        store.delivery_record_outcome("d-1", &failed, now).await,
-        "retry"
-    ));
+    let failed =
+        Outcome::Failed { failure: "mailer answered 503".to_owned(), retry_at: Some(retry_at) };
+    assert!(ok(store.delivery_record_outcome("d-1", &failed, now).await, "retry"));
     let d = ok(store.delivery_get("d-1").await, "get").unwrap_or_else(|| panic!("d-1"));
     assert_eq!((d.status, d.attempts), (DeliveryStatus::Pending, 1));
     assert_eq!(
@@ -224,34 +134,15 @@ pub async fn outcomes_are_recorded_once(fx: &dyn Fixture) {
         (retry_at, Some("mailer answered 503"))
     );
     assert_eq!(d.enqueued_at, None);
-    let dead = Outcome::Failed {
-        failure: "still 503".to_owned(),
-        retry_at: None,
-    };
-    assert!(ok(
-        store.delivery_record_outcome("d-1", &dead, now).await,
-        "dead"
-    ));
+    let dead = Outcome::Failed { failure: "still 503".to_owned(), retry_at: None };
+    assert!(ok(store.delivery_record_outcome("d-1", &dead, now).await, "dead"));
     let d = ok(store.delivery_get("d-1").await, "get").unwrap_or_else(|| panic!("d-1"));
-    assert_eq!(
-        (d.status, d.attempts, d.finished_at),
-        (DeliveryStatus::Dead, 2, Some(now))
-    );
+    assert_eq!((d.status, d.attempts, d.finished_at), (DeliveryStatus::Dead, 2, Some(now)));
     assert!(
-        !ok(
-            store
-                .delivery_record_outcome("d-1", &Outcome::Handled, now)
-                .await,
-            "again"
-        ),
+        !ok(store.delivery_record_outcome("d-1", &Outcome::Handled, now).await, "again"),
         "dead is final"
     );
-    assert!(ok(
-        store
-            .delivery_record_outcome("d-2", &Outcome::Handled, now)
-            .await,
-        "handled"
-    ));
+    assert!(ok(store.delivery_record_outcome("d-2", &Outcome::Handled, now).await, "handled"));
     let handled = ok(
         store
             .deliveries_list(&DeliveryFilter {
@@ -262,15 +153,8 @@ pub async fn outcomes_are_recorded_once(fx: &dyn Fixture) {
             .await,
         "list",
     );
-    assert_eq!(
-        handled.iter().map(|d| d.id.as_str()).collect::<Vec<_>>(),
-        vec!["d-2"]
-    );
-    let by_sub = DeliveryFilter {
-        subscriber: Some("a".to_owned()),
-        limit: 10,
-        status: None,
-    };
+    assert_eq!(handled.iter().map(|d| d.id.as_str()).collect::<Vec<_>>(), vec!["d-2"]);
+    let by_sub = DeliveryFilter { subscriber: Some("a".to_owned()), limit: 10, status: None };
     assert_eq!(ok(store.deliveries_list(&by_sub).await, "list").len(), 1);
     assert!(ok(store.delivery_get("nope").await, "get").is_none());
 }
@@ -279,16 +163,10 @@ pub async fn outcomes_are_recorded_once(fx: &dyn Fixture) {
 pub async fn a_handled_record_is_inserted_once(fx: &dyn Fixture) {
     let store = migrated(fx).await;
     let mut tx = ok(store.begin().await, "begin");
-    assert!(ok(
-        store.handled_insert(tx.as_mut(), "d-1", "a", t0()).await,
-        "insert"
-    ));
+    assert!(ok(store.handled_insert(tx.as_mut(), "d-1", "a", t0()).await, "insert"));
     ok(tx.commit().await, "commit");
     let mut tx = ok(store.begin().await, "begin");
-    assert!(!ok(
-        store.handled_insert(tx.as_mut(), "d-1", "a", t0()).await,
-        "insert again"
-    ));
+    assert!(!ok(store.handled_insert(tx.as_mut(), "d-1", "a", t0()).await, "insert again"));
     ok(tx.rollback().await, "rollback");
 }
 
@@ -300,9 +178,7 @@ async fn claim(
     now: DateTime<Utc>,
 ) -> Option<jadpo_core::pipeline::StoredResponse> {
     ok(
-        store
-            .idempotency_claim(tx, "svc", key, digest, now, now + Duration::hours(24))
-            .await,
+        store.idempotency_claim(tx, "svc", key, digest, now, now + Duration::hours(24)).await,
         "claim",
     )
 }
@@ -312,24 +188,14 @@ async fn claim(
 pub async fn idempotency_keys_are_claimed_once_and_expire(fx: &dyn Fixture) {
     let store = migrated(fx).await;
     let mut tx = ok(store.begin().await, "begin");
-    assert!(
-        claim(store.as_ref(), tx.as_mut(), "k-rolled", "x", t0())
-            .await
-            .is_none()
-    );
+    assert!(claim(store.as_ref(), tx.as_mut(), "k-rolled", "x", t0()).await.is_none());
     ok(tx.rollback().await, "rollback");
     let mut tx = ok(store.begin().await, "begin");
     assert!(
-        claim(store.as_ref(), tx.as_mut(), "k-rolled", "x", t0())
-            .await
-            .is_none(),
+        claim(store.as_ref(), tx.as_mut(), "k-rolled", "x", t0()).await.is_none(),
         "rollback left a key"
     );
-    assert!(
-        claim(store.as_ref(), tx.as_mut(), "k1", "digest-1", t0())
-            .await
-            .is_none()
-    );
+    assert!(claim(store.as_ref(), tx.as_mut(), "k1", "digest-1", t0()).await.is_none());
     ok(
         store
             .idempotency_store_response(tx.as_mut(), "svc", "k1", 201, r#"{"order_id":"o-1"}"#)
@@ -338,44 +204,19 @@ pub async fn idempotency_keys_are_claimed_once_and_expire(fx: &dyn Fixture) {
     );
     ok(tx.commit().await, "commit");
     let mut tx = ok(store.begin().await, "begin");
-    let stored = claim(
-        store.as_ref(),
-        tx.as_mut(),
-        "k1",
-        "digest-2",
-        t0() + Duration::hours(1),
-    )
-    .await;
+    let stored =
+        claim(store.as_ref(), tx.as_mut(), "k1", "digest-2", t0() + Duration::hours(1)).await;
     let stored = stored.unwrap_or_else(|| panic!("the key was claimed twice"));
-    assert_eq!(
-        (stored.request_digest.as_str(), stored.status),
-        ("digest-1", 201)
-    );
+    assert_eq!((stored.request_digest.as_str(), stored.status), ("digest-1", 201));
     assert_eq!(stored.body, r#"{"order_id":"o-1"}"#);
     let other_scope = store
-        .idempotency_claim(
-            tx.as_mut(),
-            "other",
-            "k1",
-            "d",
-            t0(),
-            t0() + Duration::hours(1),
-        )
+        .idempotency_claim(tx.as_mut(), "other", "k1", "d", t0(), t0() + Duration::hours(1))
         .await;
-    assert!(
-        ok(other_scope, "scoped").is_none(),
-        "keys are scoped to the caller"
-    );
+    assert!(ok(other_scope, "scoped").is_none(), "keys are scoped to the caller");
     ok(tx.rollback().await, "rollback");
     let mut tx = ok(store.begin().await, "begin");
-    let expired = claim(
-        store.as_ref(),
-        tx.as_mut(),
-        "k1",
-        "digest-3",
-        t0() + Duration::hours(25),
-    )
-    .await;
+    let expired =
+        claim(store.as_ref(), tx.as_mut(), "k1", "digest-3", t0() + Duration::hours(25)).await;
     assert!(expired.is_none(), "an expired key must be claimable again");
     ok(tx.rollback().await, "rollback");
 }
@@ -383,9 +224,8 @@ pub async fn idempotency_keys_are_claimed_once_and_expire(fx: &dyn Fixture) {
 /// Two relays claiming at once never take the same delivery.
 pub async fn concurrent_claims_are_disjoint(fx: &dyn Fixture) {
     let store = migrated(fx).await;
-    let ids: Vec<(String, String)> = (0..40)
-        .map(|i| (format!("d-{i:02}"), format!("s{i}")))
-        .collect();
+    let ids: Vec<(String, String)> =
+        (0..40).map(|i| (format!("d-{i:02}"), format!("s{i}"))).collect();
     let refs: Vec<(&str, &str)> = ids.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
     append(store.as_ref(), "e-1", &refs, true).await;
     let (a, b) = (fx.open(), fx.open());
@@ -415,31 +255,16 @@ pub async fn service_keys_are_stored_as_verifiers(fx: &dyn Fixture) {
     let store = migrated(fx).await;
     let clock = jadpo_core::ManualClock::new(t0());
     let key = ok(
-        store
-            .service_key_issue("shop-web", Some(t0() + Duration::hours(1)), &clock)
-            .await,
+        store.service_key_issue("shop-web", Some(t0() + Duration::hours(1)), &clock).await,
         "issue",
     );
-    assert!(
-        key.secret.starts_with("jadpo_sk_") && key.secret.len() == 73,
-        "{}",
-        key.secret
-    );
+    assert!(key.secret.starts_with("jadpo_sk_") && key.secret.len() == 73, "{}", key.secret);
     let found = ok(store.service_key_verify(&key.secret, t0()).await, "verify");
     assert_eq!(found.as_deref(), Some("shop-web"));
     let mut wrong = key.secret.clone();
     wrong.replace_range(20..21, if &key.secret[20..21] == "0" { "1" } else { "0" });
-    assert_eq!(
-        ok(store.service_key_verify(&wrong, t0()).await, "verify"),
-        None
-    );
-    assert_eq!(
-        ok(
-            store.service_key_verify("Bearer nonsense", t0()).await,
-            "verify"
-        ),
-        None
-    );
+    assert_eq!(ok(store.service_key_verify(&wrong, t0()).await, "verify"), None);
+    assert_eq!(ok(store.service_key_verify("Bearer nonsense", t0()).await, "verify"), None);
     let later = t0() + Duration::hours(2);
     assert_eq!(
         ok(store.service_key_verify(&key.secret, later).await, "verify"),
@@ -447,23 +272,13 @@ pub async fn service_keys_are_stored_as_verifiers(fx: &dyn Fixture) {
         "an expired key worked"
     );
     let mut tx = ok(store.begin().await, "begin");
-    let rows = ok(
-        tx.query("SELECT id, service, verifier FROM jadpo_service_keys", &[])
-            .await,
-        "select",
-    );
+    let rows =
+        ok(tx.query("SELECT id, service, verifier FROM jadpo_service_keys", &[]).await, "select");
     ok(tx.rollback().await, "rollback");
     assert_eq!(rows.len(), 1);
     let verifier = ok(rows[0].get_str("verifier"), "verifier");
     assert_eq!(verifier, jadpo_core::auth::verifier(&key.secret));
     assert!(!verifier.contains(&key.secret[9..]), "the secret is stored");
-    let err = store
-        .service_key_issue("bad name!", None, &clock)
-        .await
-        .err()
-        .map(|e| e.to_string());
-    assert!(
-        err.unwrap_or_default()
-            .contains("service name \"bad name!\"")
-    );
+    let err = store.service_key_issue("bad name!", None, &clock).await.err().map(|e| e.to_string());
+    assert!(err.unwrap_or_default().contains("service name \"bad name!\""));
 }

@@ -217,10 +217,9 @@ fn postgres_tables() -> Vec<SpecTable> {
 /// The spec's ledger `invariant_schema_migrations` in `dialect`'s shape.
 pub fn ledger_table(dialect: Dialect) -> SpecTable {
     let columns = match dialect {
-        Dialect::Sqlite => vec![
-            ("version", "INTEGER", false, None),
-            ("applied_at", "INTEGER", true, None),
-        ],
+        Dialect::Sqlite => {
+            vec![("version", "INTEGER", false, None), ("applied_at", "INTEGER", true, None)]
+        }
         Dialect::Postgres => vec![
             ("version", "INTEGER", true, None),
             ("description", "TEXT", true, None),

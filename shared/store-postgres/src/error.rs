@@ -25,24 +25,18 @@ pub(crate) fn translate(err: DriverError) -> StoreError {
         DriverError::Db(e) => {
             let kind = e.code().map_or_else(
                 || {
-                    if e.is_closed() {
-                        StoreErrorKind::Unavailable
-                    } else {
-                        connection_kind(&e)
-                    }
+                    if e.is_closed() { StoreErrorKind::Unavailable } else { connection_kind(&e) }
                 },
                 sql_state_kind,
             );
-            let detail = e
-                .as_db_error()
-                .map_or_else(|| e.to_string(), |db| db.to_string());
+            let detail = e.as_db_error().map_or_else(|| e.to_string(), |db| db.to_string());
             StoreError::new(kind, format!("postgres: {detail}")).with_source(e)
         }
         DriverError::Pool(e) => {
             let kind = match &e {
-                PoolError::Backend(inner) if inner.code().is_some() => inner
-                    .code()
-                    .map_or(StoreErrorKind::Unavailable, sql_state_kind),
+                PoolError::Backend(inner) if inner.code().is_some() => {
+                    inner.code().map_or(StoreErrorKind::Unavailable, sql_state_kind)
+                }
                 _ => StoreErrorKind::Unavailable,
             };
             StoreError::new(kind, format!("postgres connection: {e}")).with_source(e)
@@ -89,41 +83,17 @@ mod tests {
 
     #[test]
     fn sql_states_map_to_the_kinds_callers_act_on() {
-        assert_eq!(
-            sql_state_kind(&SqlState::UNIQUE_VIOLATION),
-            StoreErrorKind::Conflict
-        );
-        assert_eq!(
-            sql_state_kind(&SqlState::FOREIGN_KEY_VIOLATION),
-            StoreErrorKind::Constraint
-        );
-        assert_eq!(
-            sql_state_kind(&SqlState::NOT_NULL_VIOLATION),
-            StoreErrorKind::Constraint
-        );
+        assert_eq!(sql_state_kind(&SqlState::UNIQUE_VIOLATION), StoreErrorKind::Conflict);
+        assert_eq!(sql_state_kind(&SqlState::FOREIGN_KEY_VIOLATION), StoreErrorKind::Constraint);
+        assert_eq!(sql_state_kind(&SqlState::NOT_NULL_VIOLATION), StoreErrorKind::Constraint);
         assert_eq!(
             sql_state_kind(&SqlState::T_R_SERIALIZATION_FAILURE),
             StoreErrorKind::Unavailable
         );
-        assert_eq!(
-            sql_state_kind(&SqlState::ADMIN_SHUTDOWN),
-            StoreErrorKind::Unavailable
-        );
-        assert_eq!(
-            sql_state_kind(&SqlState::TOO_MANY_CONNECTIONS),
-            StoreErrorKind::Unavailable
-        );
-        assert_eq!(
-            sql_state_kind(&SqlState::SYNTAX_ERROR),
-            StoreErrorKind::Invalid
-        );
-        assert_eq!(
-            sql_state_kind(&SqlState::UNDEFINED_TABLE),
-            StoreErrorKind::Invalid
-        );
-        assert_eq!(
-            sql_state_kind(&SqlState::INTERNAL_ERROR),
-            StoreErrorKind::Internal
-        );
+        assert_eq!(sql_state_kind(&SqlState::ADMIN_SHUTDOWN), StoreErrorKind::Unavailable);
+        assert_eq!(sql_state_kind(&SqlState::TOO_MANY_CONNECTIONS), StoreErrorKind::Unavailable);
+        assert_eq!(sql_state_kind(&SqlState::SYNTAX_ERROR), StoreErrorKind::Invalid);
+        assert_eq!(sql_state_kind(&SqlState::UNDEFINED_TABLE), StoreErrorKind::Invalid);
+        assert_eq!(sql_state_kind(&SqlState::INTERNAL_ERROR), StoreErrorKind::Internal);
     }
 }

@@ -57,9 +57,7 @@ pub struct PgStore {
 
 impl std::fmt::Debug for PgStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PgStore")
-            .field("name", &self.name)
-            .finish_non_exhaustive()
+        f.debug_struct("PgStore").field("name", &self.name).finish_non_exhaustive()
     }
 }
 
@@ -70,9 +68,7 @@ impl PgStore {
         let target = tls::parse_url(url)?;
         let mut config = target.config;
         config.connect_timeout(options.connect_timeout);
-        let manager_config = ManagerConfig {
-            recycling_method: RecyclingMethod::Fast,
-        };
+        let manager_config = ManagerConfig { recycling_method: RecyclingMethod::Fast };
         let manager = match target.tls {
             Some(tls) => Manager::from_config(config, tls, manager_config),
             None => Manager::from_config(config, tokio_postgres::NoTls, manager_config),
@@ -84,17 +80,11 @@ impl PgStore {
             .runtime(Runtime::Tokio1)
             .build()
             .map_err(|e| StoreError::invalid(format!("cannot build the connection pool: {e}")))?;
-        Ok(Self {
-            name: name.to_owned(),
-            pool,
-        })
+        Ok(Self { name: name.to_owned(), pool })
     }
 
     pub(crate) async fn client(&self) -> Result<deadpool_postgres::Object, StoreError> {
-        self.pool
-            .get()
-            .await
-            .map_err(|e| translate(DriverError::Pool(e)))
+        self.pool.get().await.map_err(|e| translate(DriverError::Pool(e)))
     }
 }
 

@@ -56,10 +56,7 @@ const FOREIGN_KEYS: &str = "SELECT con.conname::text AS name,
     ORDER BY 1";
 
 fn split(list: &str) -> Vec<String> {
-    list.split(',')
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned)
-        .collect()
+    list.split(',').filter(|s| !s.is_empty()).map(str::to_owned).collect()
 }
 
 async fn describe(client: &Object, table: &str) -> Result<Option<TableSchema>, StoreError> {
@@ -104,13 +101,7 @@ async fn describe(client: &Object, table: &str) -> Result<Option<TableSchema>, S
             })
         })
         .collect::<Result<Vec<_>, StoreError>>()?;
-    Ok(Some(TableSchema {
-        name: table.to_owned(),
-        columns,
-        primary_key,
-        foreign_keys,
-        indexes,
-    }))
+    Ok(Some(TableSchema { name: table.to_owned(), columns, primary_key, foreign_keys, indexes }))
 }
 
 #[async_trait]

@@ -65,10 +65,7 @@ pub(crate) fn parse_url(url: &str) -> Result<Target, StoreError> {
         }
         SslMode::Require | SslMode::VerifyFull => {
             config.ssl_mode(tokio_postgres::config::SslMode::Require);
-            Some(MakeRustlsConnect::new(client_config(
-                mode,
-                root_cert.as_deref(),
-            )?))
+            Some(MakeRustlsConnect::new(client_config(mode, root_cert.as_deref())?))
         }
     };
     Ok(Target { config, tls })
@@ -116,9 +113,9 @@ pub fn client_config(mode: SslMode, root_cert: Option<&str>) -> Result<ClientCon
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(EncryptOnly(provider())))
             .with_no_client_auth(),
-        (_, Some(path)) => builder
-            .with_root_certificates(roots_from(Path::new(path))?)
-            .with_no_client_auth(),
+        (_, Some(path)) => {
+            builder.with_root_certificates(roots_from(Path::new(path))?).with_no_client_auth()
+        }
         (_, None) => {
             let mut roots = RootCertStore::empty();
             roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
@@ -167,12 +164,7 @@ impl ServerCertVerifier for EncryptOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
+        verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
     }
 
     fn verify_tls13_signature(
@@ -181,12 +173,7 @@ impl ServerCertVerifier for EncryptOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
+        verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
@@ -204,28 +191,18 @@ mod tests {
             "postgres://u:p@db.example:5432/app?sslmode=verify-full&sslrootcert=/etc/rds.pem&application_name=x",
         )
         .unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(
-            rest,
-            "postgres://u:p@db.example:5432/app?application_name=x"
-        );
+        assert_eq!(rest, "postgres://u:p@db.example:5432/app?application_name=x");
         assert_eq!(mode, SslMode::VerifyFull);
         assert_eq!(root.as_deref(), Some("/etc/rds.pem"));
         let (rest, mode, root) =
             split_tls_params("postgresql://h/db").unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(
-            (rest.as_str(), mode, root),
-            ("postgresql://h/db", SslMode::Disable, None)
-        );
+        assert_eq!((rest.as_str(), mode, root), ("postgresql://h/db", SslMode::Disable, None));
     }
 
     #[test]
     fn bad_urls_and_modes_are_clear_errors() {
-        let msg = |url: &str| {
-            split_tls_params(url)
-                .err()
-                .map(|e| e.to_string())
-                .unwrap_or_default()
-        };
+        let msg =
+            |url: &str| split_tls_params(url).err().map(|e| e.to_string()).unwrap_or_default();
         assert!(
             msg("postgres://h/db?sslmode=sometimes").contains("sslmode=sometimes is not one of")
         );
@@ -255,10 +232,7 @@ mod tests {
         let err = client_config(SslMode::VerifyFull, dir.to_str());
         let _ = std::fs::remove_file(&dir);
         assert!(
-            err.err()
-                .map(|e| e.to_string())
-                .unwrap_or_default()
-                .contains("no usable certificate")
+            err.err().map(|e| e.to_string()).unwrap_or_default().contains("no usable certificate")
         );
     }
 }

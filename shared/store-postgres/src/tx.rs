@@ -29,9 +29,7 @@ pub struct PgTx {
 impl PgTx {
     pub(crate) async fn begin(client: Object) -> Result<Self, StoreError> {
         client.batch_execute("BEGIN").await.map_err(db)?;
-        Ok(Self {
-            client: Some(client),
-        })
+        Ok(Self { client: Some(client) })
     }
 
     /// The driver client, inside this transaction.
@@ -48,10 +46,7 @@ impl PgTx {
     }
 
     async fn finish(&mut self, statement: &str) -> Result<(), StoreError> {
-        let client = self
-            .client
-            .take()
-            .ok_or_else(|| StoreError::internal("finished twice"))?;
+        let client = self.client.take().ok_or_else(|| StoreError::internal("finished twice"))?;
         match client.batch_execute(statement).await {
             Ok(()) => Ok(()),
             Err(e) => {
@@ -191,10 +186,7 @@ fn mismatch(value: &SqlValue, ty: &Type) -> BoxError {
 }
 
 fn is_text(ty: &Type) -> bool {
-    matches!(
-        *ty,
-        Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN
-    )
+    matches!(*ty, Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN)
 }
 
 impl ToSql for Param<'_> {
@@ -207,10 +199,7 @@ impl ToSql for Param<'_> {
                 Type::INT2 => i16::try_from(*i)?.to_sql(ty, out),
                 Type::INT4 => i32::try_from(*i)?.to_sql(ty, out),
                 Type::INT8 => i.to_sql(ty, out),
-                #[allow(
-                    clippy::cast_precision_loss,
-                    reason = "the caller bound an int to a float"
-                )]
+                #[allow(clippy::cast_precision_loss, reason = "the caller bound an int to a float")]
                 Type::FLOAT8 => (*i as f64).to_sql(ty, out),
                 _ => Err(mismatch(v, ty)),
             },

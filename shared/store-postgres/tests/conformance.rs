@@ -32,24 +32,15 @@ async fn the_escape_hatch_reaches_the_driver_inside_the_transaction() {
     let db = PgTestDb::migrated().await;
     let store = db.store();
     let mut tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
-    let pg = tx
-        .driver()
-        .downcast_mut::<PgTx>()
-        .unwrap_or_else(|| panic!("not a PgTx"));
+    let pg = tx.driver().downcast_mut::<PgTx>().unwrap_or_else(|| panic!("not a PgTx"));
     pg.client()
         .execute("INSERT INTO sessions (id, user_id, created_at, updated_at) VALUES ('x', 'u', now(), now())", &[])
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     tx.rollback().await.unwrap_or_else(|e| panic!("{e}"));
     let mut tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
-    let rows = tx
-        .query("SELECT id FROM sessions", &[])
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert!(
-        rows.is_empty(),
-        "the driver-level write escaped the rolled-back transaction"
-    );
+    let rows = tx.query("SELECT id FROM sessions", &[]).await.unwrap_or_else(|e| panic!("{e}"));
+    assert!(rows.is_empty(), "the driver-level write escaped the rolled-back transaction");
 }
 
 #[tokio::test]
@@ -59,35 +50,17 @@ async fn the_schema_script_builds_the_same_schema_and_reruns_as_a_no_op() {
     let script = schema_sql(&builtin_catalog()).unwrap_or_else(|e| panic!("{e}"));
     for _ in 0..2 {
         let mut tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
-        let pg = tx
-            .driver()
-            .downcast_mut::<PgTx>()
-            .unwrap_or_else(|| panic!("not a PgTx"));
+        let pg = tx.driver().downcast_mut::<PgTx>().unwrap_or_else(|| panic!("not a PgTx"));
         // The script has its own BEGIN/COMMIT; run it outside ours.
-        pg.client()
-            .batch_execute("COMMIT")
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        pg.client()
-            .batch_execute(&script)
-            .await
-            .unwrap_or_else(|e| panic!("script: {e}"));
-        pg.client()
-            .batch_execute("BEGIN")
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        pg.client().batch_execute("COMMIT").await.unwrap_or_else(|e| panic!("{e}"));
+        pg.client().batch_execute(&script).await.unwrap_or_else(|e| panic!("script: {e}"));
+        pg.client().batch_execute("BEGIN").await.unwrap_or_else(|e| panic!("{e}"));
         tx.rollback().await.unwrap_or_else(|e| panic!("{e}"));
     }
-    let status = migrate::status(&store, &builtin_catalog())
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert!(
-        status.iter().all(|s| s.state.label() == "applied"),
-        "{status:?}"
-    );
-    let again = migrate::apply(&store, &builtin_catalog())
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let status =
+        migrate::status(&store, &builtin_catalog()).await.unwrap_or_else(|e| panic!("{e}"));
+    assert!(status.iter().all(|s| s.state.label() == "applied"), "{status:?}");
+    let again = migrate::apply(&store, &builtin_catalog()).await.unwrap_or_else(|e| panic!("{e}"));
     assert!(again.applied.is_empty());
 }
 
@@ -95,11 +68,7 @@ async fn the_schema_script_builds_the_same_schema_and_reruns_as_a_no_op() {
 async fn a_pre_ledger_database_is_adopted() {
     let db = PgTestDb::empty().await;
     let store = db.store();
-    let v1 = builtin_catalog()
-        .all()
-        .next()
-        .map(|m| m.sql.clone())
-        .unwrap_or_default();
+    let v1 = builtin_catalog().all().next().map(|m| m.sql.clone()).unwrap_or_default();
     let mut tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
     tx.batch(&v1).await.unwrap_or_else(|e| panic!("{e}"));
     tx.batch(
@@ -110,9 +79,7 @@ async fn a_pre_ledger_database_is_adopted() {
     .await
     .unwrap_or_else(|e| panic!("{e}"));
     tx.commit().await.unwrap_or_else(|e| panic!("{e}"));
-    let report = migrate::apply(&store, &builtin_catalog())
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let report = migrate::apply(&store, &builtin_catalog()).await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(report.adopted.len(), 1);
     assert_eq!(report.applied.len(), 4, "v2-v4 and the jadpo ledger's v1");
 }
@@ -128,34 +95,21 @@ async fn the_pool_never_opens_more_than_its_budget() {
     let store = PgStore::connect("main", db.url(), &options).unwrap_or_else(|e| panic!("{e}"));
     let a = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
     let b = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
-    let third = store
-        .begin()
-        .await
-        .err()
-        .unwrap_or_else(|| panic!("a third connection was opened"));
+    let third =
+        store.begin().await.err().unwrap_or_else(|| panic!("a third connection was opened"));
     assert_eq!(third.kind(), StoreErrorKind::Unavailable, "{third}");
     assert!(third.is_retryable());
     drop((a, b));
     tokio::time::sleep(Duration::from_millis(100)).await;
-    assert!(
-        store.begin().await.is_ok(),
-        "connections were not returned after rollback"
-    );
+    assert!(store.begin().await.is_ok(), "connections were not returned after rollback");
 }
 
 #[tokio::test]
 async fn an_unreachable_server_is_unavailable_and_retryable() {
-    let options = PgOptions {
-        connect_timeout: Duration::from_millis(500),
-        ..PgOptions::default()
-    };
+    let options = PgOptions { connect_timeout: Duration::from_millis(500), ..PgOptions::default() };
     let store = PgStore::connect("main", "postgres://postgres@127.0.0.1:1/none", &options)
         .unwrap_or_else(|e| panic!("{e}"));
-    let err = store
-        .ping()
-        .await
-        .err()
-        .unwrap_or_else(|| panic!("connected to port 1"));
+    let err = store.ping().await.err().unwrap_or_else(|| panic!("connected to port 1"));
     assert_eq!(err.kind(), StoreErrorKind::Unavailable, "{err}");
 }
 

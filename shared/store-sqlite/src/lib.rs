@@ -58,9 +58,7 @@ pub struct SqliteOptions {
 
 impl Default for SqliteOptions {
     fn default() -> Self {
-        Self {
-            busy_timeout: Duration::from_secs(5),
-        }
+        Self { busy_timeout: Duration::from_secs(5) }
     }
 }
 
@@ -73,9 +71,7 @@ pub struct SqliteStore {
 
 impl std::fmt::Debug for SqliteStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SqliteStore")
-            .field("name", &self.name)
-            .finish_non_exhaustive()
+        f.debug_struct("SqliteStore").field("name", &self.name).finish_non_exhaustive()
     }
 }
 
@@ -100,11 +96,7 @@ impl SqliteStore {
         }
         .map_err(error::translate)?;
         configure(&conn, location, options).map_err(error::translate)?;
-        Ok(Self {
-            name: name.to_owned(),
-            conn: Arc::new(Mutex::new(conn)),
-            clock,
-        })
+        Ok(Self { name: name.to_owned(), conn: Arc::new(Mutex::new(conn)), clock })
     }
 }
 

@@ -87,10 +87,7 @@ pub fn builtin_catalog() -> MigrationCatalog {
 
 fn applied_rows(conn: &Connection) -> Result<Vec<AppliedMigration>, StoreError> {
     let mut out = Vec::new();
-    for (ledger, sql) in [
-        (Ledger::Workflow, APPLIED_WORKFLOW),
-        (Ledger::Jadpo, APPLIED_JADPO),
-    ] {
+    for (ledger, sql) in [(Ledger::Workflow, APPLIED_WORKFLOW), (Ledger::Jadpo, APPLIED_JADPO)] {
         for row in query(conn, sql, &[])? {
             out.push(applied_from_row(ledger, &row)?);
         }
@@ -128,11 +125,7 @@ impl SqliteMigrationSession {
     fn record(&self, m: &Migration) -> Result<(), StoreError> {
         let now = SqlValue::Timestamp(self.clock.now());
         if m.ledger == Ledger::Workflow {
-            execute(
-                &self.conn,
-                RECORD_WORKFLOW,
-                &[m.version.into(), now.clone()],
-            )?;
+            execute(&self.conn, RECORD_WORKFLOW, &[m.version.into(), now.clone()])?;
         }
         self.record_checksum(m, now)
     }
@@ -173,9 +166,7 @@ impl SqliteMigrationSession {
         &self,
         work: impl FnOnce(&Self) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
-        self.conn
-            .execute_batch("BEGIN IMMEDIATE")
-            .map_err(translate)?;
+        self.conn.execute_batch("BEGIN IMMEDIATE").map_err(translate)?;
         match work(self) {
             Ok(value) => {
                 self.conn.execute_batch("COMMIT").map_err(translate)?;
@@ -217,25 +208,17 @@ impl MigrationStore for SqliteStore {
 
     async fn migration_session(&self) -> Result<Box<dyn MigrationSession>, StoreError> {
         let conn = Arc::clone(&self.conn).lock_owned().await;
-        conn.execute_batch(&format!("BEGIN IMMEDIATE; {LEDGERS} COMMIT;"))
-            .map_err(|e| {
-                let _ = conn.execute_batch("ROLLBACK");
-                translate(e)
-            })?;
-        Ok(Box::new(SqliteMigrationSession {
-            conn,
-            clock: Arc::clone(&self.clock),
-        }))
+        conn.execute_batch(&format!("BEGIN IMMEDIATE; {LEDGERS} COMMIT;")).map_err(|e| {
+            let _ = conn.execute_batch("ROLLBACK");
+            translate(e)
+        })?;
+        Ok(Box::new(SqliteMigrationSession { conn, clock: Arc::clone(&self.clock) }))
     }
 
     async fn migrations_applied(&self) -> Result<Vec<AppliedMigration>, StoreError> {
         let conn = self.conn.lock().await;
         let present = query(&conn, LEDGERS_EXIST, &[])?;
-        let count = present
-            .first()
-            .map(|r| r.get_i64("n"))
-            .transpose()?
-            .unwrap_or(0);
+        let count = present.first().map(|r| r.get_i64("n")).transpose()?.unwrap_or(0);
         if count < 2 {
             return Ok(Vec::new());
         }

@@ -53,18 +53,15 @@ fn describe(conn: &Connection, table: &str) -> Result<Option<TableSchema>, Store
 fn foreign_keys(conn: &Connection, name: &[SqlValue]) -> Result<Vec<ForeignKeyInfo>, StoreError> {
     let mut by_id: BTreeMap<i64, ForeignKeyInfo> = BTreeMap::new();
     for r in query(conn, FOREIGN_KEYS, name)? {
-        let fk = by_id
-            .entry(r.get_i64("id")?)
-            .or_insert_with(|| ForeignKeyInfo {
-                columns: Vec::new(),
-                references_table: String::new(),
-                references_columns: Vec::new(),
-                on_delete: String::new(),
-            });
+        let fk = by_id.entry(r.get_i64("id")?).or_insert_with(|| ForeignKeyInfo {
+            columns: Vec::new(),
+            references_table: String::new(),
+            references_columns: Vec::new(),
+            on_delete: String::new(),
+        });
         fk.columns.push(r.get_str("from_col")?.to_owned());
         fk.references_table = r.get_str("ref_table")?.to_owned();
-        fk.references_columns
-            .push(r.get_opt_str("to_col")?.unwrap_or_default().to_owned());
+        fk.references_columns.push(r.get_opt_str("to_col")?.unwrap_or_default().to_owned());
         fk.on_delete = r.get_str("on_delete")?.to_uppercase();
     }
     Ok(by_id.into_values().collect())
@@ -78,11 +75,7 @@ fn indexes(conn: &Connection, name: &[SqlValue]) -> Result<Vec<IndexInfo>, Store
             .iter()
             .map(|c| c.get_str("name").map(str::to_owned))
             .collect::<Result<Vec<_>, _>>()?;
-        out.push(IndexInfo {
-            name: index,
-            columns: cols,
-            unique: r.get_bool("is_unique")?,
-        });
+        out.push(IndexInfo { name: index, columns: cols, unique: r.get_bool("is_unique")? });
     }
     Ok(out)
 }
@@ -91,10 +84,7 @@ fn indexes(conn: &Connection, name: &[SqlValue]) -> Result<Vec<IndexInfo>, Store
 impl SchemaIntrospection for SqliteStore {
     async fn schema_tables(&self) -> Result<Vec<String>, StoreError> {
         let conn = self.conn.lock().await;
-        query(&conn, TABLES, &[])?
-            .iter()
-            .map(|r| r.get_str("name").map(str::to_owned))
-            .collect()
+        query(&conn, TABLES, &[])?.iter().map(|r| r.get_str("name").map(str::to_owned)).collect()
     }
 
     async fn schema_table(&self, table: &str) -> Result<Option<TableSchema>, StoreError> {

@@ -90,9 +90,7 @@ pub(crate) fn execute(
     sql: &str,
     params: &[SqlValue],
 ) -> Result<u64, StoreError> {
-    let mut stmt = conn
-        .prepare_cached(&rewrite_placeholders(sql))
-        .map_err(translate)?;
+    let mut stmt = conn.prepare_cached(&rewrite_placeholders(sql)).map_err(translate)?;
     let changed = stmt.execute(rusqlite::params_from_iter(params.iter().map(to_value)));
     changed.map(|n| n as u64).map_err(translate)
 }
@@ -103,14 +101,11 @@ pub(crate) fn query(
     sql: &str,
     params: &[SqlValue],
 ) -> Result<Vec<Row>, StoreError> {
-    let mut stmt = conn
-        .prepare_cached(&rewrite_placeholders(sql))
-        .map_err(translate)?;
+    let mut stmt = conn.prepare_cached(&rewrite_placeholders(sql)).map_err(translate)?;
     let columns: Arc<[String]> = stmt.column_names().map(str::to_owned).collect();
     let width = columns.len();
-    let mut rows = stmt
-        .query(rusqlite::params_from_iter(params.iter().map(to_value)))
-        .map_err(translate)?;
+    let mut rows =
+        stmt.query(rusqlite::params_from_iter(params.iter().map(to_value))).map_err(translate)?;
     let mut out = Vec::new();
     while let Some(row) = rows.next().map_err(translate)? {
         let values = (0..width)
@@ -198,10 +193,7 @@ mod tests {
             rewrite_placeholders("SELECT $1, '$2', \"$3\" -- $4\n, /* $5 */ $12"),
             "SELECT ?1, '$2', \"$3\" -- $4\n, /* $5 */ ?12"
         );
-        assert_eq!(
-            rewrite_placeholders("SELECT 'it''s $1' || $2"),
-            "SELECT 'it''s $1' || ?2"
-        );
+        assert_eq!(rewrite_placeholders("SELECT 'it''s $1' || $2"), "SELECT 'it''s $1' || ?2");
         assert_eq!(rewrite_placeholders("SELECT $a"), "SELECT $a");
     }
 }

@@ -31,18 +31,13 @@ async fn file_databases_use_wal_and_enforce_foreign_keys() {
     let db = SqliteTestDb::empty();
     let store = db.store();
     let mut tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
-    let sqlite = tx
-        .driver()
-        .downcast_mut::<SqliteTx>()
-        .unwrap_or_else(|| panic!("not a SqliteTx"));
+    let sqlite = tx.driver().downcast_mut::<SqliteTx>().unwrap_or_else(|| panic!("not a SqliteTx"));
     let mode: String = sqlite
         .connection()
         .query_row("PRAGMA journal_mode", [], |r| r.get(0))
         .unwrap_or_else(|e| panic!("{e}"));
-    let fks: i64 = sqlite
-        .connection()
-        .query_row("PRAGMA foreign_keys", [], |r| r.get(0))
-        .unwrap_or_default();
+    let fks: i64 =
+        sqlite.connection().query_row("PRAGMA foreign_keys", [], |r| r.get(0)).unwrap_or_default();
     assert_eq!(mode, "wal");
     assert_eq!(fks, 1);
 }
@@ -60,15 +55,9 @@ async fn memory_databases_migrate_and_vanish() {
     };
     let store = open();
     let catalog = jadpo_store_sqlite::migrate::builtin_catalog();
-    let report = migrate::apply(&store, &catalog)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let report = migrate::apply(&store, &catalog).await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(report.applied.len(), 4);
-    assert!(
-        migrate::apply(&open(), &catalog)
-            .await
-            .is_ok_and(|r| r.applied.len() == 4)
-    );
+    assert!(migrate::apply(&open(), &catalog).await.is_ok_and(|r| r.applied.len() == 4));
 }
 
 #[tokio::test]
@@ -77,10 +66,8 @@ async fn the_escape_hatch_writes_inside_the_same_transaction() {
     let store = db.store();
     let mut tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
     {
-        let sqlite = tx
-            .driver()
-            .downcast_mut::<SqliteTx>()
-            .unwrap_or_else(|| panic!("not a SqliteTx"));
+        let sqlite =
+            tx.driver().downcast_mut::<SqliteTx>().unwrap_or_else(|| panic!("not a SqliteTx"));
         sqlite
             .connection()
             .execute("INSERT INTO sessions (id, user_id, created_at, updated_at) VALUES ('x', 'u', 0, 0)", [])
@@ -88,14 +75,8 @@ async fn the_escape_hatch_writes_inside_the_same_transaction() {
     }
     tx.rollback().await.unwrap_or_else(|e| panic!("{e}"));
     let mut tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
-    let rows = tx
-        .query("SELECT id FROM sessions", &[])
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert!(
-        rows.is_empty(),
-        "the driver-level write escaped the rolled-back transaction"
-    );
+    let rows = tx.query("SELECT id FROM sessions", &[]).await.unwrap_or_else(|e| panic!("{e}"));
+    assert!(rows.is_empty(), "the driver-level write escaped the rolled-back transaction");
 }
 
 #[tokio::test]
@@ -121,12 +102,6 @@ async fn a_second_process_waits_for_the_writer_then_proceeds() {
     });
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     holding.commit().await.unwrap_or_else(|e| panic!("{e}"));
-    let seen = waiter
-        .await
-        .unwrap_or_else(|e| panic!("{e}"))
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(
-        seen, 1,
-        "the second connection should see the committed row after waiting"
-    );
+    let seen = waiter.await.unwrap_or_else(|e| panic!("{e}")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(seen, 1, "the second connection should see the committed row after waiting");
 }

@@ -54,8 +54,7 @@ async fn sqlite() -> Result<Line, Box<dyn std::error::Error>> {
         for _ in 0..SQLITE_OPS {
             id += 1;
             let mut tx = store.begin().await?;
-            tx.execute(INSERT, &[id.into(), "c-1".into(), SqlValue::Int(4200)])
-                .await?;
+            tx.execute(INSERT, &[id.into(), "c-1".into(), SqlValue::Int(4200)]).await?;
             tx.commit().await?;
         }
         seam.push(start.elapsed());
@@ -95,8 +94,7 @@ async fn postgres() -> Result<Line, Box<dyn std::error::Error>> {
         for _ in 0..PG_OPS {
             id += 1;
             let mut tx = store.begin().await?;
-            tx.execute(INSERT, &[id.into(), "c-1".into(), SqlValue::Int(4200)])
-                .await?;
+            tx.execute(INSERT, &[id.into(), "c-1".into(), SqlValue::Int(4200)]).await?;
             tx.commit().await?;
         }
         seam.push(start.elapsed());
@@ -104,9 +102,7 @@ async fn postgres() -> Result<Line, Box<dyn std::error::Error>> {
         for _ in 0..PG_OPS {
             id += 1;
             client.batch_execute("BEGIN").await?;
-            client
-                .execute(&raw_insert, &[&id, &"c-1", &4200_i64])
-                .await?;
+            client.execute(&raw_insert, &[&id, &"c-1", &4200_i64]).await?;
             client.batch_execute("COMMIT").await?;
         }
         driver.push(start.elapsed());
@@ -130,12 +126,7 @@ fn report(lines: &[Line]) -> String {
     );
     for l in lines {
         let (s, d) = (micros_per_op(l.seam, l.ops), micros_per_op(l.driver, l.ops));
-        out.push_str(&format!(
-            "| {} | {} | {s:.1} | {d:.1} | {:.2}× |\n",
-            l.what,
-            l.ops,
-            s / d
-        ));
+        out.push_str(&format!("| {} | {} | {s:.1} | {d:.1} | {:.2}× |\n", l.what, l.ops, s / d));
     }
     out.push_str(
         "\nThe seam's extra cost is value conversion and, on PostgreSQL, the pool checkout; on \

@@ -79,14 +79,8 @@ mod docker {
         if std::env::var_os("DOCKER_HOST").is_none() && !socket.exists() {
             return Err("no Docker engine (no DOCKER_HOST, no /var/run/docker.sock)".to_owned());
         }
-        let container = Postgres::default()
-            .start()
-            .await
-            .map_err(|e| e.to_string())?;
-        let port = container
-            .get_host_port_ipv4(5432)
-            .await
-            .map_err(|e| e.to_string())?;
+        let container = Postgres::default().start().await.map_err(|e| e.to_string())?;
+        let port = container.get_host_port_ipv4(5432).await.map_err(|e| e.to_string())?;
         let url = format!("postgres://postgres:postgres@127.0.0.1:{port}/postgres");
         // The container lives as long as the test process; testcontainers' reaper removes it.
         std::mem::forget(container);
@@ -98,11 +92,7 @@ fn local_cluster() -> Result<Server, String> {
     let cluster = start_cluster(|_| Ok(String::new()))?;
     from_url(
         &format!("postgres://postgres@127.0.0.1:{}/postgres", cluster.port),
-        format!(
-            "a throwaway cluster in {} on port {}",
-            cluster.dir.display(),
-            cluster.port
-        ),
+        format!("a throwaway cluster in {} on port {}", cluster.dir.display(), cluster.port),
     )
 }
 
@@ -127,12 +117,7 @@ pub(crate) fn start_cluster(
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let as_root = is_root();
     if as_root {
-        run(
-            Command::new("chown")
-                .args(["-R", "postgres:postgres"])
-                .arg(&dir),
-            "chown",
-        )?;
+        run(Command::new("chown").args(["-R", "postgres:postgres"]).arg(&dir), "chown")?;
     }
     // From here on, whatever happens, the watchdog removes the folder when we exit.
     spawn_watchdog(as_root, &bin, &dir)?;
@@ -151,12 +136,7 @@ pub(crate) fn start_cluster(
     run(&mut initdb, "initdb")?;
     let extra = configure(&dir)?;
     if as_root {
-        run(
-            Command::new("chown")
-                .args(["-R", "postgres:postgres"])
-                .arg(&dir),
-            "chown",
-        )?;
+        run(Command::new("chown").args(["-R", "postgres:postgres"]).arg(&dir), "chown")?;
     }
     let port = free_port()?;
     let options = format!(
@@ -232,10 +212,7 @@ fn run(command: &mut Command, what: &str) -> Result<(), String> {
 
 fn free_port() -> Result<u16, String> {
     let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("no free port: {e}"))?;
-    listener
-        .local_addr()
-        .map(|a| a.port())
-        .map_err(|e| e.to_string())
+    listener.local_addr().map(|a| a.port()).map_err(|e| e.to_string())
 }
 
 /// A detached shell that waits for this process to exit, then stops the cluster and deletes it,
@@ -250,11 +227,7 @@ fn spawn_watchdog(as_root: bool, bin: &Path, dir: &Path) -> Result<(), String> {
             dir.display()
         )
     } else {
-        format!(
-            "{} -D {}/data -m immediate stop",
-            pg_ctl.display(),
-            dir.display()
-        )
+        format!("{} -D {}/data -m immediate stop", pg_ctl.display(), dir.display())
     };
     let script = format!(
         "while kill -0 {pid} 2>/dev/null; do sleep 1; done; {stop}; rm -rf {dir}",

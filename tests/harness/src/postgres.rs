@@ -30,12 +30,7 @@ impl PgTestDb {
         let template = template(server).await;
         let name = unique_name("jadpo_test");
         for attempt in 0.. {
-            match try_admin(
-                server,
-                &format!("CREATE DATABASE {name} TEMPLATE {template}"),
-            )
-            .await
-            {
+            match try_admin(server, &format!("CREATE DATABASE {name} TEMPLATE {template}")).await {
                 Ok(()) => break,
                 // The template's last connection may still be closing: wait and retry.
                 Err(e) if e.contains("being accessed by other users") && attempt < 50 => {
@@ -48,11 +43,7 @@ impl PgTestDb {
     }
 
     fn on(server: &Server, name: String) -> Self {
-        Self {
-            admin_url: server.admin_url.clone(),
-            url: server.url_for(&name),
-            name,
-        }
+        Self { admin_url: server.admin_url.clone(), url: server.url_for(&name), name }
     }
 
     /// The database's URL.
@@ -80,11 +71,8 @@ impl Drop for PgTestDb {
         let admin_url = self.admin_url.clone();
         // Drop may run inside a runtime that is shutting down: use a thread with its own.
         let dropped = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build();
-            rt.map_err(|e| e.to_string())
-                .and_then(|rt| rt.block_on(run_admin(&admin_url, &sql)))
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build();
+            rt.map_err(|e| e.to_string()).and_then(|rt| rt.block_on(run_admin(&admin_url, &sql)))
         })
         .join();
         if let Ok(Err(e)) = dropped {
@@ -98,14 +86,13 @@ fn unique_name(prefix: &str) -> String {
 }
 
 async fn run_admin(admin_url: &str, sql: &str) -> Result<(), String> {
-    let (client, connection) = tokio_postgres::connect(admin_url, NoTls)
-        .await
-        .map_err(|e| e.to_string())?;
+    let (client, connection) =
+        tokio_postgres::connect(admin_url, NoTls).await.map_err(|e| e.to_string())?;
     let task = tokio::spawn(connection);
-    let result = client.batch_execute(sql).await.map_err(|e| {
-        e.as_db_error()
-            .map_or_else(|| e.to_string(), |db| db.message().to_owned())
-    });
+    let result = client
+        .batch_execute(sql)
+        .await
+        .map_err(|e| e.as_db_error().map_or_else(|| e.to_string(), |db| db.message().to_owned()));
     drop(client);
     let _ = task.await;
     result
@@ -117,10 +104,7 @@ async fn try_admin(server: &Server, sql: &str) -> Result<(), String> {
 
 async fn admin(server: &Server, sql: &str) {
     if let Err(e) = try_admin(server, sql).await {
-        panic!(
-            "test database setup failed on {}: {sql}: {e}",
-            server.describe
-        );
+        panic!("test database setup failed on {}: {sql}: {e}", server.describe);
     }
 }
 
@@ -130,13 +114,7 @@ async fn admin(server: &Server, sql: &str) {
 async fn template(server: &Server) -> String {
     let catalog = jadpo_store_postgres::builtin_catalog();
     let name = format!("jadpo_tpl_{}", catalog_digest(&catalog));
-    if admin_query_has_rows(
-        server,
-        "SELECT 1 FROM pg_database WHERE datname = $1",
-        &name,
-    )
-    .await
-    {
+    if admin_query_has_rows(server, "SELECT 1 FROM pg_database WHERE datname = $1", &name).await {
         return name;
     }
     let building = unique_name("jadpo_tplbuild");
@@ -154,11 +132,8 @@ async fn template(server: &Server) -> String {
     let renamed = rename_when_idle(server, &building, &name).await;
     if !renamed {
         // Another process finished first; ours is surplus.
-        let _ = try_admin(
-            server,
-            &format!("DROP DATABASE IF EXISTS {building} WITH (FORCE)"),
-        )
-        .await;
+        let _ =
+            try_admin(server, &format!("DROP DATABASE IF EXISTS {building} WITH (FORCE)")).await;
     }
     name
 }

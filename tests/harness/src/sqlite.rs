@@ -48,17 +48,10 @@ impl SqliteTestDb {
     /// A new store on this file, named `main`.
     pub fn store(&self) -> SqliteStore {
         let location = SqliteLocation::File(self.path.clone());
-        match SqliteStore::open(
-            "main",
-            &location,
-            &SqliteOptions::default(),
-            Arc::new(SystemClock),
-        ) {
+        match SqliteStore::open("main", &location, &SqliteOptions::default(), Arc::new(SystemClock))
+        {
             Ok(store) => store,
-            Err(e) => panic!(
-                "cannot open the SQLite test database {}: {e}",
-                self.path.display()
-            ),
+            Err(e) => panic!("cannot open the SQLite test database {}: {e}", self.path.display()),
         }
     }
 }

@@ -29,10 +29,7 @@ impl PgTlsServer {
 
     /// `postgres://postgres@127.0.0.1:PORT/postgres` with `query` appended.
     pub fn url(&self, query: &str) -> String {
-        format!(
-            "postgres://postgres@127.0.0.1:{}/postgres?{query}",
-            self.cluster.port
-        )
+        format!("postgres://postgres@127.0.0.1:{}/postgres?{query}", self.cluster.port)
     }
 
     /// The PEM file of the CA that signed the server's certificate.
@@ -70,10 +67,7 @@ fn configure_tls(dir: &Path) -> Result<String, String> {
     write("other-ca.pem", &other_pem)?;
     write("server.crt", &cert.pem())?;
     write("server.key", &key.serialize_pem())?;
-    let chmod = Command::new("chmod")
-        .arg("600")
-        .arg(dir.join("server.key"))
-        .status();
+    let chmod = Command::new("chmod").arg("600").arg(dir.join("server.key")).status();
     if !chmod.is_ok_and(|s| s.success()) {
         return Err("cannot chmod server.key".to_owned());
     }

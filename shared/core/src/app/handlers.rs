@@ -8,6 +8,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
+use crate::connect::{ConnectionError, ConnectionRequest, Connections};
 use crate::error::StoreError;
 use crate::store::Transaction;
 
@@ -23,6 +24,7 @@ pub struct Emitted {
 /// What an action or subscriber sees of its transaction.
 pub struct HandlerContext<'t> {
     tx: &'t mut dyn Transaction,
+    connections: &'t dyn Connections,
     emitted: Vec<Emitted>,
     now: DateTime<Utc>,
     idempotency_key: Option<String>,
@@ -31,15 +33,33 @@ pub struct HandlerContext<'t> {
 impl<'t> HandlerContext<'t> {
     pub(crate) fn new(
         tx: &'t mut dyn Transaction,
+        connections: &'t dyn Connections,
         now: DateTime<Utc>,
         idempotency_key: Option<String>,
     ) -> Self {
-        Self {
-            tx,
-            emitted: Vec::new(),
-            now,
-            idempotency_key,
-        }
+        Self { tx, connections, emitted: Vec::new(), now, idempotency_key }
+    }
+
+    /// Calls the connection `name` with a JSON `body` (POST to its base URL plus `path`),
+    /// sending [`idempotency_key`](Self::idempotency_key) as `Idempotency-Key`. An error status
+    /// or an unreachable service fails the handler, so a subscriber's delivery is retried.
+    pub async fn call(
+        &mut self,
+        name: &str,
+        path: &str,
+        body: Value,
+    ) -> Result<Value, HandlerError> {
+        let request = ConnectionRequest {
+            connection: name.to_owned(),
+            path: path.to_owned(),
+            body,
+            idempotency_key: self.idempotency_key.clone(),
+        };
+        self.connections
+            .call(request)
+            .await
+            .map(|response| response.body)
+            .map_err(|e: ConnectionError| HandlerError::Failed(e.to_string()))
     }
 
     /// The store's open transaction: write the application's own rows through it.
@@ -50,10 +70,7 @@ impl<'t> HandlerContext<'t> {
     /// Emits an event; it is written to the outbox, with one delivery per subscriber, when the
     /// handler returns successfully, and discarded with the transaction otherwise.
     pub fn emit(&mut self, event_type: &str, payload: Value) {
-        self.emitted.push(Emitted {
-            event_type: event_type.to_owned(),
-            payload,
-        });
+        self.emitted.push(Emitted { event_type: event_type.to_owned(), payload });
     }
 
     /// The time of this request or delivery, from the runtime's clock.
@@ -105,11 +122,7 @@ pub enum HandlerError {
 impl HandlerError {
     /// A rejection with `status`, e.g. `HandlerError::rejected(422, "No items", "...")`.
     pub fn rejected(status: u16, title: &str, detail: impl Into<String>) -> Self {
-        Self::Rejected {
-            status,
-            title: title.to_owned(),
-            detail: detail.into(),
-        }
+        Self::Rejected { status, title: title.to_owned(), detail: detail.into() }
     }
 }
 

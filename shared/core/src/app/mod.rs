@@ -100,6 +100,7 @@ pub struct Application {
     events: Vec<String>,
     actions: BTreeMap<String, ActionSpec>,
     subscribers: BTreeMap<String, SubscriberSpec>,
+    connections: Vec<String>,
     migrations: Vec<(String, Dialect, Migration)>,
 }
 
@@ -125,6 +126,7 @@ impl Application {
                 events: Vec::new(),
                 actions: BTreeMap::new(),
                 subscribers: BTreeMap::new(),
+                connections: Vec::new(),
                 migrations: Vec::new(),
             },
             actions: Vec::new(),
@@ -167,9 +169,12 @@ impl Application {
         &'a self,
         event_type: &'a str,
     ) -> impl Iterator<Item = &'a SubscriberSpec> {
-        self.subscribers
-            .values()
-            .filter(move |s| s.event == event_type)
+        self.subscribers.values().filter(move |s| s.event == event_type)
+    }
+
+    /// Declared connections (external HTTP services), by name.
+    pub fn connections(&self) -> &[String] {
+        &self.connections
     }
 
     /// The application's own workflow-ledger migrations for `store` in `dialect`, in order.
@@ -235,24 +240,27 @@ impl ApplicationBuilder {
         self
     }
 
+    /// Declares a connection: an external HTTP service handlers call by this name; its base URL
+    /// comes from `JADPO_CONNECTION_<NAME>_URL`.
+    #[must_use]
+    pub fn connection(mut self, name: &str) -> Self {
+        self.app.connections.push(name.to_owned());
+        self
+    }
+
     /// Adds the application's own migrations for `store` in `dialect`, after the built-in ones.
     #[must_use]
     pub fn migrations(mut self, store: &str, dialect: Dialect, list: Vec<Migration>) -> Self {
-        self.app
-            .migrations
-            .extend(list.into_iter().map(|m| (store.to_owned(), dialect, m)));
+        self.app.migrations.extend(list.into_iter().map(|m| (store.to_owned(), dialect, m)));
         self
     }
 
     /// Checks the declaration.
     pub fn build(self) -> Result<Application, AppError> {
-        let Self {
-            mut app,
-            actions,
-            subscribers,
-        } = self;
+        let Self { mut app, actions, subscribers } = self;
         check_stores(&app.stores)?;
         check_names("event", &app.events)?;
+        check_names("connection", &app.connections)?;
         let store_known = |what: String, store: &str| {
             if app.stores.iter().any(|s| s == store) {
                 Ok(())
@@ -279,22 +287,10 @@ impl ApplicationBuilder {
         for (store, _, _) in &app.migrations {
             store_known("migrations".to_owned(), store)?;
         }
-        check_names(
-            "action",
-            &actions.iter().map(|a| a.name.clone()).collect::<Vec<_>>(),
-        )?;
-        check_names(
-            "subscriber",
-            &subscribers
-                .iter()
-                .map(|s| s.name.clone())
-                .collect::<Vec<_>>(),
-        )?;
+        check_names("action", &actions.iter().map(|a| a.name.clone()).collect::<Vec<_>>())?;
+        check_names("subscriber", &subscribers.iter().map(|s| s.name.clone()).collect::<Vec<_>>())?;
         app.actions = actions.into_iter().map(|a| (a.name.clone(), a)).collect();
-        app.subscribers = subscribers
-            .into_iter()
-            .map(|s| (s.name.clone(), s))
-            .collect();
+        app.subscribers = subscribers.into_iter().map(|s| (s.name.clone(), s)).collect();
         Ok(app)
     }
 }
@@ -311,10 +307,7 @@ fn check_stores(stores: &[String]) -> Result<(), AppError> {
             return Err(AppError::BadStoreName(store.clone()));
         }
         if stores[..i].contains(store) {
-            return Err(AppError::Duplicate {
-                kind: "store",
-                name: store.clone(),
-            });
+            return Err(AppError::Duplicate { kind: "store", name: store.clone() });
         }
     }
     Ok(())
@@ -326,16 +319,10 @@ fn check_names(kind: &'static str, names: &[String]) -> Result<(), AppError> {
         let valid = chars.next().is_some_and(|c| c.is_ascii_lowercase())
             && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '.');
         if !valid {
-            return Err(AppError::BadName {
-                kind,
-                name: name.clone(),
-            });
+            return Err(AppError::BadName { kind, name: name.clone() });
         }
         if names[..i].contains(name) {
-            return Err(AppError::Duplicate {
-                kind,
-                name: name.clone(),
-            });
+            return Err(AppError::Duplicate { kind, name: name.clone() });
         }
     }
     Ok(())

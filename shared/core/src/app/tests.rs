@@ -30,33 +30,19 @@ fn shop() -> ApplicationBuilder {
         .store("warehouse")
         .event("order.placed")
         .action("place_order", "main", Noop)
-        .subscriber(
-            "reserve_stock",
-            "order.placed",
-            "warehouse",
-            RetryPolicy::default(),
-            Noop,
-        )
+        .subscriber("reserve_stock", "order.placed", "warehouse", RetryPolicy::default(), Noop)
 }
 
 #[test]
 fn a_valid_declaration_builds() {
     let m = Migration::new(Ledger::Workflow, 4, "meta", "CREATE TABLE meta (k TEXT)");
-    let app = shop()
-        .migrations("main", Dialect::Sqlite, vec![m.clone()])
-        .build();
+    let app = shop().migrations("main", Dialect::Sqlite, vec![m.clone()]).build();
     let app = app.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(app.default_store(), "main");
     assert_eq!(app.migrations_for("main", Dialect::Sqlite), vec![m]);
     assert!(app.migrations_for("main", Dialect::Postgres).is_empty());
-    assert_eq!(
-        app.action("place_order").map(|a| a.store.as_str()),
-        Some("main")
-    );
-    let subs: Vec<_> = app
-        .subscribers_of("order.placed")
-        .map(|s| s.name.as_str())
-        .collect();
+    assert_eq!(app.action("place_order").map(|a| a.store.as_str()), Some("main"));
+    let subs: Vec<_> = app.subscribers_of("order.placed").map(|s| s.name.as_str()).collect();
     assert_eq!(subs, vec!["reserve_stock"]);
     assert!(app.has_event("order.placed") && !app.has_event("order.shipped"));
 }
@@ -64,24 +50,17 @@ fn a_valid_declaration_builds() {
 #[test]
 fn bad_declarations_name_what_is_wrong() {
     let err = |b: ApplicationBuilder| b.build().err().map(|e| e.to_string()).unwrap_or_default();
-    assert_eq!(
-        err(Application::builder("a")),
-        "an application declares at least one store"
-    );
+    assert_eq!(err(Application::builder("a")), "an application declares at least one store");
     assert!(err(Application::builder("a").store("Main")).contains("store name \"Main\""));
     assert!(
         err(Application::builder("a").store("main").store("main"))
             .contains("store \"main\" is declared twice")
     );
     assert!(
-        err(shop().subscriber(
-            "audit",
-            "order.shipped",
-            "main",
-            RetryPolicy::default(),
-            Noop
-        ))
-        .contains("subscriber \"audit\" listens to event \"order.shipped\", which is not declared")
+        err(shop().subscriber("audit", "order.shipped", "main", RetryPolicy::default(), Noop))
+            .contains(
+                "subscriber \"audit\" listens to event \"order.shipped\", which is not declared"
+            )
     );
     assert!(err(shop().action("refund", "billing", Noop)).contains(
         "action \"refund\" uses store \"billing\", which is not declared (stores: main, warehouse)"

@@ -180,24 +180,15 @@ async fn run_action(
         .action(&request.action)
         .ok_or_else(|| CommitError::UnknownAction(request.action.clone()))?;
     crate::fault!("commit.after_claim");
-    let mut ctx = HandlerContext::new(tx, now, request.idempotency_key.clone());
-    let output = spec
-        .handler
-        .run(&mut ctx, request.input.clone())
-        .await
-        .map_err(|e| match e {
-            HandlerError::Rejected {
-                status,
-                title,
-                detail,
-            } => CommitError::Rejected {
-                status,
-                title,
-                detail,
-            },
-            HandlerError::Store(e) => CommitError::Store(e),
-            HandlerError::Failed(why) => CommitError::Failed(why),
-        })?;
+    let mut ctx =
+        HandlerContext::new(tx, p.connections.as_ref(), now, request.idempotency_key.clone());
+    let output = spec.handler.run(&mut ctx, request.input.clone()).await.map_err(|e| match e {
+        HandlerError::Rejected { status, title, detail } => {
+            CommitError::Rejected { status, title, detail }
+        }
+        HandlerError::Store(e) => CommitError::Store(e),
+        HandlerError::Failed(why) => CommitError::Failed(why),
+    })?;
     let emitted = ctx.into_emitted();
     crate::fault!("commit.after_action");
     let origin = Origin {
@@ -279,10 +270,11 @@ pub(crate) async fn write_emitted(
             })
             .collect();
         store.outbox_append(tx, &event, &deliveries).await?;
-        queued.extend(deliveries.into_iter().map(|d| QueuedDelivery {
-            id: d.id,
-            traceparent: event.traceparent.clone(),
-        }));
+        queued.extend(
+            deliveries
+                .into_iter()
+                .map(|d| QueuedDelivery { id: d.id, traceparent: event.traceparent.clone() }),
+        );
     }
     Ok(queued)
 }

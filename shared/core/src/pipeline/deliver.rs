@@ -64,10 +64,7 @@ pub async fn deliver(p: &Pipeline, body: &str) -> Result<DeliveryResult, Deliver
             p,
             event_store.as_ref(),
             &delivery,
-            Outcome::Failed {
-                failure,
-                retry_at: None,
-            },
+            Outcome::Failed { failure, retry_at: None },
         )
         .await;
     };
@@ -103,15 +100,13 @@ async fn run_subscriber(
     let store = p.store(&spec.store)?;
     let now = p.clock.now();
     let mut tx = store.begin().await?;
-    if !store
-        .handled_insert(tx.as_mut(), &delivery.id, &spec.name, now)
-        .await?
-    {
+    if !store.handled_insert(tx.as_mut(), &delivery.id, &spec.name, now).await? {
         tx.rollback().await?;
         return Ok(Attempt::AlreadyHandled);
     }
     crate::fault!("deliver.after_handled_insert");
-    let mut ctx = HandlerContext::new(tx.as_mut(), now, Some(delivery.id.clone()));
+    let mut ctx =
+        HandlerContext::new(tx.as_mut(), p.connections.as_ref(), now, Some(delivery.id.clone()));
     let result = spec.handler.handle(&mut ctx, &delivery.event).await;
     let emitted = ctx.into_emitted();
     let failure = match result {
@@ -136,32 +131,16 @@ async fn run_subscriber(
                 Err(
                     e @ (super::CommitError::ChainTooDeep { .. }
                     | super::CommitError::UndeclaredEvent { .. }),
-                ) => Attempt::Failed {
-                    failure: e.to_string(),
-                    retryable: false,
-                },
-                Err(e) => Attempt::Failed {
-                    failure: e.to_string(),
-                    retryable: true,
-                },
+                ) => Attempt::Failed { failure: e.to_string(), retryable: false },
+                Err(e) => Attempt::Failed { failure: e.to_string(), retryable: true },
             }
         }
-        Err(HandlerError::Rejected {
-            status,
-            title,
-            detail,
-        }) => Attempt::Failed {
+        Err(HandlerError::Rejected { status, title, detail }) => Attempt::Failed {
             failure: format!("rejected ({status}) {title}: {detail}"),
             retryable: false,
         },
-        Err(HandlerError::Store(e)) => Attempt::Failed {
-            failure: e.to_string(),
-            retryable: true,
-        },
-        Err(HandlerError::Failed(why)) => Attempt::Failed {
-            failure: why,
-            retryable: true,
-        },
+        Err(HandlerError::Store(e)) => Attempt::Failed { failure: e.to_string(), retryable: true },
+        Err(HandlerError::Failed(why)) => Attempt::Failed { failure: why, retryable: true },
     };
     tx.rollback().await?;
     Ok(failure)
@@ -173,9 +152,7 @@ async fn record(
     delivery: &Delivery,
     outcome: &Outcome,
 ) -> Result<bool, StoreError> {
-    store
-        .delivery_record_outcome(&delivery.id, outcome, p.clock.now())
-        .await
+    store.delivery_record_outcome(&delivery.id, outcome, p.clock.now()).await
 }
 
 async fn finish(
@@ -188,18 +165,12 @@ async fn finish(
     crate::fault!("deliver.after_outcome");
     Ok(match outcome {
         Outcome::Handled => DeliveryResult::Handled,
-        Outcome::Failed {
-            retry_at: Some(_), ..
-        } => DeliveryResult::Retrying,
+        Outcome::Failed { retry_at: Some(_), .. } => DeliveryResult::Retrying,
         Outcome::Failed { retry_at: None, .. } => DeliveryResult::Dead,
     })
 }
 
 fn preview(body: &str) -> String {
     let cut: String = body.chars().take(80).collect();
-    if cut.len() < body.len() {
-        format!("{cut}…")
-    } else {
-        cut
-    }
+    if cut.len() < body.len() { format!("{cut}…") } else { cut }
 }

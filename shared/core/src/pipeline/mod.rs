@@ -27,6 +27,7 @@ pub use types::*;
 
 use crate::app::Application;
 use crate::clock::Clock;
+use crate::connect::Connections;
 use crate::queue::Queue;
 use crate::store::Store;
 
@@ -66,6 +67,8 @@ pub struct Pipeline {
     pub queue: Arc<dyn Queue>,
     /// The clock.
     pub clock: Arc<dyn Clock>,
+    /// The external services handlers call.
+    pub connections: Arc<dyn Connections>,
     /// Limits.
     pub settings: PipelineSettings,
 }

@@ -30,9 +30,8 @@ pub async fn relay(p: &Pipeline, deadline: Instant) -> Result<RelayReport, Store
             let now = p.clock.now();
             let window = chrono::Duration::from_std(p.settings.redelivery_after)
                 .unwrap_or(chrono::Duration::minutes(15));
-            let claimed = store
-                .deliveries_claim_due(now, now - window, p.settings.relay_batch)
-                .await?;
+            let claimed =
+                store.deliveries_claim_due(now, now - window, p.settings.relay_batch).await?;
             if claimed.is_empty() {
                 break;
             }
@@ -64,10 +63,7 @@ pub async fn enqueue_now(p: &Pipeline, store: &str, deliveries: &[QueuedDelivery
             tracing::warn!(error = %e, "could not mark deliveries as enqueued; the relay will resend them");
         }
     }
-    RelayReport {
-        sent: sent.len(),
-        failed: failed.len(),
-    }
+    RelayReport { sent: sent.len(), failed: failed.len() }
 }
 
 /// Sends `deliveries` in queue-sized batches; returns the ids sent and the ids refused.
@@ -79,11 +75,8 @@ async fn send(
     let mut sent = Vec::new();
     let mut failed = Vec::new();
     for batch in deliveries.chunks(p.queue.max_batch().max(1)) {
-        let messages: Vec<QueueMessage> = batch
-            .iter()
-            .enumerate()
-            .map(|(i, d)| message(store, i, d))
-            .collect();
+        let messages: Vec<QueueMessage> =
+            batch.iter().enumerate().map(|(i, d)| message(store, i, d)).collect();
         match p.queue.send_batch(&messages).await {
             Ok(report) => {
                 let refused: Vec<usize> = report
@@ -108,10 +101,7 @@ async fn send(
 }
 
 fn message(store: &str, index: usize, d: &QueuedDelivery) -> QueueMessage {
-    let body = DeliveryMessage {
-        store: store.to_owned(),
-        delivery_id: d.id.clone(),
-    };
+    let body = DeliveryMessage { store: store.to_owned(), delivery_id: d.id.clone() };
     let mut attributes = BTreeMap::new();
     if let Some(tp) = &d.traceparent {
         attributes.insert("traceparent".to_owned(), tp.clone());

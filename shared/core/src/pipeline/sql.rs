@@ -118,10 +118,9 @@ impl<S: PipelineDialect> PipelineStore for S {
     async fn delivery_get(&self, id: &str) -> Result<Option<Delivery>, StoreError> {
         let sql = self.pipeline_sql().delivery_get;
         let id = id.to_owned();
-        let row = in_tx(self, move |tx| {
-            Box::pin(async move { tx.query_opt(sql, &[id.into()]).await })
-        })
-        .await?;
+        let row =
+            in_tx(self, move |tx| Box::pin(async move { tx.query_opt(sql, &[id.into()]).await }))
+                .await?;
         row.as_ref().map(Delivery::from_row).transpose()
     }
 
@@ -134,25 +133,17 @@ impl<S: PipelineDialect> PipelineStore for S {
         let sql = self.pipeline_sql();
         let (statement, params): (&str, Vec<SqlValue>) = match outcome {
             Outcome::Handled => (sql.delivery_handled, vec![id.into(), now.into()]),
-            Outcome::Failed {
-                failure,
-                retry_at: Some(at),
-            } => (
+            Outcome::Failed { failure, retry_at: Some(at) } => (
                 sql.delivery_retry,
                 vec![id.into(), now.into(), failure.as_str().into(), (*at).into()],
             ),
-            Outcome::Failed {
-                failure,
-                retry_at: None,
-            } => (
-                sql.delivery_dead,
-                vec![id.into(), now.into(), failure.as_str().into()],
-            ),
+            Outcome::Failed { failure, retry_at: None } => {
+                (sql.delivery_dead, vec![id.into(), now.into(), failure.as_str().into()])
+            }
         };
-        let changed = in_tx(self, move |tx| {
-            Box::pin(async move { tx.execute(statement, &params).await })
-        })
-        .await?;
+        let changed =
+            in_tx(self, move |tx| Box::pin(async move { tx.execute(statement, &params).await }))
+                .await?;
         Ok(changed == 1)
     }
 
@@ -165,10 +156,9 @@ impl<S: PipelineDialect> PipelineStore for S {
         let sql = self.pipeline_sql().deliveries_claim_due;
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let rows = in_tx(self, move |tx| {
-            Box::pin(async move {
-                tx.query(sql, &[now.into(), lost_before.into(), limit.into()])
-                    .await
-            })
+            Box::pin(
+                async move { tx.query(sql, &[now.into(), lost_before.into(), limit.into()]).await },
+            )
         })
         .await?;
         rows.iter()
@@ -220,10 +210,8 @@ impl<S: PipelineDialect> PipelineStore for S {
             text(&filter.subscriber),
             i64::from(filter.limit.max(1)).into(),
         ];
-        let rows = in_tx(self, move |tx| {
-            Box::pin(async move { tx.query(sql, &params).await })
-        })
-        .await?;
+        let rows =
+            in_tx(self, move |tx| Box::pin(async move { tx.query(sql, &params).await })).await?;
         rows.iter().map(Delivery::from_row).collect()
     }
 
@@ -235,10 +223,7 @@ impl<S: PipelineDialect> PipelineStore for S {
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
         let sql = self.pipeline_sql().handled_insert;
-        Ok(tx
-            .execute(sql, &[delivery_id.into(), subscriber.into(), now.into()])
-            .await?
-            == 1)
+        Ok(tx.execute(sql, &[delivery_id.into(), subscriber.into(), now.into()]).await? == 1)
     }
 
     async fn idempotency_claim(
@@ -251,24 +236,12 @@ impl<S: PipelineDialect> PipelineStore for S {
         expires_at: DateTime<Utc>,
     ) -> Result<Option<StoredResponse>, StoreError> {
         let sql = self.pipeline_sql();
-        tx.execute(
-            sql.idempotency_delete_expired,
-            &[scope.into(), key.into(), now.into()],
-        )
-        .await?;
-        let params = [
-            scope.into(),
-            key.into(),
-            digest.into(),
-            now.into(),
-            expires_at.into(),
-        ];
+        tx.execute(sql.idempotency_delete_expired, &[scope.into(), key.into(), now.into()]).await?;
+        let params = [scope.into(), key.into(), digest.into(), now.into(), expires_at.into()];
         if tx.execute(sql.idempotency_insert, &params).await? == 1 {
             return Ok(None);
         }
-        let row = tx
-            .query_one(sql.idempotency_select, &[scope.into(), key.into()])
-            .await?;
+        let row = tx.query_one(sql.idempotency_select, &[scope.into(), key.into()]).await?;
         let status = u16::try_from(row.get_i64("response_status")?)
             .map_err(|_| StoreError::internal("stored response status out of range"))?;
         Ok(Some(StoredResponse {
@@ -287,16 +260,7 @@ impl<S: PipelineDialect> PipelineStore for S {
         body: &str,
     ) -> Result<(), StoreError> {
         let sql = self.pipeline_sql().idempotency_store;
-        tx.execute(
-            sql,
-            &[
-                scope.into(),
-                key.into(),
-                i64::from(status).into(),
-                body.into(),
-            ],
-        )
-        .await?;
+        tx.execute(sql, &[scope.into(), key.into(), i64::from(status).into(), body.into()]).await?;
         Ok(())
     }
 }

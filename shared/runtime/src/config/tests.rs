@@ -11,21 +11,14 @@ fn app() -> Application {
 }
 
 fn vars(pairs: &[(&str, &str)]) -> Vars {
-    pairs
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-        .collect()
+    pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
 }
 
 #[test]
 fn local_runs_default_every_store_to_a_file() {
     let c = Config::from_vars(&app(), &vars(&[]), Some(Path::new(".jadpo")));
     let c = c.unwrap_or_else(|e| panic!("{e}"));
-    let urls: Vec<_> = c
-        .stores
-        .iter()
-        .map(|s| (s.name.as_str(), s.url.display()))
-        .collect();
+    let urls: Vec<_> = c.stores.iter().map(|s| (s.name.as_str(), s.url.display())).collect();
     assert_eq!(
         urls,
         vec![
@@ -47,10 +40,7 @@ fn urls_come_from_database_url_and_per_store_variables() {
         None,
     )
     .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(
-        c.stores[0].url,
-        DatabaseUrl::Postgres("postgres://u:secret@db/app".into())
-    );
+    assert_eq!(c.stores[0].url, DatabaseUrl::Postgres("postgres://u:secret@db/app".into()));
     assert_eq!(c.stores[0].url.display(), "postgres://u:***@db/app");
     assert_eq!(c.stores[1].url, DatabaseUrl::Sqlite(SqliteLocation::Memory));
 }
@@ -78,10 +68,7 @@ fn bad_settings_are_refused_with_the_variable_named() {
         msg(&[("DATABASE_URL", "mysql://u:pw@h/db")])
             .contains("DATABASE_URL must start with postgres://")
     );
-    assert!(
-        !msg(&[("DATABASE_URL", "mysql://u:pw@h/db")]).contains("pw@"),
-        "password leaked"
-    );
+    assert!(!msg(&[("DATABASE_URL", "mysql://u:pw@h/db")]).contains("pw@"), "password leaked");
     assert!(
         msg(&[("JADPO_PG_POOL_SIZE", "0")]).contains("JADPO_PG_POOL_SIZE must be a whole number")
     );
@@ -96,4 +83,37 @@ fn bad_settings_are_refused_with_the_variable_named() {
         msg(&[("DATABASE_URL_MAIN", "sqlite://w.db")]).contains("takes its URL from DATABASE_URL")
     );
     assert!(msg(&[("DATABASE_URL", "sqlite://")]).contains("must start with"));
+}
+
+#[test]
+fn connections_default_to_the_local_sink_and_are_required_elsewhere() {
+    let app = Application::builder("shop")
+        .store("main")
+        .connection("mailer")
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let local =
+        Config::from_vars(&app, &vars(&[("JADPO_LISTEN", "127.0.0.1:4000")]), Some(Path::new(".")));
+    let local = local.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(local.connections["mailer"].as_str(), "http://127.0.0.1:4000/sink/mailer");
+    let deployed = Config::from_vars(&app, &vars(&[("DATABASE_URL", "sqlite://x.db")]), None).err();
+    assert_eq!(
+        deployed.map(|e| e.to_string()),
+        Some("connection \"mailer\" has no URL: set JADPO_CONNECTION_MAILER_URL".to_owned())
+    );
+    let given = vars(&[
+        ("DATABASE_URL", "sqlite://x.db"),
+        ("JADPO_CONNECTION_MAILER_URL", "https://mail.example/v1"),
+    ]);
+    let c = Config::from_vars(&app, &given, None).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.connections["mailer"].as_str(), "https://mail.example/v1");
+    let bad =
+        vars(&[("DATABASE_URL", "sqlite://x.db"), ("JADPO_CONNECTION_MAILER_URL", "ftp://x")]);
+    let err = Config::from_vars(&app, &bad, None).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(
+        err.contains("JADPO_CONNECTION_MAILER_URL must be an http:// or https:// URL"),
+        "{err}"
+    );
+    let port = vars(&[("JADPO_LISTEN", "localhost")]);
+    assert!(Config::from_vars(&app, &port, Some(Path::new("."))).is_err());
 }

@@ -1,12 +1,10 @@
 //! A pipeline over real stores (SQLite files or PostgreSQL databases), a manual clock and the
 //! in-process queue, for the runtime's integration tests.
 
-#![allow(
-    dead_code,
-    reason = "each test binary uses a different part of the support module"
-)]
+#![allow(dead_code, reason = "each test binary uses a different part of the support module")]
 
 use std::collections::BTreeMap;
+use std::future::IntoFuture;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -19,7 +17,9 @@ use jadpo_core::pipeline::{
 use jadpo_core::queue::QueueMessage;
 use jadpo_core::{Clock, ManualClock, Store, SystemClock};
 use jadpo_runtime::catalog_for;
+use jadpo_runtime::connections::HttpConnections;
 use jadpo_runtime::queue::InProcessQueue;
+use jadpo_runtime::sink::{self, Sinks};
 use jadpo_store_postgres::{PgOptions, PgStore};
 use jadpo_store_sqlite::{SqliteLocation, SqliteOptions, SqliteStore};
 use jadpo_test_harness::PgTestDb;
@@ -37,6 +37,7 @@ pub enum Kind {
 /// A running pipeline.
 pub struct Env {
     pub pipeline: Pipeline,
+    pub sinks: Sinks,
     pub rx: UnboundedReceiver<QueueMessage>,
     pub clock: Arc<ManualClock>,
     _sqlite_dir: Option<tempfile::TempDir>,
@@ -74,6 +75,29 @@ async fn open(
     }
 }
 
+/// A sink server on a free port, and connections pointing every declared connection at it.
+async fn sink_server(app: &Application) -> (Sinks, HttpConnections) {
+    let sinks = Sinks::default();
+    let listener =
+        tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("{e}"));
+    let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
+    tokio::spawn(axum::serve(listener, sink::router(sinks.clone())).into_future());
+    let bases = app
+        .connections()
+        .iter()
+        .map(|name| {
+            (
+                name.clone(),
+                url::Url::parse(&format!("http://{addr}/sink/{name}"))
+                    .unwrap_or_else(|e| panic!("{e}")),
+            )
+        })
+        .collect();
+    let connections = HttpConnections::new(bases, std::time::Duration::from_secs(5))
+        .unwrap_or_else(|e| panic!("{e}"));
+    (sinks, connections)
+}
+
 impl Env {
     pub async fn new(kind: Kind, app: Application, settings: PipelineSettings) -> Self {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
@@ -82,27 +106,21 @@ impl Env {
         for name in app.stores() {
             let store = open(kind, name, dir.path(), &mut pg).await;
             let catalog = catalog_for(&app, store.as_ref()).unwrap_or_else(|e| panic!("{e}"));
-            migrate::apply(store.as_ref(), &catalog)
-                .await
-                .unwrap_or_else(|e| panic!("{e}"));
+            migrate::apply(store.as_ref(), &catalog).await.unwrap_or_else(|e| panic!("{e}"));
             stores.insert(name.clone(), store);
         }
         let (queue, rx) = InProcessQueue::new();
         let clock = Arc::new(ManualClock::new(t0()));
+        let (sinks, connections) = sink_server(&app).await;
         let pipeline = Pipeline {
             app: Arc::new(app),
             stores,
             queue: Arc::new(queue),
             clock: Arc::clone(&clock) as Arc<dyn Clock>,
+            connections: Arc::new(connections),
             settings,
         };
-        Self {
-            pipeline,
-            rx,
-            clock,
-            _sqlite_dir: Some(dir),
-            _pg: pg,
-        }
+        Self { pipeline, sinks, rx, clock, _sqlite_dir: Some(dir), _pg: pg }
     }
 
     pub async fn shop(kind: Kind) -> Self {
@@ -126,12 +144,7 @@ impl Env {
         for _ in 0..60 {
             let results = self.drain().await;
             let delivered = results.len();
-            errors.extend(
-                results
-                    .into_iter()
-                    .filter_map(Result::err)
-                    .map(|e| e.to_string()),
-            );
+            errors.extend(results.into_iter().filter_map(Result::err).map(|e| e.to_string()));
             self.clock.advance(Duration::minutes(20));
             let deadline = Instant::now() + std::time::Duration::from_secs(5);
             let sent = match relay(&self.pipeline, deadline).await {
@@ -149,22 +162,12 @@ impl Env {
     }
 
     pub fn store(&self, name: &str) -> &Arc<dyn Store> {
-        self.pipeline
-            .stores
-            .get(name)
-            .unwrap_or_else(|| panic!("no store {name}"))
+        self.pipeline.stores.get(name).unwrap_or_else(|| panic!("no store {name}"))
     }
 
     pub async fn count(&self, store: &str, sql: &str) -> i64 {
-        let mut tx = self
-            .store(store)
-            .begin()
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        let row = tx
-            .query_one(sql, &[])
-            .await
-            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        let mut tx = self.store(store).begin().await.unwrap_or_else(|e| panic!("{e}"));
+        let row = tx.query_one(sql, &[]).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
         tx.rollback().await.unwrap_or_else(|e| panic!("{e}"));
         row.get_i64("n").unwrap_or_else(|e| panic!("{e}"))
     }

@@ -1,0 +1,91 @@
+//! The local stand-in for external services: `POST /sink/{name}` records what it receives,
+//! `GET /sink/{name}` lists it, and `PUT /sink/{name}/mode` with `{"fail": true}` makes it
+//! answer `503` until set back, to watch retries and dead deliveries locally.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{post, put};
+use serde_json::{Value, json};
+
+use crate::http::problem;
+
+#[derive(Debug, Default)]
+struct Sink {
+    received: Vec<Value>,
+    failing: bool,
+}
+
+/// The sinks' shared state.
+#[derive(Debug, Clone, Default)]
+pub struct Sinks(Arc<Mutex<BTreeMap<String, Sink>>>);
+
+impl Sinks {
+    fn with<T>(&self, name: &str, f: impl FnOnce(&mut Sink) -> T) -> T {
+        let mut all = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        f(all.entry(name.to_owned()).or_default())
+    }
+
+    /// Makes `name` answer `503` (or stop doing so).
+    pub fn set_failing(&self, name: &str, failing: bool) {
+        self.with(name, |s| s.failing = failing);
+    }
+
+    /// What `name` received: `{"idempotency_key", "body"}` per request, in order.
+    pub fn received(&self, name: &str) -> Vec<Value> {
+        self.with(name, |s| s.received.clone())
+    }
+}
+
+/// The sink routes, to merge into the local router.
+pub fn router(sinks: Sinks) -> Router {
+    Router::new()
+        .route("/sink/{name}", post(receive).get(list))
+        .route("/sink/{name}/mode", put(set_mode))
+        .with_state(sinks)
+}
+
+async fn receive(
+    State(sinks): State<Sinks>,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    if sinks.with(&name, |s| s.failing) {
+        return problem(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "Sink failing",
+            &format!("sink {name} is set to fail"),
+        );
+    }
+    let key = headers.get("idempotency-key").and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let count = sinks.with(&name, |s| {
+        s.received.push(json!({"idempotency_key": key, "body": body}));
+        s.received.len()
+    });
+    (StatusCode::OK, axum::Json(json!({"received": count}))).into_response()
+}
+
+async fn list(State(sinks): State<Sinks>, Path(name): Path<String>) -> Response {
+    axum::Json(json!({"received": sinks.received(&name)})).into_response()
+}
+
+async fn set_mode(State(sinks): State<Sinks>, Path(name): Path<String>, body: Bytes) -> Response {
+    match serde_json::from_slice::<Value>(&body).ok().and_then(|v| v["fail"].as_bool()) {
+        Some(fail) => {
+            sinks.with(&name, |s| s.failing = fail);
+            axum::Json(json!({"sink": name, "fail": fail})).into_response()
+        }
+        None => problem(
+            StatusCode::BAD_REQUEST,
+            "Malformed mode",
+            "send {\"fail\": true} or {\"fail\": false}",
+        ),
+    }
+}
