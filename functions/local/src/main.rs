@@ -17,7 +17,7 @@ use jadpo_runtime::http::{HttpState, router};
 use jadpo_runtime::local::{delivery_loop, relay_loop};
 use jadpo_runtime::queue::InProcessQueue;
 use jadpo_runtime::sink::{self, Sinks};
-use jadpo_runtime::{Config, migrate_all, open_stores, pipeline, telemetry};
+use jadpo_runtime::{Config, Mode, migrate_all, open_stores, pipeline, telemetry};
 use tokio::sync::watch;
 
 #[tokio::main]
@@ -25,7 +25,7 @@ async fn main() -> anyhow::Result<()> {
     telemetry::init_tracing();
     let app =
         Arc::new(jadpo_app::application().context("the application's declaration is invalid")?);
-    let config = Config::from_process_env(&app, Some(Path::new(".jadpo")))?;
+    let config = Config::from_process_env(&app, Mode::Local(Path::new(".jadpo")))?;
     let clock = Arc::new(SystemClock);
     let stores = open_stores(&config, clock.clone())?;
     migrate_all(&app, &stores).await.context("migrating the stores")?;

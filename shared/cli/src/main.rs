@@ -3,8 +3,12 @@
 //! It acts on the stores whose URLs it is given: `DATABASE_URL` for the default store and
 //! `DATABASE_URL_<STORE>` for the others (with only `DATABASE_URL`, on that one database).
 //! Every verb prints for people by default and JSON with `--json`; failures exit non-zero with a
-//! message that says what to do. Today: `migrate apply | status | sql`.
+//! message that says what to do. Today: `migrate apply | status | sql`, `keys issue`,
+//! `deliveries list | show`.
 
+mod common;
+mod deliveries;
+mod keys;
 mod migrate;
 
 use clap::{Parser, Subcommand};
@@ -22,6 +26,12 @@ enum Command {
     /// Apply, list or print the schema migrations.
     #[command(subcommand)]
     Migrate(migrate::MigrateCommand),
+    /// Issue service keys for callers of the commit function.
+    #[command(subcommand)]
+    Keys(keys::KeysCommand),
+    /// List and inspect deliveries.
+    #[command(subcommand)]
+    Deliveries(deliveries::DeliveriesCommand),
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -29,6 +39,8 @@ async fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Migrate(command) => migrate::run(command).await,
+        Command::Keys(command) => keys::run(command).await,
+        Command::Deliveries(command) => deliveries::run(command).await,
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

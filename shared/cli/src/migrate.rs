@@ -1,13 +1,11 @@
 //! `jadpo migrate apply | status | sql`.
 
-use std::sync::Arc;
-
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
+use jadpo_core::Dialect;
 use jadpo_core::app::Application;
 use jadpo_core::migrate::{self, MigrationStatus};
-use jadpo_core::{Dialect, SystemClock};
-use jadpo_runtime::{Config, Stores, catalog_for, open_stores};
+use jadpo_runtime::{Config, Stores, catalog_for};
 use serde_json::json;
 
 #[derive(Debug, Subcommand)]
@@ -36,7 +34,7 @@ pub(crate) struct Target {
 }
 
 pub(crate) async fn run(command: MigrateCommand) -> anyhow::Result<()> {
-    let app = jadpo_app::application().context("the application's declaration is invalid")?;
+    let app = crate::common::application()?;
     match command {
         MigrateCommand::Apply(target) => apply(&app, &target).await,
         MigrateCommand::Status(target) => status(&app, &target).await,
@@ -45,17 +43,7 @@ pub(crate) async fn run(command: MigrateCommand) -> anyhow::Result<()> {
 }
 
 fn stores(app: &Application, target: &Target) -> anyhow::Result<(Config, Stores)> {
-    let config = Config::from_process_env(app, None)?;
-    if let Some(only) = &target.store {
-        if !config.stores.iter().any(|s| &s.name == only) {
-            bail!(
-                "store {only:?} has no URL here (stores with one: {})",
-                config.stores.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ")
-            );
-        }
-    }
-    let stores = open_stores(&config, Arc::new(SystemClock))?;
-    Ok((config, stores))
+    crate::common::stores(app, target.store.as_deref())
 }
 
 fn selected<'a>(

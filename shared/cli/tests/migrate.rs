@@ -34,7 +34,7 @@ fn states(out: &Output) -> Vec<String> {
 fn round_trip(url: &str, versions: usize) {
     assert_eq!(
         states(&jadpo(Some(url), &["migrate", "status", "--json"])),
-        vec!["pending"; versions + 1], // the workflow ledger, then the jadpo ledger
+        vec!["pending"; versions + 1], // the workflow ledger (built-in and the shop's), then jadpo's
     );
     let applied = stdout(&jadpo(Some(url), &["migrate", "apply"]));
     assert_eq!(applied.matches("applied  workflow").count(), versions, "{applied}");
@@ -57,13 +57,13 @@ fn round_trip(url: &str, versions: usize) {
 #[test]
 fn sqlite_apply_then_status() {
     let db = SqliteTestDb::empty();
-    round_trip(&db.url(), 3);
+    round_trip(&db.url(), 3 + 1); // built-in v1–v3, the shop's orders
 }
 
 #[tokio::test]
 async fn postgres_apply_then_status() {
     let db = PgTestDb::empty().await;
-    round_trip(db.url(), 4);
+    round_trip(db.url(), 4 + 1); // built-in v1–v4, the shop's orders
     assert!(
         stdout(&jadpo(Some(db.url()), &["migrate", "status"])).contains("store main (postgres://")
     );
@@ -85,7 +85,7 @@ async fn two_applies_at_once_on_postgres_apply_once() {
             doc["stores"][0]["applied"].as_array().map_or(0, Vec::len)
         })
         .collect();
-    assert_eq!(applied.iter().sum::<usize>(), 5, "{applied:?}");
+    assert_eq!(applied.iter().sum::<usize>(), 6, "{applied:?}");
     assert!(applied.contains(&0), "both processes applied migrations: {applied:?}");
 }
 
@@ -106,7 +106,7 @@ async fn an_edited_migration_is_refused_by_the_cli() {
     }
     assert_eq!(
         states(&jadpo(Some(&db.url()), &["migrate", "status", "--json"])),
-        vec!["applied", "changed", "applied", "applied"]
+        vec!["applied", "changed", "applied", "applied", "applied"]
     );
     let out = jadpo(Some(&db.url()), &["migrate", "apply"]);
     assert!(!out.status.success());
@@ -121,7 +121,8 @@ async fn an_edited_migration_is_refused_by_the_cli() {
 fn sql_prints_the_postgres_schema_without_a_database() {
     let out = stdout(&jadpo(None, &["migrate", "sql"]));
     assert!(out.contains("CREATE TABLE IF NOT EXISTS invariant_schema_migrations"));
-    assert_eq!(out.matches("DO $jadpo_block$").count(), 5);
+    assert_eq!(out.matches("DO $jadpo_block$").count(), 6, "v1–v4, the shop's orders, jadpo v1");
+    assert!(out.contains("CREATE TABLE shop_orders"));
     assert!(out.contains("CREATE TABLE jadpo_deliveries"));
     assert!(out.contains("ALTER TABLE sessions ADD COLUMN IF NOT EXISTS context_revision BIGINT"));
 }

@@ -179,17 +179,25 @@ pub fn url_variable(app: &Application, store: &str) -> String {
     }
 }
 
+/// Who is reading the configuration, which decides the defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode<'a> {
+    /// The local process: stores default to `<dir>/<store>.db`, connections to the local sink.
+    Local(&'a Path),
+    /// A deployed function: every store and connection needs its URL.
+    Deployed,
+    /// The operator's CLI: the default store needs its URL; it acts on the stores given one and
+    /// calls no connection.
+    Operator,
+}
+
 impl Config {
     /// Reads the configuration from `vars` (the process environment in binaries).
-    ///
-    /// With `local_dir`, a store without a URL defaults to `<local_dir>/<store>.db`; without it
-    /// the default store's URL is required and other stores without one are left out (the CLI
-    /// acts only on the stores whose URLs it is given).
-    pub fn from_vars(
-        app: &Application,
-        vars: &Vars,
-        local_dir: Option<&Path>,
-    ) -> Result<Self, ConfigError> {
+    pub fn from_vars(app: &Application, vars: &Vars, mode: Mode<'_>) -> Result<Self, ConfigError> {
+        let local_dir = match mode {
+            Mode::Local(dir) => Some(dir),
+            Mode::Deployed | Mode::Operator => None,
+        };
         check_undeclared(app, vars)?;
         let env = &|name: &str| vars.get(name).cloned();
         let mut stores = Vec::new();
@@ -200,7 +208,7 @@ impl Config {
                 (None, Some(dir)) => {
                     DatabaseUrl::Sqlite(SqliteLocation::File(dir.join(format!("{store}.db"))))
                 }
-                (None, None) if store == app.default_store() => {
+                (None, None) if store == app.default_store() || mode == Mode::Deployed => {
                     return Err(ConfigError::MissingUrl { store: store.clone(), variable });
                 }
                 (None, None) => continue,
@@ -228,17 +236,18 @@ impl Config {
             expected: "host:port, e.g. 127.0.0.1:3000",
             value: listen_text.clone(),
         })?;
-        let connections = connection_urls(app, env, local_dir.map(|_| listen))?;
+        let connections = match mode {
+            Mode::Operator => BTreeMap::new(),
+            Mode::Local(_) => connection_urls(app, env, Some(listen))?,
+            Mode::Deployed => connection_urls(app, env, None)?,
+        };
         let connection_timeout = millis(env, "JADPO_CONNECTION_TIMEOUT_MS", 10_000)?;
         Ok(Self { stores, postgres, sqlite, pipeline, listen, connections, connection_timeout })
     }
 
     /// Reads the process environment.
-    pub fn from_process_env(
-        app: &Application,
-        local_dir: Option<&Path>,
-    ) -> Result<Self, ConfigError> {
-        Self::from_vars(app, &std::env::vars().collect(), local_dir)
+    pub fn from_process_env(app: &Application, mode: Mode<'_>) -> Result<Self, ConfigError> {
+        Self::from_vars(app, &std::env::vars().collect(), mode)
     }
 }
 

@@ -16,5 +16,5 @@ pub mod sink;
 pub mod stores;
 pub mod telemetry;
 
-pub use config::{Config, ConfigError, DatabaseUrl, StoreConfig};
+pub use config::{Config, ConfigError, DatabaseUrl, Mode, StoreConfig};
 pub use stores::{Stores, catalog_for, migrate_all, open_stores, pipeline};

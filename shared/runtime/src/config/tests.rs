@@ -16,7 +16,7 @@ fn vars(pairs: &[(&str, &str)]) -> Vars {
 
 #[test]
 fn local_runs_default_every_store_to_a_file() {
-    let c = Config::from_vars(&app(), &vars(&[]), Some(Path::new(".jadpo")));
+    let c = Config::from_vars(&app(), &vars(&[]), Mode::Local(Path::new(".jadpo")));
     let c = c.unwrap_or_else(|e| panic!("{e}"));
     let urls: Vec<_> = c.stores.iter().map(|s| (s.name.as_str(), s.url.display())).collect();
     assert_eq!(
@@ -37,7 +37,7 @@ fn urls_come_from_database_url_and_per_store_variables() {
             ("DATABASE_URL", "postgres://u:secret@db/app"),
             ("DATABASE_URL_WAREHOUSE", "sqlite://:memory:"),
         ]),
-        None,
+        Mode::Operator,
     )
     .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(c.stores[0].url, DatabaseUrl::Postgres("postgres://u:secret@db/app".into()));
@@ -47,9 +47,9 @@ fn urls_come_from_database_url_and_per_store_variables() {
 
 #[test]
 fn without_local_defaults_only_the_given_stores_are_acted_on() {
-    let c = Config::from_vars(&app(), &vars(&[("DATABASE_URL", "sqlite://x.db")]), None);
+    let c = Config::from_vars(&app(), &vars(&[("DATABASE_URL", "sqlite://x.db")]), Mode::Operator);
     assert_eq!(c.map(|c| c.stores.len()).ok(), Some(1));
-    let err = Config::from_vars(&app(), &vars(&[]), None).err();
+    let err = Config::from_vars(&app(), &vars(&[]), Mode::Operator).err();
     assert_eq!(
         err.map(|e| e.to_string()),
         Some("store \"main\" has no database: set DATABASE_URL".into())
@@ -59,7 +59,7 @@ fn without_local_defaults_only_the_given_stores_are_acted_on() {
 #[test]
 fn bad_settings_are_refused_with_the_variable_named() {
     let msg = |pairs: &[(&str, &str)]| {
-        Config::from_vars(&app(), &vars(pairs), Some(Path::new(".")))
+        Config::from_vars(&app(), &vars(pairs), Mode::Local(Path::new(".")))
             .err()
             .map(|e| e.to_string())
             .unwrap_or_default()
@@ -92,11 +92,15 @@ fn connections_default_to_the_local_sink_and_are_required_elsewhere() {
         .connection("mailer")
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
-    let local =
-        Config::from_vars(&app, &vars(&[("JADPO_LISTEN", "127.0.0.1:4000")]), Some(Path::new(".")));
+    let local = Config::from_vars(
+        &app,
+        &vars(&[("JADPO_LISTEN", "127.0.0.1:4000")]),
+        Mode::Local(Path::new(".")),
+    );
     let local = local.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(local.connections["mailer"].as_str(), "http://127.0.0.1:4000/sink/mailer");
-    let deployed = Config::from_vars(&app, &vars(&[("DATABASE_URL", "sqlite://x.db")]), None).err();
+    let deployed =
+        Config::from_vars(&app, &vars(&[("DATABASE_URL", "sqlite://x.db")]), Mode::Deployed).err();
     assert_eq!(
         deployed.map(|e| e.to_string()),
         Some("connection \"mailer\" has no URL: set JADPO_CONNECTION_MAILER_URL".to_owned())
@@ -105,15 +109,32 @@ fn connections_default_to_the_local_sink_and_are_required_elsewhere() {
         ("DATABASE_URL", "sqlite://x.db"),
         ("JADPO_CONNECTION_MAILER_URL", "https://mail.example/v1"),
     ]);
-    let c = Config::from_vars(&app, &given, None).unwrap_or_else(|e| panic!("{e}"));
+    let c = Config::from_vars(&app, &given, Mode::Deployed).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(c.connections["mailer"].as_str(), "https://mail.example/v1");
     let bad =
         vars(&[("DATABASE_URL", "sqlite://x.db"), ("JADPO_CONNECTION_MAILER_URL", "ftp://x")]);
-    let err = Config::from_vars(&app, &bad, None).err().map(|e| e.to_string()).unwrap_or_default();
+    let err = Config::from_vars(&app, &bad, Mode::Deployed)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
     assert!(
         err.contains("JADPO_CONNECTION_MAILER_URL must be an http:// or https:// URL"),
         "{err}"
     );
     let port = vars(&[("JADPO_LISTEN", "localhost")]);
-    assert!(Config::from_vars(&app, &port, Some(Path::new("."))).is_err());
+    assert!(Config::from_vars(&app, &port, Mode::Local(Path::new("."))).is_err());
+}
+
+#[test]
+fn deployed_functions_need_every_store_and_operators_only_the_default() {
+    let only_main = vars(&[("DATABASE_URL", "postgres://db/app")]);
+    let err = Config::from_vars(&app(), &only_main, Mode::Deployed).err().map(|e| e.to_string());
+    assert_eq!(
+        err.as_deref(),
+        Some("store \"warehouse\" has no database: set DATABASE_URL_WAREHOUSE")
+    );
+    let operator =
+        Config::from_vars(&app(), &only_main, Mode::Operator).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(operator.stores.len(), 1);
+    assert!(operator.connections.is_empty());
 }

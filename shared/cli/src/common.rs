@@ -1,0 +1,28 @@
+//! What every verb shares: the application, and the stores whose URLs the CLI was given.
+
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use jadpo_core::SystemClock;
+use jadpo_core::app::Application;
+use jadpo_runtime::{Config, Mode, Stores, open_stores};
+
+/// The application's declaration.
+pub(crate) fn application() -> anyhow::Result<Application> {
+    jadpo_app::application().context("the application's declaration is invalid")
+}
+
+/// The configured stores, checking that `only` (if given) is one of them.
+pub(crate) fn stores(app: &Application, only: Option<&str>) -> anyhow::Result<(Config, Stores)> {
+    let config = Config::from_process_env(app, Mode::Operator)?;
+    if let Some(only) = only {
+        if !config.stores.iter().any(|s| s.name == only) {
+            bail!(
+                "store {only:?} has no URL here (stores with one: {})",
+                config.stores.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ")
+            );
+        }
+    }
+    let stores = open_stores(&config, Arc::new(SystemClock))?;
+    Ok((config, stores))
+}

@@ -1,0 +1,117 @@
+//! `jadpo keys` and `jadpo deliveries`: the real binary against a migrated SQLite file.
+
+use std::process::{Command, Output};
+
+use chrono::Utc;
+use jadpo_core::TransactionalStore;
+use jadpo_core::auth::ServiceKeyStore;
+use jadpo_core::pipeline::PipelineStore;
+use jadpo_core::pipeline::{NewDelivery, NewEvent, Outcome};
+use jadpo_test_harness::SqliteTestDb;
+use serde_json::{Value, json};
+
+fn jadpo(url: &str, args: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_jadpo"));
+    cmd.args(args).env("DATABASE_URL", url).env("RUST_LOG", "warn");
+    for (key, _) in std::env::vars().filter(|(k, _)| k.starts_with("DATABASE_URL_")) {
+        cmd.env_remove(key);
+    }
+    cmd.output().unwrap_or_else(|e| panic!("cannot run jadpo: {e}"))
+}
+
+fn ok(out: &Output) -> String {
+    assert!(out.status.success(), "jadpo failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[tokio::test]
+async fn keys_are_printed_once_and_verify() {
+    let db = SqliteTestDb::migrated().await;
+    let out: Value = serde_json::from_str(&ok(&jadpo(
+        &db.url(),
+        &["keys", "issue", "--service", "web", "--json"],
+    )))
+    .unwrap_or_else(|e| panic!("{e}"));
+    let secret = out["key"].as_str().unwrap_or_default().to_owned();
+    assert_eq!(out["service"], "web");
+    let store = db.store();
+    let found =
+        store.service_key_verify(&secret, Utc::now()).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(found.as_deref(), Some("web"));
+    let human =
+        ok(&jadpo(&db.url(), &["keys", "issue", "--service", "batch", "--expires-in-days", "30"]));
+    assert!(
+        human.contains("shown once") && human.contains("jadpo_sk_") && human.contains("expires "),
+        "{human}"
+    );
+    let bad = jadpo(&db.url(), &["keys", "issue", "--service", "no spaces"]);
+    assert!(
+        !bad.status.success() && stderr(&bad).contains("service name \"no spaces\""),
+        "{}",
+        stderr(&bad)
+    );
+    let zero = jadpo(&db.url(), &["keys", "issue", "--service", "x", "--expires-in-days", "0"]);
+    assert_eq!(zero.status.code(), Some(2));
+}
+
+async fn seed(db: &SqliteTestDb) {
+    let store = db.store();
+    let now = Utc::now();
+    let event = NewEvent {
+        id: "e-1".into(),
+        event_type: "order.placed".into(),
+        payload: json!({"order_id": "o-1"}),
+        traceparent: None,
+        tracestate: None,
+        chain_depth: 0,
+        source: "place_order".into(),
+        request_id: None,
+        created_at: now,
+    };
+    let deliveries = ["reserve_stock", "send_receipt"]
+        .iter()
+        .enumerate()
+        .map(|(i, s)| NewDelivery {
+            id: format!("d-{i}"),
+            outbox_id: "e-1".into(),
+            subscriber: (*s).into(),
+            created_at: now,
+        })
+        .collect::<Vec<_>>();
+    let mut tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
+    store.outbox_append(tx.as_mut(), &event, &deliveries).await.unwrap_or_else(|e| panic!("{e}"));
+    tx.commit().await.unwrap_or_else(|e| panic!("{e}"));
+    let dead = Outcome::Failed { failure: "mailer answered 503".into(), retry_at: None };
+    store.delivery_record_outcome("d-1", &dead, now).await.unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[tokio::test]
+async fn deliveries_are_listed_filtered_and_shown() {
+    let db = SqliteTestDb::migrated().await;
+    seed(&db).await;
+    let all: Value =
+        serde_json::from_str(&ok(&jadpo(&db.url(), &["deliveries", "list", "--json"])))
+            .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(all["deliveries"].as_array().map(Vec::len), Some(2));
+    let dead = ok(&jadpo(&db.url(), &["deliveries", "list", "--status", "dead"]));
+    assert!(dead.contains("d-1") && dead.contains("last failure: mailer answered 503"), "{dead}");
+    assert!(!dead.contains("d-0"), "{dead}");
+    let by_sub = ok(&jadpo(&db.url(), &["deliveries", "list", "--subscriber", "reserve_stock"]));
+    assert!(by_sub.contains("d-0") && !by_sub.contains("d-1"), "{by_sub}");
+    let none = ok(&jadpo(&db.url(), &["deliveries", "list", "--status", "discarded"]));
+    assert!(none.contains("no deliveries match"));
+    let shown: Value =
+        serde_json::from_str(&ok(&jadpo(&db.url(), &["deliveries", "show", "d-1", "--json"])))
+            .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((shown["status"].as_str(), shown["attempts"].as_u64()), (Some("dead"), Some(1)));
+    assert_eq!(shown["event"]["payload"]["order_id"], "o-1");
+    let missing = jadpo(&db.url(), &["deliveries", "show", "nope"]);
+    assert!(!missing.status.success() && stderr(&missing).contains("no delivery \"nope\""));
+    let bad = jadpo(&db.url(), &["deliveries", "list", "--status", "lost"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("is not one of pending, handled, dead, discarded"));
+}
