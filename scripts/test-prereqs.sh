@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Makes sure a fresh machine can run the tests: rustfmt and clippy, and PostgreSQL server
-# binaries for the throwaway test cluster (unless DATABASE_URL names a server to use).
+# Makes sure a fresh machine can run the tests: rustfmt and clippy, moto's SQS server in a
+# project-local virtualenv, and PostgreSQL server binaries for the throwaway test cluster
+# (unless DATABASE_URL names a server to use).
 set -euo pipefail
 
 if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
@@ -14,6 +15,14 @@ have_pg_binaries() {
   compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null && return 0
   command -v initdb >/dev/null && command -v pg_ctl >/dev/null
 }
+
+# The SQS API for tests: moto's server, in a project-local virtualenv (never the system's).
+venv=.venv
+if [ ! -x "$venv/bin/moto_server" ]; then
+  echo "test-prereqs: installing moto[server] into $venv (the SQS API the tests talk to)"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check "moto[server]>=5,<6"
+fi
 
 if [ -n "${DATABASE_URL:-}" ] || have_pg_binaries; then
   exit 0

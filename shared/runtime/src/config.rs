@@ -11,6 +11,7 @@
 //! | `JADPO_MAX_CHAIN_DEPTH` | deepest chain of events subscribers may extend (count) | 8 |
 //! | `JADPO_IDEMPOTENCY_RETENTION_SECS` | how long an idempotent response is replayed (s) | 86400 |
 //! | `JADPO_REDELIVERY_AFTER_SECS` | after how long an enqueued, unfinished delivery is sent again (s) | 900; locally 30 |
+//! | `JADPO_QUEUE_URL` | the SQS delivery queue's URL (deployed functions) | required when deployed |
 //! | `JADPO_LISTEN` | where the local process serves HTTP | `127.0.0.1:3000` |
 //! | `JADPO_CONNECTION_<NAME>_URL` | base URL of a declared connection (e.g. `JADPO_CONNECTION_MAILER_URL`) | locally the local sink `http://<listen>/sink/<name>`; else required |
 //! | `JADPO_CONNECTION_TIMEOUT_MS` | longest a connection call may take (ms) | 10000 |
@@ -61,6 +62,9 @@ pub enum ConfigError {
         /// The URL with any password hidden.
         shown: String,
     },
+    /// A deployed function has no queue.
+    #[error("set JADPO_QUEUE_URL to the delivery queue's URL")]
+    MissingQueue,
     /// A number is not a number, or out of range.
     #[error("{variable} must be {expected}, got {value:?}")]
     BadNumber {
@@ -168,6 +172,8 @@ pub struct Config {
     pub connections: BTreeMap<String, url::Url>,
     /// Longest a connection call may take.
     pub connection_timeout: Duration,
+    /// The SQS queue deliveries travel on (deployed functions).
+    pub queue_url: Option<String>,
 }
 
 /// The variable holding `store`'s URL: `DATABASE_URL` for the default store.
@@ -242,7 +248,20 @@ impl Config {
             Mode::Deployed => connection_urls(app, env, None)?,
         };
         let connection_timeout = millis(env, "JADPO_CONNECTION_TIMEOUT_MS", 10_000)?;
-        Ok(Self { stores, postgres, sqlite, pipeline, listen, connections, connection_timeout })
+        let queue_url = env("JADPO_QUEUE_URL").filter(|u| !u.is_empty());
+        if mode == Mode::Deployed && queue_url.is_none() {
+            return Err(ConfigError::MissingQueue);
+        }
+        Ok(Self {
+            stores,
+            postgres,
+            sqlite,
+            pipeline,
+            listen,
+            connections,
+            connection_timeout,
+            queue_url,
+        })
     }
 
     /// Reads the process environment.

@@ -10,6 +10,7 @@
 pub mod config;
 pub mod connections;
 pub mod http;
+pub mod lambda;
 pub mod local;
 pub mod queue;
 pub mod sink;

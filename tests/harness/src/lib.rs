@@ -16,10 +16,12 @@
 //! SQLite databases ([`SqliteTestDb`]) are files in a temporary folder deleted with it.
 
 mod cluster;
+mod moto;
 mod postgres;
 mod sqlite;
 mod tls;
 
+pub use moto::MotoServer;
 pub use postgres::PgTestDb;
 pub use sqlite::SqliteTestDb;
 pub use tls::PgTlsServer;

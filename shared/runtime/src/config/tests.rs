@@ -108,6 +108,7 @@ fn connections_default_to_the_local_sink_and_are_required_elsewhere() {
     let given = vars(&[
         ("DATABASE_URL", "sqlite://x.db"),
         ("JADPO_CONNECTION_MAILER_URL", "https://mail.example/v1"),
+        ("JADPO_QUEUE_URL", "http://127.0.0.1:1/q"),
     ]);
     let c = Config::from_vars(&app, &given, Mode::Deployed).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(c.connections["mailer"].as_str(), "https://mail.example/v1");
@@ -137,4 +138,18 @@ fn deployed_functions_need_every_store_and_operators_only_the_default() {
         Config::from_vars(&app(), &only_main, Mode::Operator).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(operator.stores.len(), 1);
     assert!(operator.connections.is_empty());
+}
+
+#[test]
+fn deployed_functions_need_a_queue() {
+    let app = Application::builder("shop").store("main").build().unwrap_or_else(|e| panic!("{e}"));
+    let no_queue = vars(&[("DATABASE_URL", "postgres://db/app")]);
+    let err = Config::from_vars(&app, &no_queue, Mode::Deployed).err().map(|e| e.to_string());
+    assert_eq!(err.as_deref(), Some("set JADPO_QUEUE_URL to the delivery queue's URL"));
+    let with = vars(&[
+        ("DATABASE_URL", "postgres://db/app"),
+        ("JADPO_QUEUE_URL", "https://sqs.eu-west-1.amazonaws.com/1/q"),
+    ]);
+    let c = Config::from_vars(&app, &with, Mode::Deployed).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.queue_url.as_deref(), Some("https://sqs.eu-west-1.amazonaws.com/1/q"));
 }

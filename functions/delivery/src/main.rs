@@ -1,0 +1,19 @@
+//! Lambda `delivery`: an SQS batch → subscribers, answering `SqsBatchResponse` so that only the
+//! messages that met an infrastructure fault are retried. Wiring only: the work is
+//! `jadpo_runtime::lambda::deliver_batch`.
+
+use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
+use jadpo_runtime::lambda::{deliver_batch, deployed_pipeline};
+use jadpo_runtime::telemetry;
+use lambda_runtime::{Error, LambdaEvent, service_fn};
+
+#[tokio::main]
+async fn main() -> Result<(), Error> {
+    telemetry::init_tracing();
+    let pipeline = deployed_pipeline(jadpo_app::application()?).await?;
+    let pipeline = &pipeline;
+    lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {
+        Ok::<SqsBatchResponse, Error>(deliver_batch(pipeline, event.payload).await)
+    }))
+    .await
+}

@@ -1,0 +1,24 @@
+//! Lambda `outbox-relay`: on each scheduled event, one relay pass bounded by the invocation's
+//! deadline. Wiring only: the work is `jadpo_runtime::lambda::relay_pass`.
+
+use std::time::{Duration, Instant, SystemTime};
+
+use jadpo_runtime::lambda::{deployed_pipeline, relay_pass};
+use jadpo_runtime::telemetry;
+use lambda_runtime::{Error, LambdaEvent, service_fn};
+use serde_json::{Value, json};
+
+#[tokio::main]
+async fn main() -> Result<(), Error> {
+    telemetry::init_tracing();
+    let pipeline = deployed_pipeline(jadpo_app::application()?).await?;
+    let pipeline = &pipeline;
+    lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| async move {
+        let remaining =
+            event.context.deadline().duration_since(SystemTime::now()).unwrap_or_default();
+        let report =
+            relay_pass(pipeline, Instant::now() + remaining, Duration::from_secs(2)).await?;
+        Ok::<Value, Error>(json!({"sent": report.sent, "failed": report.failed}))
+    }))
+    .await
+}

@@ -1,0 +1,80 @@
+//! The SQS adapter against the SQS API (moto): batches, attributes, partial failures, errors.
+
+use std::collections::BTreeMap;
+
+use aws_sdk_sqs::types::MessageSystemAttributeName;
+use jadpo_core::queue::{Queue, QueueError, QueueMessage};
+use jadpo_queue_sqs::{SqsQueue, client_for_endpoint};
+use jadpo_test_harness::MotoServer;
+
+fn message(i: usize) -> QueueMessage {
+    let mut attributes = BTreeMap::new();
+    attributes.insert("traceparent".to_owned(), format!("00-{:032x}-{:016x}-01", i + 1, i + 1));
+    QueueMessage {
+        id: i.to_string(),
+        body: format!("{{\"store\":\"main\",\"delivery_id\":\"d-{i}\"}}"),
+        attributes,
+    }
+}
+
+async fn queue(moto: &MotoServer, name: &str) -> SqsQueue {
+    let client = client_for_endpoint(&moto.endpoint(), "us-east-1", "testing", "testing");
+    let created =
+        client.create_queue().queue_name(name).send().await.unwrap_or_else(|e| panic!("{e:?}"));
+    SqsQueue::new(client, created.queue_url().unwrap_or_default())
+}
+
+#[tokio::test]
+async fn batches_arrive_with_their_trace_context() {
+    let moto = MotoServer::start();
+    let q = queue(&moto, "deliveries").await;
+    let batch: Vec<_> = (0..10).map(message).collect();
+    let report = q.send_batch(&batch).await.unwrap_or_else(|e| panic!("{e}"));
+    assert!(report.failed.is_empty(), "{report:?}");
+    let mut bodies = Vec::new();
+    let url = q.client().get_queue_url().queue_name("deliveries").send().await.ok();
+    let url = url.and_then(|o| o.queue_url().map(str::to_owned)).unwrap_or_default();
+    while bodies.len() < 10 {
+        let received = q
+            .client()
+            .receive_message()
+            .queue_url(&url)
+            .max_number_of_messages(10)
+            .message_attribute_names("All")
+            .message_system_attribute_names(MessageSystemAttributeName::All)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        for m in received.messages() {
+            let tp = m
+                .message_attributes()
+                .and_then(|a| a.get("traceparent"))
+                .and_then(|v| v.string_value());
+            assert!(tp.is_some_and(|t| t.starts_with("00-")), "no traceparent on {m:?}");
+            bodies.push(m.body().unwrap_or_default().to_owned());
+        }
+    }
+    bodies.sort();
+    let mut expected: Vec<_> = batch.iter().map(|m| m.body.clone()).collect();
+    expected.sort();
+    assert_eq!(bodies, expected);
+}
+
+#[tokio::test]
+async fn oversized_batches_and_missing_queues_are_refused() {
+    let moto = MotoServer::start();
+    let q = queue(&moto, "deliveries").await;
+    let eleven: Vec<_> = (0..11).map(message).collect();
+    assert!(matches!(q.send_batch(&eleven).await, Err(QueueError::Refused(_))));
+    let client = client_for_endpoint(&moto.endpoint(), "us-east-1", "testing", "testing");
+    let missing = SqsQueue::new(client, &format!("{}/123456789012/nope", moto.endpoint()));
+    let err = missing.send_batch(&[message(0)]).await.err();
+    assert!(matches!(err, Some(QueueError::Refused(_))), "{err:?}");
+    let unreachable = SqsQueue::new(
+        client_for_endpoint("http://127.0.0.1:1", "us-east-1", "a", "b"),
+        "http://127.0.0.1:1/1/q",
+    );
+    let err = unreachable.send_batch(&[message(0)]).await.err();
+    assert!(matches!(err, Some(QueueError::Unavailable(_))), "{err:?}");
+    assert!(SqsQueue::from_env("not-a-url").await.is_err());
+}

@@ -1,0 +1,77 @@
+//! Lambda edge helpers: what the deployed functions do with their events, and the wiring they
+//! share. Infrastructure faults (a store down, an unreadable message) are reported per message
+//! as `batchItemFailures`, so SQS retries them and, past the queue's `maxReceiveCount`, moves
+//! them to the dead-letter queue; a subscriber's own failure is recorded on its delivery instead.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
+use jadpo_core::SystemClock;
+use jadpo_core::app::Application;
+use jadpo_core::pipeline::{Pipeline, RelayReport, deliver, relay};
+
+use crate::config::{Config, Mode};
+use crate::connections::HttpConnections;
+use crate::stores::{open_stores, pipeline};
+
+/// Why a function could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The application's declaration is invalid.
+    #[error(transparent)]
+    App(#[from] jadpo_core::app::AppError),
+    /// The configuration is invalid.
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    /// A store could not be opened.
+    #[error(transparent)]
+    Store(#[from] jadpo_core::StoreError),
+    /// The HTTP client for connections could not be built.
+    #[error(transparent)]
+    Client(#[from] crate::connections::ClientError),
+    /// The queue could not be set up.
+    #[error(transparent)]
+    Queue(#[from] jadpo_queue_sqs::SetupError),
+}
+
+/// Builds the deployed pipeline from the environment: stores, SQS queue (`JADPO_QUEUE_URL`),
+/// connections. Called once per cold start.
+pub async fn deployed_pipeline(app: Application) -> Result<Pipeline, StartError> {
+    let config = Config::from_process_env(&app, Mode::Deployed)?;
+    let clock = Arc::new(SystemClock);
+    let stores = open_stores(&config, clock.clone())?;
+    let queue_url = config.queue_url.clone().unwrap_or_default();
+    let queue = Arc::new(jadpo_queue_sqs::SqsQueue::from_env(&queue_url).await?);
+    let connections =
+        Arc::new(HttpConnections::new(config.connections.clone(), config.connection_timeout)?);
+    Ok(pipeline(Arc::new(app), &stores, queue, connections, clock, &config))
+}
+
+/// Handles one SQS batch: every message is delivered; those that failed for the
+/// infrastructure's reasons are returned as batch item failures.
+pub async fn deliver_batch(p: &Pipeline, event: SqsEvent) -> SqsBatchResponse {
+    let mut failures = Vec::new();
+    for record in event.records {
+        let id = record.message_id.clone().unwrap_or_default();
+        let body = record.body.as_deref().unwrap_or_default();
+        if let Err(e) = deliver(p, body).await {
+            tracing::warn!(message_id = %id, error = %e, "delivery failed; SQS will retry the message");
+            let mut failure = BatchItemFailure::default();
+            failure.item_identifier = id;
+            failures.push(failure);
+        }
+    }
+    let mut response = SqsBatchResponse::default();
+    response.batch_item_failures = failures;
+    response
+}
+
+/// One relay pass, stopping `margin` before `deadline` (the invocation's own deadline).
+pub async fn relay_pass(
+    p: &Pipeline,
+    deadline: Instant,
+    margin: Duration,
+) -> Result<RelayReport, jadpo_core::StoreError> {
+    relay(p, deadline.checked_sub(margin).unwrap_or_else(Instant::now)).await
+}

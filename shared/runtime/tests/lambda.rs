@@ -1,0 +1,112 @@
+//! The deployed path on PostgreSQL and the SQS API (moto), fed real Lambda event payloads:
+//! API Gateway request → commit → relay → SQS → delivery batch → effects; a poisoned message
+//! comes back as a batch item failure.
+
+mod support;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use aws_lambda_events::event::eventbridge::EventBridgeEvent;
+use aws_lambda_events::event::sqs::{SqsEvent, SqsMessage};
+use jadpo_core::pipeline::{DeliveryFilter, DeliveryStatus};
+use jadpo_queue_sqs::{SqsQueue, client_for_endpoint};
+use jadpo_runtime::http::{HttpState, router};
+use jadpo_runtime::lambda::{deliver_batch, relay_pass};
+use jadpo_test_harness::MotoServer;
+use serde_json::Value;
+use support::{Env, Kind};
+use tower::ServiceExt;
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures");
+
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(format!("{FIXTURES}/{name}"))
+        .unwrap_or_else(|e| panic!("fixture {name}: {e}"))
+}
+
+/// Receives every message on the queue, as the event source mapping would hand them over.
+async fn receive_all(queue: &SqsQueue, url: &str) -> Vec<SqsMessage> {
+    let template: SqsEvent =
+        serde_json::from_str(&fixture("sqs_event.json")).unwrap_or_else(|e| panic!("{e}"));
+    let mut out = Vec::new();
+    loop {
+        let received =
+            queue.client().receive_message().queue_url(url).max_number_of_messages(10).send().await;
+        let received = received.unwrap_or_else(|e| panic!("{e:?}"));
+        if received.messages().is_empty() {
+            return out;
+        }
+        for m in received.messages() {
+            let mut record = template.records[0].clone();
+            record.message_id = m.message_id().map(str::to_owned);
+            record.receipt_handle = m.receipt_handle().map(str::to_owned);
+            record.body = m.body().map(str::to_owned);
+            out.push(record);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_api_gateway_request_flows_through_sqs_to_its_subscribers() {
+    let moto = MotoServer::start();
+    let client = client_for_endpoint(&moto.endpoint(), "us-east-1", "testing", "testing");
+    let created = client
+        .create_queue()
+        .queue_name("jadpo-deliveries")
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    let url = created.queue_url().unwrap_or_default().to_owned();
+    let sqs = SqsQueue::new(client, &url);
+    let mut env = Env::shop(Kind::Postgres).await;
+    env.pipeline.queue = Arc::new(sqs.clone());
+    let key = env.store("main").service_key_issue("web", None, env.pipeline.clock.as_ref()).await;
+    let key = key.unwrap_or_else(|e| panic!("{e}")).secret;
+
+    // API Gateway HTTP API v2 → lambda_http's request → the commit router.
+    let raw = fixture("apigw_v2_place_order.json").replace("{{KEY}}", &key);
+    let lambda_request: lambda_http::request::LambdaRequest =
+        serde_json::from_str(&raw).unwrap_or_else(|e| panic!("{e}"));
+    let request: lambda_http::Request = lambda_request.into();
+    let state = HttpState { pipeline: env.pipeline.clone(), keys: Arc::clone(env.store("main")) };
+    let response = router(state).oneshot(request).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(response.status(), 201);
+
+    // The immediate send put both deliveries on SQS; simulate their loss, then let the relay,
+    // fired by the scheduled event, send them again.
+    let lost = receive_all(&sqs, &url).await;
+    assert_eq!(lost.len(), 2, "both deliveries were sent at once");
+    let _: EventBridgeEvent<Value> = serde_json::from_str(&fixture("eventbridge_scheduled.json"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    env.clock.advance(chrono::Duration::minutes(16));
+    let report =
+        relay_pass(&env.pipeline, Instant::now() + Duration::from_secs(10), Duration::from_secs(1))
+            .await;
+    assert_eq!(report.map(|r| r.sent).ok(), Some(2));
+
+    let mut records = receive_all(&sqs, &url).await;
+    assert_eq!(records.len(), 2);
+    let duplicate = records[0].clone();
+    records.push(duplicate); // SQS may deliver a message twice
+    let mut poison = records[0].clone();
+    poison.message_id = Some("poison-1".to_owned());
+    poison.body = Some("this is not a delivery".to_owned());
+    records.push(poison);
+    let mut event = SqsEvent::default();
+    event.records = records;
+    let response = deliver_batch(&env.pipeline, event).await;
+    let failed: Vec<_> =
+        response.batch_item_failures.iter().map(|f| f.item_identifier.clone()).collect();
+    assert_eq!(failed, vec!["poison-1".to_owned()], "only the poisoned message is retried");
+
+    assert_eq!(env.count("main", "SELECT count(*) AS n FROM shop_orders").await, 1);
+    assert_eq!(
+        env.count("warehouse", "SELECT coalesce(sum(qty), 0) AS n FROM shop_reservations").await,
+        3
+    );
+    assert_eq!(env.sinks.received("mailer").len(), 1);
+    let all = DeliveryFilter { limit: 10, ..DeliveryFilter::default() };
+    let deliveries = env.store("main").deliveries_list(&all).await.unwrap_or_default();
+    assert!(deliveries.iter().all(|d| d.status == DeliveryStatus::Handled), "{deliveries:?}");
+}

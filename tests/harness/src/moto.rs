@@ -1,0 +1,88 @@
+//! The SQS API for tests: moto's server (`moto_server`), one per test, on a free port.
+//!
+//! It is found at `$JADPO_MOTO_SERVER`, else in the project's `.venv` (which `make test`
+//! creates), else on `PATH`; a test that needs it fails with a message saying how to get it.
+//! moto speaks the JSON protocol `aws-sdk-sqs` uses; it needs dummy credentials and a region,
+//! which [`MotoServer::env`] lists for child processes. It is for correctness, never load.
+
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A running moto server, stopped when dropped.
+pub struct MotoServer {
+    child: Child,
+    port: u16,
+}
+
+fn find() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("JADPO_MOTO_SERVER") {
+        return Some(PathBuf::from(path));
+    }
+    let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let venv = workspace.join(".venv/bin/moto_server");
+    if venv.is_file() {
+        return Some(venv);
+    }
+    std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p).map(|d| d.join("moto_server")).find(|c| c.is_file())
+    })
+}
+
+impl MotoServer {
+    /// Starts a server; panics with a clear message when moto is missing or does not answer.
+    pub fn start() -> Self {
+        let Some(program) = find() else {
+            panic!(
+                "these tests need the SQS API from moto: run `make prereqs` (it installs moto[server] \
+                 into .venv), or set JADPO_MOTO_SERVER to a moto_server binary"
+            );
+        };
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .unwrap_or_else(|e| panic!("no free port for moto: {e}"));
+        let child = Command::new(&program)
+            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", program.display()));
+        let server = Self { child, port };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "moto_server did not answer on port {port} within 30 s"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        server
+    }
+
+    /// The endpoint URL (`AWS_ENDPOINT_URL_SQS`).
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// The environment a child process needs to reach this server: endpoint, region and dummy
+    /// credentials.
+    pub fn env(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("AWS_ENDPOINT_URL_SQS", self.endpoint()),
+            ("AWS_REGION", "us-east-1".to_owned()),
+            ("AWS_ACCESS_KEY_ID", "testing".to_owned()),
+            ("AWS_SECRET_ACCESS_KEY", "testing".to_owned()),
+            ("AWS_EC2_METADATA_DISABLED", "true".to_owned()),
+        ]
+    }
+}
+
+impl Drop for MotoServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
