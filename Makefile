@@ -23,8 +23,12 @@ lint: ## rustfmt check and clippy with warnings denied
 fmt: ## Format the code
 	$(CARGO) fmt --all
 
-bench: prereqs ## Run the benchmarks and write BENCHMARKS.md
+bench: prereqs ## Run the benchmarks (PostgreSQL + SQLite) and write BENCHMARKS.md
 	$(CARGO) bench -p jadpo-test-harness --bench seam
+	$(CARGO) bench -p jadpo-runtime --bench pipeline
+	@{ printf '# Benchmarks\n\nProduced by `make bench` on the development machine (2 cores); each section names its command.\nRatios compare runs made in the same process or script; absolute numbers are context only.\n\n'; \
+	   cat target/bench/seam.md; echo; cat target/bench/pipeline.md; } > BENCHMARKS.md
+	@echo "written to BENCHMARKS.md"
 
 build: ## Build every binary in release mode (Lambda packaging lands with the deploy issue)
 	$(CARGO) build --release --workspace --bins

@@ -117,11 +117,9 @@ async fn postgres() -> Result<Line, Box<dyn std::error::Error>> {
 
 fn report(lines: &[Line]) -> String {
     let mut out = String::from(
-        "# Benchmarks\n\nProduced by `make bench` (`cargo bench -p jadpo-test-harness --bench seam`); \
-         numbers from one run on the development machine (2 cores). Ratios compare runs interleaved \
-         in the same process; absolute times are context only.\n\n\
-         ## The transaction seam\n\nOne-row insert transactions (BEGIN, INSERT with three bound \
-         parameters, COMMIT) through `Transaction` versus the bare driver; median of 7 rounds.\n\n\
+        "## The transaction seam\n\n`cargo bench -p jadpo-test-harness --bench seam`: one-row insert \
+         transactions (BEGIN, INSERT with three bound parameters, COMMIT) through `Transaction` versus \
+         the bare driver, interleaved round by round; median of 7 rounds.\n\n\
          | store | ops/round | seam µs/op | driver µs/op | seam / driver |\n|---|---|---|---|---|\n",
     );
     for l in lines {
@@ -140,8 +138,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let lines = vec![sqlite().await?, postgres().await?];
     let text = report(&lines);
     print!("{text}");
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../BENCHMARKS.md");
-    std::fs::write(path, &text)?;
-    println!("\nwritten to BENCHMARKS.md");
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../target/bench");
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(format!("{dir}/seam.md"), &text)?;
     Ok(())
 }

@@ -1,0 +1,345 @@
+//! Benchmark: the commit path and the pipeline end to end on PostgreSQL, against a ceiling.
+//!
+//! * **Ceiling**: the commit transaction's own statements (order, outbox row, two deliveries,
+//!   in one transaction) as a pgbench script — transactions/s.
+//! * **Commit path**: `jadpo_core::pipeline::commit` through the real action (no HTTP) —
+//!   actions/s, and its ratio to the ceiling.
+//! * **End to end**: commit, then the in-process queue and the delivery use case until every
+//!   delivery is handled — events/s, and latency from a commit's return to its subscriber's start.
+//!
+//! Each at concurrency 1 and 8, in one run, on one throwaway cluster (fsync off: the numbers
+//! compare code paths, not disks). `make bench` runs it and assembles BENCHMARKS.md.
+
+use std::collections::BTreeMap;
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use jadpo_core::app::{
+    Action, ActionOutput, Application, Event, HandlerContext, HandlerError, RetryPolicy, Subscriber,
+};
+use jadpo_core::connect::NoConnections;
+use jadpo_core::migrate::{self, Ledger, Migration};
+use jadpo_core::pipeline::{
+    CommitRequest, Pipeline, PipelineSettings, commit, deliver, enqueue_now,
+};
+use jadpo_core::{Dialect, Store, SystemClock};
+use jadpo_runtime::catalog_for;
+use jadpo_runtime::queue::InProcessQueue;
+use jadpo_store_postgres::{PgOptions, PgStore};
+use jadpo_test_harness::PgTestDb;
+use serde_json::{Value, json};
+use tokio::sync::Mutex as AsyncMutex;
+
+const SECONDS: u64 = 6;
+const ORDERS: &str = "CREATE TABLE bench_orders (id TEXT PRIMARY KEY, customer TEXT NOT NULL, \
+    items JSONB NOT NULL, created_at TIMESTAMPTZ NOT NULL); \
+    CREATE TABLE bench_effects (order_id TEXT NOT NULL, subscriber TEXT NOT NULL, \
+    PRIMARY KEY (order_id, subscriber))";
+
+type Starts = Arc<Mutex<BTreeMap<String, Instant>>>;
+
+struct Place;
+
+#[async_trait]
+impl Action for Place {
+    async fn run(
+        &self,
+        ctx: &mut HandlerContext<'_>,
+        input: Value,
+    ) -> Result<ActionOutput, HandlerError> {
+        let id = ctx.new_id();
+        let now = ctx.now();
+        ctx.tx()
+            .execute(
+                "INSERT INTO bench_orders (id, customer, items, created_at) VALUES ($1, $2, $3, $4)",
+                &[id.as_str().into(), "c1".into(), jadpo_core::SqlValue::Json(input["items"].clone()), now.into()],
+            )
+            .await?;
+        ctx.emit("order.placed", json!({"order_id": id, "items": input["items"]}));
+        Ok(ActionOutput::created(json!({"order_id": id})))
+    }
+}
+
+struct Effect(&'static str, Starts);
+
+#[async_trait]
+impl Subscriber for Effect {
+    async fn handle(
+        &self,
+        ctx: &mut HandlerContext<'_>,
+        event: &Event,
+    ) -> Result<(), HandlerError> {
+        let order = event.payload["order_id"].as_str().unwrap_or_default().to_owned();
+        self.1
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(format!("{order}/{}", self.0))
+            .or_insert_with(Instant::now);
+        ctx.tx()
+            .execute(
+                "INSERT INTO bench_effects (order_id, subscriber) VALUES ($1, $2)",
+                &[order.into(), self.0.into()],
+            )
+            .await?;
+        Ok(())
+    }
+}
+
+fn app(starts: &Starts) -> Application {
+    let m = vec![Migration::new(Ledger::Workflow, 5, "bench", ORDERS)];
+    Application::builder("bench")
+        .store("main")
+        .event("order.placed")
+        .action("place", "main", Place)
+        .subscriber(
+            "reserve",
+            "order.placed",
+            "main",
+            RetryPolicy::default(),
+            Effect("reserve", Arc::clone(starts)),
+        )
+        .subscriber(
+            "receipt",
+            "order.placed",
+            "main",
+            RetryPolicy::default(),
+            Effect("receipt", Arc::clone(starts)),
+        )
+        .migrations("main", Dialect::Postgres, m)
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn request(i: usize) -> CommitRequest {
+    CommitRequest {
+        action: "place".into(),
+        input: json!({"items": [{"sku": "A", "qty": 1}]}),
+        caller: "bench".into(),
+        idempotency_key: None,
+        request_digest: String::new(),
+        traceparent: None,
+        tracestate: None,
+        request_id: i.to_string(),
+    }
+}
+
+const PGBENCH_SCRIPT: &str = r#"\set n random(1, 9000000000000000000)
+BEGIN;
+INSERT INTO bench_orders (id, customer, items, created_at) VALUES ('o' || :n || ':' || :client_id, 'c1', '[{"sku":"A","qty":1}]', now());
+INSERT INTO jadpo_outbox (id, event_type, payload, encoding, traceparent, tracestate, chain_depth, source, request_id, created_at) VALUES ('e' || :n || ':' || :client_id, 'order.placed', '{"order_id":"x","items":[{"sku":"A","qty":1}]}', 1, NULL, NULL, 0, 'place', '1', now());
+INSERT INTO jadpo_deliveries (id, outbox_id, subscriber, next_attempt_at, created_at) VALUES ('d1' || :n || ':' || :client_id, 'e' || :n || ':' || :client_id, 'reserve', now(), now());
+INSERT INTO jadpo_deliveries (id, outbox_id, subscriber, next_attempt_at, created_at) VALUES ('d2' || :n || ':' || :client_id, 'e' || :n || ':' || :client_id, 'receipt', now(), now());
+COMMIT;
+"#;
+
+fn pgbench_tps(url: &str, clients: usize) -> f64 {
+    let bindir = Command::new("pg_config")
+        .arg("--bindir")
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned());
+    let pgbench = bindir.map(|d| format!("{d}/pgbench")).unwrap_or_else(|| "pgbench".into());
+    let script = std::env::temp_dir().join(format!("jadpo-commit-{}.sql", std::process::id()));
+    std::fs::write(&script, PGBENCH_SCRIPT).unwrap_or_else(|e| panic!("{e}"));
+    let out = Command::new(pgbench)
+        .args([
+            "-n",
+            "-M",
+            "prepared",
+            "-c",
+            &clients.to_string(),
+            "-j",
+            &clients.min(2).to_string(),
+            "-T",
+            &SECONDS.to_string(),
+            "-f",
+        ])
+        .arg(&script)
+        .arg(url)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run pgbench: {e}"));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let tps = text
+        .lines()
+        .find(|l| l.starts_with("tps = "))
+        .and_then(|l| l[6..].split_whitespace().next())
+        .and_then(|v| v.parse().ok());
+    tps.unwrap_or_else(|| panic!("pgbench failed: {text}{}", String::from_utf8_lossy(&out.stderr)))
+}
+
+async fn commit_rate(p: &Pipeline, clients: usize) -> f64 {
+    let stop = Instant::now() + Duration::from_secs(SECONDS);
+    let tasks: Vec<_> = (0..clients)
+        .map(|c| {
+            let p = p.clone();
+            tokio::spawn(async move {
+                let mut n = 0_usize;
+                while Instant::now() < stop {
+                    commit(&p, request(c)).await.unwrap_or_else(|e| panic!("{e}"));
+                    n += 1;
+                }
+                n
+            })
+        })
+        .collect();
+    let start = Instant::now();
+    let mut total = 0;
+    for t in tasks {
+        total += t.await.unwrap_or(0);
+    }
+    total as f64 / start.elapsed().as_secs_f64()
+}
+
+struct EndToEnd {
+    events_per_s: f64,
+    p50_ms: f64,
+    p99_ms: f64,
+}
+
+async fn end_to_end(
+    base: &Pipeline,
+    starts: &Starts,
+    clients: usize,
+    per_client: usize,
+    pace: Option<Duration>,
+) -> EndToEnd {
+    starts.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    let (queue, rx) = InProcessQueue::new();
+    let mut p = base.clone();
+    p.queue = Arc::new(queue);
+    let p = &p;
+    let rx = Arc::new(AsyncMutex::new(rx));
+    let expected = clients * per_client * 2;
+    let done = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let workers: Vec<_> = (0..clients)
+        .map(|_| {
+            let (p, rx, done) = (p.clone(), Arc::clone(&rx), Arc::clone(&done));
+            tokio::spawn(async move {
+                while done.load(std::sync::atomic::Ordering::SeqCst) < expected {
+                    let message = tokio::time::timeout(Duration::from_millis(200), async {
+                        rx.lock().await.recv().await
+                    })
+                    .await;
+                    if let Ok(Some(m)) = message {
+                        deliver(&p, &m.body).await.unwrap_or_else(|e| panic!("{e}"));
+                        done.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    }
+                }
+            })
+        })
+        .collect();
+    let committed: Arc<Mutex<BTreeMap<String, Instant>>> = Arc::default();
+    let start = Instant::now();
+    let producers: Vec<_> = (0..clients)
+        .map(|c| {
+            let (p, committed) = (p.clone(), Arc::clone(&committed));
+            tokio::spawn(async move {
+                for _ in 0..per_client {
+                    let outcome = commit(&p, request(c)).await.unwrap_or_else(|e| panic!("{e}"));
+                    let at = Instant::now();
+                    let id = outcome.body["order_id"].as_str().unwrap_or_default().to_owned();
+                    committed.lock().unwrap_or_else(|e| e.into_inner()).insert(id, at);
+                    enqueue_now(&p, &outcome.store, &outcome.deliveries).await;
+                    if let Some(pace) = pace {
+                        tokio::time::sleep(pace).await;
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in producers {
+        let _ = t.await;
+    }
+    for w in workers {
+        let _ = w.await;
+    }
+    let elapsed = start.elapsed();
+    let committed = committed.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let mut latencies: Vec<f64> = starts
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .filter_map(|(k, started)| {
+            let order = k.split('/').next().unwrap_or_default();
+            committed
+                .get(order)
+                .map(|c| started.saturating_duration_since(*c).as_secs_f64() * 1000.0)
+        })
+        .collect();
+    latencies.sort_by(f64::total_cmp);
+    let pick = |q: f64| {
+        latencies
+            .get(((latencies.len() as f64 - 1.0) * q).round() as usize)
+            .copied()
+            .unwrap_or(f64::NAN)
+    };
+    EndToEnd {
+        events_per_s: expected as f64 / elapsed.as_secs_f64(),
+        p50_ms: pick(0.5),
+        p99_ms: pick(0.99),
+    }
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let starts: Starts = Arc::default();
+    let app = app(&starts);
+    let db = PgTestDb::empty().await;
+    let store: Arc<dyn Store> = Arc::new(
+        PgStore::connect("main", db.url(), &PgOptions { pool_size: 10, ..PgOptions::default() })
+            .unwrap_or_else(|e| panic!("{e}")),
+    );
+    let catalog = catalog_for(&app, store.as_ref()).unwrap_or_else(|e| panic!("{e}"));
+    migrate::apply(store.as_ref(), &catalog).await.unwrap_or_else(|e| panic!("{e}"));
+    let (queue, _unused) = InProcessQueue::new();
+    let pipeline = Pipeline {
+        app: Arc::new(app),
+        stores: [("main".to_owned(), store)].into_iter().collect(),
+        queue: Arc::new(queue),
+        clock: Arc::new(SystemClock),
+        connections: Arc::new(NoConnections),
+        settings: PipelineSettings::default(),
+    };
+    let mut rows = Vec::new();
+    for clients in [1, 8] {
+        let ceiling = pgbench_tps(db.url(), clients);
+        let committed = commit_rate(&pipeline, clients).await;
+        let throughput = end_to_end(&pipeline, &starts, clients, 4_000 / clients, None).await;
+        let paced = end_to_end(
+            &pipeline,
+            &starts,
+            clients,
+            800 / clients,
+            Some(Duration::from_millis(5 * clients as u64)),
+        )
+        .await;
+        rows.push((clients, ceiling, committed, throughput, paced));
+    }
+    let mut out = String::from(
+        "## The event pipeline on PostgreSQL\n\n`cargo bench -p jadpo-runtime --bench pipeline` (part of `make bench`): a throwaway \
+         PostgreSQL 15 cluster (fsync off), 2 cores, client and server on the same machine. Ceiling: the commit \
+         transaction's statements as a pgbench script (`-M prepared`). Commit path: `pipeline::commit` through the \
+         real action, no HTTP. End to end: commit, in-process queue and `pipeline::deliver` for two \
+         subscribers, as many workers as clients; throughput with 4,000 orders unpaced (events/s, each order is \
+         two events; compared with the commit path's actions/s × 2), latency with 800 orders at about 200 \
+         orders/s (moderate load), from a commit's return to its subscriber's start.\n\n\
+         | clients | ceiling tx/s | commit actions/s | commit / ceiling | e2e events/s | e2e / (2 × commit) | p50 ms (moderate) | p99 ms (moderate) |\n\
+         |---|---|---|---|---|---|---|---|\n",
+    );
+    for (clients, ceiling, committed, throughput, paced) in &rows {
+        out.push_str(&format!(
+            "| {clients} | {ceiling:.0} | {committed:.0} | {:.2}× | {:.0} | {:.2}× | {:.2} | {:.2} |\n",
+            committed / ceiling,
+            throughput.events_per_s,
+            throughput.events_per_s / (2.0 * committed),
+            paced.p50_ms,
+            paced.p99_ms
+        ));
+    }
+    print!("{out}");
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../target/bench");
+    std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(format!("{dir}/pipeline.md"), out).unwrap_or_else(|e| panic!("{e}"));
+}
