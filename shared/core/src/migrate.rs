@@ -179,6 +179,21 @@ pub struct AppliedMigration {
     pub applied_at: DateTime<Utc>,
 }
 
+impl AppliedMigration {
+    /// Reads a ledger row with the columns `version`, `applied_at` and `checksum` (the adapters
+    /// select those names in both dialects).
+    pub fn from_row(ledger: Ledger, row: &crate::sql::Row) -> Result<Self, StoreError> {
+        let version = u32::try_from(row.get_i64("version")?)
+            .map_err(|_| StoreError::internal("a ledger version is out of range"))?;
+        Ok(Self {
+            ledger,
+            version,
+            checksum: row.get_opt_str("checksum")?.map(str::to_owned),
+            applied_at: row.get_timestamp("applied_at")?,
+        })
+    }
+}
+
 /// Where one migration stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MigrationState {

@@ -349,17 +349,7 @@ fn seconds(
     variable: &str,
     default: u64,
 ) -> Result<Duration, ConfigError> {
-    let Some(value) = env(variable) else {
-        return Ok(Duration::from_secs(default));
-    };
-    match value.trim().parse::<u64>() {
-        Ok(n) if n > 0 => Ok(Duration::from_secs(n)),
-        _ => Err(ConfigError::BadNumber {
-            variable: variable.to_owned(),
-            expected: "a positive number of seconds",
-            value,
-        }),
-    }
+    duration(env, variable, default, Duration::from_secs, "a positive number of seconds")
 }
 
 fn millis(
@@ -367,16 +357,20 @@ fn millis(
     variable: &str,
     default: u64,
 ) -> Result<Duration, ConfigError> {
-    let Some(value) = env(variable) else {
-        return Ok(Duration::from_millis(default));
-    };
+    duration(env, variable, default, Duration::from_millis, "a positive number of milliseconds")
+}
+
+fn duration(
+    env: &dyn Fn(&str) -> Option<String>,
+    variable: &str,
+    default: u64,
+    unit: fn(u64) -> Duration,
+    expected: &'static str,
+) -> Result<Duration, ConfigError> {
+    let Some(value) = env(variable) else { return Ok(unit(default)) };
     match value.trim().parse::<u64>() {
-        Ok(n) if n > 0 => Ok(Duration::from_millis(n)),
-        _ => Err(ConfigError::BadNumber {
-            variable: variable.to_owned(),
-            expected: "a positive number of milliseconds",
-            value,
-        }),
+        Ok(n) if n > 0 => Ok(unit(n)),
+        _ => Err(ConfigError::BadNumber { variable: variable.to_owned(), expected, value }),
     }
 }
 

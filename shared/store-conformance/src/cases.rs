@@ -11,11 +11,11 @@ use serde_json::json;
 use crate::Fixture;
 use crate::spec::{self, SpecTable};
 
-fn ok<T, E: std::fmt::Display>(result: Result<T, E>, what: &str) -> T {
+pub(crate) fn ok<T, E: std::fmt::Display>(result: Result<T, E>, what: &str) -> T {
     result.unwrap_or_else(|e| panic!("{what}: {e}"))
 }
 
-async fn migrated(fx: &dyn Fixture) -> Arc<dyn Store> {
+pub(crate) async fn migrated(fx: &dyn Fixture) -> Arc<dyn Store> {
     let store = fx.open();
     let catalog = store.migration_catalog();
     ok(migrate::apply(store.as_ref(), &catalog).await, "migrate apply");

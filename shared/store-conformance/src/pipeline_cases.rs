@@ -3,23 +3,12 @@
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
-use jadpo_core::migrate;
 use jadpo_core::pipeline::{DeliveryFilter, DeliveryStatus, NewDelivery, NewEvent, Outcome};
 use jadpo_core::{Store, Transaction};
 use serde_json::json;
 
 use crate::Fixture;
-
-fn ok<T, E: std::fmt::Display>(result: Result<T, E>, what: &str) -> T {
-    result.unwrap_or_else(|e| panic!("{what}: {e}"))
-}
-
-async fn migrated(fx: &dyn Fixture) -> Arc<dyn Store> {
-    let store = fx.open();
-    let catalog = store.migration_catalog();
-    ok(migrate::apply(store.as_ref(), &catalog).await, "migrate apply");
-    store
-}
+use crate::cases::{migrated, ok};
 
 fn t0() -> DateTime<Utc> {
     DateTime::from_timestamp(1_767_225_600, 0).unwrap_or_default()

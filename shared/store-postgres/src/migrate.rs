@@ -10,7 +10,7 @@ use deadpool_postgres::Object;
 use jadpo_core::migrate::{
     AppliedMigration, Ledger, Migration, MigrationCatalog, MigrationSession, MigrationStore,
 };
-use jadpo_core::{Dialect, Row, SqlValue, StoreError};
+use jadpo_core::{Dialect, SqlValue, StoreError};
 
 use crate::PgStore;
 use crate::error::{DriverError, translate};
@@ -92,21 +92,10 @@ async fn applied_rows(client: &Object) -> Result<Vec<AppliedMigration>, StoreErr
     let mut out = Vec::new();
     for (ledger, sql) in [(Ledger::Workflow, APPLIED_WORKFLOW), (Ledger::Jadpo, APPLIED_JADPO)] {
         for row in query(client, sql, &[]).await? {
-            out.push(applied_from_row(ledger, &row)?);
+            out.push(AppliedMigration::from_row(ledger, &row)?);
         }
     }
     Ok(out)
-}
-
-fn applied_from_row(ledger: Ledger, row: &Row) -> Result<AppliedMigration, StoreError> {
-    let version = u32::try_from(row.get_i64("version")?)
-        .map_err(|_| StoreError::internal("a ledger version is out of range"))?;
-    Ok(AppliedMigration {
-        ledger,
-        version,
-        checksum: row.get_opt_str("checksum")?.map(str::to_owned),
-        applied_at: row.get_timestamp("applied_at")?,
-    })
 }
 
 struct PgMigrationSession {

@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use jadpo_core::migrate::{
     AppliedMigration, Ledger, Migration, MigrationCatalog, MigrationSession, MigrationStore,
 };
-use jadpo_core::{Dialect, Row, SqlValue, StoreError};
+use jadpo_core::{Dialect, SqlValue, StoreError};
 use rusqlite::Connection;
 use tokio::sync::OwnedMutexGuard;
 
@@ -89,21 +89,10 @@ fn applied_rows(conn: &Connection) -> Result<Vec<AppliedMigration>, StoreError> 
     let mut out = Vec::new();
     for (ledger, sql) in [(Ledger::Workflow, APPLIED_WORKFLOW), (Ledger::Jadpo, APPLIED_JADPO)] {
         for row in query(conn, sql, &[])? {
-            out.push(applied_from_row(ledger, &row)?);
+            out.push(AppliedMigration::from_row(ledger, &row)?);
         }
     }
     Ok(out)
-}
-
-fn applied_from_row(ledger: Ledger, row: &Row) -> Result<AppliedMigration, StoreError> {
-    let version = u32::try_from(row.get_i64("version")?)
-        .map_err(|_| StoreError::internal("a ledger version is out of range"))?;
-    Ok(AppliedMigration {
-        ledger,
-        version,
-        checksum: row.get_opt_str("checksum")?.map(str::to_owned),
-        applied_at: row.get_timestamp("applied_at")?,
-    })
 }
 
 fn is_recorded(conn: &Connection, m: &Migration) -> Result<bool, StoreError> {
