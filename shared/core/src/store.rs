@@ -88,9 +88,24 @@ pub trait TransactionalStore: Send + Sync {
 
     /// Checks that the database answers (`SELECT 1`).
     async fn ping(&self) -> Result<(), StoreError> {
+        self.query_once("SELECT 1 AS one", &[]).await.map(|_| ())
+    }
+
+    /// Runs one statement on its own, atomically, without an explicit transaction (two round
+    /// trips fewer on PostgreSQL): for single reads and single-statement writes.
+    async fn query_once(&self, sql: &str, params: &[SqlValue]) -> Result<Vec<Row>, StoreError> {
         let mut tx = self.begin().await?;
-        tx.query("SELECT 1 AS one", &[]).await?;
-        tx.rollback().await
+        let rows = tx.query(sql, params).await?;
+        tx.commit().await?;
+        Ok(rows)
+    }
+
+    /// Like [`query_once`](Self::query_once), returning the number of rows changed.
+    async fn execute_once(&self, sql: &str, params: &[SqlValue]) -> Result<u64, StoreError> {
+        let mut tx = self.begin().await?;
+        let changed = tx.execute(sql, params).await?;
+        tx.commit().await?;
+        Ok(changed)
     }
 }
 

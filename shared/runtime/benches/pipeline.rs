@@ -125,12 +125,12 @@ fn request(i: usize) -> CommitRequest {
     }
 }
 
+/// The commit transaction's statements, exactly as the PostgreSQL adapter sends them.
 const PGBENCH_SCRIPT: &str = r#"\set n random(1, 9000000000000000000)
 BEGIN;
 INSERT INTO bench_orders (id, customer, items, created_at) VALUES ('o' || :n || ':' || :client_id, 'c1', '[{"sku":"A","qty":1}]', now());
 INSERT INTO jadpo_outbox (id, event_type, payload, encoding, traceparent, tracestate, chain_depth, source, request_id, created_at) VALUES ('e' || :n || ':' || :client_id, 'order.placed', '{"order_id":"x","items":[{"sku":"A","qty":1}]}', 1, NULL, NULL, 0, 'place', '1', now());
-INSERT INTO jadpo_deliveries (id, outbox_id, subscriber, next_attempt_at, created_at) VALUES ('d1' || :n || ':' || :client_id, 'e' || :n || ':' || :client_id, 'reserve', now(), now());
-INSERT INTO jadpo_deliveries (id, outbox_id, subscriber, next_attempt_at, created_at) VALUES ('d2' || :n || ':' || :client_id, 'e' || :n || ':' || :client_id, 'receipt', now(), now());
+INSERT INTO jadpo_deliveries (id, outbox_id, subscriber, next_attempt_at, created_at) SELECT d->>'id', ('e' || :n || ':' || :client_id)::text, d->>'subscriber', now()::timestamptz, now()::timestamptz FROM jsonb_array_elements(('[{"id":"d1' || :n || ':' || :client_id || '","subscriber":"reserve"},{"id":"d2' || :n || ':' || :client_id || '","subscriber":"receipt"}]')::jsonb) AS d;
 COMMIT;
 "#;
 

@@ -20,7 +20,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use jadpo_core::store::TransactionalStore;
-use jadpo_core::{Dialect, StoreError, Transaction};
+use jadpo_core::{Dialect, Row, SqlValue, StoreError, Transaction};
 
 pub use migrate::{builtin_catalog, schema_sql};
 pub use tx::PgTx;
@@ -100,5 +100,15 @@ impl TransactionalStore for PgStore {
 
     async fn begin(&self) -> Result<Box<dyn Transaction>, StoreError> {
         Ok(Box::new(PgTx::begin(self.client().await?).await?))
+    }
+
+    async fn query_once(&self, sql: &str, params: &[SqlValue]) -> Result<Vec<Row>, StoreError> {
+        let client = self.client().await?;
+        tx::query(&client, sql, params).await
+    }
+
+    async fn execute_once(&self, sql: &str, params: &[SqlValue]) -> Result<u64, StoreError> {
+        let client = self.client().await?;
+        tx::execute(&client, sql, params).await
     }
 }

@@ -17,8 +17,9 @@ pub static SQL: PipelineSql = PipelineSql {
     outbox_insert: "INSERT INTO jadpo_outbox (id, event_type, payload, encoding, traceparent, \
         tracestate, chain_depth, source, request_id, created_at) \
         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-    delivery_insert: "INSERT INTO jadpo_deliveries (id, outbox_id, subscriber, next_attempt_at, \
-        created_at) VALUES ($1, $2, $3, $4, $4)",
+    deliveries_insert: "INSERT INTO jadpo_deliveries (id, outbox_id, subscriber, next_attempt_at, \
+        created_at) SELECT d->>'id', $1::text, d->>'subscriber', $2::timestamptz, $2::timestamptz \
+        FROM jsonb_array_elements($3::jsonb) AS d",
     delivery_get: const_format::concatcp!(
         "SELECT ",
         DELIVERY_COLUMNS,
@@ -39,10 +40,10 @@ pub static SQL: PipelineSql = PipelineSql {
         FOR UPDATE SKIP LOCKED) \
         RETURNING id, (SELECT traceparent FROM jadpo_outbox o \
         WHERE o.id = jadpo_deliveries.outbox_id) AS traceparent",
-    delivery_mark_enqueued: "UPDATE jadpo_deliveries SET enqueued_at = $2 WHERE id = $1 \
+    deliveries_mark_enqueued: "UPDATE jadpo_deliveries SET enqueued_at = $2 WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb)) \
         AND status = 'pending' AND attempts = 0 AND enqueued_at IS NULL",
-    delivery_unmark_enqueued: "UPDATE jadpo_deliveries SET enqueued_at = NULL \
-        WHERE id = $1 AND status = 'pending'",
+    deliveries_unmark_enqueued: "UPDATE jadpo_deliveries SET enqueued_at = NULL \
+        WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb)) AND status = 'pending'",
     deliveries_list: const_format::concatcp!(
         "SELECT ",
         DELIVERY_COLUMNS,

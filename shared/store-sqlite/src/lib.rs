@@ -34,7 +34,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use jadpo_core::store::TransactionalStore;
-use jadpo_core::{Clock, Dialect, StoreError, Transaction};
+use jadpo_core::{Clock, Dialect, Row, SqlValue, StoreError, Transaction};
 use rusqlite::Connection;
 use tokio::sync::Mutex;
 
@@ -131,5 +131,13 @@ impl TransactionalStore for SqliteStore {
     async fn begin(&self) -> Result<Box<dyn Transaction>, StoreError> {
         let guard = Arc::clone(&self.conn).lock_owned().await;
         Ok(Box::new(SqliteTx::begin(guard)?))
+    }
+
+    async fn query_once(&self, sql: &str, params: &[SqlValue]) -> Result<Vec<Row>, StoreError> {
+        tx::query(&*self.conn.lock().await, sql, params)
+    }
+
+    async fn execute_once(&self, sql: &str, params: &[SqlValue]) -> Result<u64, StoreError> {
+        tx::execute(&*self.conn.lock().await, sql, params)
     }
 }

@@ -16,8 +16,9 @@ pub static SQL: PipelineSql = PipelineSql {
     outbox_insert: "INSERT INTO jadpo_outbox (id, event_type, payload, encoding, traceparent, \
         tracestate, chain_depth, source, request_id, created_at) \
         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-    delivery_insert: "INSERT INTO jadpo_deliveries (id, outbox_id, subscriber, next_attempt_at, \
-        created_at) VALUES ($1, $2, $3, $4, $4)",
+    deliveries_insert: "INSERT INTO jadpo_deliveries (id, outbox_id, subscriber, next_attempt_at, \
+        created_at) SELECT json_extract(value, '$.id'), $1, json_extract(value, '$.subscriber'), $2, $2 \
+        FROM json_each($3)",
     delivery_get: const_format::concatcp!(
         "SELECT ",
         DELIVERY_COLUMNS,
@@ -37,10 +38,10 @@ pub static SQL: PipelineSql = PipelineSql {
         AND (enqueued_at IS NULL OR enqueued_at < $2) ORDER BY next_attempt_at LIMIT $3) \
         RETURNING id, (SELECT traceparent FROM jadpo_outbox o \
         WHERE o.id = jadpo_deliveries.outbox_id) AS traceparent",
-    delivery_mark_enqueued: "UPDATE jadpo_deliveries SET enqueued_at = $2 WHERE id = $1 \
+    deliveries_mark_enqueued: "UPDATE jadpo_deliveries SET enqueued_at = $2 WHERE id IN (SELECT value FROM json_each($1)) \
         AND status = 'pending' AND attempts = 0 AND enqueued_at IS NULL",
-    delivery_unmark_enqueued: "UPDATE jadpo_deliveries SET enqueued_at = NULL \
-        WHERE id = $1 AND status = 'pending'",
+    deliveries_unmark_enqueued: "UPDATE jadpo_deliveries SET enqueued_at = NULL \
+        WHERE id IN (SELECT value FROM json_each($1)) AND status = 'pending'",
     deliveries_list: const_format::concatcp!(
         "SELECT ",
         DELIVERY_COLUMNS,

@@ -20,8 +20,9 @@ use crate::store::{Transaction, TransactionalStore};
 pub struct PipelineSql {
     /// `(id, event_type, payload, encoding, traceparent, tracestate, chain_depth, source, request_id, created_at)`.
     pub outbox_insert: &'static str,
-    /// `(id, outbox_id, subscriber, created_at)`; due at once.
-    pub delivery_insert: &'static str,
+    /// `(outbox_id, created_at, deliveries)` where `deliveries` is a JSON array of
+    /// `{"id", "subscriber"}`: one row each, due at once, in one statement.
+    pub deliveries_insert: &'static str,
     /// `(id)` → a delivery joined with its outbox row ([`Delivery::from_row`]'s columns).
     pub delivery_get: &'static str,
     /// `(id, now)`: pending → handled.
@@ -32,10 +33,10 @@ pub struct PipelineSql {
     pub delivery_dead: &'static str,
     /// `(now, lost_before, limit)` → `id, traceparent` of the claimed rows.
     pub deliveries_claim_due: &'static str,
-    /// `(id, now)`: stamp a never-attempted, unstamped pending delivery.
-    pub delivery_mark_enqueued: &'static str,
-    /// `(id)`: clear the stamp of a pending delivery.
-    pub delivery_unmark_enqueued: &'static str,
+    /// `(ids, now)`, `ids` a JSON array: stamp never-attempted, unstamped pending deliveries.
+    pub deliveries_mark_enqueued: &'static str,
+    /// `(ids)`, a JSON array: clear the stamp of pending deliveries.
+    pub deliveries_unmark_enqueued: &'static str,
     /// `(status or NULL, subscriber or NULL, limit)` → deliveries, newest first.
     pub deliveries_list: &'static str,
     /// `(delivery_id, subscriber, now)`, inserting nothing on conflict.
@@ -56,25 +57,8 @@ pub trait PipelineDialect: TransactionalStore {
     fn pipeline_sql(&self) -> &'static PipelineSql;
 }
 
-async fn in_tx<T, S: PipelineDialect + ?Sized>(
-    store: &S,
-    work: impl for<'a> FnOnce(
-        &'a mut dyn Transaction,
-    ) -> std::pin::Pin<
-        Box<dyn std::future::Future<Output = Result<T, StoreError>> + Send + 'a>,
-    > + Send,
-) -> Result<T, StoreError> {
-    let mut tx = store.begin().await?;
-    match work(tx.as_mut()).await {
-        Ok(value) => {
-            tx.commit().await?;
-            Ok(value)
-        }
-        Err(e) => {
-            let _ = tx.rollback().await;
-            Err(e)
-        }
-    }
+fn id_list(ids: &[String]) -> SqlValue {
+    SqlValue::Json(ids.iter().map(|id| serde_json::Value::String(id.clone())).collect())
 }
 
 fn text(v: &Option<String>) -> SqlValue {
@@ -103,25 +87,23 @@ impl<S: PipelineDialect> PipelineStore for S {
             event.created_at.into(),
         ];
         tx.execute(sql.outbox_insert, &params).await?;
-        for d in deliveries {
-            let params = [
-                d.id.as_str().into(),
-                d.outbox_id.as_str().into(),
-                d.subscriber.as_str().into(),
-                d.created_at.into(),
-            ];
-            tx.execute(sql.delivery_insert, &params).await?;
+        if deliveries.is_empty() {
+            return Ok(());
         }
+        let rows: Vec<serde_json::Value> = deliveries
+            .iter()
+            .map(|d| serde_json::json!({"id": d.id, "subscriber": d.subscriber}))
+            .collect();
+        let params =
+            [event.id.as_str().into(), event.created_at.into(), SqlValue::Json(rows.into())];
+        tx.execute(sql.deliveries_insert, &params).await?;
         Ok(())
     }
 
     async fn delivery_get(&self, id: &str) -> Result<Option<Delivery>, StoreError> {
         let sql = self.pipeline_sql().delivery_get;
-        let id = id.to_owned();
-        let row =
-            in_tx(self, move |tx| Box::pin(async move { tx.query_opt(sql, &[id.into()]).await }))
-                .await?;
-        row.as_ref().map(Delivery::from_row).transpose()
+        let rows = self.query_once(sql, &[id.into()]).await?;
+        rows.first().map(Delivery::from_row).transpose()
     }
 
     async fn delivery_record_outcome(
@@ -141,10 +123,7 @@ impl<S: PipelineDialect> PipelineStore for S {
                 (sql.delivery_dead, vec![id.into(), now.into(), failure.as_str().into()])
             }
         };
-        let changed =
-            in_tx(self, move |tx| Box::pin(async move { tx.execute(statement, &params).await }))
-                .await?;
-        Ok(changed == 1)
+        Ok(self.execute_once(statement, &params).await? == 1)
     }
 
     async fn deliveries_claim_due(
@@ -155,12 +134,7 @@ impl<S: PipelineDialect> PipelineStore for S {
     ) -> Result<Vec<QueuedDelivery>, StoreError> {
         let sql = self.pipeline_sql().deliveries_claim_due;
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let rows = in_tx(self, move |tx| {
-            Box::pin(
-                async move { tx.query(sql, &[now.into(), lost_before.into(), limit.into()]).await },
-            )
-        })
-        .await?;
+        let rows = self.query_once(sql, &[now.into(), lost_before.into(), limit.into()]).await?;
         rows.iter()
             .map(|r| {
                 Ok(QueuedDelivery {
@@ -176,31 +150,19 @@ impl<S: PipelineDialect> PipelineStore for S {
         ids: &[String],
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        let sql = self.pipeline_sql().delivery_mark_enqueued;
-        let ids = ids.to_vec();
-        in_tx(self, move |tx| {
-            Box::pin(async move {
-                for id in ids {
-                    tx.execute(sql, &[id.into(), now.into()]).await?;
-                }
-                Ok(())
-            })
-        })
-        .await
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let sql = self.pipeline_sql().deliveries_mark_enqueued;
+        self.execute_once(sql, &[id_list(ids), now.into()]).await.map(|_| ())
     }
 
     async fn deliveries_unmark_enqueued(&self, ids: &[String]) -> Result<(), StoreError> {
-        let sql = self.pipeline_sql().delivery_unmark_enqueued;
-        let ids = ids.to_vec();
-        in_tx(self, move |tx| {
-            Box::pin(async move {
-                for id in ids {
-                    tx.execute(sql, &[id.into()]).await?;
-                }
-                Ok(())
-            })
-        })
-        .await
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let sql = self.pipeline_sql().deliveries_unmark_enqueued;
+        self.execute_once(sql, &[id_list(ids)]).await.map(|_| ())
     }
 
     async fn deliveries_list(&self, filter: &DeliveryFilter) -> Result<Vec<Delivery>, StoreError> {
@@ -210,9 +172,7 @@ impl<S: PipelineDialect> PipelineStore for S {
             text(&filter.subscriber),
             i64::from(filter.limit.max(1)).into(),
         ];
-        let rows =
-            in_tx(self, move |tx| Box::pin(async move { tx.query(sql, &params).await })).await?;
-        rows.iter().map(Delivery::from_row).collect()
+        self.query_once(sql, &params).await?.iter().map(Delivery::from_row).collect()
     }
 
     async fn handled_insert(
