@@ -40,10 +40,11 @@ pub static SQL: PipelineSql = PipelineSql {
         FOR UPDATE SKIP LOCKED) \
         RETURNING id, (SELECT traceparent FROM jadpo_outbox o \
         WHERE o.id = jadpo_deliveries.outbox_id) AS traceparent",
-    deliveries_mark_enqueued: "UPDATE jadpo_deliveries SET enqueued_at = $2 WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb)) \
+    // `= ANY(ARRAY(...))` lets the planner probe the primary key even before statistics exist.
+    deliveries_mark_enqueued: "UPDATE jadpo_deliveries SET enqueued_at = $2 WHERE id = ANY(ARRAY(SELECT jsonb_array_elements_text($1::jsonb))) \
         AND status = 'pending' AND attempts = 0 AND enqueued_at IS NULL",
     deliveries_unmark_enqueued: "UPDATE jadpo_deliveries SET enqueued_at = NULL \
-        WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb)) AND status = 'pending'",
+        WHERE id = ANY(ARRAY(SELECT jsonb_array_elements_text($1::jsonb))) AND status = 'pending'",
     deliveries_list: const_format::concatcp!(
         "SELECT ",
         DELIVERY_COLUMNS,
