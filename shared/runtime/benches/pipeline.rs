@@ -372,8 +372,8 @@ async fn main() {
          where pgbench's C client costs almost nothing. At one client the commit path is bound by round \
          trips (5 per commit, as in the script) and stays near the ceiling; at eight clients the server is \
          CPU-bound and the client's share shows up as the gap. End to end, each order is two deliveries, \
-         each delivery three statements' worth of round trips (load; subscriber transaction with its \
-         handled record; outcome) on the same two cores.\n",
+         each delivery six round trips (load; the subscriber's transaction: begin, handled record, its \
+         write, commit; outcome) on the same two cores.\n",
     );
     print!("{out}");
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../target/bench");
