@@ -36,6 +36,7 @@ pub mod queue;
 pub mod schema;
 pub mod sql;
 pub mod store;
+pub mod workflow;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{StoreError, StoreErrorKind};
