@@ -5,6 +5,7 @@
 //! * [`crate::migrate::MigrationStore`] applies and lists migrations under the two ledgers.
 //! * [`crate::schema::SchemaIntrospection`] describes tables, for `jadpo check` and conformance.
 //! * [`crate::auth::ServiceKeyStore`] keeps service keys' verifiers.
+//! * [`crate::workflow::WorkflowStore`] commits workflow transitions and keeps Sessions.
 //! * [`crate::pipeline::PipelineStore`] keeps the outbox, deliveries, handled records and
 //!   idempotency keys.
 //!
@@ -22,6 +23,7 @@ use crate::migrate::MigrationStore;
 use crate::pipeline::PipelineStore;
 use crate::schema::SchemaIntrospection;
 use crate::sql::{Dialect, Row, SqlValue};
+use crate::workflow::WorkflowStore;
 
 /// An open database transaction.
 ///
@@ -111,11 +113,21 @@ pub trait TransactionalStore: Send + Sync {
 
 /// A store: every role together.
 pub trait Store:
-    TransactionalStore + MigrationStore + SchemaIntrospection + PipelineStore + ServiceKeyStore
+    TransactionalStore
+    + MigrationStore
+    + SchemaIntrospection
+    + PipelineStore
+    + ServiceKeyStore
+    + WorkflowStore
 {
 }
 
 impl<T> Store for T where
-    T: TransactionalStore + MigrationStore + SchemaIntrospection + PipelineStore + ServiceKeyStore
+    T: TransactionalStore
+        + MigrationStore
+        + SchemaIntrospection
+        + PipelineStore
+        + ServiceKeyStore
+        + WorkflowStore
 {
 }

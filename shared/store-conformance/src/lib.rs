@@ -10,6 +10,7 @@
 pub mod cases;
 pub mod pipeline_cases;
 pub mod spec;
+pub mod workflow_cases;
 
 use std::sync::Arc;
 
@@ -60,6 +61,24 @@ macro_rules! conformance_tests {
             concurrent_claims_are_disjoint,
             service_keys_are_stored_as_verifiers,
         );
+        $crate::conformance_tests!(@workflow $fixture;
+            a_started_run_reads_back_exactly,
+            a_stale_revision_is_refused_and_exposes_nothing,
+            a_command_is_acknowledged_once,
+            concurrent_writers_on_one_run_have_one_winner,
+            sessions_bind_starts_and_refuse_wrong_owner_or_stale_revision,
+            two_starts_in_one_session_have_one_winner,
+            stored_events_replay_to_the_stored_state,
+        );
+    };
+    (@workflow $fixture:expr; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() {
+                let fixture = $fixture.await;
+                $crate::workflow_cases::$case(&fixture).await;
+            }
+        )*
     };
     (@pipeline $fixture:expr; $($case:ident),* $(,)?) => {
         $(

@@ -14,6 +14,7 @@ mod pipeline;
 mod schema;
 pub mod tls;
 mod tx;
+mod workflow;
 
 use std::time::Duration;
 

@@ -27,6 +27,7 @@ pub mod migrate;
 mod pipeline;
 mod schema;
 mod tx;
+mod workflow;
 
 use std::path::PathBuf;
 use std::sync::Arc;

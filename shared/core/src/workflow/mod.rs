@@ -10,10 +10,15 @@
 pub mod def;
 pub mod kernel;
 pub mod state;
+pub mod store;
 
 pub use def::{DefinitionError, Node, WorkflowDef};
 pub use kernel::{CommandAck, Incoming, KernelError, NewCommand, Transition, decide};
 pub use state::{ExecutionState, ExecutionStatus, RuntimeEvent, apply, replay};
+pub use store::{
+    SessionRecord, SessionWrite, TransitionError, TransitionWrite, WorkflowDialect, WorkflowSql,
+    WorkflowStore,
+};
 
 #[cfg(test)]
 mod tests;

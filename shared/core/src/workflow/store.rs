@@ -1,0 +1,400 @@
+//! The workflow store contract: one OCC-guarded transaction per transition.
+//!
+//! [`WorkflowStore::commit_transition`] performs the specification's atomic write lifecycle in one
+//! transaction: lock/read the execution's revision, reject unless it equals the expected one,
+//! write the materialized execution, append the events (`${runId}:${seq}`), insert the new
+//! commands, acknowledge finished commands, lock/read the Session when one is bound, reject an
+//! owner mismatch or stale Session revision, bind the Session to the run. A loser of either
+//! check exposes nothing. Each adapter supplies its SQL ([`WorkflowSql`]); the steps are here.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use serde_json::{Map, Value};
+
+use super::kernel::Transition;
+use super::state::{ExecutionState, ExecutionStatus, RuntimeEvent};
+use crate::error::StoreError;
+use crate::sql::{Dialect, Row, SqlValue};
+use crate::store::{Transaction, TransactionalStore};
+
+/// The Session half of a transition that starts a run in a Session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionWrite {
+    /// The Session.
+    pub session_id: String,
+    /// Who must own it.
+    pub user_id: String,
+    /// The Session revision the caller read.
+    pub expected_revision: i64,
+}
+
+/// One transition to commit.
+#[derive(Debug, Clone)]
+pub struct TransitionWrite<'a> {
+    /// The run.
+    pub run_id: &'a str,
+    /// The revision the transition was decided on; `None` for a new run.
+    pub expected_revision: Option<u64>,
+    /// What the kernel decided.
+    pub transition: &'a Transition,
+    /// A Session to bind the run to (a start in a Session).
+    pub session: Option<SessionWrite>,
+}
+
+/// Why a transition did not commit. Nothing was written.
+#[derive(Debug, thiserror::Error)]
+pub enum TransitionError {
+    /// The run's revision is not the expected one (another transition won).
+    #[error("run {run_id} is at revision {actual:?}, not {expected:?}")]
+    StaleRevision {
+        /// The run.
+        run_id: String,
+        /// What the caller expected.
+        expected: Option<u64>,
+        /// What the store has.
+        actual: Option<u64>,
+    },
+    /// The Session belongs to someone else, or does not exist.
+    #[error("session {0} does not exist or belongs to another user")]
+    SessionNotFound(String),
+    /// The Session's revision is not the expected one.
+    #[error("session {session_id} is at revision {actual}, not {expected}")]
+    StaleSession {
+        /// The Session.
+        session_id: String,
+        /// What the caller expected.
+        expected: i64,
+        /// What the store has.
+        actual: i64,
+    },
+    /// A command acknowledged by the transition is not pending (already acknowledged).
+    #[error("command {0} is not pending")]
+    CommandNotPending(String),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A Session row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionRecord {
+    /// Id.
+    pub id: String,
+    /// Owner.
+    pub user_id: String,
+    /// Application context.
+    pub context: Value,
+    /// The most recently bound run.
+    pub active_run_id: Option<String>,
+    /// CAS token of every Session mutation.
+    pub revision: i64,
+    /// Advances only when the context changes.
+    pub context_revision: i64,
+}
+
+/// One dialect's statements for the workflow tables.
+#[derive(Debug)]
+pub struct WorkflowSql {
+    /// `(run_id)` → `revision`, locking the row where the dialect can.
+    pub execution_lock: &'static str,
+    /// Inserts an execution; parameters per [`execution_params`].
+    pub execution_insert: &'static str,
+    /// Updates an execution; parameters per [`execution_params`].
+    pub execution_update: &'static str,
+    /// `(run_id)` → the execution's row.
+    pub execution_get: &'static str,
+    /// `(id, run_id, seq, type, payload, timestamp)`.
+    pub event_insert: &'static str,
+    /// `(run_id)` → events in `seq` order: `seq, type, payload, timestamp`.
+    pub events_list: &'static str,
+    /// `(id, run_id, seq, node_id, type, payload, idempotency_key, created_at)`.
+    pub command_insert: &'static str,
+    /// `(id, status, processed_at)` on a pending command.
+    pub command_ack: &'static str,
+    /// `(session_id)` → `user_id, revision`, locking the row where the dialect can.
+    pub session_lock: &'static str,
+    /// `(session_id, run_id, now, expected_revision)`.
+    pub session_bind: &'static str,
+    /// `(id, user_id, context, now)`.
+    pub session_insert: &'static str,
+    /// `(id)` → the Session row.
+    pub session_get: &'static str,
+}
+
+/// An adapter that speaks the workflow tables through its own [`WorkflowSql`].
+pub trait WorkflowDialect: TransactionalStore {
+    /// The adapter's statements.
+    fn workflow_sql(&self) -> &'static WorkflowSql;
+}
+
+fn ms(t: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp_millis(t).unwrap_or_default()
+}
+
+fn json_or_null(v: Option<&Value>) -> SqlValue {
+    v.map_or(SqlValue::Null, |v| SqlValue::Json(v.clone()))
+}
+
+/// The execution row's parameters in `dialect`'s physical encoding: `$1` run_id, `$2`
+/// workflow_id, `$3` workflow_version, `$4` status, `$5` current_node_id, `$6` revision, then
+/// PostgreSQL: `$7` input, `$8` data, `$9` error, `$10` cancellation_state, `$11` loop_state,
+/// `$12` created_at, `$13` updated_at; SQLite: `$7` state_json, `$8` created_at, `$9` updated_at.
+pub fn execution_params(dialect: Dialect, s: &ExecutionState) -> Result<Vec<SqlValue>, StoreError> {
+    let revision =
+        i64::try_from(s.revision).map_err(|_| StoreError::invalid("revision out of range"))?;
+    let mut p = vec![
+        s.run_id.as_str().into(),
+        s.workflow_id.as_str().into(),
+        s.workflow_version.as_str().into(),
+        s.status.as_str().into(),
+        s.current_node_id.as_deref().map_or(SqlValue::Null, SqlValue::from),
+        revision.into(),
+    ];
+    match dialect {
+        Dialect::Postgres => p.extend([
+            SqlValue::Json(s.input.clone()),
+            SqlValue::Json(Value::Object(s.data.clone())),
+            json_or_null(s.error.as_ref()),
+            json_or_null(s.cancellation_state.as_ref()),
+            s.loop_state
+                .as_ref()
+                .map_or(SqlValue::Null, |l| SqlValue::Json(Value::Object(l.clone()))),
+            ms(s.created_at).into(),
+            ms(s.updated_at).into(),
+        ]),
+        Dialect::Sqlite => p.extend([
+            serde_json::to_string(s).map_err(|e| StoreError::internal(e.to_string()))?.into(),
+            ms(s.created_at).into(),
+            ms(s.updated_at).into(),
+        ]),
+    }
+    Ok(p)
+}
+
+fn execution_from_row(dialect: Dialect, r: &Row) -> Result<ExecutionState, StoreError> {
+    if dialect == Dialect::Sqlite {
+        return serde_json::from_str(r.get_str("state_json")?).map_err(|e| {
+            StoreError::internal(format!("state_json is not an execution state: {e}"))
+        });
+    }
+    let status = r.get_str("status")?;
+    let object = |column: &str| -> Result<Option<Map<String, Value>>, StoreError> {
+        Ok(match r.get(column)? {
+            SqlValue::Null => None,
+            _ => r.get_json(column)?.as_object().cloned(),
+        })
+    };
+    let optional = |column: &str| -> Result<Option<Value>, StoreError> {
+        Ok(match r.get(column)? {
+            SqlValue::Null => None,
+            _ => Some(r.get_json(column)?),
+        })
+    };
+    Ok(ExecutionState {
+        run_id: r.get_str("run_id")?.to_owned(),
+        workflow_id: r.get_str("workflow_id")?.to_owned(),
+        workflow_version: r.get_str("workflow_version")?.to_owned(),
+        status: ExecutionStatus::parse(status)
+            .ok_or_else(|| StoreError::internal(format!("unknown status {status:?}")))?,
+        current_node_id: r.get_opt_str("current_node_id")?.map(str::to_owned),
+        revision: u64::try_from(r.get_i64("revision")?).unwrap_or(0),
+        input: r.get_json("input")?,
+        data: object("data")?.unwrap_or_default(),
+        error: optional("error")?,
+        cancellation_state: optional("cancellation_state")?,
+        loop_state: object("loop_state")?,
+        created_at: r.get_timestamp("created_at")?.timestamp_millis(),
+        updated_at: r.get_timestamp("updated_at")?.timestamp_millis(),
+    })
+}
+
+/// The role that keeps workflow runs and Sessions.
+#[async_trait]
+pub trait WorkflowStore: Send + Sync {
+    /// Commits a transition atomically (the nine steps), or nothing.
+    async fn commit_transition(&self, write: &TransitionWrite<'_>) -> Result<(), TransitionError>;
+
+    /// The materialized state of a run.
+    async fn execution_get(&self, run_id: &str) -> Result<Option<ExecutionState>, StoreError>;
+
+    /// A run's events in `seq` order.
+    async fn execution_events(&self, run_id: &str) -> Result<Vec<RuntimeEvent>, StoreError>;
+
+    /// Creates a Session owned by `user_id`.
+    async fn session_create(
+        &self,
+        id: &str,
+        user_id: &str,
+        context: &Value,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError>;
+
+    /// A Session.
+    async fn session_get(&self, id: &str) -> Result<Option<SessionRecord>, StoreError>;
+}
+
+async fn write_steps(
+    sql: &WorkflowSql,
+    dialect: Dialect,
+    tx: &mut dyn Transaction,
+    w: &TransitionWrite<'_>,
+) -> Result<(), TransitionError> {
+    let t = w.transition;
+    // 1–2: lock/read the current revision and compare.
+    let current = tx.query_opt(sql.execution_lock, &[w.run_id.into()]).await?;
+    let actual =
+        current.map(|r| r.get_i64("revision")).transpose()?.map(|r| u64::try_from(r).unwrap_or(0));
+    if actual != w.expected_revision {
+        return Err(TransitionError::StaleRevision {
+            run_id: w.run_id.to_owned(),
+            expected: w.expected_revision,
+            actual,
+        });
+    }
+    // 3: the materialized execution.
+    let params = execution_params(dialect, &t.state)?;
+    let statement = if actual.is_none() { sql.execution_insert } else { sql.execution_update };
+    tx.execute(statement, &params).await?;
+    // 4: the events.
+    for e in &t.events {
+        let seq = i64::try_from(e.seq).map_err(|_| StoreError::invalid("seq out of range"))?;
+        let params = [
+            e.id(w.run_id).into(),
+            w.run_id.into(),
+            seq.into(),
+            e.event_type.as_str().into(),
+            SqlValue::Json(e.payload.clone()),
+            e.timestamp.into(),
+        ];
+        tx.execute(sql.event_insert, &params).await?;
+    }
+    // 5: new commands.
+    let now = ms(t.state.updated_at);
+    for c in &t.commands {
+        let seq = i64::try_from(c.seq).map_err(|_| StoreError::invalid("seq out of range"))?;
+        let key = c.idempotency_key.as_deref().map_or(SqlValue::Null, SqlValue::from);
+        let params = [
+            c.id.as_str().into(),
+            w.run_id.into(),
+            seq.into(),
+            c.node_id.as_str().into(),
+            c.command_type.as_str().into(),
+            SqlValue::Json(c.payload.clone()),
+            key,
+            now.into(),
+        ];
+        tx.execute(sql.command_insert, &params).await?;
+    }
+    // 6: acknowledgements.
+    for a in &t.acks {
+        if tx
+            .execute(sql.command_ack, &[a.command_id.as_str().into(), a.status.into(), now.into()])
+            .await?
+            != 1
+        {
+            return Err(TransitionError::CommandNotPending(a.command_id.clone()));
+        }
+    }
+    // 7–9: the Session binding.
+    if let Some(s) = &w.session {
+        let row = tx.query_opt(sql.session_lock, &[s.session_id.as_str().into()]).await?;
+        let Some(row) = row.filter(|r| r.get_str("user_id").is_ok_and(|u| u == s.user_id)) else {
+            return Err(TransitionError::SessionNotFound(s.session_id.clone()));
+        };
+        let actual = row.get_i64("revision")?;
+        if actual != s.expected_revision {
+            return Err(TransitionError::StaleSession {
+                session_id: s.session_id.clone(),
+                expected: s.expected_revision,
+                actual,
+            });
+        }
+        let params =
+            [s.session_id.as_str().into(), w.run_id.into(), now.into(), s.expected_revision.into()];
+        if tx.execute(sql.session_bind, &params).await? != 1 {
+            return Err(TransitionError::StaleSession {
+                session_id: s.session_id.clone(),
+                expected: s.expected_revision,
+                actual,
+            });
+        }
+    }
+    Ok(())
+}
+
+fn session_from_row(r: &Row) -> Result<SessionRecord, StoreError> {
+    Ok(SessionRecord {
+        id: r.get_str("id")?.to_owned(),
+        user_id: r.get_str("user_id")?.to_owned(),
+        context: r.get_json("context")?,
+        active_run_id: r.get_opt_str("active_run_id")?.map(str::to_owned),
+        revision: r.get_i64("revision")?,
+        context_revision: r.get_i64("context_revision")?,
+    })
+}
+
+#[async_trait]
+impl<S: WorkflowDialect> WorkflowStore for S {
+    async fn commit_transition(&self, write: &TransitionWrite<'_>) -> Result<(), TransitionError> {
+        let mut tx = self.begin().await?;
+        match write_steps(self.workflow_sql(), self.dialect(), tx.as_mut(), write).await {
+            Ok(()) => tx.commit().await.map_err(|e| match e.kind() {
+                crate::StoreErrorKind::Conflict => TransitionError::StaleRevision {
+                    run_id: write.run_id.to_owned(),
+                    expected: write.expected_revision,
+                    actual: None,
+                },
+                _ => TransitionError::Store(e),
+            }),
+            Err(e) => {
+                let _ = tx.rollback().await;
+                // A concurrent first insert of the same run or event loses on a unique key.
+                match e {
+                    TransitionError::Store(s) if s.kind() == crate::StoreErrorKind::Conflict => {
+                        Err(TransitionError::StaleRevision {
+                            run_id: write.run_id.to_owned(),
+                            expected: write.expected_revision,
+                            actual: None,
+                        })
+                    }
+                    other => Err(other),
+                }
+            }
+        }
+    }
+
+    async fn execution_get(&self, run_id: &str) -> Result<Option<ExecutionState>, StoreError> {
+        let rows = self.query_once(self.workflow_sql().execution_get, &[run_id.into()]).await?;
+        rows.first().map(|r| execution_from_row(self.dialect(), r)).transpose()
+    }
+
+    async fn execution_events(&self, run_id: &str) -> Result<Vec<RuntimeEvent>, StoreError> {
+        let rows = self.query_once(self.workflow_sql().events_list, &[run_id.into()]).await?;
+        rows.iter()
+            .map(|r| {
+                Ok(RuntimeEvent {
+                    seq: u64::try_from(r.get_i64("seq")?).unwrap_or(0),
+                    event_type: r.get_str("type")?.to_owned(),
+                    payload: r.get_json("payload")?,
+                    timestamp: r.get_i64("timestamp")?,
+                })
+            })
+            .collect()
+    }
+
+    async fn session_create(
+        &self,
+        id: &str,
+        user_id: &str,
+        context: &Value,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let params = [id.into(), user_id.into(), SqlValue::Json(context.clone()), now.into()];
+        self.execute_once(self.workflow_sql().session_insert, &params).await.map(|_| ())
+    }
+
+    async fn session_get(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
+        let rows = self.query_once(self.workflow_sql().session_get, &[id.into()]).await?;
+        rows.first().map(session_from_row).transpose()
+    }
+}

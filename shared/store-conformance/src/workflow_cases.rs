@@ -1,0 +1,290 @@
+//! Conformance cases for the workflow store: the atomic write lifecycle, OCC, Sessions.
+
+use std::sync::Arc;
+
+use jadpo_core::Store;
+use jadpo_core::workflow::{
+    ExecutionState, Incoming, Node, SessionWrite, Transition, TransitionError, TransitionWrite,
+    WorkflowDef, decide, replay,
+};
+use serde_json::json;
+
+use crate::Fixture;
+use crate::cases::{migrated, ok};
+
+fn checkout() -> WorkflowDef {
+    let capability = |cap: &str, output: &str, next: &str, comp: &str| Node::Capability {
+        capability: cap.to_owned(),
+        inputs: vec![],
+        idempotency_key: Some("{run_id}:{node}".to_owned()),
+        output: output.to_owned(),
+        next: next.to_owned(),
+        on_failure: None,
+        compensate: Some(comp.to_owned()),
+    };
+    WorkflowDef::builder("checkout", "1", "reserve")
+        .node("reserve", capability("reserve", "reservation", "charge", "release"))
+        .node("charge", capability("charge", "payment", "ship", "refund"))
+        .node(
+            "ship",
+            Node::Wait {
+                event: "shipment.confirmed".into(),
+                output: "shipment".into(),
+                next: "done".into(),
+            },
+        )
+        .node("done", Node::Complete)
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn start(run: &str) -> Transition {
+    ok(
+        decide(
+            &checkout(),
+            None,
+            &Incoming::Start { input: json!({"order_id": "o-1"}) },
+            run,
+            1_000,
+        ),
+        "decide",
+    )
+}
+
+fn complete(state: &ExecutionState, t: &Transition, result: serde_json::Value) -> Transition {
+    let c = &t.commands[0];
+    let incoming =
+        Incoming::CommandCompleted { command_id: c.id.clone(), node_id: c.node_id.clone(), result };
+    ok(decide(&checkout(), Some(state), &incoming, &state.run_id, state.updated_at + 10), "decide")
+}
+
+async fn commit(
+    store: &dyn Store,
+    run: &str,
+    expected: Option<u64>,
+    t: &Transition,
+    session: Option<SessionWrite>,
+) -> Result<(), TransitionError> {
+    store
+        .commit_transition(&TransitionWrite {
+            run_id: run,
+            expected_revision: expected,
+            transition: t,
+            session,
+        })
+        .await
+}
+
+async fn count(store: &dyn Store, sql: &str, run: &str) -> i64 {
+    let rows = ok(store.query_once(sql, &[run.into()]).await, sql);
+    rows.first().map(|r| ok(r.get_i64("n"), "n")).unwrap_or(-1)
+}
+
+/// A started run reads back exactly, with its events and its pending command.
+pub async fn a_started_run_reads_back_exactly(fx: &dyn Fixture) {
+    let store = migrated(fx).await;
+    let t = start("run-1");
+    ok(commit(store.as_ref(), "run-1", None, &t, None).await, "commit");
+    let state =
+        ok(store.execution_get("run-1").await, "get").unwrap_or_else(|| panic!("run missing"));
+    assert_eq!(state, t.state);
+    let events = ok(store.execution_events("run-1").await, "events");
+    assert_eq!(events, t.events);
+    assert_eq!(
+        state.revision,
+        events.last().map_or(0, |e| e.seq),
+        "revision equals the last event's seq"
+    );
+    let ids = ok(
+        store
+            .query_once(
+                "SELECT id FROM workflow_events WHERE run_id = $1 ORDER BY seq",
+                &["run-1".into()],
+            )
+            .await,
+        "ids",
+    );
+    assert_eq!(ok(ids[0].get_str("id"), "id"), "run-1:1");
+    let cmd = ok(
+        store
+            .query_once(
+                "SELECT status, idempotency_key FROM outbox_commands WHERE run_id = $1",
+                &["run-1".into()],
+            )
+            .await,
+        "command",
+    );
+    assert_eq!(ok(cmd[0].get_str("status"), "status"), "pending");
+    assert_eq!(ok(cmd[0].get_opt_str("idempotency_key"), "key"), Some("run-1:reserve"));
+    assert!(ok(store.execution_get("other").await, "get").is_none());
+}
+
+/// A transition decided on a stale revision is refused and leaves no trace.
+pub async fn a_stale_revision_is_refused_and_exposes_nothing(fx: &dyn Fixture) {
+    let store = migrated(fx).await;
+    let t0 = start("run-1");
+    ok(commit(store.as_ref(), "run-1", None, &t0, None).await, "start");
+    let again = commit(store.as_ref(), "run-1", None, &t0, None).await;
+    assert!(matches!(again, Err(TransitionError::StaleRevision { .. })), "{again:?}");
+    let a = complete(&t0.state, &t0, json!("a"));
+    let b = complete(&t0.state, &t0, json!("b"));
+    ok(commit(store.as_ref(), "run-1", Some(t0.state.revision), &a, None).await, "first");
+    let lost = commit(store.as_ref(), "run-1", Some(t0.state.revision), &b, None).await;
+    assert!(matches!(lost, Err(TransitionError::StaleRevision { .. })), "{lost:?}");
+    let state = ok(store.execution_get("run-1").await, "get").unwrap_or_else(|| panic!("gone"));
+    assert_eq!(state.data["reservation"], json!("a"), "the loser's data leaked");
+    let events = count(
+        store.as_ref(),
+        "SELECT count(*) AS n FROM workflow_events WHERE run_id = $1",
+        "run-1",
+    )
+    .await;
+    assert_eq!(events, i64::try_from(a.state.revision).unwrap_or(0));
+    let commands = count(
+        store.as_ref(),
+        "SELECT count(*) AS n FROM outbox_commands WHERE run_id = $1",
+        "run-1",
+    )
+    .await;
+    assert_eq!(commands, 2, "start's command and the winner's");
+    let acked = ok(
+        store
+            .query_once(
+                "SELECT status, processed_at FROM outbox_commands WHERE id = $1",
+                &[t0.commands[0].id.as_str().into()],
+            )
+            .await,
+        "ack",
+    );
+    assert_eq!(ok(acked[0].get_str("status"), "status"), "completed");
+    assert!(ok(acked[0].get_opt_timestamp("processed_at"), "processed_at").is_some());
+}
+
+/// Acknowledging a command twice is refused, with nothing written.
+pub async fn a_command_is_acknowledged_once(fx: &dyn Fixture) {
+    let store = migrated(fx).await;
+    let t0 = start("run-1");
+    ok(commit(store.as_ref(), "run-1", None, &t0, None).await, "start");
+    let t1 = complete(&t0.state, &t0, json!("a"));
+    ok(commit(store.as_ref(), "run-1", Some(t0.state.revision), &t1, None).await, "complete");
+    let mut t2 = complete(&t1.state, &t1, json!("b"));
+    t2.acks.push(t1.acks[0].clone());
+    let refused = commit(store.as_ref(), "run-1", Some(t1.state.revision), &t2, None).await;
+    assert!(matches!(refused, Err(TransitionError::CommandNotPending(_))), "{refused:?}");
+    let state = ok(store.execution_get("run-1").await, "get").unwrap_or_else(|| panic!("gone"));
+    assert_eq!(state.revision, t1.state.revision, "the refused transition wrote its state");
+}
+
+/// Many writers race on one run with one expected revision: exactly one wins.
+pub async fn concurrent_writers_on_one_run_have_one_winner(fx: &dyn Fixture) {
+    let store = migrated(fx).await;
+    let t0 = start("run-1");
+    ok(commit(store.as_ref(), "run-1", None, &t0, None).await, "start");
+    let tasks: Vec<_> = (0..8)
+        .map(|i| {
+            let s: Arc<dyn Store> = fx.open();
+            let t = complete(&t0.state, &t0, json!(i));
+            let rev = t0.state.revision;
+            tokio::spawn(
+                async move { commit(s.as_ref(), "run-1", Some(rev), &t, None).await.is_ok() },
+            )
+        })
+        .collect();
+    let mut winners = 0;
+    for t in tasks {
+        winners += usize::from(t.await.unwrap_or(false));
+    }
+    assert_eq!(winners, 1);
+    let events = ok(store.execution_events("run-1").await, "events");
+    let state = ok(store.execution_get("run-1").await, "get").unwrap_or_else(|| panic!("gone"));
+    assert_eq!(
+        replay("run-1", &events).as_ref(),
+        Some(&state),
+        "events and state disagree after the race"
+    );
+}
+
+/// A start in a Session binds it; wrong owner or stale revision refuse and leave no run.
+pub async fn sessions_bind_starts_and_refuse_wrong_owner_or_stale_revision(fx: &dyn Fixture) {
+    let store = migrated(fx).await;
+    let now = chrono::DateTime::from_timestamp(1_767_225_600, 0).unwrap_or_default();
+    ok(store.session_create("s-1", "alice", &json!({"tenant": "t1"}), now).await, "session");
+    let write = |user: &str, rev: i64| {
+        Some(SessionWrite {
+            session_id: "s-1".into(),
+            user_id: user.into(),
+            expected_revision: rev,
+        })
+    };
+    let wrong = commit(store.as_ref(), "run-x", None, &start("run-x"), write("mallory", 0)).await;
+    assert!(matches!(wrong, Err(TransitionError::SessionNotFound(_))), "{wrong:?}");
+    let stale = commit(store.as_ref(), "run-y", None, &start("run-y"), write("alice", 5)).await;
+    assert!(matches!(stale, Err(TransitionError::StaleSession { actual: 0, .. })), "{stale:?}");
+    for run in ["run-x", "run-y"] {
+        assert!(ok(store.execution_get(run).await, "get").is_none(), "a refused start left {run}");
+    }
+    ok(commit(store.as_ref(), "run-1", None, &start("run-1"), write("alice", 0)).await, "start");
+    let session = ok(store.session_get("s-1").await, "get").unwrap_or_else(|| panic!("no session"));
+    assert_eq!(
+        (session.active_run_id.as_deref(), session.revision, session.context_revision),
+        (Some("run-1"), 1, 0)
+    );
+    assert_eq!(session.context, json!({"tenant": "t1"}));
+}
+
+/// Two processes start a run in one Session at once: one wins, the other's run vanishes.
+pub async fn two_starts_in_one_session_have_one_winner(fx: &dyn Fixture) {
+    let store = migrated(fx).await;
+    let now = chrono::DateTime::from_timestamp(1_767_225_600, 0).unwrap_or_default();
+    ok(store.session_create("s-1", "alice", &json!({}), now).await, "session");
+    let race = |run: &'static str| {
+        let s = fx.open();
+        async move {
+            let w = SessionWrite {
+                session_id: "s-1".into(),
+                user_id: "alice".into(),
+                expected_revision: 0,
+            };
+            commit(s.as_ref(), run, None, &start(run), Some(w)).await.is_ok()
+        }
+    };
+    let (a, b) = tokio::join!(race("run-a"), race("run-b"));
+    assert!(a ^ b, "exactly one start must win: {a} {b}");
+    let winner = if a { "run-a" } else { "run-b" };
+    let loser = if a { "run-b" } else { "run-a" };
+    assert!(ok(store.execution_get(loser).await, "get").is_none());
+    let session = ok(store.session_get("s-1").await, "get").unwrap_or_else(|| panic!("no session"));
+    assert_eq!((session.active_run_id.as_deref(), session.revision), (Some(winner), 1));
+}
+
+/// A run taken to completion replays from its stored events to its stored state.
+pub async fn stored_events_replay_to_the_stored_state(fx: &dyn Fixture) {
+    let store = migrated(fx).await;
+    let def = checkout();
+    let t = start("run-1");
+    ok(commit(store.as_ref(), "run-1", None, &t, None).await, "start");
+    let t1 = complete(&t.state, &t, json!({"hold": 1}));
+    ok(commit(store.as_ref(), "run-1", Some(t.state.revision), &t1, None).await, "reserve");
+    let t2 = complete(&t1.state, &t1, json!({"paid": true}));
+    ok(commit(store.as_ref(), "run-1", Some(t1.state.revision), &t2, None).await, "charge");
+    let shipped = Incoming::External {
+        event_type: "shipment.confirmed".into(),
+        payload: json!({"carrier": "x"}),
+    };
+    let t3 = ok(decide(&def, Some(&t2.state), &shipped, "run-1", 5_000), "decide");
+    ok(commit(store.as_ref(), "run-1", Some(t2.state.revision), &t3, None).await, "ship");
+    let state = ok(store.execution_get("run-1").await, "get").unwrap_or_else(|| panic!("gone"));
+    assert_eq!(state.status.as_str(), "completed");
+    let events = ok(store.execution_events("run-1").await, "events");
+    assert_eq!(replay("run-1", &events).as_ref(), Some(&state));
+    let status = ok(
+        store
+            .query_once(
+                "SELECT status FROM workflow_executions WHERE run_id = $1",
+                &["run-1".into()],
+            )
+            .await,
+        "status",
+    );
+    assert_eq!(ok(status[0].get_str("status"), "status"), "completed");
+}
