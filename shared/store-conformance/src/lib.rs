@@ -69,6 +69,8 @@ macro_rules! conformance_tests {
             sessions_bind_starts_and_refuse_wrong_owner_or_stale_revision,
             two_starts_in_one_session_have_one_winner,
             stored_events_replay_to_the_stored_state,
+            leases_have_one_holder_and_fence_writes,
+            sessions_follow_the_spec,
         );
     };
     (@workflow $fixture:expr; $($case:ident),* $(,)?) => {

@@ -3,9 +3,10 @@
 use std::sync::Arc;
 
 use jadpo_core::Store;
+use jadpo_core::workflow::session::{self, SessionError};
 use jadpo_core::workflow::{
-    ExecutionState, Incoming, Node, SessionWrite, Transition, TransitionError, TransitionWrite,
-    WorkflowDef, decide, replay,
+    ExecutionState, Incoming, LeaseFence, Node, SessionWrite, Transition, TransitionError,
+    TransitionWrite, WorkflowDef, decide, replay,
 };
 use serde_json::json;
 
@@ -71,6 +72,7 @@ async fn commit(
             expected_revision: expected,
             transition: t,
             session,
+            lease: None,
         })
         .await
 }
@@ -287,4 +289,140 @@ pub async fn stored_events_replay_to_the_stored_state(fx: &dyn Fixture) {
         "status",
     );
     assert_eq!(ok(status[0].get_str("status"), "status"), "completed");
+}
+
+/// A lease has one holder; a holder paused past its expiry loses it, cannot renew, and cannot
+/// write; expired leases make their runs discoverable.
+pub async fn leases_have_one_holder_and_fence_writes(fx: &dyn Fixture) {
+    let store = migrated(fx).await;
+    let t0 = start("run-1");
+    ok(commit(store.as_ref(), "run-1", None, &t0, None).await, "start");
+    let now = 10_000_i64;
+    let runnable = ok(store.runs_runnable(now, 10).await, "runnable");
+    assert_eq!(runnable, vec!["run-1".to_owned()], "a running run without a lease is runnable");
+    let a = ok(store.lease_acquire("run-1", "worker-a", now, now + 1_000).await, "acquire");
+    let a = a.unwrap_or_else(|| panic!("a free run's lease was refused"));
+    assert!(
+        ok(store.lease_acquire("run-1", "worker-b", now + 500, now + 1_500).await, "acquire")
+            .is_none()
+    );
+    assert!(
+        ok(store.runs_runnable(now + 500, 10).await, "runnable").is_empty(),
+        "a leased run is not runnable"
+    );
+    assert!(ok(store.lease_renew("run-1", &a.lease_id, now + 900, now + 1_900).await, "renew"));
+    // worker-a pauses past its expiry; worker-b takes over.
+    let b =
+        ok(store.lease_acquire("run-1", "worker-b", now + 2_000, now + 3_000).await, "take over");
+    let b = b.unwrap_or_else(|| panic!("an expired lease could not be taken over"));
+    assert_ne!(a.lease_id, b.lease_id);
+    assert!(
+        !ok(store.lease_renew("run-1", &a.lease_id, now + 2_100, now + 4_000).await, "renew"),
+        "a lost lease renewed"
+    );
+    let t1 = complete(&t0.state, &t0, json!("a"));
+    let fenced = |lease: &str| TransitionWrite {
+        run_id: "run-1",
+        expected_revision: Some(t0.state.revision),
+        transition: &t1,
+        session: None,
+        lease: Some(LeaseFence { lease_id: lease.to_owned(), now_ms: now + 2_100 }),
+    };
+    let refused = store.commit_transition(&fenced(&a.lease_id)).await;
+    assert!(matches!(refused, Err(TransitionError::LeaseLost(_))), "{refused:?}");
+    assert_eq!(
+        ok(store.execution_get("run-1").await, "get").map(|s| s.revision),
+        Some(t0.state.revision)
+    );
+    ok(store.commit_transition(&fenced(&b.lease_id)).await, "the holder writes");
+    assert!(
+        !ok(store.lease_release("run-1", &a.lease_id).await, "release"),
+        "a lost lease released the new one"
+    );
+    assert!(ok(store.lease_release("run-1", &b.lease_id).await, "release"));
+    assert_eq!(
+        ok(store.runs_runnable(now + 2_200, 10).await, "runnable"),
+        vec!["run-1".to_owned()]
+    );
+}
+
+fn registered(id: &str) -> bool {
+    id == "checkout"
+}
+
+/// Sessions: hydrate only on creation, owner-only restore, shallow merge under OCC, rehydrate,
+/// `revision` vs `context_revision`, and restoration failing closed on a broken binding.
+pub async fn sessions_follow_the_spec(fx: &dyn Fixture) {
+    let store = migrated(fx).await;
+    let now = chrono::DateTime::from_timestamp(1_767_225_600, 0).unwrap_or_default();
+    let s = ok(
+        session::load_or_create_session(
+            store.as_ref(),
+            "s-1",
+            "alice",
+            now,
+            &registered,
+            || json!({"tenant": "t1", "lang": "en"}),
+        )
+        .await,
+        "create",
+    );
+    assert_eq!((s.revision, s.context_revision), (0, 0));
+    let again =
+        session::load_or_create_session(store.as_ref(), "s-1", "alice", now, &registered, || {
+            panic!("hydrate ran for an existing session")
+        })
+        .await;
+    assert_eq!(ok(again, "load").context, json!({"tenant": "t1", "lang": "en"}));
+    let other = session::restore_session(store.as_ref(), "s-1", "mallory", &registered).await;
+    assert!(matches!(other, Err(SessionError::NotFound(_))), "{other:?}");
+    let merged = ok(
+        session::update_context(store.as_ref(), &s, &json!({"lang": "fr", "cart": 2}), now).await,
+        "merge",
+    );
+    assert_eq!(merged.context, json!({"tenant": "t1", "lang": "fr", "cart": 2}));
+    assert_eq!((merged.revision, merged.context_revision), (1, 1));
+    let stale = session::update_context(store.as_ref(), &s, &json!({"lang": "de"}), now).await;
+    assert!(matches!(stale, Err(SessionError::Stale(_))), "{stale:?}");
+    let same = ok(
+        session::update_context(store.as_ref(), &merged, &json!({"lang": "fr"}), now).await,
+        "no-op merge",
+    );
+    assert_eq!(
+        (same.revision, same.context_revision),
+        (2, 1),
+        "revision advances, context_revision does not"
+    );
+    let fresh = ok(
+        session::rehydrate(store.as_ref(), &same, now, || json!({"tenant": "t2"})).await,
+        "rehydrate",
+    );
+    assert_eq!(
+        (fresh.context.clone(), fresh.revision, fresh.context_revision),
+        (json!({"tenant": "t2"}), 3, 2)
+    );
+    assert!(matches!(
+        session::update_context(store.as_ref(), &fresh, &json!([1]), now).await,
+        Err(SessionError::NotAnObject)
+    ));
+    // A binding to a run that does not exist fails closed.
+    ok(
+        store
+            .execute_once("UPDATE sessions SET active_run_id = 'ghost' WHERE id = 's-1'", &[])
+            .await,
+        "break",
+    );
+    let broken = session::restore_session(store.as_ref(), "s-1", "alice", &registered).await;
+    assert!(matches!(broken, Err(SessionError::BrokenBinding { .. })), "{broken:?}");
+    // A non-terminal run of a workflow this process does not register fails closed too.
+    ok(commit(store.as_ref(), "run-1", None, &start("run-1"), None).await, "start");
+    ok(
+        store
+            .execute_once("UPDATE sessions SET active_run_id = 'run-1' WHERE id = 's-1'", &[])
+            .await,
+        "bind",
+    );
+    assert!(session::restore_session(store.as_ref(), "s-1", "alice", &registered).await.is_ok());
+    let unregistered = session::restore_session(store.as_ref(), "s-1", "alice", &|_| false).await;
+    assert!(matches!(unregistered, Err(SessionError::BrokenBinding { .. })), "{unregistered:?}");
 }

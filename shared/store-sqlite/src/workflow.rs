@@ -29,6 +29,21 @@ pub static SQL: WorkflowSql = WorkflowSql {
         VALUES ($1, $2, $3, $4, $4)",
     session_get: "SELECT id, user_id, context, active_run_id, revision, context_revision \
         FROM sessions WHERE id = $1",
+    session_update_context: "UPDATE sessions SET context = $3, updated_at = $4, revision = revision + 1, \
+        context_revision = context_revision + $6 WHERE id = $1 AND user_id = $2 AND revision = $5",
+    lease_acquire: "INSERT INTO execution_leases (run_id, worker_id, lease_id, expires_at) \
+        VALUES ($1, $2, $3, $4) ON CONFLICT (run_id) DO UPDATE SET worker_id = excluded.worker_id, \
+        lease_id = excluded.lease_id, expires_at = excluded.expires_at \
+        WHERE execution_leases.expires_at <= $5 RETURNING lease_id",
+    lease_renew: "UPDATE execution_leases SET expires_at = $3 \
+        WHERE run_id = $1 AND lease_id = $2 AND expires_at > $4",
+    lease_release: "DELETE FROM execution_leases WHERE run_id = $1 AND lease_id = $2",
+    lease_check: "SELECT 1 AS live FROM execution_leases \
+        WHERE run_id = $1 AND lease_id = $2 AND expires_at > $3",
+    runnable: "SELECT e.run_id FROM workflow_executions e \
+        LEFT JOIN execution_leases l ON l.run_id = e.run_id \
+        WHERE e.status IN ('running', 'cancelling') AND (l.run_id IS NULL OR l.expires_at <= $1) \
+        ORDER BY e.updated_at LIMIT $2",
 };
 
 impl WorkflowDialect for SqliteStore {

@@ -9,6 +9,7 @@
 
 pub mod def;
 pub mod kernel;
+pub mod session;
 pub mod state;
 pub mod store;
 
@@ -16,8 +17,8 @@ pub use def::{DefinitionError, Node, WorkflowDef};
 pub use kernel::{CommandAck, Incoming, KernelError, NewCommand, Transition, decide};
 pub use state::{ExecutionState, ExecutionStatus, RuntimeEvent, apply, replay};
 pub use store::{
-    SessionRecord, SessionWrite, TransitionError, TransitionWrite, WorkflowDialect, WorkflowSql,
-    WorkflowStore,
+    ExecutionLease, LeaseFence, SessionRecord, SessionWrite, TransitionError, TransitionWrite,
+    WorkflowDialect, WorkflowSql, WorkflowStore,
 };
 
 #[cfg(test)]

@@ -28,6 +28,28 @@ pub struct SessionWrite {
     pub expected_revision: i64,
 }
 
+/// The lease a transition is written under: the write is refused unless it is still live.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseFence {
+    /// The lease's id (issued at acquisition).
+    pub lease_id: String,
+    /// The writer's clock, Unix ms.
+    pub now_ms: i64,
+}
+
+/// A lease on a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecutionLease {
+    /// The run.
+    pub run_id: String,
+    /// The holder.
+    pub worker_id: String,
+    /// The fencing token.
+    pub lease_id: String,
+    /// Expiry, Unix ms.
+    pub expires_at: i64,
+}
+
 /// One transition to commit.
 #[derive(Debug, Clone)]
 pub struct TransitionWrite<'a> {
@@ -39,6 +61,8 @@ pub struct TransitionWrite<'a> {
     pub transition: &'a Transition,
     /// A Session to bind the run to (a start in a Session).
     pub session: Option<SessionWrite>,
+    /// The lease the writer holds, if it writes under one.
+    pub lease: Option<LeaseFence>,
 }
 
 /// Why a transition did not commit. Nothing was written.
@@ -67,6 +91,9 @@ pub enum TransitionError {
         /// What the store has.
         actual: i64,
     },
+    /// The writer's lease expired or was taken over: it may not write.
+    #[error("the lease on run {0} is no longer held")]
+    LeaseLost(String),
     /// A command acknowledged by the transition is not pending (already acknowledged).
     #[error("command {0} is not pending")]
     CommandNotPending(String),
@@ -119,6 +146,20 @@ pub struct WorkflowSql {
     pub session_insert: &'static str,
     /// `(id)` → the Session row.
     pub session_get: &'static str,
+    /// `(id, user_id, context, now, expected_revision, context_changed 0/1)`: replace the context.
+    pub session_update_context: &'static str,
+    /// `(run_id, worker_id, lease_id, expires_at, now)` → `lease_id` when acquired (free or
+    /// expired), no row when another holder's lease is live.
+    pub lease_acquire: &'static str,
+    /// `(run_id, lease_id, expires_at, now)`: extend a live lease.
+    pub lease_renew: &'static str,
+    /// `(run_id, lease_id)`: release.
+    pub lease_release: &'static str,
+    /// `(run_id, lease_id, now)` → a row while that lease is live, locking it where the dialect
+    /// can.
+    pub lease_check: &'static str,
+    /// `(now, limit)` → `run_id` of running or cancelling runs with no live lease.
+    pub runnable: &'static str,
 }
 
 /// An adapter that speaks the workflow tables through its own [`WorkflowSql`].
@@ -231,6 +272,43 @@ pub trait WorkflowStore: Send + Sync {
 
     /// A Session.
     async fn session_get(&self, id: &str) -> Result<Option<SessionRecord>, StoreError>;
+
+    /// Replaces a Session's context under Session OCC (owner and expected revision); `false`
+    /// when the owner or revision does not match. `context_changed` advances `context_revision`.
+    async fn session_update_context(
+        &self,
+        id: &str,
+        user_id: &str,
+        context: &Value,
+        expected_revision: i64,
+        context_changed: bool,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError>;
+
+    /// Takes the lease on `run_id` for `worker_id` until `expires_at` (ms) if it is free or
+    /// expired at `now`; `None` while another holder's lease is live.
+    async fn lease_acquire(
+        &self,
+        run_id: &str,
+        worker_id: &str,
+        now_ms: i64,
+        expires_at: i64,
+    ) -> Result<Option<ExecutionLease>, StoreError>;
+
+    /// Extends a live lease; `false` when it expired or was taken over.
+    async fn lease_renew(
+        &self,
+        run_id: &str,
+        lease_id: &str,
+        now_ms: i64,
+        expires_at: i64,
+    ) -> Result<bool, StoreError>;
+
+    /// Releases a lease (the row is deleted).
+    async fn lease_release(&self, run_id: &str, lease_id: &str) -> Result<bool, StoreError>;
+
+    /// Runs that are running or cancelling and hold no live lease: work to resume.
+    async fn runs_runnable(&self, now_ms: i64, limit: u32) -> Result<Vec<String>, StoreError>;
 }
 
 async fn write_steps(
@@ -240,6 +318,17 @@ async fn write_steps(
     w: &TransitionWrite<'_>,
 ) -> Result<(), TransitionError> {
     let t = w.transition;
+    if let Some(fence) = &w.lease {
+        let live = tx
+            .query_opt(
+                sql.lease_check,
+                &[w.run_id.into(), fence.lease_id.as_str().into(), fence.now_ms.into()],
+            )
+            .await?;
+        if live.is_none() {
+            return Err(TransitionError::LeaseLost(w.run_id.to_owned()));
+        }
+    }
     // 1–2: lock/read the current revision and compare.
     let current = tx.query_opt(sql.execution_lock, &[w.run_id.into()]).await?;
     let actual =
@@ -396,5 +485,77 @@ impl<S: WorkflowDialect> WorkflowStore for S {
     async fn session_get(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
         let rows = self.query_once(self.workflow_sql().session_get, &[id.into()]).await?;
         rows.first().map(session_from_row).transpose()
+    }
+
+    async fn session_update_context(
+        &self,
+        id: &str,
+        user_id: &str,
+        context: &Value,
+        expected_revision: i64,
+        context_changed: bool,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let params = [
+            id.into(),
+            user_id.into(),
+            SqlValue::Json(context.clone()),
+            now.into(),
+            expected_revision.into(),
+            i64::from(context_changed).into(),
+        ];
+        Ok(self.execute_once(self.workflow_sql().session_update_context, &params).await? == 1)
+    }
+
+    async fn lease_acquire(
+        &self,
+        run_id: &str,
+        worker_id: &str,
+        now_ms: i64,
+        expires_at: i64,
+    ) -> Result<Option<ExecutionLease>, StoreError> {
+        let secs = u64::try_from(now_ms.div_euclid(1000)).unwrap_or(0);
+        let nanos = u32::try_from(now_ms.rem_euclid(1000) * 1_000_000).unwrap_or(0);
+        let lease_id = uuid::Uuid::new_v7(uuid::Timestamp::from_unix(uuid::NoContext, secs, nanos))
+            .to_string();
+        let params = [
+            run_id.into(),
+            worker_id.into(),
+            lease_id.as_str().into(),
+            expires_at.into(),
+            now_ms.into(),
+        ];
+        let rows = self.query_once(self.workflow_sql().lease_acquire, &params).await?;
+        Ok(rows.first().map(|_| ExecutionLease {
+            run_id: run_id.to_owned(),
+            worker_id: worker_id.to_owned(),
+            lease_id,
+            expires_at,
+        }))
+    }
+
+    async fn lease_renew(
+        &self,
+        run_id: &str,
+        lease_id: &str,
+        now_ms: i64,
+        expires_at: i64,
+    ) -> Result<bool, StoreError> {
+        let params = [run_id.into(), lease_id.into(), expires_at.into(), now_ms.into()];
+        Ok(self.execute_once(self.workflow_sql().lease_renew, &params).await? == 1)
+    }
+
+    async fn lease_release(&self, run_id: &str, lease_id: &str) -> Result<bool, StoreError> {
+        Ok(self
+            .execute_once(self.workflow_sql().lease_release, &[run_id.into(), lease_id.into()])
+            .await?
+            == 1)
+    }
+
+    async fn runs_runnable(&self, now_ms: i64, limit: u32) -> Result<Vec<String>, StoreError> {
+        let rows = self
+            .query_once(self.workflow_sql().runnable, &[now_ms.into(), i64::from(limit).into()])
+            .await?;
+        rows.iter().map(|r| r.get_str("run_id").map(str::to_owned)).collect()
     }
 }

@@ -1,0 +1,139 @@
+//! Sessions: durable application context shared by related runs, owned by one user.
+//!
+//! * [`load_or_create_session`] loads the stored row before calling `hydrate` (which runs only
+//!   for a new Session), and fails closed on a broken run binding;
+//! * [`restore_session`] restores an existing row only for its owner;
+//! * [`update_context`] shallow-merges a patch; [`rehydrate`] replaces the context; both commit
+//!   under Session OCC: `revision` advances once per mutation, `context_revision` only when the
+//!   context changes, `created_at` is kept, and stale revisions or another owner are refused.
+
+use chrono::{DateTime, Utc};
+use serde_json::{Map, Value};
+
+use super::store::{SessionRecord, WorkflowStore};
+use crate::error::{StoreError, StoreErrorKind};
+
+/// Why a Session operation was refused. Nothing changed.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// No such Session for this user (another user's Session is not revealed).
+    #[error("session {0} not found")]
+    NotFound(String),
+    /// The Session changed since it was read.
+    #[error("session {0} was changed by someone else; reload it and retry")]
+    Stale(String),
+    /// The Session names a run that does not exist, or whose workflow is not registered here.
+    #[error("session {session} is bound to run {run}, which {why}; refusing to restore it")]
+    BrokenBinding {
+        /// The Session.
+        session: String,
+        /// The run it names.
+        run: String,
+        /// What is wrong.
+        why: &'static str,
+    },
+    /// A context is not a JSON object.
+    #[error("a session context must be a JSON object")]
+    NotAnObject,
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+async fn check_binding(
+    store: &dyn WorkflowStore,
+    s: &SessionRecord,
+    registered: &dyn Fn(&str) -> bool,
+) -> Result<(), SessionError> {
+    let Some(run) = &s.active_run_id else { return Ok(()) };
+    let broken = |why| SessionError::BrokenBinding { session: s.id.clone(), run: run.clone(), why };
+    match store.execution_get(run).await? {
+        None => Err(broken("does not exist")),
+        Some(e) if !e.status.is_terminal() && !registered(&e.workflow_id) => {
+            Err(broken("is still running a workflow this process does not register"))
+        }
+        Some(_) => Ok(()),
+    }
+}
+
+/// Restores Session `id` for `user_id`: only its owner gets it, and a broken binding fails closed.
+pub async fn restore_session(
+    store: &dyn WorkflowStore,
+    id: &str,
+    user_id: &str,
+    registered: &dyn Fn(&str) -> bool,
+) -> Result<SessionRecord, SessionError> {
+    let s = store.session_get(id).await?.filter(|s| s.user_id == user_id);
+    let s = s.ok_or_else(|| SessionError::NotFound(id.to_owned()))?;
+    check_binding(store, &s, registered).await?;
+    Ok(s)
+}
+
+/// Loads Session `id` for `user_id`, creating it with `hydrate()`'s context when it does not
+/// exist (hydrate is not called for an existing Session).
+pub async fn load_or_create_session(
+    store: &dyn WorkflowStore,
+    id: &str,
+    user_id: &str,
+    now: DateTime<Utc>,
+    registered: &dyn Fn(&str) -> bool,
+    hydrate: impl FnOnce() -> Value + Send,
+) -> Result<SessionRecord, SessionError> {
+    if store.session_get(id).await?.is_some() {
+        return restore_session(store, id, user_id, registered).await;
+    }
+    let context = hydrate();
+    if !context.is_object() {
+        return Err(SessionError::NotAnObject);
+    }
+    match store.session_create(id, user_id, &context, now).await {
+        Ok(()) => {}
+        // Created meanwhile by another process: load theirs.
+        Err(e) if e.kind() == StoreErrorKind::Conflict => {}
+        Err(e) => return Err(e.into()),
+    }
+    restore_session(store, id, user_id, registered).await
+}
+
+async fn write(
+    store: &dyn WorkflowStore,
+    s: &SessionRecord,
+    context: Value,
+    now: DateTime<Utc>,
+) -> Result<SessionRecord, SessionError> {
+    let changed = context != s.context;
+    if !store.session_update_context(&s.id, &s.user_id, &context, s.revision, changed, now).await? {
+        return Err(SessionError::Stale(s.id.clone()));
+    }
+    store.session_get(&s.id).await?.ok_or_else(|| SessionError::NotFound(s.id.clone()))
+}
+
+/// Shallow-merges `patch` (a JSON object) into the context, under Session OCC on `session`'s
+/// revision.
+pub async fn update_context(
+    store: &dyn WorkflowStore,
+    session: &SessionRecord,
+    patch: &Value,
+    now: DateTime<Utc>,
+) -> Result<SessionRecord, SessionError> {
+    let (Some(patch), Some(current)) = (patch.as_object(), session.context.as_object()) else {
+        return Err(SessionError::NotAnObject);
+    };
+    let mut merged: Map<String, Value> = current.clone();
+    merged.extend(patch.clone());
+    write(store, session, Value::Object(merged), now).await
+}
+
+/// Replaces the context with `hydrate()`'s result, under Session OCC.
+pub async fn rehydrate(
+    store: &dyn WorkflowStore,
+    session: &SessionRecord,
+    now: DateTime<Utc>,
+    hydrate: impl FnOnce() -> Value + Send,
+) -> Result<SessionRecord, SessionError> {
+    let context = hydrate();
+    if !context.is_object() {
+        return Err(SessionError::NotAnObject);
+    }
+    write(store, session, context, now).await
+}
