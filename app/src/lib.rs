@@ -5,28 +5,49 @@
 //! * Action `place_order` (`POST /actions/place_order` with `{"customer": "c1", "items":
 //!   [{"sku": "A", "qty": 1}]}`) writes an order and emits `order.placed`.
 //! * Subscriber `reserve_stock` writes one reservation per item in `warehouse`.
+//! * Workflow `checkout` (`POST /runs`): reserve → charge through `payments` → wait for
+//!   `shipment.confirmed` → complete, compensated (release, refund) on cancel.
 //! * Subscriber `send_receipt` calls the `mailer` connection (locally, the sink at
 //!   `POST /sink/mailer`).
 
+mod checkout;
 mod orders;
 
 use jadpo_core::Dialect;
 use jadpo_core::app::{AppError, Application, RetryPolicy};
 use jadpo_core::migrate::{Ledger, Migration};
 
+pub use checkout::{Charge, Refund, Release, Reserve, checkout};
 pub use orders::{PlaceOrder, ReserveStock, SendReceipt};
 
 fn migration(version: u32, name: &str, sql: &str) -> Vec<Migration> {
     vec![Migration::new(Ledger::Workflow, version, name, sql)]
 }
 
+/// Why the shop's declaration is invalid (a bug in this crate; its tests build it).
+#[derive(Debug, thiserror::Error)]
+pub enum ShopError {
+    /// The application's declaration.
+    #[error(transparent)]
+    App(#[from] AppError),
+    /// A workflow's graph.
+    #[error(transparent)]
+    Workflow(#[from] jadpo_core::workflow::DefinitionError),
+}
+
 /// The shop's declaration.
-pub fn application() -> Result<Application, AppError> {
-    Application::builder("shop")
+pub fn application() -> Result<Application, ShopError> {
+    Ok(Application::builder("shop")
         .store("main")
         .store("warehouse")
         .event("order.placed")
         .connection("mailer")
+        .connection("payments")
+        .workflow(checkout()?, "main")
+        .capability("reserve", Reserve)
+        .capability("release", Release)
+        .capability("charge", Charge)
+        .capability("refund", Refund)
         .action("place_order", "main", PlaceOrder)
         .subscriber(
             "reserve_stock",
@@ -68,7 +89,7 @@ pub fn application() -> Result<Application, AppError> {
                 include_str!("../migrations/postgres/warehouse_0005_reservations.sql"),
             ),
         )
-        .build()
+        .build()?)
 }
 
 #[cfg(test)]
@@ -86,7 +107,8 @@ mod tests {
             .map(|s| (s.name.as_str(), s.store.as_str()))
             .collect();
         assert_eq!(subs, vec![("reserve_stock", "warehouse"), ("send_receipt", "main")]);
-        assert_eq!(app.connections(), ["mailer".to_owned()]);
+        assert_eq!(app.connections(), ["mailer".to_owned(), "payments".to_owned()]);
+        assert!(app.workflow("checkout").is_some_and(|(_, store)| store == "main"));
         assert_eq!(app.migrations_for("warehouse", Dialect::Postgres).len(), 1);
     }
 }

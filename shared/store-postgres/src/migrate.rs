@@ -71,12 +71,20 @@ pub fn builtin_catalog() -> MigrationCatalog {
         workflow_migration!(3, "session_active_run", "0003_session_active_run.sql"),
         workflow_migration!(4, "session_authority", "0004_session_authority.sql"),
     ];
-    let jadpo = vec![Migration::new(
-        Ledger::Jadpo,
-        1,
-        "pipeline",
-        include_str!("../../../migrations/postgres/0001_pipeline.sql"),
-    )];
+    let jadpo = vec![
+        Migration::new(
+            Ledger::Jadpo,
+            1,
+            "pipeline",
+            include_str!("../../../migrations/postgres/0001_pipeline.sql"),
+        ),
+        Migration::new(
+            Ledger::Jadpo,
+            2,
+            "command_dispatch",
+            include_str!("../../../migrations/postgres/0002_command_dispatch.sql"),
+        ),
+    ];
     match MigrationCatalog::builtin(Dialect::Postgres, workflow, jadpo) {
         Ok(catalog) => catalog,
         // reason: the built-in list is a constant checked by this crate's tests.
@@ -310,7 +318,7 @@ mod tests {
         let c = builtin_catalog();
         let versions: Vec<_> = c.all().map(|m| (m.ledger, m.version)).collect();
         let mut expected: Vec<_> = (1..=4).map(|v| (Ledger::Workflow, v)).collect();
-        expected.push((Ledger::Jadpo, 1));
+        expected.extend([(Ledger::Jadpo, 1), (Ledger::Jadpo, 2)]);
         assert_eq!(versions, expected);
         assert!(c.all().all(|m| !m.sql.trim().is_empty()));
     }
@@ -318,7 +326,7 @@ mod tests {
     #[test]
     fn schema_script_guards_every_migration_and_quotes_names() {
         let sql = schema_sql(&builtin_catalog()).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(sql.matches("DO $jadpo_block$").count(), 5);
+        assert_eq!(sql.matches("DO $jadpo_block$").count(), 6);
         assert!(sql.starts_with("-- Jadpo schema"));
         assert!(sql.contains("pg_advisory_xact_lock"));
         assert!(sql.trim_end().ends_with("COMMIT;"));

@@ -72,12 +72,20 @@ pub fn builtin_catalog() -> MigrationCatalog {
             include_str!("../../../migrations/workflow/sqlite/0003_session_authority.sql"),
         ),
     ];
-    let jadpo = vec![Migration::new(
-        Ledger::Jadpo,
-        1,
-        "pipeline",
-        include_str!("../../../migrations/sqlite/0001_pipeline.sql"),
-    )];
+    let jadpo = vec![
+        Migration::new(
+            Ledger::Jadpo,
+            1,
+            "pipeline",
+            include_str!("../../../migrations/sqlite/0001_pipeline.sql"),
+        ),
+        Migration::new(
+            Ledger::Jadpo,
+            2,
+            "command_dispatch",
+            include_str!("../../../migrations/sqlite/0002_command_dispatch.sql"),
+        ),
+    ];
     match MigrationCatalog::builtin(Dialect::Sqlite, workflow, jadpo) {
         Ok(catalog) => catalog,
         // reason: the built-in list is a constant checked by this crate's tests.

@@ -44,6 +44,18 @@ pub static SQL: WorkflowSql = WorkflowSql {
         LEFT JOIN execution_leases l ON l.run_id = e.run_id \
         WHERE e.status IN ('running', 'cancelling') AND (l.run_id IS NULL OR l.expires_at <= $1) \
         ORDER BY e.updated_at LIMIT $2",
+    command_get: "SELECT id, run_id, node_id, type, payload, status, idempotency_key \
+        FROM outbox_commands WHERE id = $1",
+    commands_claim_due: "INSERT INTO jadpo_command_dispatch (command_id, run_id, enqueued_at) \
+        SELECT c.id, c.run_id, $1 FROM outbox_commands c \
+        JOIN workflow_executions e ON e.run_id = c.run_id \
+        LEFT JOIN jadpo_command_dispatch d ON d.command_id = c.id \
+        WHERE c.status = 'pending' AND e.status IN ('running', 'cancelling') \
+        AND (d.command_id IS NULL OR d.enqueued_at < $2) ORDER BY c.created_at LIMIT $3 \
+        ON CONFLICT (command_id) DO UPDATE SET enqueued_at = excluded.enqueued_at \
+        WHERE jadpo_command_dispatch.enqueued_at < $2 RETURNING command_id",
+    command_mark_enqueued: "INSERT INTO jadpo_command_dispatch (command_id, run_id, enqueued_at) \
+        VALUES ($1, $2, $3) ON CONFLICT (command_id) DO UPDATE SET enqueued_at = excluded.enqueued_at",
 };
 
 impl WorkflowDialect for SqliteStore {

@@ -181,3 +181,73 @@ pub trait Subscriber: Send + Sync {
     async fn handle(&self, ctx: &mut HandlerContext<'_>, event: &Event)
     -> Result<(), HandlerError>;
 }
+
+/// A workflow command as its capability receives it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommandRequest {
+    /// The command's id.
+    pub command_id: String,
+    /// The run.
+    pub run_id: String,
+    /// The issuing node.
+    pub node_id: String,
+    /// The command's payload (the run's input and the node's inputs).
+    pub payload: Value,
+    /// The resolved idempotency key to pass to the external provider.
+    pub idempotency_key: String,
+}
+
+/// What a capability sees: the connections, with the command's idempotency key.
+pub struct CapabilityContext<'t> {
+    connections: &'t dyn Connections,
+    idempotency_key: String,
+    now: DateTime<Utc>,
+}
+
+impl<'t> CapabilityContext<'t> {
+    pub(crate) fn new(
+        connections: &'t dyn Connections,
+        idempotency_key: String,
+        now: DateTime<Utc>,
+    ) -> Self {
+        Self { connections, idempotency_key, now }
+    }
+
+    /// The time of this attempt.
+    pub fn now(&self) -> DateTime<Utc> {
+        self.now
+    }
+
+    /// Calls the connection `name` (POST `body` to its base URL plus `path`) with the command's
+    /// resolved idempotency key as `Idempotency-Key`.
+    pub async fn call(
+        &mut self,
+        name: &str,
+        path: &str,
+        body: Value,
+    ) -> Result<Value, HandlerError> {
+        let request = ConnectionRequest {
+            connection: name.to_owned(),
+            path: path.to_owned(),
+            body,
+            idempotency_key: Some(self.idempotency_key.clone()),
+        };
+        self.connections
+            .call(request)
+            .await
+            .map(|response| response.body)
+            .map_err(|e: ConnectionError| HandlerError::Failed(e.to_string()))
+    }
+}
+
+/// A capability: the environmental work behind a workflow command (charge a card, reserve
+/// stock). It runs outside any transaction; its result is committed as the run's next transition.
+#[async_trait]
+pub trait Capability: Send + Sync {
+    /// Does the work; the result is stored under the node's output key.
+    async fn run(
+        &self,
+        ctx: &mut CapabilityContext<'_>,
+        command: &CommandRequest,
+    ) -> Result<Value, HandlerError>;
+}

@@ -12,12 +12,14 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 pub use handlers::{
-    Action, ActionOutput, Emitted, Event, HandlerContext, HandlerError, Subscriber,
+    Action, ActionOutput, Capability, CapabilityContext, CommandRequest, Emitted, Event,
+    HandlerContext, HandlerError, Subscriber,
 };
 pub use retry::RetryPolicy;
 
 use crate::migrate::Migration;
 use crate::sql::Dialect;
+use crate::workflow::WorkflowDef;
 
 /// Why an application's declaration was refused.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -61,6 +63,14 @@ pub enum AppError {
         /// The event.
         event: String,
     },
+    /// A workflow uses a capability nobody declared.
+    #[error("workflow {workflow:?} uses capability {capability:?}, which is not declared")]
+    UnknownCapability {
+        /// The workflow.
+        workflow: String,
+        /// The capability.
+        capability: String,
+    },
     /// No store at all.
     #[error("an application declares at least one store")]
     NoStore,
@@ -101,6 +111,8 @@ pub struct Application {
     actions: BTreeMap<String, ActionSpec>,
     subscribers: BTreeMap<String, SubscriberSpec>,
     connections: Vec<String>,
+    workflows: BTreeMap<String, (Arc<WorkflowDef>, String)>,
+    capabilities: BTreeMap<String, Arc<dyn Capability>>,
     migrations: Vec<(String, Dialect, Migration)>,
 }
 
@@ -127,10 +139,13 @@ impl Application {
                 actions: BTreeMap::new(),
                 subscribers: BTreeMap::new(),
                 connections: Vec::new(),
+                workflows: BTreeMap::new(),
+                capabilities: BTreeMap::new(),
                 migrations: Vec::new(),
             },
             actions: Vec::new(),
             subscribers: Vec::new(),
+            duplicate_workflow: None,
         }
     }
 
@@ -172,6 +187,24 @@ impl Application {
         self.subscribers.values().filter(move |s| s.event == event_type)
     }
 
+    /// The workflow `id` and the store its runs live in.
+    pub fn workflow(&self, id: &str) -> Option<(&Arc<WorkflowDef>, &str)> {
+        self.workflows.get(id).map(|(d, s)| (d, s.as_str()))
+    }
+
+    /// The stores holding workflow runs.
+    pub fn workflow_stores(&self) -> Vec<&str> {
+        let mut stores: Vec<&str> = self.workflows.values().map(|(_, s)| s.as_str()).collect();
+        stores.sort_unstable();
+        stores.dedup();
+        stores
+    }
+
+    /// The capability `name`.
+    pub fn capability(&self, name: &str) -> Option<&Arc<dyn Capability>> {
+        self.capabilities.get(name)
+    }
+
     /// Declared connections (external HTTP services), by name.
     pub fn connections(&self) -> &[String] {
         &self.connections
@@ -192,6 +225,7 @@ pub struct ApplicationBuilder {
     app: Application,
     actions: Vec<ActionSpec>,
     subscribers: Vec<SubscriberSpec>,
+    duplicate_workflow: Option<String>,
 }
 
 impl ApplicationBuilder {
@@ -248,6 +282,23 @@ impl ApplicationBuilder {
         self
     }
 
+    /// Declares a workflow whose runs live in `store`.
+    #[must_use]
+    pub fn workflow(mut self, def: WorkflowDef, store: &str) -> Self {
+        let id = def.id().to_owned();
+        if self.app.workflows.insert(id.clone(), (Arc::new(def), store.to_owned())).is_some() {
+            self.duplicate_workflow.get_or_insert(id);
+        }
+        self
+    }
+
+    /// Declares the capability `name`, which workflow steps and compensations run.
+    #[must_use]
+    pub fn capability(mut self, name: &str, handler: impl Capability + 'static) -> Self {
+        self.app.capabilities.insert(name.to_owned(), Arc::new(handler));
+        self
+    }
+
     /// Adds the application's own migrations for `store` in `dialect`, after the built-in ones.
     #[must_use]
     pub fn migrations(mut self, store: &str, dialect: Dialect, list: Vec<Migration>) -> Self {
@@ -257,7 +308,10 @@ impl ApplicationBuilder {
 
     /// Checks the declaration.
     pub fn build(self) -> Result<Application, AppError> {
-        let Self { mut app, actions, subscribers } = self;
+        let Self { mut app, actions, subscribers, duplicate_workflow } = self;
+        if let Some(name) = duplicate_workflow {
+            return Err(AppError::Duplicate { kind: "workflow", name });
+        }
         check_stores(&app.stores)?;
         check_names("event", &app.events)?;
         check_names("connection", &app.connections)?;
@@ -286,6 +340,17 @@ impl ApplicationBuilder {
         }
         for (store, _, _) in &app.migrations {
             store_known("migrations".to_owned(), store)?;
+        }
+        for (id, (def, store)) in &app.workflows {
+            store_known(format!("workflow {id:?}"), store)?;
+            if let Some(missing) =
+                def.capabilities().into_iter().find(|c| !app.capabilities.contains_key(*c))
+            {
+                return Err(AppError::UnknownCapability {
+                    workflow: id.clone(),
+                    capability: missing.to_owned(),
+                });
+            }
         }
         check_names("action", &actions.iter().map(|a| a.name.clone()).collect::<Vec<_>>())?;
         check_names("subscriber", &subscribers.iter().map(|s| s.name.clone()).collect::<Vec<_>>())?;

@@ -25,6 +25,8 @@ pub enum DeliveryResult {
     Retrying,
     /// The subscriber failed for the last time, or can never succeed.
     Dead,
+    /// The message was a workflow command.
+    Command(crate::workflow::engine::CommandResult),
 }
 
 /// A fault of the infrastructure: the message should be retried by the queue.
@@ -36,10 +38,18 @@ pub enum DeliverError {
     /// A store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// A workflow command could not run now (its run is busy, or not runnable here).
+    #[error(transparent)]
+    Command(#[from] crate::workflow::engine::CommandError),
 }
 
-/// Handles one queue message body.
+/// Handles one queue message body: a delivery, or a workflow command.
 pub async fn deliver(p: &Pipeline, body: &str) -> Result<DeliveryResult, DeliverError> {
+    if let Ok(command) = serde_json::from_str::<CommandMessage>(body) {
+        let result =
+            crate::workflow::engine::run_command(p, &command.store, &command.command_id).await?;
+        return Ok(DeliveryResult::Command(result));
+    }
     let message: DeliveryMessage = serde_json::from_str(body)
         .map_err(|e| DeliverError::Malformed(format!("{e}: {}", preview(body))))?;
     let event_store = p.stores.get(&message.store).ok_or_else(|| {
@@ -84,6 +94,13 @@ pub async fn deliver(p: &Pipeline, body: &str) -> Result<DeliveryResult, Deliver
         }
     };
     finish(p, event_store.as_ref(), &delivery, outcome).await
+}
+
+/// The queue message of a workflow command.
+#[derive(Debug, serde::Deserialize)]
+struct CommandMessage {
+    store: String,
+    command_id: String,
 }
 
 enum Attempt {

@@ -48,6 +48,7 @@ pub async fn relay(p: &Pipeline, deadline: Instant) -> Result<RelayReport, Store
             }
         }
     }
+    report.sent += crate::workflow::engine::relay_commands(p).await?;
     Ok(report)
 }
 

@@ -155,6 +155,23 @@ impl WorkflowDef {
     pub fn node(&self, id: &str) -> Option<&Node> {
         self.nodes.get(id)
     }
+
+    /// Every node, by id.
+    pub fn nodes(&self) -> impl Iterator<Item = (&String, &Node)> {
+        self.nodes.iter()
+    }
+
+    /// Every capability the graph uses (steps and compensations).
+    pub fn capabilities(&self) -> Vec<&str> {
+        let mut out = Vec::new();
+        for node in self.nodes.values() {
+            if let Node::Capability { capability, compensate, .. } = node {
+                out.push(capability.as_str());
+                out.extend(compensate.as_deref());
+            }
+        }
+        out
+    }
 }
 
 /// Builds a [`WorkflowDef`].

@@ -8,6 +8,7 @@
 //! step that declares one (a step counts as completed when its output is in the data).
 
 pub mod def;
+pub mod engine;
 pub mod kernel;
 pub mod session;
 pub mod state;
@@ -17,8 +18,8 @@ pub use def::{DefinitionError, Node, WorkflowDef};
 pub use kernel::{CommandAck, Incoming, KernelError, NewCommand, Transition, decide};
 pub use state::{ExecutionState, ExecutionStatus, RuntimeEvent, apply, replay};
 pub use store::{
-    ExecutionLease, LeaseFence, SessionRecord, SessionWrite, TransitionError, TransitionWrite,
-    WorkflowDialect, WorkflowSql, WorkflowStore,
+    CommandRow, ExecutionLease, LeaseFence, SessionRecord, SessionWrite, TransitionError,
+    TransitionWrite, WorkflowDialect, WorkflowSql, WorkflowStore,
 };
 
 #[cfg(test)]

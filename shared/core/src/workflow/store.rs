@@ -160,6 +160,13 @@ pub struct WorkflowSql {
     pub lease_check: &'static str,
     /// `(now, limit)` → `run_id` of running or cancelling runs with no live lease.
     pub runnable: &'static str,
+    /// `(id)` → a command row: `id, run_id, node_id, type, payload, status, idempotency_key`.
+    pub command_get: &'static str,
+    /// `(now, lost_before, limit)` → `command_id` of pending commands of live runs never put on
+    /// the queue or put there before `lost_before`, stamped as enqueued at `now`.
+    pub commands_claim_due: &'static str,
+    /// `(command_id, run_id, now)`: stamp a command as put on the queue (insert or refresh).
+    pub command_mark_enqueued: &'static str,
 }
 
 /// An adapter that speaks the workflow tables through its own [`WorkflowSql`].
@@ -249,6 +256,25 @@ fn execution_from_row(dialect: Dialect, r: &Row) -> Result<ExecutionState, Store
     })
 }
 
+/// A command row, as the delivery side reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommandRow {
+    /// Id.
+    pub id: String,
+    /// The run.
+    pub run_id: String,
+    /// The issuing node.
+    pub node_id: String,
+    /// The capability.
+    pub command_type: String,
+    /// Payload.
+    pub payload: Value,
+    /// `pending`, `completed`, `failed`.
+    pub status: String,
+    /// The provider's idempotency key.
+    pub idempotency_key: Option<String>,
+}
+
 /// The role that keeps workflow runs and Sessions.
 #[async_trait]
 pub trait WorkflowStore: Send + Sync {
@@ -309,6 +335,26 @@ pub trait WorkflowStore: Send + Sync {
 
     /// Runs that are running or cancelling and hold no live lease: work to resume.
     async fn runs_runnable(&self, now_ms: i64, limit: u32) -> Result<Vec<String>, StoreError>;
+
+    /// A command.
+    async fn command_get(&self, id: &str) -> Result<Option<CommandRow>, StoreError>;
+
+    /// Claims pending commands of live runs that were never sent or were lost (see
+    /// [`WorkflowSql::commands_claim_due`]).
+    async fn commands_claim_due(
+        &self,
+        now: DateTime<Utc>,
+        lost_before: DateTime<Utc>,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError>;
+
+    /// Records that a command was put on the queue at `now`.
+    async fn command_mark_enqueued(
+        &self,
+        id: &str,
+        run_id: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError>;
 }
 
 async fn write_steps(
@@ -557,5 +603,44 @@ impl<S: WorkflowDialect> WorkflowStore for S {
             .query_once(self.workflow_sql().runnable, &[now_ms.into(), i64::from(limit).into()])
             .await?;
         rows.iter().map(|r| r.get_str("run_id").map(str::to_owned)).collect()
+    }
+
+    async fn command_get(&self, id: &str) -> Result<Option<CommandRow>, StoreError> {
+        let rows = self.query_once(self.workflow_sql().command_get, &[id.into()]).await?;
+        rows.first()
+            .map(|r| {
+                Ok(CommandRow {
+                    id: r.get_str("id")?.to_owned(),
+                    run_id: r.get_str("run_id")?.to_owned(),
+                    node_id: r.get_str("node_id")?.to_owned(),
+                    command_type: r.get_str("type")?.to_owned(),
+                    payload: r.get_json("payload")?,
+                    status: r.get_str("status")?.to_owned(),
+                    idempotency_key: r.get_opt_str("idempotency_key")?.map(str::to_owned),
+                })
+            })
+            .transpose()
+    }
+
+    async fn commands_claim_due(
+        &self,
+        now: DateTime<Utc>,
+        lost_before: DateTime<Utc>,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let sql = self.workflow_sql().commands_claim_due;
+        let rows = self.query_once(sql, &[now.into(), lost_before.into(), limit.into()]).await?;
+        rows.iter().map(|r| r.get_str("command_id").map(str::to_owned)).collect()
+    }
+
+    async fn command_mark_enqueued(
+        &self,
+        id: &str,
+        run_id: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let sql = self.workflow_sql().command_mark_enqueued;
+        self.execute_once(sql, &[id.into(), run_id.into(), now.into()]).await.map(|_| ())
     }
 }

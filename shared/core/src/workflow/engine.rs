@@ -1,0 +1,346 @@
+//! The workflow engine: the use cases that turn requests and command results into committed
+//! transitions, and carry commands across processes.
+//!
+//! Every transition is: read the run, let the pure kernel decide, commit under OCC (and, for a
+//! command result, under the run's execution lease), then put the new commands on the queue.
+//! Commands travel like deliveries — immediate send after commit, relay sweeps for those never
+//! sent or lost (`jadpo_command_dispatch`), the delivery side runs the capability and commits its
+//! result as the next transition. A crash anywhere leaves the run resumable: the command stays
+//! `pending` until a transition acknowledges it.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use super::kernel::{Incoming, KernelError, NewCommand, decide};
+use super::session::{SessionError, restore_session};
+use super::state::{ExecutionState, RuntimeEvent};
+use super::store::{LeaseFence, SessionWrite, TransitionError, TransitionWrite};
+use crate::app::{CapabilityContext, CommandRequest, HandlerError};
+use crate::error::StoreError;
+use crate::id::new_id;
+use crate::pipeline::Pipeline;
+use crate::queue::QueueMessage;
+use crate::store::Store;
+
+/// How long a command's executor holds the run's lease.
+const LEASE_MS: i64 = 60_000;
+
+/// Why a workflow request was refused. Nothing was written.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// No workflow has that id.
+    #[error("no workflow named {0:?}")]
+    UnknownWorkflow(String),
+    /// No run has that id.
+    #[error("no run {0}")]
+    NotFound(String),
+    /// The caller's expected revision is stale.
+    #[error("run {run_id} is at revision {actual}, not {expected}")]
+    Stale {
+        /// The run.
+        run_id: String,
+        /// What the caller expected.
+        expected: u64,
+        /// What the run is at.
+        actual: u64,
+    },
+    /// The kernel refused the event (it does not fit the run's state).
+    #[error(transparent)]
+    Rejected(#[from] KernelError),
+    /// The Session refused.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    /// The transition lost a race or a check.
+    #[error(transparent)]
+    Transition(#[from] TransitionError),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// What became of a command message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommandResult {
+    /// The capability ran and its result was committed.
+    Committed,
+    /// The command was already acknowledged, or its run ended.
+    Finished,
+    /// The command no longer exists.
+    Gone,
+}
+
+/// Why a command could not be handled now; the message should be retried.
+#[derive(Debug, thiserror::Error)]
+pub enum CommandError {
+    /// Another executor holds the run's lease, or a transition won meanwhile.
+    #[error("run {0} is busy; retry later")]
+    Busy(String),
+    /// The run's workflow is not registered in this process.
+    #[error("{0}")]
+    Unrunnable(String),
+    /// A store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+fn now_ms(p: &Pipeline) -> i64 {
+    p.clock.now().timestamp_millis()
+}
+
+fn registered(p: &Pipeline) -> impl Fn(&str) -> bool + '_ {
+    |id: &str| p.app.workflow(id).is_some()
+}
+
+/// Finds a run in the stores holding workflows.
+pub async fn find_run(p: &Pipeline, run_id: &str) -> Result<(String, ExecutionState), EngineError> {
+    for store in p.app.workflow_stores() {
+        if let Some(state) = p.store(store)?.execution_get(run_id).await? {
+            return Ok((store.to_owned(), state));
+        }
+    }
+    Err(EngineError::NotFound(run_id.to_owned()))
+}
+
+/// A run's events, in `seq` order.
+pub async fn run_events(p: &Pipeline, run_id: &str) -> Result<Vec<RuntimeEvent>, EngineError> {
+    let (store, _) = find_run(p, run_id).await?;
+    Ok(p.store(&store)?.execution_events(run_id).await?)
+}
+
+/// Starts `workflow` with `input`, bound to Session `(session_id, user_id)` when given.
+pub async fn start_run(
+    p: &Pipeline,
+    workflow: &str,
+    input: Value,
+    session: Option<(&str, &str)>,
+) -> Result<ExecutionState, EngineError> {
+    let (def, store_name) = p
+        .app
+        .workflow(workflow)
+        .ok_or_else(|| EngineError::UnknownWorkflow(workflow.to_owned()))?;
+    let store = p.store(store_name)?;
+    let run_id = new_id(p.clock.as_ref()).to_string();
+    let session = match session {
+        Some((id, user)) => {
+            let s = restore_session(store.as_ref(), id, user, &registered(p)).await?;
+            Some(SessionWrite {
+                session_id: s.id,
+                user_id: s.user_id,
+                expected_revision: s.revision,
+            })
+        }
+        None => None,
+    };
+    let t = decide(def, None, &Incoming::Start { input }, &run_id, now_ms(p))?;
+    let write = TransitionWrite {
+        run_id: &run_id,
+        expected_revision: None,
+        transition: &t,
+        session,
+        lease: None,
+    };
+    store.commit_transition(&write).await?;
+    enqueue_commands(p, store_name, &run_id, &t.commands).await;
+    Ok(t.state)
+}
+
+async fn transition(
+    p: &Pipeline,
+    run_id: &str,
+    expected: Option<u64>,
+    incoming: Incoming,
+) -> Result<ExecutionState, EngineError> {
+    let (store_name, state) = find_run(p, run_id).await?;
+    if let Some(expected) = expected.filter(|e| *e != state.revision) {
+        return Err(EngineError::Stale {
+            run_id: run_id.to_owned(),
+            expected,
+            actual: state.revision,
+        });
+    }
+    let (def, _) = p
+        .app
+        .workflow(&state.workflow_id)
+        .ok_or_else(|| EngineError::UnknownWorkflow(state.workflow_id.clone()))?;
+    let t = decide(def, Some(&state), &incoming, run_id, now_ms(p))?;
+    let write = TransitionWrite {
+        run_id,
+        expected_revision: Some(state.revision),
+        transition: &t,
+        session: None,
+        lease: None,
+    };
+    p.store(&store_name)?.commit_transition(&write).await?;
+    enqueue_commands(p, &store_name, run_id, &t.commands).await;
+    Ok(t.state)
+}
+
+/// Delivers an external event to a run, guarded by the caller's expected revision.
+pub async fn post_event(
+    p: &Pipeline,
+    run_id: &str,
+    event_type: &str,
+    payload: Value,
+    expected_revision: u64,
+) -> Result<ExecutionState, EngineError> {
+    let incoming = Incoming::External { event_type: event_type.to_owned(), payload };
+    transition(p, run_id, Some(expected_revision), incoming).await
+}
+
+/// Cancels a run; completed steps with a compensation are compensated, latest first.
+pub async fn cancel_run(
+    p: &Pipeline,
+    run_id: &str,
+    reason: &str,
+) -> Result<ExecutionState, EngineError> {
+    transition(p, run_id, None, Incoming::Cancel { reason: reason.to_owned() }).await
+}
+
+fn command_message(store: &str, index: usize, command_id: &str) -> QueueMessage {
+    QueueMessage {
+        id: index.to_string(),
+        body: json!({"store": store, "command_id": command_id}).to_string(),
+        attributes: BTreeMap::new(),
+    }
+}
+
+/// Puts new commands on the queue at once (best effort: the relay sends what fails here).
+pub async fn enqueue_commands(p: &Pipeline, store: &str, run_id: &str, commands: &[NewCommand]) {
+    if commands.is_empty() {
+        return;
+    }
+    let messages: Vec<QueueMessage> =
+        commands.iter().enumerate().map(|(i, c)| command_message(store, i, &c.id)).collect();
+    if p.queue.send_batch(&messages).await.is_err() {
+        return;
+    }
+    if let Ok(s) = p.store(store) {
+        for c in commands {
+            if let Err(e) = s.command_mark_enqueued(&c.id, run_id, p.clock.now()).await {
+                tracing::warn!(error = %e, "could not mark a command as enqueued; the relay will resend it");
+            }
+        }
+    }
+}
+
+/// One relay sweep over the commands of every store: those never sent or lost are sent again.
+pub async fn relay_commands(p: &Pipeline) -> Result<usize, StoreError> {
+    let mut sent = 0;
+    let window = chrono::Duration::from_std(p.settings.redelivery_after)
+        .unwrap_or(chrono::Duration::minutes(15));
+    for (name, store) in &p.stores {
+        let now = p.clock.now();
+        let ids = store.commands_claim_due(now, now - window, p.settings.relay_batch).await?;
+        for chunk in ids.chunks(p.queue.max_batch().max(1)) {
+            let messages: Vec<QueueMessage> =
+                chunk.iter().enumerate().map(|(i, id)| command_message(name, i, id)).collect();
+            if p.queue.send_batch(&messages).await.is_ok() {
+                sent += chunk.len();
+            }
+        }
+    }
+    Ok(sent)
+}
+
+/// Runs the command `command_id` of store `store_name`: its capability, then the transition that
+/// records the result, under the run's execution lease.
+pub async fn run_command(
+    p: &Pipeline,
+    store_name: &str,
+    command_id: &str,
+) -> Result<CommandResult, CommandError> {
+    let store = p.store(store_name)?;
+    let Some(command) = store.command_get(command_id).await? else {
+        return Ok(CommandResult::Gone);
+    };
+    if command.status != "pending" {
+        return Ok(CommandResult::Finished);
+    }
+    let Some(state) = store.execution_get(&command.run_id).await? else {
+        return Ok(CommandResult::Gone);
+    };
+    if state.status.is_terminal() {
+        return Ok(CommandResult::Finished);
+    }
+    let Some((def, _)) = p.app.workflow(&state.workflow_id) else {
+        return Err(CommandError::Unrunnable(format!(
+            "workflow {:?} is not registered here",
+            state.workflow_id
+        )));
+    };
+    let worker = format!("pid-{}", std::process::id());
+    let start = now_ms(p);
+    let Some(lease) =
+        store.lease_acquire(&command.run_id, &worker, start, start + LEASE_MS).await?
+    else {
+        return Err(CommandError::Busy(command.run_id.clone()));
+    };
+    let outcome = execute(p, store_name, store.as_ref(), def, &command, &lease.lease_id).await;
+    let _ = store.lease_release(&command.run_id, &lease.lease_id).await;
+    outcome
+}
+
+async fn execute(
+    p: &Pipeline,
+    store_name: &str,
+    store: &dyn Store,
+    def: &super::def::WorkflowDef,
+    command: &super::store::CommandRow,
+    lease_id: &str,
+) -> Result<CommandResult, CommandError> {
+    let request = CommandRequest {
+        command_id: command.id.clone(),
+        run_id: command.run_id.clone(),
+        node_id: command.node_id.clone(),
+        payload: command.payload.clone(),
+        idempotency_key: command.idempotency_key.clone().unwrap_or_else(|| command.id.clone()),
+    };
+    let result = match p.app.capability(&command.command_type) {
+        Some(capability) => {
+            let mut ctx = CapabilityContext::new(
+                p.connections.as_ref(),
+                request.idempotency_key.clone(),
+                p.clock.now(),
+            );
+            capability.run(&mut ctx, &request).await
+        }
+        None => Err(HandlerError::Failed(format!(
+            "capability {:?} is not declared",
+            command.command_type
+        ))),
+    };
+    let incoming = match result {
+        Ok(value) => Incoming::CommandCompleted {
+            command_id: command.id.clone(),
+            node_id: command.node_id.clone(),
+            result: value,
+        },
+        Err(HandlerError::Store(e)) if e.is_retryable() => return Err(e.into()),
+        Err(e) => Incoming::CommandFailed {
+            command_id: command.id.clone(),
+            node_id: command.node_id.clone(),
+            error: e.to_string(),
+        },
+    };
+    let Some(state) = store.execution_get(&command.run_id).await? else {
+        return Ok(CommandResult::Gone);
+    };
+    let now = now_ms(p);
+    let t = decide(def, Some(&state), &incoming, &command.run_id, now)
+        .map_err(|e| CommandError::Unrunnable(format!("run {}: {e}", command.run_id)))?;
+    let write = TransitionWrite {
+        run_id: &command.run_id,
+        expected_revision: Some(state.revision),
+        transition: &t,
+        session: None,
+        lease: Some(LeaseFence { lease_id: lease_id.to_owned(), now_ms: now }),
+    };
+    match store.commit_transition(&write).await {
+        Ok(()) => {}
+        Err(TransitionError::Store(e)) => return Err(e.into()),
+        Err(_) => return Err(CommandError::Busy(command.run_id.clone())),
+    }
+    enqueue_commands(p, store_name, &command.run_id, &t.commands).await;
+    Ok(CommandResult::Committed)
+}

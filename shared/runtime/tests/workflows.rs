@@ -1,0 +1,113 @@
+//! The checkout workflow end to end on both adapters: runs start, commands cross the queue to
+//! their capabilities, results commit as transitions, external events and cancellation work,
+//! and a lost command is resent by the relay.
+
+mod support;
+
+use jadpo_core::workflow::ExecutionStatus;
+use jadpo_core::workflow::engine::{
+    EngineError, cancel_run, find_run, post_event, run_events, start_run,
+};
+use jadpo_core::workflow::replay;
+use serde_json::json;
+use support::{Env, Kind};
+
+async fn started(env: &mut Env) -> String {
+    let state = start_run(&env.pipeline, "checkout", json!({"order_id": "o-7"}), None).await;
+    let state = state.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(state.status, ExecutionStatus::Running);
+    state.run_id
+}
+
+async fn status(env: &Env, run: &str) -> ExecutionStatus {
+    find_run(&env.pipeline, run).await.map(|(_, s)| s.status).unwrap_or_else(|e| panic!("{e}"))
+}
+
+async fn checkout_runs_to_completion(kind: Kind) {
+    let mut env = Env::shop(kind).await;
+    let run = started(&mut env).await;
+    env.drain().await; // reserve, then charge
+    assert_eq!(status(&env, &run).await, ExecutionStatus::Waiting);
+    let charges = env.sinks.received("payments");
+    assert_eq!(charges.len(), 1);
+    assert_eq!(
+        charges[0]["idempotency_key"],
+        json!(format!("{run}:charge")),
+        "the provider gets the resolved key"
+    );
+    let (_, state) = find_run(&env.pipeline, &run).await.unwrap_or_else(|e| panic!("{e}"));
+    let stale =
+        post_event(&env.pipeline, &run, "shipment.confirmed", json!({}), state.revision - 1).await;
+    assert!(matches!(stale, Err(EngineError::Stale { .. })), "{stale:?}");
+    let wrong = post_event(&env.pipeline, &run, "parcel.lost", json!({}), state.revision).await;
+    assert!(matches!(wrong, Err(EngineError::Rejected(_))), "{wrong:?}");
+    let done = post_event(
+        &env.pipeline,
+        &run,
+        "shipment.confirmed",
+        json!({"carrier": "ups"}),
+        state.revision,
+    )
+    .await;
+    let done = done.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(done.status, ExecutionStatus::Completed);
+    let events = run_events(&env.pipeline, &run).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(replay(&run, &events).as_ref(), Some(&done));
+    let pending = env
+        .count("main", "SELECT count(*) AS n FROM outbox_commands WHERE status = 'pending'")
+        .await;
+    assert_eq!(pending, 0, "every command was acknowledged");
+}
+
+async fn cancel_compensates_latest_first(kind: Kind) {
+    let mut env = Env::shop(kind).await;
+    let run = started(&mut env).await;
+    env.drain().await;
+    let cancelling = cancel_run(&env.pipeline, &run, "customer changed their mind").await;
+    assert_eq!(cancelling.map(|s| s.status).ok(), Some(ExecutionStatus::Cancelling));
+    env.drain().await;
+    assert_eq!(status(&env, &run).await, ExecutionStatus::Cancelled);
+    let kinds: Vec<_> =
+        env.sinks.received("payments").iter().map(|m| m["body"]["kind"].clone()).collect();
+    assert_eq!(kinds, vec![json!("charge"), json!("refund")]);
+    let again = cancel_run(&env.pipeline, &run, "twice").await;
+    assert!(matches!(again, Err(EngineError::Rejected(_))), "{again:?}");
+}
+
+async fn a_lost_command_is_resent_and_the_run_resumes(kind: Kind) {
+    let mut env = Env::shop(kind).await;
+    let run = started(&mut env).await;
+    while env.rx.try_recv().is_ok() {} // the queue lost the reserve command
+    env.settle().await;
+    assert_eq!(status(&env, &run).await, ExecutionStatus::Waiting);
+    assert_eq!(env.sinks.received("payments").len(), 1, "charged exactly once");
+}
+
+async fn a_payments_outage_fails_the_run_visibly(kind: Kind) {
+    let mut env = Env::shop(kind).await;
+    env.sinks.set_failing("payments", true);
+    let run = started(&mut env).await;
+    env.drain().await;
+    let (_, state) = find_run(&env.pipeline, &run).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(state.status, ExecutionStatus::Failed);
+    let error = state.error.map(|e| e.to_string()).unwrap_or_default();
+    assert!(error.contains("answered 503"), "{error}");
+}
+
+macro_rules! both {
+    ($($case:ident),* $(,)?) => {
+        mod sqlite {
+            $(#[tokio::test] async fn $case() { super::$case(super::Kind::Sqlite).await; })*
+        }
+        mod postgres {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)] async fn $case() { super::$case(super::Kind::Postgres).await; })*
+        }
+    };
+}
+
+both!(
+    checkout_runs_to_completion,
+    cancel_compensates_latest_first,
+    a_lost_command_is_resent_and_the_run_resumes,
+    a_payments_outage_fails_the_run_visibly,
+);
