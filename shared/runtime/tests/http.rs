@@ -148,3 +148,127 @@ async fn idempotency_over_http_replays_and_refuses() {
         assert_eq!(orders(&env).await, 1, "{kind:?}");
     }
 }
+
+#[tokio::test]
+async fn runs_and_sessions_over_http() {
+    for kind in [Kind::Sqlite, Kind::Postgres] {
+        let mut env = Env::shop(kind).await;
+        let key = key(&env).await;
+        let k = Some(key.as_str());
+        let started = call(
+            &env,
+            "POST",
+            "/runs",
+            k,
+            None,
+            r#"{"workflow": "checkout", "input": {"order_id": "o-9"}}"#,
+        )
+        .await;
+        assert_eq!(started.status, StatusCode::CREATED, "{}", started.body);
+        let run = started.body["run_id"].as_str().unwrap_or_default().to_owned();
+        assert_eq!(started.body["status"], "running");
+        env.drain().await;
+        let got = call(&env, "GET", &format!("/runs/{run}"), k, None, "").await;
+        assert_eq!(
+            (got.status, got.body["status"].clone()),
+            (StatusCode::OK, json!("waiting")),
+            "{}",
+            got.body
+        );
+        let revision = got.body["revision"].as_u64().unwrap_or(0);
+        let events = call(&env, "GET", &format!("/runs/{run}/events"), k, None, "").await;
+        let seqs: Vec<u64> = events.body["events"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|e| e["seq"].as_u64()).collect())
+            .unwrap_or_default();
+        assert_eq!(
+            seqs,
+            (1..=revision).collect::<Vec<_>>(),
+            "events in seq order, revision = last seq"
+        );
+        assert_eq!(events.body["events"][0]["id"], json!(format!("{run}:1")));
+        let stale = format!(
+            r#"{{"type": "shipment.confirmed", "payload": {{}}, "expected_revision": {}}}"#,
+            revision - 1
+        );
+        let stale = call(&env, "POST", &format!("/runs/{run}/events"), k, None, &stale).await;
+        assert!(is_problem(&stale, StatusCode::CONFLICT), "{}", stale.body);
+        let ok = format!(
+            r#"{{"type": "shipment.confirmed", "payload": {{"carrier": "ups"}}, "expected_revision": {revision}}}"#
+        );
+        let done = call(&env, "POST", &format!("/runs/{run}/events"), k, None, &ok).await;
+        assert_eq!(
+            (done.status, done.body["status"].clone()),
+            (StatusCode::OK, json!("completed")),
+            "{}",
+            done.body
+        );
+        let missing = call(&env, "GET", "/runs/nope", k, None, "").await;
+        assert!(is_problem(&missing, StatusCode::NOT_FOUND));
+        let unknown = call(
+            &env,
+            "POST",
+            "/runs",
+            k,
+            None,
+            r#"{"workflow": "refund_everything", "input": {}}"#,
+        )
+        .await;
+        assert!(is_problem(&unknown, StatusCode::UNPROCESSABLE_ENTITY), "{}", unknown.body);
+        let unauthenticated = call(&env, "GET", &format!("/runs/{run}"), None, None, "").await;
+        assert!(is_problem(&unauthenticated, StatusCode::UNAUTHORIZED));
+
+        let session = call(
+            &env,
+            "POST",
+            "/sessions",
+            k,
+            None,
+            r#"{"user_id": "alice", "context": {"tenant": "t1"}}"#,
+        )
+        .await;
+        assert_eq!(session.status, StatusCode::CREATED, "{}", session.body);
+        let sid = session.body["id"].as_str().unwrap_or_default().to_owned();
+        assert_eq!(
+            (session.body["revision"].clone(), session.body["context_revision"].clone()),
+            (json!(0), json!(0))
+        );
+        let foreign =
+            call(&env, "GET", &format!("/sessions/{sid}?user_id=mallory"), k, None, "").await;
+        assert!(
+            is_problem(&foreign, StatusCode::NOT_FOUND),
+            "another user's session must look absent"
+        );
+        let patch = |rev: i64| {
+            format!(
+                r#"{{"user_id": "alice", "patch": {{"lang": "fr"}}, "expected_revision": {rev}}}"#
+            )
+        };
+        let stale =
+            call(&env, "PATCH", &format!("/sessions/{sid}/context"), k, None, &patch(3)).await;
+        assert!(is_problem(&stale, StatusCode::CONFLICT));
+        let patched =
+            call(&env, "PATCH", &format!("/sessions/{sid}/context"), k, None, &patch(0)).await;
+        assert_eq!(
+            patched.body["context"],
+            json!({"tenant": "t1", "lang": "fr"}),
+            "{}",
+            patched.body
+        );
+        let in_session = format!(
+            r#"{{"workflow": "checkout", "input": {{"order_id": "o-10"}}, "session_id": "{sid}", "user_id": "alice"}}"#
+        );
+        let bound = call(&env, "POST", "/runs", k, None, &in_session).await;
+        assert_eq!(bound.status, StatusCode::CREATED, "{}", bound.body);
+        let view = call(&env, "GET", &format!("/sessions/{sid}?user_id=alice"), k, None, "").await;
+        assert_eq!(view.body["active_run_id"], bound.body["run_id"]);
+        assert_eq!(view.body["revision"], json!(2));
+        let no_user =
+            format!(r#"{{"workflow": "checkout", "input": {{}}, "session_id": "{sid}"}}"#);
+        let no_user = call(&env, "POST", "/runs", k, None, &no_user).await;
+        assert!(is_problem(&no_user, StatusCode::BAD_REQUEST));
+        let bound_run = bound.body["run_id"].as_str().unwrap_or_default();
+        let cancelled = call(&env, "POST", &format!("/runs/{bound_run}/cancel"), k, None, "").await;
+        assert_eq!(cancelled.body["status"], "cancelling", "{}", cancelled.body);
+    }
+}

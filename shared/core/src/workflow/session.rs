@@ -43,7 +43,7 @@ pub enum SessionError {
 async fn check_binding(
     store: &dyn WorkflowStore,
     s: &SessionRecord,
-    registered: &dyn Fn(&str) -> bool,
+    registered: &(dyn Fn(&str) -> bool + Sync),
 ) -> Result<(), SessionError> {
     let Some(run) = &s.active_run_id else { return Ok(()) };
     let broken = |why| SessionError::BrokenBinding { session: s.id.clone(), run: run.clone(), why };
@@ -61,7 +61,7 @@ pub async fn restore_session(
     store: &dyn WorkflowStore,
     id: &str,
     user_id: &str,
-    registered: &dyn Fn(&str) -> bool,
+    registered: &(dyn Fn(&str) -> bool + Sync),
 ) -> Result<SessionRecord, SessionError> {
     let s = store.session_get(id).await?.filter(|s| s.user_id == user_id);
     let s = s.ok_or_else(|| SessionError::NotFound(id.to_owned()))?;
@@ -76,7 +76,7 @@ pub async fn load_or_create_session(
     id: &str,
     user_id: &str,
     now: DateTime<Utc>,
-    registered: &dyn Fn(&str) -> bool,
+    registered: &(dyn Fn(&str) -> bool + Sync),
     hydrate: impl FnOnce() -> Value + Send,
 ) -> Result<SessionRecord, SessionError> {
     if store.session_get(id).await?.is_some() {

@@ -6,6 +6,8 @@
 //!   caller. Answers the action's status and JSON body; a replay carries `Idempotency-Replayed:
 //!   true`.
 //!
+//! * `/runs` and `/sessions`: workflow runs and Sessions ([`workflows`]).
+//!
 //! Every error is `application/problem+json` (RFC 9457) and changes nothing.
 
 use std::sync::Arc;
@@ -22,6 +24,8 @@ use jadpo_core::pipeline::{
 use jadpo_core::{Store, id::new_id};
 use serde_json::{Value, json};
 
+mod workflows;
+
 /// What the handlers share.
 #[derive(Clone)]
 pub struct HttpState {
@@ -36,6 +40,7 @@ pub fn router(state: HttpState) -> Router {
     Router::new()
         .route("/healthz", get(healthz))
         .route("/actions/{name}", post(run_action))
+        .merge(workflows::routes())
         .fallback(|| async { problem(StatusCode::NOT_FOUND, "Not found", "no such route") })
         .with_state(state)
 }
@@ -49,7 +54,7 @@ pub fn problem(status: StatusCode, title: &str, detail: &str) -> Response {
 
 /// A problem not yet rendered: small enough to pass around as an error.
 #[derive(Debug)]
-struct Problem {
+pub(crate) struct Problem {
     status: StatusCode,
     title: &'static str,
     detail: String,
@@ -57,7 +62,7 @@ struct Problem {
 }
 
 impl Problem {
-    fn new(status: StatusCode, title: &'static str, detail: impl Into<String>) -> Self {
+    pub(crate) fn new(status: StatusCode, title: &'static str, detail: impl Into<String>) -> Self {
         Self { status, title, detail: detail.into(), header: None }
     }
 }
@@ -90,7 +95,10 @@ async fn healthz(State(state): State<HttpState>) -> Response {
     }
 }
 
-async fn authenticate(state: &HttpState, headers: &HeaderMap) -> Result<String, Problem> {
+pub(crate) async fn authenticate(
+    state: &HttpState,
+    headers: &HeaderMap,
+) -> Result<String, Problem> {
     let unauthorized = |detail: &str| Problem {
         header: Some((header::WWW_AUTHENTICATE, "Bearer")),
         ..Problem::new(StatusCode::UNAUTHORIZED, "Unauthorized", detail)
@@ -186,7 +194,7 @@ async fn run_action(
     }
 }
 
-fn store_problem(e: &jadpo_core::StoreError) -> Problem {
+pub(crate) fn store_problem(e: &jadpo_core::StoreError) -> Problem {
     use jadpo_core::StoreErrorKind as K;
     match e.kind() {
         K::Unavailable => Problem {
