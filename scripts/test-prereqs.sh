@@ -24,6 +24,12 @@ if [ ! -x "$venv/bin/moto_server" ]; then
   "$venv/bin/pip" install --quiet --disable-pip-version-check "moto[server]>=5,<6"
 fi
 
+# The backup tests run the documented commands: sqlite3's online backup, pg_dump/pg_restore.
+if ! command -v sqlite3 >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  echo "test-prereqs: installing sqlite3 (the backup tests use its online backup)"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq sqlite3 >/dev/null
+fi
+
 if [ -n "${DATABASE_URL:-}" ] || have_pg_binaries; then
   exit 0
 fi

@@ -4,12 +4,13 @@
 //! `DATABASE_URL_<STORE>` for the others (with only `DATABASE_URL`, on that one database).
 //! Every verb prints for people by default and JSON with `--json`; failures exit non-zero with a
 //! message that says what to do. Today: `migrate apply | status | sql`, `keys issue`,
-//! `deliveries list | show`.
+//! `deliveries list | show`, `verify`.
 
 mod common;
 mod deliveries;
 mod keys;
 mod migrate;
+mod verify;
 
 use clap::{Parser, Subcommand};
 
@@ -32,6 +33,8 @@ enum Command {
     /// List and inspect deliveries.
     #[command(subcommand)]
     Deliveries(deliveries::DeliveriesCommand),
+    /// Run the eight operational verification checks (after a migration or a restore).
+    Verify(verify::VerifyArgs),
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -41,6 +44,7 @@ async fn main() -> std::process::ExitCode {
         Command::Migrate(command) => migrate::run(command).await,
         Command::Keys(command) => keys::run(command).await,
         Command::Deliveries(command) => deliveries::run(command).await,
+        Command::Verify(args) => verify::run(args).await,
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

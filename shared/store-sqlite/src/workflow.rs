@@ -56,6 +56,19 @@ pub static SQL: WorkflowSql = WorkflowSql {
         WHERE jadpo_command_dispatch.enqueued_at < $2 RETURNING command_id",
     command_mark_enqueued: "INSERT INTO jadpo_command_dispatch (command_id, run_id, enqueued_at) \
         VALUES ($1, $2, $3) ON CONFLICT (command_id) DO UPDATE SET enqueued_at = excluded.enqueued_at",
+    verify_revisions: "SELECT e.run_id, e.revision, m.last_seq FROM workflow_executions e \
+        JOIN (SELECT run_id, max(seq) AS last_seq FROM workflow_events GROUP BY run_id) m \
+        ON m.run_id = e.run_id WHERE e.revision <> m.last_seq ORDER BY e.run_id",
+    verify_event_ids: "SELECT (SELECT count(*) FROM workflow_events WHERE id <> run_id || ':' || seq) + \
+        (SELECT count(*) FROM (SELECT run_id, seq FROM workflow_events GROUP BY run_id, seq \
+        HAVING count(*) > 1) d) AS n",
+    verify_command_times: "SELECT id, status FROM outbox_commands \
+        WHERE (status = 'pending' AND processed_at IS NOT NULL) \
+        OR (status IN ('completed', 'failed') AND processed_at IS NULL) ORDER BY id",
+    executions_page: "SELECT run_id FROM workflow_executions WHERE run_id > $1 ORDER BY run_id LIMIT $2",
+    sessions_all: "SELECT id FROM sessions ORDER BY id",
+    session_delete: "DELETE FROM sessions WHERE id = $1",
+    execution_delete: "DELETE FROM workflow_executions WHERE run_id = $1",
 };
 
 impl WorkflowDialect for SqliteStore {

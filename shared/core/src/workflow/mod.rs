@@ -13,6 +13,7 @@ pub mod kernel;
 pub mod session;
 pub mod state;
 pub mod store;
+pub mod verify;
 
 pub use def::{DefinitionError, Node, WorkflowDef};
 pub use kernel::{CommandAck, Incoming, KernelError, NewCommand, Transition, decide};

@@ -167,6 +167,21 @@ pub struct WorkflowSql {
     pub commands_claim_due: &'static str,
     /// `(command_id, run_id, now)`: stamp a command as put on the queue (insert or refresh).
     pub command_mark_enqueued: &'static str,
+    /// `()` → `run_id, revision, last_seq` of runs with events whose revision differs from their
+    /// last event's seq.
+    pub verify_revisions: &'static str,
+    /// `()` → `n`: events whose id is not `${run_id}:${seq}`, or whose `(run_id, seq)` repeats.
+    pub verify_event_ids: &'static str,
+    /// `()` → `id, status`: commands whose `processed_at` does not fit their status.
+    pub verify_command_times: &'static str,
+    /// `(after, limit)` → `run_id` of runs in id order, for paging.
+    pub executions_page: &'static str,
+    /// `()` → `id` of every Session.
+    pub sessions_all: &'static str,
+    /// `(id)`: delete a Session (verification probes only).
+    pub session_delete: &'static str,
+    /// `(run_id)`: delete an execution, cascading to its events, commands and lease.
+    pub execution_delete: &'static str,
 }
 
 /// An adapter that speaks the workflow tables through its own [`WorkflowSql`].
@@ -347,6 +362,27 @@ pub trait WorkflowStore: Send + Sync {
         lost_before: DateTime<Utc>,
         limit: usize,
     ) -> Result<Vec<String>, StoreError>;
+
+    /// Runs whose revision differs from their last event's seq: `(run_id, revision, last_seq)`.
+    async fn verify_revisions(&self) -> Result<Vec<(String, i64, i64)>, StoreError>;
+
+    /// How many events have an id other than `${runId}:${seq}` or repeat a `(run_id, seq)`.
+    async fn verify_event_ids(&self) -> Result<i64, StoreError>;
+
+    /// Commands whose `processed_at` does not fit their status: `(id, status)`.
+    async fn verify_command_times(&self) -> Result<Vec<(String, String)>, StoreError>;
+
+    /// Run ids after `after`, in order, at most `limit`.
+    async fn executions_page(&self, after: &str, limit: u32) -> Result<Vec<String>, StoreError>;
+
+    /// Every Session id.
+    async fn sessions_all(&self) -> Result<Vec<String>, StoreError>;
+
+    /// Deletes a Session.
+    async fn session_delete(&self, id: &str) -> Result<(), StoreError>;
+
+    /// Deletes an execution with its events, commands and lease (an audited, destructive act).
+    async fn execution_delete(&self, run_id: &str) -> Result<(), StoreError>;
 
     /// Records that a command was put on the queue at `now`.
     async fn command_mark_enqueued(
@@ -632,6 +668,50 @@ impl<S: WorkflowDialect> WorkflowStore for S {
         let sql = self.workflow_sql().commands_claim_due;
         let rows = self.query_once(sql, &[now.into(), lost_before.into(), limit.into()]).await?;
         rows.iter().map(|r| r.get_str("command_id").map(str::to_owned)).collect()
+    }
+
+    async fn verify_revisions(&self) -> Result<Vec<(String, i64, i64)>, StoreError> {
+        let rows = self.query_once(self.workflow_sql().verify_revisions, &[]).await?;
+        rows.iter()
+            .map(|r| {
+                Ok((
+                    r.get_str("run_id")?.to_owned(),
+                    r.get_i64("revision")?,
+                    r.get_i64("last_seq")?,
+                ))
+            })
+            .collect()
+    }
+
+    async fn verify_event_ids(&self) -> Result<i64, StoreError> {
+        let rows = self.query_once(self.workflow_sql().verify_event_ids, &[]).await?;
+        rows.first().map_or(Ok(0), |r| r.get_i64("n"))
+    }
+
+    async fn verify_command_times(&self) -> Result<Vec<(String, String)>, StoreError> {
+        let rows = self.query_once(self.workflow_sql().verify_command_times, &[]).await?;
+        rows.iter()
+            .map(|r| Ok((r.get_str("id")?.to_owned(), r.get_str("status")?.to_owned())))
+            .collect()
+    }
+
+    async fn executions_page(&self, after: &str, limit: u32) -> Result<Vec<String>, StoreError> {
+        let params = [after.into(), i64::from(limit).into()];
+        let rows = self.query_once(self.workflow_sql().executions_page, &params).await?;
+        rows.iter().map(|r| r.get_str("run_id").map(str::to_owned)).collect()
+    }
+
+    async fn sessions_all(&self) -> Result<Vec<String>, StoreError> {
+        let rows = self.query_once(self.workflow_sql().sessions_all, &[]).await?;
+        rows.iter().map(|r| r.get_str("id").map(str::to_owned)).collect()
+    }
+
+    async fn session_delete(&self, id: &str) -> Result<(), StoreError> {
+        self.execute_once(self.workflow_sql().session_delete, &[id.into()]).await.map(|_| ())
+    }
+
+    async fn execution_delete(&self, run_id: &str) -> Result<(), StoreError> {
+        self.execute_once(self.workflow_sql().execution_delete, &[run_id.into()]).await.map(|_| ())
     }
 
     async fn command_mark_enqueued(

@@ -1,0 +1,124 @@
+//! `jadpo verify` on migrated stores with a run and a Session; a broken store fails it; a
+//! backup restored with the documented commands (SQLite online backup; pg_dump/pg_restore)
+//! passes it.
+
+use std::process::{Command, Output};
+
+use chrono::Utc;
+use jadpo_core::workflow::{Incoming, TransitionWrite, decide};
+use jadpo_core::{Store, TransactionalStore};
+use jadpo_test_harness::{PgTestDb, SqliteTestDb};
+use serde_json::json;
+
+fn jadpo(url: &str, args: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_jadpo"));
+    cmd.args(args).env("DATABASE_URL", url).env("RUST_LOG", "warn");
+    for (key, _) in std::env::vars().filter(|(k, _)| k.starts_with("DATABASE_URL_")) {
+        cmd.env_remove(key);
+    }
+    cmd.output().unwrap_or_else(|e| panic!("cannot run jadpo: {e}"))
+}
+
+fn text(out: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+}
+
+/// Migrates with the CLI, then writes a started checkout run and a Session through the store.
+async fn seed(url: &str, store: &dyn Store) {
+    let out = jadpo(url, &["migrate", "apply"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let def = jadpo_app::checkout().unwrap_or_else(|e| panic!("{e}"));
+    let t =
+        decide(&def, None, &Incoming::Start { input: json!({"order_id": "o-1"}) }, "run-1", 1_000)
+            .unwrap_or_else(|e| panic!("{e}"));
+    let write = TransitionWrite {
+        run_id: "run-1",
+        expected_revision: None,
+        transition: &t,
+        session: None,
+        lease: None,
+    };
+    store.commit_transition(&write).await.unwrap_or_else(|e| panic!("{e}"));
+    store
+        .session_create("s-1", "alice", &json!({"tenant": "t1"}), Utc::now())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+}
+
+fn passes(url: &str) {
+    let out = jadpo(url, &["verify"]);
+    let shown = text(&out);
+    assert!(out.status.success(), "{shown}");
+    assert_eq!(shown.matches("  PASS ").count(), 8, "{shown}");
+}
+
+#[tokio::test]
+async fn a_sound_sqlite_store_passes_and_its_online_backup_too() {
+    let db = SqliteTestDb::empty();
+    let store = db.store();
+    seed(&db.url(), &store).await;
+    passes(&db.url());
+    let copy = db.path().with_file_name("backup.db");
+    let backup = Command::new("sqlite3")
+        .arg(db.path())
+        .arg(format!(".backup '{}'", copy.display()))
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("sqlite3 is needed for the backup test (make prereqs installs it): {e}")
+        });
+    assert!(backup.status.success(), "{}", text(&backup));
+    passes(&format!("sqlite://{}", copy.display()));
+    let json = jadpo(&db.url(), &["verify", "--json"]);
+    let doc: serde_json::Value =
+        serde_json::from_slice(&json.stdout).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(doc["failed"], 0);
+}
+
+#[tokio::test]
+async fn a_broken_store_fails_verification_and_says_why() {
+    let db = SqliteTestDb::empty();
+    let store = db.store();
+    seed(&db.url(), &store).await;
+    store
+        .execute_once("UPDATE workflow_executions SET revision = 99 WHERE run_id = 'run-1'", &[])
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    store
+        .execute_once("UPDATE outbox_commands SET processed_at = 1", &[])
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let out = jadpo(&db.url(), &["verify"]);
+    let shown = text(&out);
+    assert!(!out.status.success(), "{shown}");
+    assert!(
+        shown.contains("FAIL 2.") && shown.contains("run run-1 has revision 99 but last event"),
+        "{shown}"
+    );
+    assert!(shown.contains("FAIL 5.") && shown.contains("with the wrong processed_at"), "{shown}");
+    assert!(shown.contains("verification check(s) failed"), "{shown}");
+}
+
+#[tokio::test]
+async fn a_postgres_dump_restored_into_another_database_passes() {
+    let source = PgTestDb::empty().await;
+    let store = source.store();
+    seed(source.url(), &store).await;
+    passes(source.url());
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dump = dir.path().join("jadpo.dump");
+    let out = Command::new("pg_dump")
+        .args(["--format=custom", "--no-owner", "--file"])
+        .arg(&dump)
+        .arg(source.url())
+        .output()
+        .unwrap_or_else(|e| panic!("pg_dump: {e}"));
+    assert!(out.status.success(), "{}", text(&out));
+    let target = PgTestDb::empty().await;
+    let out = Command::new("pg_restore")
+        .args(["--clean", "--if-exists", "--no-owner", "--dbname", target.url()])
+        .arg(&dump)
+        .output()
+        .unwrap_or_else(|e| panic!("pg_restore: {e}"));
+    assert!(out.status.success(), "{}", text(&out));
+    passes(target.url());
+}
