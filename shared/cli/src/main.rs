@@ -4,12 +4,13 @@
 //! `DATABASE_URL_<STORE>` for the others (with only `DATABASE_URL`, on that one database).
 //! Every verb prints for people by default and JSON with `--json`; failures exit non-zero with a
 //! message that says what to do. Today: `migrate apply | status | sql`, `keys issue`,
-//! `deliveries list | show`, `verify`.
+//! `deliveries list | show`, `verify`, `export`, `import`.
 
 mod common;
 mod deliveries;
 mod keys;
 mod migrate;
+mod transfer;
 mod verify;
 
 use clap::{Parser, Subcommand};
@@ -35,6 +36,10 @@ enum Command {
     Deliveries(deliveries::DeliveriesCommand),
     /// Run the eight operational verification checks (after a migration or a restore).
     Verify(verify::VerifyArgs),
+    /// Export the workflow store as JSON lines (stop writes first).
+    Export(transfer::ExportArgs),
+    /// Import an export into a migrated store of either kind.
+    Import(transfer::ImportArgs),
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -45,6 +50,8 @@ async fn main() -> std::process::ExitCode {
         Command::Keys(command) => keys::run(command).await,
         Command::Deliveries(command) => deliveries::run(command).await,
         Command::Verify(args) => verify::run(args).await,
+        Command::Export(args) => transfer::export(args).await,
+        Command::Import(args) => transfer::import(args).await,
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

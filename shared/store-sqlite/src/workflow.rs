@@ -69,6 +69,14 @@ pub static SQL: WorkflowSql = WorkflowSql {
     sessions_all: "SELECT id FROM sessions ORDER BY id",
     session_delete: "DELETE FROM sessions WHERE id = $1",
     execution_delete: "DELETE FROM workflow_executions WHERE run_id = $1",
+    commands_of_run: "SELECT id, seq, node_id, type, payload, status, idempotency_key, created_at, \
+        processed_at FROM outbox_commands WHERE run_id = $1 ORDER BY seq",
+    command_import: "INSERT INTO outbox_commands (id, run_id, seq, node_id, type, payload, status, \
+        idempotency_key, created_at, processed_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+    session_export: "SELECT id, user_id, context, active_run_id, revision, context_revision, \
+        created_at, updated_at FROM sessions WHERE id = $1",
+    session_import: "INSERT INTO sessions (id, user_id, context, active_run_id, revision, \
+        context_revision, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
 };
 
 impl WorkflowDialect for SqliteStore {

@@ -19,8 +19,8 @@ pub use def::{DefinitionError, Node, WorkflowDef};
 pub use kernel::{CommandAck, Incoming, KernelError, NewCommand, Transition, decide};
 pub use state::{ExecutionState, ExecutionStatus, RuntimeEvent, apply, replay};
 pub use store::{
-    CommandRow, ExecutionLease, LeaseFence, SessionRecord, SessionWrite, TransitionError,
-    TransitionWrite, WorkflowDialect, WorkflowSql, WorkflowStore,
+    CommandRow, ExecutionLease, LeaseFence, RunExport, SessionExport, SessionRecord, SessionWrite,
+    TransitionError, TransitionWrite, WorkflowDialect, WorkflowSql, WorkflowStore,
 };
 
 #[cfg(test)]

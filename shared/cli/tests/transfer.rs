@@ -1,0 +1,149 @@
+//! `jadpo export` from SQLite, `jadpo import` into PostgreSQL, then `jadpo verify` — the spec's
+//! logical move between adapters — and the refusals of a bad or repeated import.
+
+use std::process::{Command, Output};
+
+use chrono::Utc;
+use jadpo_core::Store;
+use jadpo_core::workflow::{Incoming, TransitionWrite, WorkflowStore, decide};
+use jadpo_test_harness::{PgTestDb, SqliteTestDb};
+use serde_json::json;
+
+fn jadpo(url: &str, args: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_jadpo"));
+    cmd.args(args).env("DATABASE_URL", url).env("RUST_LOG", "warn");
+    for (key, _) in std::env::vars().filter(|(k, _)| k.starts_with("DATABASE_URL_")) {
+        cmd.env_remove(key);
+    }
+    cmd.output().unwrap_or_else(|e| panic!("cannot run jadpo: {e}"))
+}
+
+fn text(out: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+}
+
+fn ok(out: &Output) {
+    assert!(out.status.success(), "{}", text(out));
+}
+
+/// A run taken to its wait (two commands completed) and a Session bound to it.
+async fn seed(url: &str, store: &dyn Store) {
+    ok(&jadpo(url, &["migrate", "apply"]));
+    let def = jadpo_app::checkout().unwrap_or_else(|e| panic!("{e}"));
+    store
+        .session_create("s-1", "alice", &json!({"tenant": "t1"}), Utc::now())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut state = None;
+    let mut commands = Vec::new();
+    let mut incoming = Incoming::Start { input: json!({"order_id": "o-1"}) };
+    for step in 0..3 {
+        let t = decide(&def, state.as_ref(), &incoming, "run-1", 1_000 + step)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let session = (step == 0).then(|| jadpo_core::workflow::SessionWrite {
+            session_id: "s-1".into(),
+            user_id: "alice".into(),
+            expected_revision: 0,
+        });
+        let write = TransitionWrite {
+            run_id: "run-1",
+            expected_revision: state
+                .as_ref()
+                .map(|s: &jadpo_core::workflow::ExecutionState| s.revision),
+            transition: &t,
+            session,
+            lease: None,
+        };
+        store.commit_transition(&write).await.unwrap_or_else(|e| panic!("{e}"));
+        commands = t.commands.clone();
+        state = Some(t.state);
+        if let Some(c) = commands.first() {
+            incoming = Incoming::CommandCompleted {
+                command_id: c.id.clone(),
+                node_id: c.node_id.clone(),
+                result: json!({"ok": step}),
+            };
+        }
+    }
+    assert!(commands.is_empty(), "the run should wait for the shipment");
+}
+
+#[tokio::test]
+async fn a_sqlite_store_moves_to_postgres_and_verifies() {
+    let sqlite = SqliteTestDb::empty();
+    let source = sqlite.store();
+    seed(&sqlite.url(), &source).await;
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let file = dir.path().join("export.jsonl");
+    let file_arg = file.to_string_lossy().into_owned();
+    let exported = jadpo(&sqlite.url(), &["export", "--output", &file_arg]);
+    ok(&exported);
+    assert!(text(&exported).contains("exported 1 runs and 1 sessions"), "{}", text(&exported));
+
+    let pg = PgTestDb::empty().await;
+    let before = jadpo(pg.url(), &["import", "--input", &file_arg]);
+    assert!(
+        !before.status.success() && text(&before).contains("is not migrated"),
+        "{}",
+        text(&before)
+    );
+    ok(&jadpo(pg.url(), &["migrate", "apply"]));
+    let imported = jadpo(pg.url(), &["import", "--input", &file_arg]);
+    ok(&imported);
+    let verified = jadpo(pg.url(), &["verify"]);
+    ok(&verified);
+    assert_eq!(text(&verified).matches("  PASS ").count(), 8, "{}", text(&verified));
+
+    let target = pg.store();
+    let moved = target.execution_get("run-1").await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(moved, source.execution_get("run-1").await.unwrap_or_else(|e| panic!("{e}")));
+    assert_eq!(
+        target.execution_events("run-1").await.ok(),
+        source.execution_events("run-1").await.ok()
+    );
+    let session = target
+        .session_get("s-1")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap_or_else(|| panic!("no session"));
+    assert_eq!((session.active_run_id.as_deref(), session.revision), (Some("run-1"), 1));
+
+    let again = jadpo(pg.url(), &["import", "--input", &file_arg]);
+    assert!(
+        !again.status.success() && text(&again).contains("importing run run-1"),
+        "{}",
+        text(&again)
+    );
+}
+
+#[tokio::test]
+async fn a_cut_or_garbled_export_is_refused() {
+    let sqlite = SqliteTestDb::empty();
+    let source = sqlite.store();
+    seed(&sqlite.url(), &source).await;
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let full = dir.path().join("full.jsonl");
+    ok(&jadpo(&sqlite.url(), &["export", "--output", &full.to_string_lossy()]));
+    let content = std::fs::read_to_string(&full).unwrap_or_default();
+    let lines: Vec<&str> = content.lines().collect();
+    let cut = dir.path().join("cut.jsonl");
+    std::fs::write(&cut, lines[..lines.len() - 1].join("\n")).unwrap_or_else(|e| panic!("{e}"));
+    let target = SqliteTestDb::empty();
+    ok(&jadpo(&target.url(), &["migrate", "apply"]));
+    let out = jadpo(&target.url(), &["import", "--input", &cut.to_string_lossy()]);
+    assert!(!out.status.success() && text(&out).contains("cut short"), "{}", text(&out));
+    let garbled = dir.path().join("garbled.jsonl");
+    std::fs::write(&garbled, format!("{}\nnot json\n", lines[0])).unwrap_or_else(|e| panic!("{e}"));
+    let target = SqliteTestDb::empty();
+    ok(&jadpo(&target.url(), &["migrate", "apply"]));
+    let out = jadpo(&target.url(), &["import", "--input", &garbled.to_string_lossy()]);
+    assert!(!out.status.success() && text(&out).contains("line 2 is not JSON"), "{}", text(&out));
+    let alien = dir.path().join("alien.jsonl");
+    std::fs::write(&alien, "{\"format\": \"something-else\"}\n").unwrap_or_else(|e| panic!("{e}"));
+    let out = jadpo(&target.url(), &["import", "--input", &alien.to_string_lossy()]);
+    assert!(
+        !out.status.success() && text(&out).contains("not a jadpo.workflow-export"),
+        "{}",
+        text(&out)
+    );
+}
