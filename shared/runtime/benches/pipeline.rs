@@ -10,8 +10,9 @@
 //! Each at concurrency 1 and 8, in one run, on one throwaway cluster (fsync off: the numbers
 //! compare code paths, not disks). `make bench` runs it and assembles BENCHMARKS.md.
 
+mod common;
+
 use std::collections::BTreeMap;
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -134,50 +135,7 @@ INSERT INTO jadpo_deliveries (id, outbox_id, subscriber, next_attempt_at, create
 COMMIT;
 "#;
 
-fn pgbench_tps(url: &str, clients: usize) -> f64 {
-    let bindir = Command::new("pg_config")
-        .arg("--bindir")
-        .output()
-        .ok()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned());
-    let pgbench = bindir.map(|d| format!("{d}/pgbench")).unwrap_or_else(|| "pgbench".into());
-    let script = std::env::temp_dir().join(format!("jadpo-commit-{}.sql", std::process::id()));
-    std::fs::write(&script, PGBENCH_SCRIPT).unwrap_or_else(|e| panic!("{e}"));
-    let out = Command::new(pgbench)
-        .args([
-            "-n",
-            "-M",
-            "prepared",
-            "-c",
-            &clients.to_string(),
-            "-j",
-            &clients.min(2).to_string(),
-            "-T",
-            &SECONDS.to_string(),
-            "-f",
-        ])
-        .arg(&script)
-        .arg(url)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run pgbench: {e}"));
-    let text = String::from_utf8_lossy(&out.stdout);
-    let tps = text
-        .lines()
-        .find(|l| l.starts_with("tps = "))
-        .and_then(|l| l[6..].split_whitespace().next())
-        .and_then(|v| v.parse().ok());
-    tps.unwrap_or_else(|| panic!("pgbench failed: {text}{}", String::from_utf8_lossy(&out.stderr)))
-}
-
-/// This process's CPU time so far (user + system), from `/proc/self/stat`, in seconds.
-fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let after_name = stat.rsplit(')').next().unwrap_or_default();
-    let fields: Vec<&str> = after_name.split_whitespace().collect();
-    let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-    // utime and stime are the 14th and 15th fields; 12 and 13 after the name.
-    (ticks(11) + ticks(12)) / 100.0
-}
+use common::{analyze, cpu_seconds, pgbench_tps};
 
 async fn commit_rate(p: &Pipeline, clients: usize) -> (f64, f64) {
     let cpu_before = cpu_seconds();
@@ -294,17 +252,6 @@ async fn end_to_end(
     }
 }
 
-/// Refreshes planner statistics between phases. Each phase adds tens of thousands of rows to a
-/// brand-new database faster than autovacuum's one-minute nap; without fresh statistics, plans
-/// cached while the tables were tiny (sequential scans) would be measured instead of the code.
-async fn analyze(p: &Pipeline) {
-    for store in p.stores.values() {
-        let mut tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
-        tx.batch("ANALYZE").await.unwrap_or_else(|e| panic!("{e}"));
-        tx.commit().await.unwrap_or_else(|e| panic!("{e}"));
-    }
-}
-
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let starts: Starts = Arc::default();
@@ -327,7 +274,7 @@ async fn main() {
     };
     let mut rows = Vec::new();
     for clients in [1, 8] {
-        let ceiling = pgbench_tps(db.url(), clients);
+        let ceiling = pgbench_tps(db.url(), PGBENCH_SCRIPT, clients, SECONDS);
         analyze(&pipeline).await;
         let (committed, client_cores) = commit_rate(&pipeline, clients).await;
         analyze(&pipeline).await;
