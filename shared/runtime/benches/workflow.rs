@@ -71,7 +71,7 @@ INSERT INTO workflow_executions (run_id, workflow_id, workflow_version, status, 
 INSERT INTO workflow_events (id, run_id, seq, type, payload, timestamp) VALUES ('r' || :n || ':' || :client_id || ':1', 'r' || :n || ':' || :client_id, 1, 'run.started', '{"workflow_id":"three","workflow_version":"1","input":{}}', 1);
 INSERT INTO workflow_events (id, run_id, seq, type, payload, timestamp) VALUES ('r' || :n || ':' || :client_id || ':2', 'r' || :n || ':' || :client_id, 2, 'node.entered', '{"node":"a","kind":"step"}', 1);
 INSERT INTO workflow_events (id, run_id, seq, type, payload, timestamp) VALUES ('r' || :n || ':' || :client_id || ':3', 'r' || :n || ':' || :client_id, 3, 'command.issued', '{"command_id":"x","node":"a","capability":"step","payload":{},"compensation": false}', 1);
-INSERT INTO outbox_commands (id, run_id, seq, node_id, type, payload, idempotency_key, created_at) VALUES ('r' || :n || ':' || :client_id || ':cmd:3', 'r' || :n || ':' || :client_id, 3, 'a', 'step', '{"input":{}}', 'k', now());
+INSERT INTO outbox_commands (id, run_id, seq, node_id, type, payload, idempotency_key, created_at) VALUES ('r' || :n || ':' || :client_id || '-cmd-3', 'r' || :n || ':' || :client_id, 3, 'a', 'step', '{"input":{}}', 'k', now());
 COMMIT;
 "#;
 
