@@ -1,6 +1,8 @@
 //! `jadpo migrate` end to end: the real binary against a real SQLite file and PostgreSQL.
 
-use std::process::{Command, Output};
+mod common;
+
+use std::process::Output;
 
 use jadpo_core::TransactionalStore;
 use jadpo_test_harness::{PgTestDb, SqliteTestDb};
@@ -10,15 +12,7 @@ use serde_json::Value;
 const JADPO: usize = 2;
 
 fn jadpo(database_url: Option<&str>, args: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_jadpo"));
-    cmd.args(args).env_remove("DATABASE_URL").env("RUST_LOG", "warn");
-    for (key, _) in std::env::vars().filter(|(k, _)| k.starts_with("DATABASE_URL_")) {
-        cmd.env_remove(key);
-    }
-    if let Some(url) = database_url {
-        cmd.env("DATABASE_URL", url);
-    }
-    cmd.output().unwrap_or_else(|e| panic!("cannot run jadpo: {e}"))
+    common::jadpo_with(database_url, args)
 }
 
 fn stdout(out: &Output) -> String {

@@ -1,6 +1,10 @@
 //! `jadpo keys` and `jadpo deliveries`: the real binary against a migrated SQLite file.
 
-use std::process::{Command, Output};
+mod common;
+
+use std::process::Output;
+
+use common::jadpo;
 
 use chrono::Utc;
 use jadpo_core::TransactionalStore;
@@ -9,15 +13,6 @@ use jadpo_core::pipeline::PipelineStore;
 use jadpo_core::pipeline::{NewDelivery, NewEvent, Outcome};
 use jadpo_test_harness::SqliteTestDb;
 use serde_json::{Value, json};
-
-fn jadpo(url: &str, args: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_jadpo"));
-    cmd.args(args).env("DATABASE_URL", url).env("RUST_LOG", "warn");
-    for (key, _) in std::env::vars().filter(|(k, _)| k.starts_with("DATABASE_URL_")) {
-        cmd.env_remove(key);
-    }
-    cmd.output().unwrap_or_else(|e| panic!("cannot run jadpo: {e}"))
-}
 
 fn ok(out: &Output) -> String {
     assert!(out.status.success(), "jadpo failed: {}", String::from_utf8_lossy(&out.stderr));

@@ -1,26 +1,17 @@
 //! `jadpo export` from SQLite, `jadpo import` into PostgreSQL, then `jadpo verify` — the spec's
 //! logical move between adapters — and the refusals of a bad or repeated import.
 
-use std::process::{Command, Output};
+mod common;
+
+use std::process::Output;
+
+use common::{jadpo, text};
 
 use chrono::Utc;
 use jadpo_core::Store;
 use jadpo_core::workflow::{Incoming, TransitionWrite, WorkflowStore, decide};
 use jadpo_test_harness::{PgTestDb, SqliteTestDb};
 use serde_json::json;
-
-fn jadpo(url: &str, args: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_jadpo"));
-    cmd.args(args).env("DATABASE_URL", url).env("RUST_LOG", "warn");
-    for (key, _) in std::env::vars().filter(|(k, _)| k.starts_with("DATABASE_URL_")) {
-        cmd.env_remove(key);
-    }
-    cmd.output().unwrap_or_else(|e| panic!("cannot run jadpo: {e}"))
-}
-
-fn text(out: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
-}
 
 fn ok(out: &Output) {
     assert!(out.status.success(), "{}", text(out));

@@ -2,26 +2,17 @@
 //! backup restored with the documented commands (SQLite online backup; pg_dump/pg_restore)
 //! passes it.
 
-use std::process::{Command, Output};
+mod common;
+
+use std::process::Command;
+
+use common::{jadpo, text};
 
 use chrono::Utc;
 use jadpo_core::workflow::{Incoming, TransitionWrite, decide};
 use jadpo_core::{Store, TransactionalStore};
 use jadpo_test_harness::{PgTestDb, SqliteTestDb};
 use serde_json::json;
-
-fn jadpo(url: &str, args: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_jadpo"));
-    cmd.args(args).env("DATABASE_URL", url).env("RUST_LOG", "warn");
-    for (key, _) in std::env::vars().filter(|(k, _)| k.starts_with("DATABASE_URL_")) {
-        cmd.env_remove(key);
-    }
-    cmd.output().unwrap_or_else(|e| panic!("cannot run jadpo: {e}"))
-}
-
-fn text(out: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
-}
 
 /// Migrates with the CLI, then writes a started checkout run and a Session through the store.
 async fn seed(url: &str, store: &dyn Store) {

@@ -21,6 +21,27 @@ pub struct Emitted {
     pub payload: Value,
 }
 
+/// Calls connection `name`; an error status or an unreachable service fails the handler.
+async fn call_connection(
+    connections: &dyn Connections,
+    idempotency_key: Option<String>,
+    name: &str,
+    path: &str,
+    body: Value,
+) -> Result<Value, HandlerError> {
+    let request = ConnectionRequest {
+        connection: name.to_owned(),
+        path: path.to_owned(),
+        body,
+        idempotency_key,
+    };
+    connections
+        .call(request)
+        .await
+        .map(|response| response.body)
+        .map_err(|e: ConnectionError| HandlerError::Failed(e.to_string()))
+}
+
 /// What an action or subscriber sees of its transaction.
 pub struct HandlerContext<'t> {
     tx: &'t mut dyn Transaction,
@@ -49,17 +70,7 @@ impl<'t> HandlerContext<'t> {
         path: &str,
         body: Value,
     ) -> Result<Value, HandlerError> {
-        let request = ConnectionRequest {
-            connection: name.to_owned(),
-            path: path.to_owned(),
-            body,
-            idempotency_key: self.idempotency_key.clone(),
-        };
-        self.connections
-            .call(request)
-            .await
-            .map(|response| response.body)
-            .map_err(|e: ConnectionError| HandlerError::Failed(e.to_string()))
+        call_connection(self.connections, self.idempotency_key.clone(), name, path, body).await
     }
 
     /// The store's open transaction: write the application's own rows through it.
@@ -226,17 +237,8 @@ impl<'t> CapabilityContext<'t> {
         path: &str,
         body: Value,
     ) -> Result<Value, HandlerError> {
-        let request = ConnectionRequest {
-            connection: name.to_owned(),
-            path: path.to_owned(),
-            body,
-            idempotency_key: Some(self.idempotency_key.clone()),
-        };
-        self.connections
-            .call(request)
+        call_connection(self.connections, Some(self.idempotency_key.clone()), name, path, body)
             .await
-            .map(|response| response.body)
-            .map_err(|e: ConnectionError| HandlerError::Failed(e.to_string()))
     }
 }
 
