@@ -5,7 +5,8 @@
 //! * [`crate::migrate::MigrationStore`] applies and lists migrations under the two ledgers.
 //! * [`crate::schema::SchemaIntrospection`] describes tables, for `jadpo check` and conformance.
 //! * [`crate::auth::ServiceKeyStore`] keeps service keys' verifiers.
-//! * [`crate::workflow::WorkflowStore`] commits workflow transitions and keeps Sessions.
+//! * [`crate::workflow::WorkflowStore`] commits workflow transitions and keeps Sessions;
+//!   [`crate::workflow::WorkflowOps`] verifies, exports and imports them.
 //! * [`crate::pipeline::PipelineStore`] keeps the outbox, deliveries, handled records and
 //!   idempotency keys.
 //!
@@ -23,7 +24,7 @@ use crate::migrate::MigrationStore;
 use crate::pipeline::PipelineStore;
 use crate::schema::SchemaIntrospection;
 use crate::sql::{Dialect, Row, SqlValue};
-use crate::workflow::WorkflowStore;
+use crate::workflow::{WorkflowOps, WorkflowStore};
 
 /// An open database transaction.
 ///
@@ -119,6 +120,7 @@ pub trait Store:
     + PipelineStore
     + ServiceKeyStore
     + WorkflowStore
+    + WorkflowOps
 {
 }
 
@@ -129,5 +131,6 @@ impl<T> Store for T where
         + PipelineStore
         + ServiceKeyStore
         + WorkflowStore
+        + WorkflowOps
 {
 }

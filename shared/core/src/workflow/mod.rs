@@ -10,6 +10,7 @@
 pub mod def;
 pub mod engine;
 pub mod kernel;
+pub mod ops;
 pub mod session;
 pub mod state;
 pub mod store;
@@ -17,10 +18,11 @@ pub mod verify;
 
 pub use def::{DefinitionError, Node, WorkflowDef};
 pub use kernel::{CommandAck, Incoming, KernelError, NewCommand, Transition, decide};
+pub use ops::{RunExport, SessionExport, WorkflowOps};
 pub use state::{ExecutionState, ExecutionStatus, RuntimeEvent, apply, replay};
 pub use store::{
-    CommandRow, ExecutionLease, LeaseFence, RunExport, SessionExport, SessionRecord, SessionWrite,
-    TransitionError, TransitionWrite, WorkflowDialect, WorkflowSql, WorkflowStore,
+    CommandRow, ExecutionLease, LeaseFence, SessionRecord, SessionWrite, TransitionError,
+    TransitionWrite, WorkflowDialect, WorkflowSql, WorkflowStore,
 };
 
 #[cfg(test)]
