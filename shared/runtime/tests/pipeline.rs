@@ -2,8 +2,6 @@
 
 mod support;
 
-use std::sync::Arc;
-
 use async_trait::async_trait;
 use jadpo_core::app::{
     Action, ActionOutput, Application, Event, HandlerContext, HandlerError, RetryPolicy, Subscriber,
@@ -315,6 +313,3 @@ both!(
     a_chain_deeper_than_the_limit_is_refused,
     a_failing_connection_is_retried_until_it_recovers,
 );
-
-#[allow(dead_code, reason = "keeps Arc in use for both macro arms")]
-fn _arc(_: Arc<()>) {}
