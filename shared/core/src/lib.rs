@@ -30,6 +30,7 @@ pub mod clock;
 pub mod connect;
 pub mod error;
 pub mod id;
+pub mod lease;
 pub mod migrate;
 pub mod pipeline;
 pub mod queue;

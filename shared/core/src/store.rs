@@ -5,6 +5,7 @@
 //! * [`crate::migrate::MigrationStore`] applies and lists migrations under the two ledgers.
 //! * [`crate::schema::SchemaIntrospection`] describes tables, for `jadpo check` and conformance.
 //! * [`crate::auth::ServiceKeyStore`] keeps service keys' verifiers.
+//! * [`crate::lease::LeaseStore`] takes, extends and fences generation-numbered leases.
 //! * [`crate::workflow::WorkflowStore`] commits workflow transitions and keeps Sessions;
 //!   [`crate::workflow::WorkflowOps`] verifies, exports and imports them.
 //! * [`crate::pipeline::PipelineStore`] keeps the outbox, deliveries, handled records and
@@ -20,6 +21,7 @@ use async_trait::async_trait;
 
 use crate::auth::ServiceKeyStore;
 use crate::error::StoreError;
+use crate::lease::LeaseStore;
 use crate::migrate::MigrationStore;
 use crate::pipeline::PipelineStore;
 use crate::schema::SchemaIntrospection;
@@ -121,6 +123,7 @@ pub trait Store:
     + ServiceKeyStore
     + WorkflowStore
     + WorkflowOps
+    + LeaseStore
 {
 }
 
@@ -132,5 +135,6 @@ impl<T> Store for T where
         + ServiceKeyStore
         + WorkflowStore
         + WorkflowOps
+        + LeaseStore
 {
 }

@@ -271,3 +271,55 @@ pub async fn service_keys_are_stored_as_verifiers(fx: &dyn Fixture) {
     let err = store.service_key_issue("bad name!", None, &clock).await.err().map(|e| e.to_string());
     assert!(err.unwrap_or_default().contains("service name \"bad name!\""));
 }
+
+/// The lease primitive: one holder; a holder paused past its expiry loses the lease to another,
+/// cannot extend it, and is fenced out of writing; the generation grows with every acquisition.
+pub async fn leases_fence_a_holder_paused_past_expiry(fx: &dyn Fixture) {
+    use jadpo_core::lease::LeaseTable::Housekeeping;
+    let store = migrated(fx).await;
+    let ttl = Duration::seconds(30);
+    let a = ok(store.lease_take(Housekeeping, "hourly", "a", t0(), ttl).await, "take");
+    let a = a.unwrap_or_else(|| panic!("a free lease was refused"));
+    assert_eq!(a.generation, 1);
+    assert!(
+        ok(
+            store.lease_take(Housekeeping, "hourly", "b", t0() + Duration::seconds(10), ttl).await,
+            "take"
+        )
+        .is_none()
+    );
+    let a = ok(store.lease_extend(&a, t0() + Duration::seconds(20), ttl).await, "extend");
+    let a = a.unwrap_or_else(|| panic!("a live lease could not be extended"));
+    // a pauses past its expiry; b takes over.
+    let later = t0() + Duration::seconds(60);
+    let b = ok(store.lease_take(Housekeeping, "hourly", "b", later, ttl).await, "take over");
+    let b = b.unwrap_or_else(|| panic!("an expired lease was not taken over"));
+    assert_eq!(b.generation, 2);
+    assert!(
+        ok(store.lease_extend(&a, later, ttl).await, "extend").is_none(),
+        "a lost lease was extended"
+    );
+    let mut tx = ok(store.begin().await, "begin");
+    assert!(
+        !ok(store.lease_fence(tx.as_mut(), &a, later).await, "fence"),
+        "the paused holder passed the fence"
+    );
+    ok(tx.rollback().await, "rollback");
+    let mut tx = ok(store.begin().await, "begin");
+    assert!(ok(store.lease_fence(tx.as_mut(), &b, later).await, "fence"));
+    let done = "UPDATE jadpo_housekeeping SET last_completed_at = $2 WHERE name = $1";
+    ok(tx.execute(done, &["hourly".into(), later.into()]).await, "write");
+    ok(tx.commit().await, "commit");
+    assert!(!ok(store.lease_give_up(&a).await, "release"), "a lost lease released the new one");
+    assert!(ok(store.lease_give_up(&b).await, "release"));
+    let c = ok(store.lease_take(Housekeeping, "hourly", "c", later, ttl).await, "take");
+    assert_eq!(c.map(|l| l.generation), Some(3));
+    let (x, y) = (fx.open(), fx.open());
+    let far = later + Duration::minutes(5);
+    let (rx, ry) = tokio::join!(
+        x.lease_take(Housekeeping, "nightly", "x", far, ttl),
+        y.lease_take(Housekeeping, "nightly", "y", far, ttl)
+    );
+    let winners = [ok(rx, "x"), ok(ry, "y")].iter().filter(|l| l.is_some()).count();
+    assert_eq!(winners, 1, "two takers at once must have one winner");
+}

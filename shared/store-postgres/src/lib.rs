@@ -9,6 +9,7 @@
 //! only through [`PgTx`], the documented downcast target of `Transaction::driver`.
 
 mod error;
+mod lease;
 pub mod migrate;
 mod pipeline;
 mod schema;

@@ -84,6 +84,12 @@ pub fn builtin_catalog() -> MigrationCatalog {
             "command_dispatch",
             include_str!("../../../migrations/postgres/0002_command_dispatch.sql"),
         ),
+        Migration::new(
+            Ledger::Jadpo,
+            3,
+            "housekeeping",
+            include_str!("../../../migrations/postgres/0003_housekeeping.sql"),
+        ),
     ];
     match MigrationCatalog::builtin(Dialect::Postgres, workflow, jadpo) {
         Ok(catalog) => catalog,
@@ -318,7 +324,7 @@ mod tests {
         let c = builtin_catalog();
         let versions: Vec<_> = c.all().map(|m| (m.ledger, m.version)).collect();
         let mut expected: Vec<_> = (1..=4).map(|v| (Ledger::Workflow, v)).collect();
-        expected.extend([(Ledger::Jadpo, 1), (Ledger::Jadpo, 2)]);
+        expected.extend([(Ledger::Jadpo, 1), (Ledger::Jadpo, 2), (Ledger::Jadpo, 3)]);
         assert_eq!(versions, expected);
         assert!(c.all().all(|m| !m.sql.trim().is_empty()));
     }
@@ -326,7 +332,7 @@ mod tests {
     #[test]
     fn schema_script_guards_every_migration_and_quotes_names() {
         let sql = schema_sql(&builtin_catalog()).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(sql.matches("DO $jadpo_block$").count(), 6);
+        assert_eq!(sql.matches("DO $jadpo_block$").count(), 7);
         assert!(sql.starts_with("-- Jadpo schema"));
         assert!(sql.contains("pg_advisory_xact_lock"));
         assert!(sql.trim_end().ends_with("COMMIT;"));

@@ -23,6 +23,7 @@
 //! * **Parameters** are written `$1`, `$2`, ... as on PostgreSQL and rewritten to `?1`, `?2`.
 
 mod error;
+mod lease;
 pub mod migrate;
 mod pipeline;
 mod schema;

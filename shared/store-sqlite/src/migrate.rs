@@ -85,6 +85,12 @@ pub fn builtin_catalog() -> MigrationCatalog {
             "command_dispatch",
             include_str!("../../../migrations/sqlite/0002_command_dispatch.sql"),
         ),
+        Migration::new(
+            Ledger::Jadpo,
+            3,
+            "housekeeping",
+            include_str!("../../../migrations/sqlite/0003_housekeeping.sql"),
+        ),
     ];
     match MigrationCatalog::builtin(Dialect::Sqlite, workflow, jadpo) {
         Ok(catalog) => catalog,

@@ -1,0 +1,162 @@
+//! The lease primitive shared by every leased row (housekeeping today; schedules next).
+//!
+//! A leased row carries an owner, an expiry and a *generation* that the database increments on
+//! every acquisition. A holder keeps the generation it was given; every write it makes under the
+//! lease first checks, inside the write's own transaction, that the row still has that owner and
+//! generation and has not expired ([`LeaseStore::lease_fence`]). A holder paused past its expiry,
+//! whose lease another took, therefore cannot write: its generation is stale. Lease rows are
+//! ordinary logged tables, so a lease survives a database restart like any other row.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Duration, Utc};
+
+use crate::error::StoreError;
+use crate::sql::SqlValue;
+use crate::store::{Transaction, TransactionalStore};
+
+/// Which leased table a lease lives in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeaseTable {
+    /// `jadpo_housekeeping`, keyed by the pass's name.
+    Housekeeping,
+}
+
+/// A held lease.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lease {
+    /// The table.
+    pub table: LeaseTable,
+    /// The row's key.
+    pub key: String,
+    /// The holder.
+    pub owner: String,
+    /// The generation issued at acquisition: the fencing token.
+    pub generation: i64,
+    /// When it expires unless renewed.
+    pub expires_at: DateTime<Utc>,
+}
+
+/// One leased table's statements.
+#[derive(Debug)]
+pub struct LeaseSql {
+    /// `(key)`: create the row if missing, leaving an existing one alone.
+    pub ensure: &'static str,
+    /// `(key, owner, now, expires_at)` → `lease_generation` when free or expired at `now`.
+    pub acquire: &'static str,
+    /// `(key, owner, generation, now, expires_at)`: extend a live lease.
+    pub renew: &'static str,
+    /// `(key, owner, generation)`: release.
+    pub release: &'static str,
+    /// `(key, owner, generation, now)` → a row while the lease is live, locking it where the
+    /// dialect can so a takeover waits for the fenced write to finish.
+    pub fence: &'static str,
+}
+
+/// An adapter that speaks leases through its own [`LeaseSql`].
+pub trait LeaseDialect: TransactionalStore {
+    /// The statements for `table`.
+    fn lease_sql(&self, table: LeaseTable) -> &'static LeaseSql;
+}
+
+/// The lease role.
+#[async_trait]
+pub trait LeaseStore: Send + Sync {
+    /// Takes the lease on `(table, key)` for `ttl` if it is free or expired at `now`.
+    async fn lease_take(
+        &self,
+        table: LeaseTable,
+        key: &str,
+        owner: &str,
+        now: DateTime<Utc>,
+        ttl: Duration,
+    ) -> Result<Option<Lease>, StoreError>;
+
+    /// Extends a live lease to `now + ttl`; `None` when it was lost.
+    async fn lease_extend(
+        &self,
+        lease: &Lease,
+        now: DateTime<Utc>,
+        ttl: Duration,
+    ) -> Result<Option<Lease>, StoreError>;
+
+    /// Gives the lease up; `false` when it was already lost.
+    async fn lease_give_up(&self, lease: &Lease) -> Result<bool, StoreError>;
+
+    /// Inside `tx`, checks that `lease` is still held and live at `now`: call it first in every
+    /// transaction that writes under the lease, and abandon the write when it is `false`.
+    async fn lease_fence(
+        &self,
+        tx: &mut dyn Transaction,
+        lease: &Lease,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError>;
+}
+
+#[async_trait]
+impl<S: LeaseDialect> LeaseStore for S {
+    async fn lease_take(
+        &self,
+        table: LeaseTable,
+        key: &str,
+        owner: &str,
+        now: DateTime<Utc>,
+        ttl: Duration,
+    ) -> Result<Option<Lease>, StoreError> {
+        let sql = self.lease_sql(table);
+        self.execute_once(sql.ensure, &[key.into()]).await?;
+        let expires_at = now + ttl;
+        let rows = self
+            .query_once(sql.acquire, &[key.into(), owner.into(), now.into(), expires_at.into()])
+            .await?;
+        rows.first()
+            .map(|r| {
+                Ok(Lease {
+                    table,
+                    key: key.to_owned(),
+                    owner: owner.to_owned(),
+                    generation: r.get_i64("lease_generation")?,
+                    expires_at,
+                })
+            })
+            .transpose()
+    }
+
+    async fn lease_extend(
+        &self,
+        lease: &Lease,
+        now: DateTime<Utc>,
+        ttl: Duration,
+    ) -> Result<Option<Lease>, StoreError> {
+        let expires_at = now + ttl;
+        let params: [SqlValue; 5] = [
+            lease.key.as_str().into(),
+            lease.owner.as_str().into(),
+            lease.generation.into(),
+            now.into(),
+            expires_at.into(),
+        ];
+        let changed = self.execute_once(self.lease_sql(lease.table).renew, &params).await?;
+        Ok((changed == 1).then(|| Lease { expires_at, ..lease.clone() }))
+    }
+
+    async fn lease_give_up(&self, lease: &Lease) -> Result<bool, StoreError> {
+        let params: [SqlValue; 3] =
+            [lease.key.as_str().into(), lease.owner.as_str().into(), lease.generation.into()];
+        Ok(self.execute_once(self.lease_sql(lease.table).release, &params).await? == 1)
+    }
+
+    async fn lease_fence(
+        &self,
+        tx: &mut dyn Transaction,
+        lease: &Lease,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let params: [SqlValue; 4] = [
+            lease.key.as_str().into(),
+            lease.owner.as_str().into(),
+            lease.generation.into(),
+            now.into(),
+        ];
+        Ok(tx.query_opt(self.lease_sql(lease.table).fence, &params).await?.is_some())
+    }
+}
