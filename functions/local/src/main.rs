@@ -1,4 +1,5 @@
-//! `jadpo-local`: the commit, relay and delivery functions in one process, for a laptop.
+//! `jadpo-local`: the commit, relay, delivery, schedule-tick and housekeeping functions in one
+//! process, for a laptop.
 //!
 //! Stores default to SQLite files under `./.jadpo/` (`DATABASE_URL` and
 //! `DATABASE_URL_<STORE>` point them elsewhere, PostgreSQL included). On start it migrates every
@@ -14,7 +15,7 @@ use anyhow::Context;
 use jadpo_core::SystemClock;
 use jadpo_runtime::connections::HttpConnections;
 use jadpo_runtime::http::{HttpState, router};
-use jadpo_runtime::local::{delivery_loop, relay_loop};
+use jadpo_runtime::local::{delivery_loop, housekeeping_loop, relay_loop, schedule_loop};
 use jadpo_runtime::queue::InProcessQueue;
 use jadpo_runtime::sink::{self, Sinks};
 use jadpo_runtime::{Config, Mode, migrate_all, open_stores, pipeline, telemetry};
@@ -44,6 +45,13 @@ async fn main() -> anyhow::Result<()> {
 
     let (stop, stopped) = watch::channel(false);
     let relay = tokio::spawn(relay_loop(pipeline.clone(), Duration::from_secs(1), stopped.clone()));
+    let ticks =
+        tokio::spawn(schedule_loop(pipeline.clone(), config.tick_interval, stopped.clone()));
+    let housekeeping = tokio::spawn(housekeeping_loop(
+        pipeline.clone(),
+        config.housekeeping_interval,
+        stopped.clone(),
+    ));
     let worker = tokio::spawn(delivery_loop(pipeline.clone(), rx, stopped));
     let state = HttpState { pipeline, keys };
     axum::serve(listener, router(state).merge(sink::router(Sinks::default())))
@@ -55,6 +63,8 @@ async fn main() -> anyhow::Result<()> {
         .context("the HTTP server failed")?;
     let _ = stop.send(true);
     let _ = relay.await;
+    let _ = ticks.await;
+    let _ = housekeeping.await;
     let drained = worker.await.unwrap_or(0);
     tracing::info!(deliveries = drained, "stopped");
     Ok(())
@@ -78,5 +88,6 @@ fn print_banner(config: &Config, key: &str, default_store: &str) {
         "  make it fail:          curl -s -X PUT http://{addr}/sink/mailer/mode -d '{{\"fail\": true}}'"
     );
     println!("  see deliveries:        DATABASE_URL=sqlite://.jadpo/main.db jadpo deliveries list");
+    println!("  schedules:             DATABASE_URL=sqlite://.jadpo/main.db jadpo schedules list");
     println!("Ctrl-C stops it (queued deliveries are finished first).");
 }

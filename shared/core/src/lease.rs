@@ -1,4 +1,4 @@
-//! The lease primitive shared by every leased row (housekeeping today; schedules next).
+//! The lease primitive shared by every leased row (housekeeping passes and schedules).
 //!
 //! A leased row carries an owner, an expiry and a *generation* that the database increments on
 //! every acquisition. A holder keeps the generation it was given; every write it makes under the
@@ -19,6 +19,8 @@ use crate::store::{Transaction, TransactionalStore};
 pub enum LeaseTable {
     /// `jadpo_housekeeping`, keyed by the pass's name.
     Housekeeping,
+    /// `jadpo_schedules`, keyed by the schedule's name (the row exists before its lease).
+    Schedules,
 }
 
 /// A held lease.
@@ -39,8 +41,9 @@ pub struct Lease {
 /// One leased table's statements.
 #[derive(Debug)]
 pub struct LeaseSql {
-    /// `(key)`: create the row if missing, leaving an existing one alone.
-    pub ensure: &'static str,
+    /// `(key)`: create the row if missing, leaving an existing one alone; `None` for tables
+    /// whose rows are created by their own feature before anyone leases them.
+    pub ensure: Option<&'static str>,
     /// `(key, owner, now, expires_at)` → `lease_generation` when free or expired at `now`.
     pub acquire: &'static str,
     /// `(key, owner, generation, now, expires_at)`: extend a live lease.
@@ -103,7 +106,9 @@ impl<S: LeaseDialect> LeaseStore for S {
         ttl: Duration,
     ) -> Result<Option<Lease>, StoreError> {
         let sql = self.lease_sql(table);
-        self.execute_once(sql.ensure, &[key.into()]).await?;
+        if let Some(ensure) = sql.ensure {
+            self.execute_once(ensure, &[key.into()]).await?;
+        }
         let expires_at = now + ttl;
         let rows = self
             .query_once(sql.acquire, &[key.into(), owner.into(), now.into(), expires_at.into()])

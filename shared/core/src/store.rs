@@ -21,9 +21,11 @@ use async_trait::async_trait;
 
 use crate::auth::ServiceKeyStore;
 use crate::error::StoreError;
+use crate::housekeeping::HousekeepingStore;
 use crate::lease::LeaseStore;
 use crate::migrate::MigrationStore;
 use crate::pipeline::PipelineStore;
+use crate::schedule::ScheduleStore;
 use crate::schema::SchemaIntrospection;
 use crate::sql::{Dialect, Row, SqlValue};
 use crate::workflow::{WorkflowOps, WorkflowStore};
@@ -124,6 +126,8 @@ pub trait Store:
     + WorkflowStore
     + WorkflowOps
     + LeaseStore
+    + ScheduleStore
+    + HousekeepingStore
 {
 }
 
@@ -136,5 +140,7 @@ impl<T> Store for T where
         + WorkflowStore
         + WorkflowOps
         + LeaseStore
+        + ScheduleStore
+        + HousekeepingStore
 {
 }

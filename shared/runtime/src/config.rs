@@ -15,6 +15,16 @@
 //! | `JADPO_LISTEN` | where the local process serves HTTP | `127.0.0.1:3000` |
 //! | `JADPO_CONNECTION_<NAME>_URL` | base URL of a declared connection (e.g. `JADPO_CONNECTION_MAILER_URL`) | locally the local sink `http://<listen>/sink/<name>`; else required |
 //! | `JADPO_CONNECTION_TIMEOUT_MS` | longest a connection call may take (ms) | 10000 |
+//! | `JADPO_SCHEDULE_LEASE_SECS` | how long a tick pass holds a schedule's lease (s) | 60 |
+//! | `JADPO_TICK_INTERVAL_SECS` | how often the local process ticks schedules (s) | 5 |
+//! | `JADPO_HOUSEKEEPING_INTERVAL_SECS` | how often the local process runs housekeeping, after one pass at start (s) | 3600 |
+//! | `JADPO_HOUSEKEEPING_LEASE_SECS` | how long a housekeeping pass holds its lease between batches (s) | 300 |
+//! | `JADPO_HOUSEKEEPING_BATCH` | most rows one housekeeping transaction touches (count) | 1000 |
+//! | `JADPO_RETAIN_HANDLED_SECS` | handled-delivery records are kept (s); at least the redelivery window | 1209600 (14 days) |
+//! | `JADPO_RETAIN_FINISHED_SECS` | handled/discarded deliveries and then their outbox rows are kept (s) | 604800 (7 days) |
+//! | `JADPO_RETAIN_DEAD_SECS` | dead deliveries are kept (s) | 2592000 (30 days) |
+//! | `JADPO_RETAIN_SCHEDULE_RUNS_SECS` | schedule runs and skipped ticks are kept (s) | 2592000 (30 days) |
+//! | `JADPO_OVERDUE_AFTER_SECS` | a schedule due longer ago raises the `schedule.overdue` alert (s) | 600 |
 //! | `RUST_LOG` | log filter | `info` |
 
 use std::collections::BTreeMap;
@@ -23,7 +33,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use jadpo_core::app::Application;
+use jadpo_core::housekeeping::HousekeepingSettings;
 use jadpo_core::pipeline::PipelineSettings;
+use jadpo_core::schedule::ScheduleSettings;
 use jadpo_store_postgres::PgOptions;
 use jadpo_store_sqlite::{SqliteLocation, SqliteOptions};
 
@@ -71,9 +83,20 @@ pub enum ConfigError {
         /// The variable.
         variable: String,
         /// What was expected.
-        expected: &'static str,
+        expected: String,
         /// What was given.
         value: String,
+    },
+    /// Handled-delivery records would be deleted while their messages may still come back.
+    #[error(
+        "JADPO_RETAIN_HANDLED_SECS ({handled}s) must be at least the redelivery window \
+         JADPO_REDELIVERY_AFTER_SECS ({redelivery}s): a late duplicate would run its subscriber again"
+    )]
+    HandledRetentionTooShort {
+        /// The handled records' retention (s).
+        handled: u64,
+        /// The redelivery window (s).
+        redelivery: u64,
     },
     /// `DATABASE_URL_<STORE>` was given for the default store, which reads `DATABASE_URL`.
     #[error("{variable} is not read: the default store {store:?} takes its URL from DATABASE_URL")]
@@ -174,6 +197,10 @@ pub struct Config {
     pub connection_timeout: Duration,
     /// The SQS queue deliveries travel on (deployed functions).
     pub queue_url: Option<String>,
+    /// How often the local process ticks schedules.
+    pub tick_interval: Duration,
+    /// How often the local process runs housekeeping.
+    pub housekeeping_interval: Duration,
 }
 
 /// The variable holding `store`'s URL: `DATABASE_URL` for the default store.
@@ -234,12 +261,25 @@ impl Config {
                 .unwrap_or(8),
             idempotency_retention: seconds(env, "JADPO_IDEMPOTENCY_RETENTION_SECS", 86_400)?,
             redelivery_after: seconds(env, "JADPO_REDELIVERY_AFTER_SECS", redelivery_default)?,
+            schedules: ScheduleSettings {
+                lease_ttl: seconds(env, "JADPO_SCHEDULE_LEASE_SECS", 60)?,
+                ..ScheduleSettings::default()
+            },
+            housekeeping: housekeeping(env)?,
             ..PipelineSettings::default()
         };
+        let (handled, redelivery) =
+            (pipeline.housekeeping.handled_retention, pipeline.redelivery_after);
+        if handled < redelivery {
+            return Err(ConfigError::HandledRetentionTooShort {
+                handled: handled.as_secs(),
+                redelivery: redelivery.as_secs(),
+            });
+        }
         let listen_text = env("JADPO_LISTEN").unwrap_or_else(|| "127.0.0.1:3000".to_owned());
         let listen = listen_text.parse().map_err(|_| ConfigError::BadNumber {
             variable: "JADPO_LISTEN".to_owned(),
-            expected: "host:port, e.g. 127.0.0.1:3000",
+            expected: "host:port, e.g. 127.0.0.1:3000".to_owned(),
             value: listen_text.clone(),
         })?;
         let connections = match mode {
@@ -261,6 +301,8 @@ impl Config {
             connections,
             connection_timeout,
             queue_url,
+            tick_interval: seconds(env, "JADPO_TICK_INTERVAL_SECS", 5)?,
+            housekeeping_interval: seconds(env, "JADPO_HOUSEKEEPING_INTERVAL_SECS", 3600)?,
         })
     }
 
@@ -292,6 +334,34 @@ fn check_undeclared(app: &Application, vars: &Vars) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// Retention per record class and the housekeeping pass's limits.
+fn housekeeping(env: &dyn Fn(&str) -> Option<String>) -> Result<HousekeepingSettings, ConfigError> {
+    let d = HousekeepingSettings::default();
+    let batch = number(env, "JADPO_HOUSEKEEPING_BATCH", 1000, 1, 100_000)?;
+    Ok(HousekeepingSettings {
+        lease_ttl: seconds(env, "JADPO_HOUSEKEEPING_LEASE_SECS", d.lease_ttl.as_secs())?,
+        batch_size: u32::try_from(batch).unwrap_or(1000),
+        handled_retention: seconds(
+            env,
+            "JADPO_RETAIN_HANDLED_SECS",
+            d.handled_retention.as_secs(),
+        )?,
+        finished_retention: seconds(
+            env,
+            "JADPO_RETAIN_FINISHED_SECS",
+            d.finished_retention.as_secs(),
+        )?,
+        dead_retention: seconds(env, "JADPO_RETAIN_DEAD_SECS", d.dead_retention.as_secs())?,
+        schedule_run_retention: seconds(
+            env,
+            "JADPO_RETAIN_SCHEDULE_RUNS_SECS",
+            d.schedule_run_retention.as_secs(),
+        )?,
+        overdue_after: seconds(env, "JADPO_OVERDUE_AFTER_SECS", d.overdue_after.as_secs())?,
+        ..d
+    })
+}
+
 fn number(
     env: &dyn Fn(&str) -> Option<String>,
     variable: &str,
@@ -306,7 +376,7 @@ fn number(
         Ok(n) if (min..=max).contains(&n) => Ok(n),
         _ => Err(ConfigError::BadNumber {
             variable: variable.to_owned(),
-            expected: "a whole number from 1 to 100",
+            expected: format!("a whole number from {min} to {max}"),
             value,
         }),
     }
@@ -370,7 +440,11 @@ fn duration(
     let Some(value) = env(variable) else { return Ok(unit(default)) };
     match value.trim().parse::<u64>() {
         Ok(n) if n > 0 => Ok(unit(n)),
-        _ => Err(ConfigError::BadNumber { variable: variable.to_owned(), expected, value }),
+        _ => Err(ConfigError::BadNumber {
+            variable: variable.to_owned(),
+            expected: expected.to_owned(),
+            value,
+        }),
     }
 }
 

@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
 use jadpo_core::SystemClock;
 use jadpo_core::app::Application;
+use jadpo_core::housekeeping::{HousekeepingError, HousekeepingReport, housekeep_all};
 use jadpo_core::pipeline::{Pipeline, RelayReport, deliver, relay};
+use jadpo_core::schedule::{ScheduleOpError, TickReport, tick};
 
 use crate::config::{Config, Mode};
 use crate::connections::HttpConnections;
@@ -65,6 +67,35 @@ pub async fn deliver_batch(p: &Pipeline, event: SqsEvent) -> SqsBatchResponse {
     let mut response = SqsBatchResponse::default();
     response.batch_item_failures = failures;
     response
+}
+
+/// A lease owner naming this process: the role, the process id and a unique suffix, so a
+/// log line shows which invocation held a lease.
+pub fn lease_owner(role: &str) -> String {
+    format!("{role}:{}:{}", std::process::id(), jadpo_core::id::new_id(&SystemClock))
+}
+
+/// One tick pass over the schedule store.
+pub async fn tick_pass(p: &Pipeline, owner: &str) -> Result<TickReport, ScheduleOpError> {
+    tick(p, owner).await
+}
+
+/// Why a housekeeping pass failed in at least one store (the others were still done).
+#[derive(Debug, thiserror::Error)]
+#[error("housekeeping failed in {} store(s): {}", .0.len(), .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+pub struct HousekeepingFailed(pub Vec<HousekeepingError>);
+
+/// One housekeeping pass over every store; the reports, or the failures after every store was
+/// tried.
+pub async fn housekeeping_pass(
+    p: &Pipeline,
+    owner: &str,
+) -> Result<Vec<HousekeepingReport>, HousekeepingFailed> {
+    let (reports, failures) = housekeep_all(p, owner).await;
+    for report in &reports {
+        tracing::info!(report = %report.to_json(), "housekeeping pass");
+    }
+    if failures.is_empty() { Ok(reports) } else { Err(HousekeepingFailed(failures)) }
 }
 
 /// One relay pass, stopping `margin` before `deadline` (the invocation's own deadline).

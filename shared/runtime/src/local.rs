@@ -1,5 +1,6 @@
-//! The loops of the local process: relay sweeps and the delivery worker over the in-process
-//! queue, both stopping on a shutdown signal after finishing what they hold.
+//! The loops of the local process: relay sweeps, the delivery worker over the in-process queue,
+//! schedule ticks and housekeeping passes, each stopping on a shutdown signal after finishing
+//! what it holds. Each loops over the same single-pass entry point the deployed function calls.
 
 use std::time::{Duration, Instant};
 
@@ -25,6 +26,48 @@ pub async fn relay_loop(
             }
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "relay pass failed; the next one retries"),
+        }
+    }
+}
+
+/// Ticks schedules every `interval` (the first at once) until `shutdown` turns true.
+pub async fn schedule_loop(
+    pipeline: Pipeline,
+    interval: Duration,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let owner = crate::lambda::lease_owner("local-tick");
+    let mut tick = tokio::time::interval(interval);
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {}
+            _ = shutdown.changed() => return,
+        }
+        match crate::lambda::tick_pass(&pipeline, &owner).await {
+            Ok(report) if !report.is_quiet() => {
+                tracing::info!(report = %report.to_json(), "schedule tick");
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "schedule tick failed; the next one retries"),
+        }
+    }
+}
+
+/// Runs a housekeeping pass at once and then every `interval` until `shutdown` turns true.
+pub async fn housekeeping_loop(
+    pipeline: Pipeline,
+    interval: Duration,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let owner = crate::lambda::lease_owner("local-housekeeping");
+    let mut tick = tokio::time::interval(interval);
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {}
+            _ = shutdown.changed() => return,
+        }
+        if let Err(e) = crate::lambda::housekeeping_pass(&pipeline, &owner).await {
+            tracing::warn!(error = %e, "housekeeping failed; the next pass retries");
         }
     }
 }

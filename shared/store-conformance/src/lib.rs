@@ -9,6 +9,7 @@
 
 pub mod cases;
 pub mod pipeline_cases;
+pub mod schedule_cases;
 pub mod spec;
 pub mod workflow_cases;
 
@@ -62,6 +63,16 @@ macro_rules! conformance_tests {
             service_keys_are_stored_as_verifiers,
             leases_fence_a_holder_paused_past_expiry,
         );
+        $crate::conformance_tests!(@schedule $fixture;
+            two_ticks_at_once_record_one_run,
+            a_paused_tick_is_fenced_out,
+            missed_ticks_record_one_run_and_skipped_rows,
+            overlapping_ticks_are_skipped,
+            operator_actions_are_recorded,
+            removed_schedules_stop,
+            housekeeping_deletes_only_what_retention_allows,
+            a_second_housekeeper_waits,
+        );
         $crate::conformance_tests!(@workflow $fixture;
             a_started_run_reads_back_exactly,
             a_stale_revision_is_refused_and_exposes_nothing,
@@ -80,6 +91,15 @@ macro_rules! conformance_tests {
             async fn $case() {
                 let fixture = $fixture.await;
                 $crate::workflow_cases::$case(&fixture).await;
+            }
+        )*
+    };
+    (@schedule $fixture:expr; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() {
+                let fixture = $fixture.await;
+                $crate::schedule_cases::$case(&fixture).await;
             }
         )*
     };

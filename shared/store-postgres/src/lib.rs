@@ -12,6 +12,7 @@ mod error;
 mod lease;
 pub mod migrate;
 mod pipeline;
+mod schedule;
 mod schema;
 pub mod tls;
 mod tx;

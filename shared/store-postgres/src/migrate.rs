@@ -90,6 +90,12 @@ pub fn builtin_catalog() -> MigrationCatalog {
             "housekeeping",
             include_str!("../../../migrations/postgres/0003_housekeeping.sql"),
         ),
+        Migration::new(
+            Ledger::Jadpo,
+            4,
+            "schedules",
+            include_str!("../../../migrations/postgres/0004_schedules.sql"),
+        ),
     ];
     match MigrationCatalog::builtin(Dialect::Postgres, workflow, jadpo) {
         Ok(catalog) => catalog,
@@ -324,7 +330,12 @@ mod tests {
         let c = builtin_catalog();
         let versions: Vec<_> = c.all().map(|m| (m.ledger, m.version)).collect();
         let mut expected: Vec<_> = (1..=4).map(|v| (Ledger::Workflow, v)).collect();
-        expected.extend([(Ledger::Jadpo, 1), (Ledger::Jadpo, 2), (Ledger::Jadpo, 3)]);
+        expected.extend([
+            (Ledger::Jadpo, 1),
+            (Ledger::Jadpo, 2),
+            (Ledger::Jadpo, 3),
+            (Ledger::Jadpo, 4),
+        ]);
         assert_eq!(versions, expected);
         assert!(c.all().all(|m| !m.sql.trim().is_empty()));
     }
@@ -332,7 +343,7 @@ mod tests {
     #[test]
     fn schema_script_guards_every_migration_and_quotes_names() {
         let sql = schema_sql(&builtin_catalog()).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(sql.matches("DO $jadpo_block$").count(), 7);
+        assert_eq!(sql.matches("DO $jadpo_block$").count(), 8);
         assert!(sql.starts_with("-- Jadpo schema"));
         assert!(sql.contains("pg_advisory_xact_lock"));
         assert!(sql.trim_end().ends_with("COMMIT;"));

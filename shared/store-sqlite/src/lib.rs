@@ -26,6 +26,7 @@ mod error;
 mod lease;
 pub mod migrate;
 mod pipeline;
+mod schedule;
 mod schema;
 mod tx;
 mod workflow;

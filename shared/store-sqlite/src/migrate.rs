@@ -91,6 +91,12 @@ pub fn builtin_catalog() -> MigrationCatalog {
             "housekeeping",
             include_str!("../../../migrations/sqlite/0003_housekeeping.sql"),
         ),
+        Migration::new(
+            Ledger::Jadpo,
+            4,
+            "schedules",
+            include_str!("../../../migrations/sqlite/0004_schedules.sql"),
+        ),
     ];
     match MigrationCatalog::builtin(Dialect::Sqlite, workflow, jadpo) {
         Ok(catalog) => catalog,

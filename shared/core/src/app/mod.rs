@@ -18,6 +18,7 @@ pub use handlers::{
 pub use retry::RetryPolicy;
 
 use crate::migrate::Migration;
+use crate::schedule::{Schedule, ScheduleError, ScheduleSpec};
 use crate::sql::Dialect;
 use crate::workflow::WorkflowDef;
 
@@ -74,6 +75,17 @@ pub enum AppError {
     /// No store at all.
     #[error("an application declares at least one store")]
     NoStore,
+    /// A schedule's timing is invalid.
+    #[error(transparent)]
+    BadSchedule(#[from] ScheduleError),
+    /// A schedule emits an event nobody declared.
+    #[error("schedule {schedule:?} emits event {event:?}, which is not declared")]
+    ScheduleEvent {
+        /// The schedule.
+        schedule: String,
+        /// The event.
+        event: String,
+    },
 }
 
 /// A declared action.
@@ -114,6 +126,8 @@ pub struct Application {
     workflows: BTreeMap<String, (Arc<WorkflowDef>, String)>,
     capabilities: BTreeMap<String, Arc<dyn Capability>>,
     migrations: Vec<(String, Dialect, Migration)>,
+    schedules: BTreeMap<String, ScheduleSpec>,
+    schedule_store: Option<String>,
 }
 
 impl std::fmt::Debug for Application {
@@ -142,9 +156,12 @@ impl Application {
                 workflows: BTreeMap::new(),
                 capabilities: BTreeMap::new(),
                 migrations: Vec::new(),
+                schedules: BTreeMap::new(),
+                schedule_store: None,
             },
             actions: Vec::new(),
             subscribers: Vec::new(),
+            schedules: Vec::new(),
             duplicate_workflow: None,
         }
     }
@@ -210,6 +227,22 @@ impl Application {
         &self.connections
     }
 
+    /// The declared schedules, by name.
+    pub fn schedules(&self) -> impl Iterator<Item = &ScheduleSpec> {
+        self.schedules.values()
+    }
+
+    /// The schedule called `name`.
+    pub fn schedule(&self, name: &str) -> Option<&ScheduleSpec> {
+        self.schedules.get(name)
+    }
+
+    /// The store holding schedule state: the one named by
+    /// [`ApplicationBuilder::schedules_store`], else the default store.
+    pub fn schedule_store(&self) -> &str {
+        self.schedule_store.as_deref().unwrap_or_else(|| self.default_store())
+    }
+
     /// The application's own workflow-ledger migrations for `store` in `dialect`, in order.
     pub fn migrations_for(&self, store: &str, dialect: Dialect) -> Vec<Migration> {
         self.migrations
@@ -225,6 +258,7 @@ pub struct ApplicationBuilder {
     app: Application,
     actions: Vec<ActionSpec>,
     subscribers: Vec<SubscriberSpec>,
+    schedules: Vec<Schedule>,
     duplicate_workflow: Option<String>,
 }
 
@@ -299,6 +333,20 @@ impl ApplicationBuilder {
         self
     }
 
+    /// Declares a schedule; its runs emit its event through the schedule store's outbox.
+    #[must_use]
+    pub fn schedule(mut self, schedule: Schedule) -> Self {
+        self.schedules.push(schedule);
+        self
+    }
+
+    /// Names the store holding schedule state (default: the default store).
+    #[must_use]
+    pub fn schedules_store(mut self, store: &str) -> Self {
+        self.app.schedule_store = Some(store.to_owned());
+        self
+    }
+
     /// Adds the application's own migrations for `store` in `dialect`, after the built-in ones.
     #[must_use]
     pub fn migrations(mut self, store: &str, dialect: Dialect, list: Vec<Migration>) -> Self {
@@ -308,7 +356,7 @@ impl ApplicationBuilder {
 
     /// Checks the declaration.
     pub fn build(self) -> Result<Application, AppError> {
-        let Self { mut app, actions, subscribers, duplicate_workflow } = self;
+        let Self { mut app, actions, subscribers, schedules, duplicate_workflow } = self;
         if let Some(name) = duplicate_workflow {
             return Err(AppError::Duplicate { kind: "workflow", name });
         }
@@ -352,6 +400,25 @@ impl ApplicationBuilder {
                 });
             }
         }
+        if let Some(store) = &app.schedule_store {
+            store_known("schedules".to_owned(), store)?;
+        }
+        check_names(
+            "schedule",
+            &schedules.iter().map(|s| s.name().to_owned()).collect::<Vec<_>>(),
+        )?;
+        for s in &schedules {
+            if !app.events.iter().any(|e| e == s.event()) {
+                return Err(AppError::ScheduleEvent {
+                    schedule: s.name().to_owned(),
+                    event: s.event().to_owned(),
+                });
+            }
+        }
+        app.schedules = schedules
+            .into_iter()
+            .map(|s| s.compile().map(|c| (c.name.clone(), c)))
+            .collect::<Result<_, _>>()?;
         check_names("action", &actions.iter().map(|a| a.name.clone()).collect::<Vec<_>>())?;
         check_names("subscriber", &subscribers.iter().map(|s| s.name.clone()).collect::<Vec<_>>())?;
         app.actions = actions.into_iter().map(|a| (a.name.clone(), a)).collect();

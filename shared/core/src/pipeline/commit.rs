@@ -198,7 +198,7 @@ async fn run_action(
         traceparent: request.traceparent.as_deref(),
         tracestate: request.tracestate.as_deref(),
     };
-    let deliveries = write_emitted(p, store, tx, &emitted, &origin, now).await?;
+    let (_, deliveries) = write_emitted(p, store, tx, &emitted, &origin, now).await?;
     crate::fault!("commit.after_outbox");
     if let Some(key) = &request.idempotency_key {
         store
@@ -224,7 +224,8 @@ pub(crate) struct Origin<'a> {
     pub(crate) tracestate: Option<&'a str>,
 }
 
-/// Writes the outbox row and deliveries of each emitted event inside `tx`.
+/// Writes the outbox row and deliveries of each emitted event inside `tx`; returns the outbox
+/// rows' ids, in order, and the deliveries to put on the queue after commit.
 pub(crate) async fn write_emitted(
     p: &Pipeline,
     store: &dyn Store,
@@ -232,8 +233,9 @@ pub(crate) async fn write_emitted(
     emitted: &[Emitted],
     origin: &Origin<'_>,
     now: DateTime<Utc>,
-) -> Result<Vec<QueuedDelivery>, CommitError> {
+) -> Result<(Vec<String>, Vec<QueuedDelivery>), CommitError> {
     let mut queued = Vec::new();
+    let mut outbox_ids = Vec::with_capacity(emitted.len());
     for e in emitted {
         if !p.app.has_event(&e.event_type) {
             return Err(CommitError::UndeclaredEvent {
@@ -270,13 +272,14 @@ pub(crate) async fn write_emitted(
             })
             .collect();
         store.outbox_append(tx, &event, &deliveries).await?;
+        outbox_ids.push(event.id.clone());
         queued.extend(
             deliveries
                 .into_iter()
                 .map(|d| QueuedDelivery { id: d.id, traceparent: event.traceparent.clone() }),
         );
     }
-    Ok(queued)
+    Ok((outbox_ids, queued))
 }
 
 #[cfg(test)]

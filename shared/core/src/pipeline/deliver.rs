@@ -137,7 +137,7 @@ async fn run_subscriber(
                 tracestate: None,
             };
             match write_emitted(p, store.as_ref(), tx.as_mut(), &emitted, &origin, now).await {
-                Ok(queued) => {
+                Ok((_, queued)) => {
                     crate::fault!("deliver.before_subscriber_commit");
                     tx.commit().await?;
                     crate::fault!("deliver.after_subscriber_commit");

@@ -20,6 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use commit::{CommitError, CommitOutcome, CommitRequest, commit, request_digest};
+pub(crate) use commit::{Origin, write_emitted};
 pub use deliver::{DeliverError, DeliveryResult, deliver};
 pub use relay::{RelayReport, enqueue_now, relay};
 pub use sql::{PipelineDialect, PipelineSql};
@@ -43,6 +44,10 @@ pub struct PipelineSettings {
     pub redelivery_after: Duration,
     /// Deliveries claimed per relay batch.
     pub relay_batch: usize,
+    /// Tick passes.
+    pub schedules: crate::schedule::ScheduleSettings,
+    /// Housekeeping passes.
+    pub housekeeping: crate::housekeeping::HousekeepingSettings,
 }
 
 impl Default for PipelineSettings {
@@ -52,6 +57,8 @@ impl Default for PipelineSettings {
             idempotency_retention: Duration::from_secs(24 * 3600),
             redelivery_after: Duration::from_secs(15 * 60),
             relay_batch: 100,
+            schedules: crate::schedule::ScheduleSettings::default(),
+            housekeeping: crate::housekeeping::HousekeepingSettings::default(),
         }
     }
 }

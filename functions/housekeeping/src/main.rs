@@ -1,0 +1,22 @@
+//! Lambda `housekeeping`: on each scheduled event (EventBridge, hourly), one housekeeping pass
+//! over every store under its lease. Wiring only: the work is
+//! `jadpo_runtime::lambda::housekeeping_pass`.
+
+use jadpo_runtime::lambda::{deployed_pipeline, housekeeping_pass, lease_owner};
+use jadpo_runtime::telemetry;
+use lambda_runtime::{Error, LambdaEvent, service_fn};
+use serde_json::Value;
+
+#[tokio::main]
+async fn main() -> Result<(), Error> {
+    telemetry::init_tracing();
+    let pipeline = deployed_pipeline(jadpo_app::application()?).await?;
+    let pipeline = &pipeline;
+    let owner = lease_owner("housekeeping");
+    let owner = owner.as_str();
+    lambda_runtime::run(service_fn(move |_event: LambdaEvent<Value>| async move {
+        let reports = housekeeping_pass(pipeline, owner).await?;
+        Ok::<Value, Error>(Value::Array(reports.iter().map(|r| r.to_json()).collect()))
+    }))
+    .await
+}

@@ -1,0 +1,22 @@
+//! Lambda `schedule-tick`: on each scheduled event (EventBridge, every minute), one tick pass:
+//! every due schedule's runs and skipped ticks recorded under its lease. Wiring only: the work is
+//! `jadpo_runtime::lambda::tick_pass`.
+
+use jadpo_runtime::lambda::{deployed_pipeline, lease_owner, tick_pass};
+use jadpo_runtime::telemetry;
+use lambda_runtime::{Error, LambdaEvent, service_fn};
+use serde_json::Value;
+
+#[tokio::main]
+async fn main() -> Result<(), Error> {
+    telemetry::init_tracing();
+    let pipeline = deployed_pipeline(jadpo_app::application()?).await?;
+    let pipeline = &pipeline;
+    let owner = lease_owner("schedule-tick");
+    let owner = owner.as_str();
+    lambda_runtime::run(service_fn(move |_event: LambdaEvent<Value>| async move {
+        let report = tick_pass(pipeline, owner).await?;
+        Ok::<Value, Error>(report.to_json())
+    }))
+    .await
+}

@@ -1,0 +1,235 @@
+//! What operators do to schedules (`jadpo schedules pause | resume | trigger`), each change
+//! recorded in `jadpo_operator_actions` in the same transaction: when, which action, the item and
+//! its state then, the operator's name and the database role in use.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+
+use super::sql::StoredAction;
+use super::{ScheduleError, ScheduleRow, Trigger};
+use crate::error::StoreError;
+use crate::id::new_id;
+use crate::pipeline::{CommitError, Pipeline, enqueue_now};
+use crate::store::{Store, Transaction};
+
+/// Why a schedule operation did nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum ScheduleOpError {
+    /// No stored schedule has that name.
+    #[error("no schedule named {0:?} (`jadpo schedules list` shows them)")]
+    Unknown(String),
+    /// The schedule is no longer declared by the application.
+    #[error("schedule {0:?} was removed from the application; it no longer runs")]
+    Removed(String),
+    /// Pausing a paused schedule.
+    #[error("schedule {0:?} is already paused")]
+    AlreadyPaused(String),
+    /// Resuming an active schedule.
+    #[error("schedule {0:?} is not paused")]
+    NotPaused(String),
+    /// The operator's name is empty.
+    #[error("the operator's name is empty: pass --operator NAME")]
+    NoOperator,
+    /// The timing could not be evaluated.
+    #[error(transparent)]
+    Timing(#[from] ScheduleError),
+    /// The run's event could not be written.
+    #[error("the run's event was refused: {0}")]
+    Emit(String),
+    /// The database failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl ScheduleOpError {
+    pub(super) fn from_commit(e: CommitError) -> Self {
+        match e {
+            CommitError::Store(e) => Self::Store(e),
+            other => Self::Emit(other.to_string()),
+        }
+    }
+}
+
+/// An operator action to record.
+#[derive(Debug, Clone)]
+pub struct OperatorAction<'a> {
+    /// Which action, e.g. `schedule.pause`.
+    pub action: &'a str,
+    /// What kind of item, e.g. `schedule`.
+    pub item_kind: &'a str,
+    /// Which item.
+    pub item: &'a str,
+    /// The item's state before the action.
+    pub item_state: serde_json::Value,
+    /// Who acted (`--operator` or the OS user).
+    pub operator: &'a str,
+    /// Anything more.
+    pub detail: Option<String>,
+}
+
+/// Records `action` inside `tx`, with the database role `tx` runs as.
+pub async fn record_operator_action(
+    store: &dyn Store,
+    tx: &mut dyn Transaction,
+    action: &OperatorAction<'_>,
+    id: uuid::Uuid,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let db_role = store.db_role(tx).await?;
+    let stored = StoredAction {
+        id: id.to_string(),
+        acted_at: now,
+        action: action.action.to_owned(),
+        item_kind: action.item_kind.to_owned(),
+        item: action.item.to_owned(),
+        item_state: action.item_state.to_string(),
+        operator: action.operator.to_owned(),
+        db_role,
+        detail: action.detail.clone(),
+    };
+    store.operator_action_insert(tx, &stored).await
+}
+
+/// Commits `tx` when `result` is `Ok`, else rolls it back, and returns `result`.
+pub(super) async fn finish<T>(
+    tx: Box<dyn Transaction>,
+    result: Result<T, ScheduleOpError>,
+) -> Result<T, ScheduleOpError> {
+    match result {
+        Ok(value) => {
+            tx.commit().await?;
+            Ok(value)
+        }
+        Err(e) => {
+            // The error that stopped the work is the one to report.
+            let _ = tx.rollback().await;
+            Err(e)
+        }
+    }
+}
+
+/// Operator verbs over a pipeline's schedule store.
+pub struct Operators<'a> {
+    p: &'a Pipeline,
+    operator: &'a str,
+}
+
+/// One recorded action as operators list it.
+pub type OperatorActionRow = StoredAction;
+
+impl<'a> Operators<'a> {
+    /// Verbs acting as `operator`.
+    pub fn new(p: &'a Pipeline, operator: &'a str) -> Result<Self, ScheduleOpError> {
+        if operator.trim().is_empty() {
+            return Err(ScheduleOpError::NoOperator);
+        }
+        Ok(Self { p, operator })
+    }
+
+    fn store(&self) -> Result<Arc<dyn Store>, ScheduleOpError> {
+        Ok(Arc::clone(self.p.store(self.p.app.schedule_store())?))
+    }
+
+    /// Pauses `name`: its ticks are recorded as skipped until it is resumed.
+    pub async fn pause(&self, name: &str) -> Result<ScheduleRow, ScheduleOpError> {
+        self.set_paused(name, true).await
+    }
+
+    /// Resumes `name`: the ticks after now run again (the paused ones stay skipped).
+    pub async fn resume(&self, name: &str) -> Result<ScheduleRow, ScheduleOpError> {
+        self.set_paused(name, false).await
+    }
+
+    async fn set_paused(&self, name: &str, pause: bool) -> Result<ScheduleRow, ScheduleOpError> {
+        let store = self.store()?;
+        let now = self.p.clock.now();
+        let mut tx = store.begin().await?;
+        let result = async {
+            let row = self.current(store.as_ref(), tx.as_mut(), name).await?;
+            match (pause, row.paused_at.is_some()) {
+                (true, true) => return Err(ScheduleOpError::AlreadyPaused(name.to_owned())),
+                (false, false) => return Err(ScheduleOpError::NotPaused(name.to_owned())),
+                _ => {}
+            }
+            let action = OperatorAction {
+                action: if pause { "schedule.pause" } else { "schedule.resume" },
+                item_kind: "schedule",
+                item: name,
+                item_state: row.to_json(),
+                operator: self.operator,
+                detail: None,
+            };
+            let id = new_id(self.p.clock.as_ref());
+            record_operator_action(store.as_ref(), tx.as_mut(), &action, id, now).await?;
+            let paused_at = pause.then_some(now);
+            store.schedule_set_paused(tx.as_mut(), name, paused_at, now).await?;
+            Ok(ScheduleRow { paused_at, ..row })
+        }
+        .await;
+        finish(tx, result).await
+    }
+
+    /// Runs `name` now, whatever its timing, as an operator's run (its next due time stays).
+    /// Returns the run's id.
+    pub async fn trigger(&self, name: &str) -> Result<String, ScheduleOpError> {
+        let store = self.store()?;
+        let now = self.p.clock.now();
+        let mut queued = Vec::new();
+        let mut tx = store.begin().await?;
+        let result = async {
+            let row = self.current(store.as_ref(), tx.as_mut(), name).await?;
+            let spec = self
+                .p
+                .app
+                .schedule(name)
+                .ok_or_else(|| ScheduleOpError::Removed(name.to_owned()))?;
+            let run_id = format!("{name}@operator@{}", new_id(self.p.clock.as_ref()));
+            let action = OperatorAction {
+                action: "schedule.trigger",
+                item_kind: "schedule",
+                item: name,
+                item_state: row.to_json(),
+                operator: self.operator,
+                detail: Some(format!("run {run_id}")),
+            };
+            let id = new_id(self.p.clock.as_ref());
+            record_operator_action(store.as_ref(), tx.as_mut(), &action, id, now).await?;
+            let tx = tx.as_mut();
+            super::tick::emit_run(
+                self.p,
+                store.as_ref(),
+                tx,
+                spec,
+                &run_id,
+                now,
+                Trigger::Operator,
+                now,
+                &mut queued,
+            )
+            .await?;
+            store.schedule_set_last_run(tx, name, &run_id, now).await?;
+            Ok(run_id)
+        }
+        .await;
+        let run_id = finish(tx, result).await?;
+        enqueue_now(self.p, self.p.app.schedule_store(), &queued).await;
+        Ok(run_id)
+    }
+
+    /// The stored, still declared schedule `name`, read inside `tx`.
+    async fn current(
+        &self,
+        store: &dyn Store,
+        tx: &mut dyn Transaction,
+        name: &str,
+    ) -> Result<ScheduleRow, ScheduleOpError> {
+        let Some(row) = store.schedule_get(tx, name).await? else {
+            return Err(ScheduleOpError::Unknown(name.to_owned()));
+        };
+        if row.removed_at.is_some() {
+            return Err(ScheduleOpError::Removed(name.to_owned()));
+        }
+        Ok(row)
+    }
+}

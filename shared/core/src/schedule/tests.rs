@@ -1,0 +1,158 @@
+use chrono::{DateTime, TimeZone, Utc};
+
+use super::*;
+
+fn at(text: &str) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(text)
+        .map(|t| t.with_timezone(&Utc))
+        .unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
+fn every(secs: u64) -> When {
+    When::every(std::time::Duration::from_secs(secs)).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn rates_are_aligned_to_the_epoch() {
+    let w = every(60);
+    assert_eq!(w.next_after(at("2026-01-01T10:00:30Z")).ok(), Some(at("2026-01-01T10:01:00Z")));
+    assert_eq!(w.next_after(at("2026-01-01T10:01:00Z")).ok(), Some(at("2026-01-01T10:02:00Z")));
+    assert_eq!(
+        w.latest_at_or_before(at("2026-01-01T10:01:00Z")).ok().flatten(),
+        Some(at("2026-01-01T10:01:00Z"))
+    );
+    assert_eq!(
+        w.latest_before(at("2026-01-01T10:01:00Z")).ok().flatten(),
+        Some(at("2026-01-01T10:00:00Z"))
+    );
+    assert_eq!(w.describe(), "every 60s");
+}
+
+#[test]
+fn cron_follows_the_time_zone_across_daylight_saving() {
+    let w = When::cron("0 9 * * *", "Europe/Paris").unwrap_or_else(|e| panic!("{e}"));
+    // 09:00 in Paris is 08:00 UTC in winter and 07:00 UTC in summer.
+    assert_eq!(w.next_after(at("2026-03-28T12:00:00Z")).ok(), Some(at("2026-03-29T07:00:00Z")));
+    assert_eq!(w.next_after(at("2026-01-10T12:00:00Z")).ok(), Some(at("2026-01-11T08:00:00Z")));
+    assert_eq!(
+        w.latest_at_or_before(at("2026-01-11T08:30:00Z")).ok().flatten(),
+        Some(at("2026-01-11T08:00:00Z"))
+    );
+    assert_eq!(w.describe(), "cron \"0 9 * * *\" in Europe/Paris");
+}
+
+#[test]
+fn bad_timing_is_refused_naming_the_schedule() {
+    let bad = Schedule::cron("nightly", "61 * * * *", "UTC", "e").compile();
+    assert!(
+        matches!(&bad, Err(ScheduleError::BadCron { schedule, .. }) if schedule.contains("nightly")),
+        "{bad:?}"
+    );
+    let zone = Schedule::cron("nightly", "0 * * * *", "Mars/Olympus", "e").compile();
+    assert!(
+        matches!(&zone, Err(ScheduleError::BadZone { zone, .. }) if zone == "Mars/Olympus"),
+        "{zone:?}"
+    );
+    let message = zone.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(message.contains("IANA") && message.contains("nightly"), "{message}");
+    for period in [std::time::Duration::ZERO, std::time::Duration::from_millis(1500)] {
+        assert!(matches!(When::every(period), Err(ScheduleError::BadRate { .. })));
+    }
+}
+
+#[test]
+fn nothing_is_due_before_the_next_due_time() {
+    let due = due_ticks(&every(60), at("2026-01-01T10:01:00Z"), at("2026-01-01T10:00:59Z"), 10);
+    assert_eq!(due, Ok(None));
+}
+
+#[test]
+fn one_due_tick_runs() {
+    let due = due_ticks(&every(60), at("2026-01-01T10:01:00Z"), at("2026-01-01T10:01:02Z"), 10)
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| panic!("due"));
+    assert_eq!(due.ticks, vec![at("2026-01-01T10:01:00Z")]);
+    assert_eq!(due.next_due, at("2026-01-01T10:02:00Z"));
+    let d = decide(&due, 0, false, None);
+    assert_eq!(d.runs, vec![(at("2026-01-01T10:01:00Z"), Trigger::Due)]);
+    assert!(d.skipped.is_empty());
+}
+
+#[test]
+fn missed_ticks_run_the_latest_and_skip_the_others_with_reasons() {
+    let due = due_ticks(&every(60), at("2026-01-01T10:01:00Z"), at("2026-01-01T10:05:30Z"), 10)
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| panic!("due"));
+    assert_eq!(due.ticks.len(), 5);
+    let d = decide(&due, 0, false, None);
+    assert_eq!(d.runs, vec![(at("2026-01-01T10:05:00Z"), Trigger::Due)]);
+    assert_eq!(d.skipped.len(), 4);
+    assert!(d.skipped.iter().all(|(_, why)| why.starts_with("missed")));
+    // Catch-up 2: the two missed ticks before the latest run too.
+    let d = decide(&due, 2, false, None);
+    let run_ticks: Vec<_> = d.runs.iter().map(|(t, k)| (t.to_rfc3339(), *k)).collect();
+    assert_eq!(
+        run_ticks,
+        vec![
+            (at("2026-01-01T10:03:00Z").to_rfc3339(), Trigger::CatchUp),
+            (at("2026-01-01T10:04:00Z").to_rfc3339(), Trigger::CatchUp),
+            (at("2026-01-01T10:05:00Z").to_rfc3339(), Trigger::Due),
+        ]
+    );
+    assert_eq!(d.skipped.len(), 2);
+}
+
+#[test]
+fn a_long_gap_is_bounded_and_summarized() {
+    let due = due_ticks(&every(1), at("2026-01-01T00:00:00Z"), at("2026-01-08T00:00:00Z"), 5)
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| panic!("due"));
+    assert_eq!(due.ticks.len(), 4);
+    assert_eq!(due.unlisted_from, Some(at("2026-01-01T00:00:00Z")));
+    assert_eq!(due.ticks.last(), Some(&at("2026-01-08T00:00:00Z")));
+    let d = decide(&due, 0, false, None);
+    assert_eq!(d.runs.len(), 1);
+    assert_eq!(d.skipped.len(), 4);
+    assert!(d.skipped[0].1.contains("not recorded one by one"), "{}", d.skipped[0].1);
+}
+
+#[test]
+fn paused_and_overlapping_ticks_are_skipped_with_their_reason() {
+    let due = due_ticks(&every(60), at("2026-01-01T10:01:00Z"), at("2026-01-01T10:02:10Z"), 10)
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| panic!("due"));
+    let paused = decide(&due, 0, true, None);
+    assert!(paused.runs.is_empty());
+    assert!(paused.skipped.iter().all(|(_, why)| why.contains("paused")));
+    let overlap = decide(&due, 0, false, Some("the previous run r1 has 2 unfinished deliveries"));
+    assert!(overlap.runs.is_empty());
+    assert_eq!(
+        overlap.skipped.last().map(|(_, w)| w.as_str()),
+        Some("overlap: the previous run r1 has 2 unfinished deliveries")
+    );
+}
+
+#[test]
+fn a_changed_expression_takes_effect_after_the_stored_due_time() {
+    // Stored next due 10:00 (an hourly schedule); now a daily one. 10:00 still fires; the next
+    // due time comes from the new expression.
+    let daily = When::cron("0 0 * * *", "UTC").unwrap_or_else(|e| panic!("{e}"));
+    let due = due_ticks(&daily, at("2026-01-01T10:00:00Z"), at("2026-01-01T10:00:05Z"), 10)
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| panic!("due"));
+    assert_eq!(due.ticks, vec![at("2026-01-01T10:00:00Z")]);
+    assert_eq!(due.next_due, at("2026-01-02T00:00:00Z"));
+}
+
+#[test]
+fn tick_ids_are_deterministic() {
+    let t = Utc.with_ymd_and_hms(2026, 1, 1, 10, 0, 0).single().unwrap_or_else(|| panic!("time"));
+    assert_eq!(tick_id("s", t), "s@2026-01-01T10:00:00.000Z");
+    assert_eq!(tick_id("s", t), tick_id("s", t));
+    assert_ne!(tick_id("s", t), tick_id("u", t));
+}
