@@ -9,19 +9,28 @@
 //!   `shipment.confirmed` → complete, compensated (release, refund) on cancel.
 //! * Subscriber `send_receipt` calls the `mailer` connection (locally, the sink at
 //!   `POST /sink/mailer`).
+//! * Schedule `sales_summary` (every minute) emits `sales.summary_due`; subscriber
+//!   `summarize_sales` writes one row per run to `shop_sales_summaries`.
 
 mod checkout;
 mod orders;
+mod sales;
 
 use jadpo_core::Dialect;
 use jadpo_core::app::{AppError, Application, RetryPolicy};
 use jadpo_core::migrate::{Ledger, Migration};
+use jadpo_core::schedule::Schedule;
 
 pub use checkout::{Charge, Refund, Release, Reserve, checkout};
 pub use orders::{PlaceOrder, ReserveStock, SendReceipt};
+pub use sales::SummarizeSales;
 
 fn migration(version: u32, name: &str, sql: &str) -> Vec<Migration> {
     vec![Migration::new(Ledger::Workflow, version, name, sql)]
+}
+
+fn migrations(list: &[(u32, &str, &str)]) -> Vec<Migration> {
+    list.iter().map(|(v, name, sql)| Migration::new(Ledger::Workflow, *v, name, sql)).collect()
 }
 
 /// Why the shop's declaration is invalid (a bug in this crate; its tests build it).
@@ -41,6 +50,12 @@ pub fn application() -> Result<Application, ShopError> {
         .store("main")
         .store("warehouse")
         .event("order.placed")
+        .event("sales.summary_due")
+        .schedule(Schedule::every(
+            "sales_summary",
+            std::time::Duration::from_secs(60),
+            "sales.summary_due",
+        ))
         .connection("mailer")
         .connection("payments")
         .workflow(checkout()?, "main")
@@ -57,19 +72,36 @@ pub fn application() -> Result<Application, ShopError> {
             ReserveStock,
         )
         .subscriber("send_receipt", "order.placed", "main", RetryPolicy::default(), SendReceipt)
+        .subscriber(
+            "summarize_sales",
+            "sales.summary_due",
+            "main",
+            RetryPolicy::default(),
+            SummarizeSales,
+        )
         .migrations(
             "main",
             Dialect::Sqlite,
-            migration(4, "shop_orders", include_str!("../migrations/sqlite/main_0004_orders.sql")),
+            migrations(&[
+                (4, "shop_orders", include_str!("../migrations/sqlite/main_0004_orders.sql")),
+                (
+                    5,
+                    "shop_sales_summaries",
+                    include_str!("../migrations/sqlite/main_0005_sales_summaries.sql"),
+                ),
+            ]),
         )
         .migrations(
             "main",
             Dialect::Postgres,
-            migration(
-                5,
-                "shop_orders",
-                include_str!("../migrations/postgres/main_0005_orders.sql"),
-            ),
+            migrations(&[
+                (5, "shop_orders", include_str!("../migrations/postgres/main_0005_orders.sql")),
+                (
+                    6,
+                    "shop_sales_summaries",
+                    include_str!("../migrations/postgres/main_0006_sales_summaries.sql"),
+                ),
+            ]),
         )
         .migrations(
             "warehouse",
@@ -110,5 +142,9 @@ mod tests {
         assert_eq!(app.connections(), ["mailer".to_owned(), "payments".to_owned()]);
         assert!(app.workflow("checkout").is_some_and(|(_, store)| store == "main"));
         assert_eq!(app.migrations_for("warehouse", Dialect::Postgres).len(), 1);
+        assert_eq!(app.migrations_for("main", Dialect::Sqlite).len(), 2);
+        let summary = app.schedule("sales_summary").unwrap_or_else(|| panic!("schedule"));
+        assert_eq!(summary.when.describe(), "every 60s");
+        assert_eq!(app.schedule_store(), "main");
     }
 }

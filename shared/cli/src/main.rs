@@ -4,12 +4,13 @@
 //! `DATABASE_URL_<STORE>` for the others (with only `DATABASE_URL`, on that one database).
 //! Every verb prints for people by default and JSON with `--json`; failures exit non-zero with a
 //! message that says what to do. Today: `migrate apply | status | sql`, `keys issue`,
-//! `deliveries list | show`, `verify`, `export`, `import`.
+//! `deliveries list | show`, `schedules list | runs | pause | resume | trigger`, `verify`, `export`, `import`.
 
 mod common;
 mod deliveries;
 mod keys;
 mod migrate;
+mod schedules;
 mod transfer;
 mod verify;
 
@@ -34,6 +35,9 @@ enum Command {
     /// List and inspect deliveries.
     #[command(subcommand)]
     Deliveries(deliveries::DeliveriesCommand),
+    /// List, pause, resume or trigger schedules; show their runs and skipped ticks.
+    #[command(subcommand)]
+    Schedules(schedules::SchedulesCommand),
     /// Run the eight operational verification checks (after a migration or a restore).
     Verify(verify::VerifyArgs),
     /// Export the workflow store as JSON lines (stop writes first).
@@ -49,6 +53,7 @@ async fn main() -> std::process::ExitCode {
         Command::Migrate(command) => migrate::run(command).await,
         Command::Keys(command) => keys::run(command).await,
         Command::Deliveries(command) => deliveries::run(command).await,
+        Command::Schedules(command) => schedules::run(command).await,
         Command::Verify(args) => verify::run(args).await,
         Command::Export(args) => transfer::export(args).await,
         Command::Import(args) => transfer::import(args).await,

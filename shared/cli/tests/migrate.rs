@@ -54,13 +54,13 @@ fn round_trip(url: &str, versions: usize) {
 #[test]
 fn sqlite_apply_then_status() {
     let db = SqliteTestDb::empty();
-    round_trip(&db.url(), 3 + 1); // built-in v1–v3, the shop's orders
+    round_trip(&db.url(), 3 + 2); // built-in v1–v3, the shop's orders and sales summaries
 }
 
 #[tokio::test]
 async fn postgres_apply_then_status() {
     let db = PgTestDb::empty().await;
-    round_trip(db.url(), 4 + 1); // built-in v1–v4, the shop's orders
+    round_trip(db.url(), 4 + 2); // built-in v1–v4, the shop's orders and sales summaries
     assert!(
         stdout(&jadpo(Some(db.url()), &["migrate", "status"])).contains("store main (postgres://")
     );
@@ -82,7 +82,7 @@ async fn two_applies_at_once_on_postgres_apply_once() {
             doc["stores"][0]["applied"].as_array().map_or(0, Vec::len)
         })
         .collect();
-    assert_eq!(applied.iter().sum::<usize>(), 5 + JADPO, "{applied:?}");
+    assert_eq!(applied.iter().sum::<usize>(), 6 + JADPO, "{applied:?}");
     assert!(applied.contains(&0), "both processes applied migrations: {applied:?}");
 }
 
@@ -103,7 +103,8 @@ async fn an_edited_migration_is_refused_by_the_cli() {
     }
     assert_eq!(
         states(&jadpo(Some(&db.url()), &["migrate", "status", "--json"])),
-        [vec!["applied", "changed", "applied", "applied"], vec!["applied"; JADPO]].concat()
+        [vec!["applied", "changed", "applied", "applied", "applied"], vec!["applied"; JADPO]]
+            .concat()
     );
     let out = jadpo(Some(&db.url()), &["migrate", "apply"]);
     assert!(!out.status.success());
@@ -120,8 +121,8 @@ fn sql_prints_the_postgres_schema_without_a_database() {
     assert!(out.contains("CREATE TABLE IF NOT EXISTS invariant_schema_migrations"));
     assert_eq!(
         out.matches("DO $jadpo_block$").count(),
-        5 + JADPO,
-        "v1–v4, the shop's orders, jadpo's"
+        6 + JADPO,
+        "v1–v4, the shop's two, jadpo's"
     );
     assert!(out.contains("CREATE TABLE shop_orders"));
     assert!(out.contains("CREATE TABLE jadpo_deliveries"));

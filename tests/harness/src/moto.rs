@@ -59,7 +59,40 @@ impl MotoServer {
             );
             std::thread::sleep(Duration::from_millis(100));
         }
+        server.warm_up();
         server
+    }
+
+    /// Moto loads a service's backend on its first request, which takes seconds on a busy
+    /// machine; one throwaway SQS call here keeps that out of the tests' own requests (and their
+    /// SDK timeouts).
+    fn warm_up(&self) {
+        use std::io::{Read, Write};
+        let request = format!(
+            "POST / HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/x-amz-json-1.0\r\n\
+             X-Amz-Target: AmazonSQS.ListQueues\r\nAuthorization: AWS4-HMAC-SHA256 \
+             Credential=testing/20260101/us-east-1/sqs/aws4_request, SignedHeaders=host, \
+             Signature=0\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{{}}",
+            self.port
+        );
+        let answered = TcpStream::connect(("127.0.0.1", self.port)).and_then(|mut stream| {
+            stream.set_read_timeout(Some(Duration::from_secs(60)))?;
+            stream.write_all(request.as_bytes())?;
+            let mut answer = Vec::new();
+            stream.read_to_end(&mut answer)?;
+            Ok(answer)
+        });
+        match answered {
+            Ok(answer) if answer.starts_with(b"HTTP/1.") => {}
+            Ok(answer) => panic!(
+                "moto_server on port {} answered a warm-up request with {:?}",
+                self.port,
+                String::from_utf8_lossy(&answer)
+            ),
+            Err(e) => {
+                panic!("moto_server on port {} did not answer a warm-up request: {e}", self.port)
+            }
+        }
     }
 
     /// The endpoint URL (`AWS_ENDPOINT_URL_SQS`).

@@ -21,7 +21,7 @@ pub use ops::{
     OperatorAction, OperatorActionRow, Operators, ScheduleOpError, record_operator_action,
 };
 pub use sql::{NewRun, NewSchedule, ScheduleDialect, ScheduleSql, ScheduleStore, StoredAction};
-pub use tick::{TickReport, tick};
+pub use tick::{TickReport, sync, tick};
 pub use timing::{ScheduleError, When};
 
 use chrono::{DateTime, Utc};

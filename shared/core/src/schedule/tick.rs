@@ -73,7 +73,7 @@ pub async fn tick(p: &Pipeline, owner: &str) -> Result<TickReport, ScheduleOpErr
     let store = Arc::clone(p.store(p.app.schedule_store())?);
     let now = p.clock.now();
     let mut report = TickReport::default();
-    sync(p, store.as_ref(), now, &mut report).await?;
+    sync_into(p, store.as_ref(), now, &mut report).await?;
     let settings = p.settings.schedules;
     for name in store.schedules_due(now, settings.due_batch).await? {
         let Some(spec) = p.app.schedule(&name) else { continue };
@@ -82,9 +82,18 @@ pub async fn tick(p: &Pipeline, owner: &str) -> Result<TickReport, ScheduleOpErr
     Ok(report)
 }
 
+/// Brings the stored schedules in line with the declaration (what every tick pass does first):
+/// returns how many were created and how many marked removed.
+pub async fn sync(p: &Pipeline) -> Result<(u64, u64), ScheduleOpError> {
+    let store = Arc::clone(p.store(p.app.schedule_store())?);
+    let mut report = TickReport::default();
+    sync_into(p, store.as_ref(), p.clock.now(), &mut report).await?;
+    Ok((report.created, report.removed))
+}
+
 /// Stores newly declared schedules (first due at their next tick), records changed expressions
 /// (in force after the stored next due time), and marks undeclared schedules removed.
-async fn sync(
+async fn sync_into(
     p: &Pipeline,
     store: &dyn Store,
     now: DateTime<Utc>,
