@@ -59,14 +59,18 @@ fn read_key(child: &mut Child) -> String {
     panic!("jadpo-local printed no service key");
 }
 
-async fn reservations(dir: &std::path::Path) -> i64 {
-    let location = SqliteLocation::File(dir.join(".jadpo/warehouse.db"));
+async fn count(dir: &std::path::Path, store: &str, sql: &str) -> i64 {
+    let location = SqliteLocation::File(dir.join(format!(".jadpo/{store}.db")));
     let store =
-        SqliteStore::open("warehouse", &location, &SqliteOptions::default(), Arc::new(SystemClock))
+        SqliteStore::open(store, &location, &SqliteOptions::default(), Arc::new(SystemClock))
             .unwrap_or_else(|e| panic!("{e}"));
     let mut tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
-    let n = tx.query_one("SELECT coalesce(sum(qty), 0) AS n FROM shop_reservations", &[]).await;
+    let n = tx.query_one(sql, &[]).await;
     n.and_then(|r| r.get_i64("n")).unwrap_or(-1)
+}
+
+async fn reservations(dir: &std::path::Path) -> i64 {
+    count(dir, "warehouse", "SELECT coalesce(sum(qty), 0) AS n FROM shop_reservations").await
 }
 
 #[tokio::test]
@@ -101,6 +105,18 @@ async fn an_order_placed_over_http_reaches_the_warehouse_and_ctrl_c_stops_cleanl
             break;
         }
         assert!(Instant::now() < deadline, "the receipt never reached the mailer sink: {sink}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // The schedule loop stored the shop's schedule at its first tick; housekeeping ran a pass at
+    // start in each store.
+    let stored = "SELECT count(*) AS n FROM jadpo_schedules WHERE name = 'sales_summary'";
+    let swept = "SELECT count(*) AS n FROM jadpo_housekeeping WHERE last_completed_at IS NOT NULL";
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while count(dir.path(), "main", stored).await != 1
+        || count(dir.path(), "main", swept).await != 1
+        || count(dir.path(), "warehouse", swept).await != 1
+    {
+        assert!(Instant::now() < deadline, "no schedule tick or housekeeping pass at start");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let pid = running.0.id().to_string();

@@ -5,6 +5,9 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 use jadpo_core::SystemClock;
 use jadpo_core::app::Application;
+use jadpo_core::connect::NoConnections;
+use jadpo_core::pipeline::Pipeline;
+use jadpo_runtime::queue::RelayLater;
 use jadpo_runtime::{Config, Mode, Stores, open_stores};
 
 /// The application's declaration.
@@ -25,4 +28,31 @@ pub(crate) fn stores(app: &Application, only: Option<&str>) -> anyhow::Result<(C
     }
     let stores = open_stores(&config, Arc::new(SystemClock))?;
     Ok((config, stores))
+}
+
+/// The operator's name: `--operator`/`JADPO_OPERATOR`, else the OS user.
+pub(crate) fn operator(given: Option<String>) -> anyhow::Result<String> {
+    given
+        .or_else(|| std::env::var("USER").ok())
+        .or_else(|| std::env::var("LOGNAME").ok())
+        .or_else(|| std::env::var("USERNAME").ok())
+        .filter(|n| !n.trim().is_empty())
+        .context("no operator name: pass --operator NAME (or set JADPO_OPERATOR)")
+}
+
+/// A pipeline over the given stores for operator verbs: it calls no connection and sends
+/// nothing (what it commits is put on the queue by the relay).
+pub(crate) fn operator_pipeline(
+    app: Arc<Application>,
+    config: &Config,
+    stores: &Stores,
+) -> Pipeline {
+    jadpo_runtime::pipeline(
+        app,
+        stores,
+        Arc::new(RelayLater),
+        Arc::new(NoConnections),
+        Arc::new(SystemClock),
+        config,
+    )
 }

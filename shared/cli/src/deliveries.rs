@@ -1,8 +1,14 @@
-//! `jadpo deliveries list | show`: what operators see of deliveries, in every store given.
+//! `jadpo deliveries list | show | retry | discard | release`: what operators see of deliveries
+//! and do to them, in every store given. Changes are recorded in `jadpo_operator_actions`.
 
 use anyhow::bail;
 use clap::Subcommand;
-use jadpo_core::pipeline::{Delivery, DeliveryFilter, DeliveryStatus};
+use std::sync::Arc;
+
+use jadpo_core::app::Application;
+use jadpo_core::pipeline::{
+    Delivery, DeliveryFilter, DeliveryOpError, DeliveryOps, DeliveryStatus,
+};
 use serde_json::{Value, json};
 
 #[derive(Debug, Subcommand)]
@@ -25,6 +31,26 @@ pub(crate) enum DeliveriesCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Retry a dead (or waiting) delivery now with a fresh round of attempts; handled and
+    /// discarded deliveries are refused.
+    Retry(Change),
+    /// Discard a pending or dead delivery for a reason: final, and visible.
+    Discard {
+        #[command(flatten)]
+        change: Change,
+        /// Why (recorded on the delivery and with the operator action).
+        #[arg(long)]
+        reason: String,
+    },
+    /// Release the deliveries a circuit breaker holds for a connection.
+    Release {
+        /// The connection.
+        #[arg(long)]
+        connection: String,
+        /// Who is acting (recorded); default `JADPO_OPERATOR`, else the OS user.
+        #[arg(long, env = "JADPO_OPERATOR")]
+        operator: Option<String>,
+    },
     /// Show one delivery with its event.
     Show {
         /// The delivery's id.
@@ -33,6 +59,25 @@ pub(crate) enum DeliveriesCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// Which deliveries a change applies to: one id, or every delivery matching a filter.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Change {
+    /// The delivery's id (or use --status / --subscriber).
+    id: Option<String>,
+    /// Every delivery with this status (pending or dead).
+    #[arg(long, value_parser = parse_status, conflicts_with = "id")]
+    status: Option<DeliveryStatus>,
+    /// Every delivery of this subscriber (with --status, both must match).
+    #[arg(long, conflicts_with = "id")]
+    subscriber: Option<String>,
+    /// At most this many per store when filtering.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    limit: u32,
+    /// Who is acting (recorded); default `JADPO_OPERATOR`, else the OS user.
+    #[arg(long, env = "JADPO_OPERATOR")]
+    operator: Option<String>,
 }
 
 fn parse_status(text: &str) -> Result<DeliveryStatus, String> {
@@ -99,6 +144,19 @@ pub(crate) async fn run(command: DeliveriesCommand) -> anyhow::Result<()> {
                 println!("no deliveries match");
             }
         }
+        DeliveriesCommand::Retry(change) => apply(&app, change, None).await?,
+        DeliveriesCommand::Discard { change, reason } => apply(&app, change, Some(reason)).await?,
+        DeliveriesCommand::Release { connection, operator } => {
+            let operator = crate::common::operator(operator)?;
+            let app = Arc::new(app);
+            let (config, stores) = crate::common::stores(&app, None)?;
+            let p = crate::common::operator_pipeline(Arc::clone(&app), &config, &stores);
+            for (store, n) in DeliveryOps::new(&p, &operator)?.release(&connection).await? {
+                println!(
+                    "released {n} held deliveries for {connection} in store {store} (recorded by {operator})"
+                );
+            }
+        }
         DeliveriesCommand::Show { id, json } => {
             let (_, stores) = crate::common::stores(&app, None)?;
             for (name, s) in stores.iter() {
@@ -118,5 +176,52 @@ pub(crate) async fn run(command: DeliveriesCommand) -> anyhow::Result<()> {
             );
         }
     }
+    Ok(())
+}
+
+/// Retries (`reason` None) or discards the deliveries `change` names; each one is its own
+/// transaction and operator action. Refusals are listed and make the command fail.
+async fn apply(app: &Application, change: Change, reason: Option<String>) -> anyhow::Result<()> {
+    let operator = crate::common::operator(change.operator)?;
+    let app = Arc::new(app.clone());
+    let (config, stores) = crate::common::stores(&app, None)?;
+    let p = crate::common::operator_pipeline(Arc::clone(&app), &config, &stores);
+    let ops = DeliveryOps::new(&p, &operator)?;
+    let ids = match (change.id, change.status, change.subscriber) {
+        (Some(id), _, _) => vec![id],
+        (None, None, None) => {
+            bail!("name a delivery ID, or filter with --status and/or --subscriber")
+        }
+        (None, status, subscriber) => {
+            let filter = DeliveryFilter { status, subscriber, limit: change.limit };
+            let mut ids = Vec::new();
+            for (_, store) in stores.iter() {
+                ids.extend(store.deliveries_list(&filter).await?.into_iter().map(|d| d.id));
+            }
+            ids
+        }
+    };
+    let verb = if reason.is_some() { "discarded" } else { "retried" };
+    let mut refused = Vec::new();
+    for id in &ids {
+        let done = match &reason {
+            None => ops.retry(id).await,
+            Some(why) => ops.discard(id, why).await,
+        };
+        match done {
+            Ok(d) => println!("{verb} {id} ({} was {})", d.subscriber, d.status.as_str()),
+            Err(e @ (DeliveryOpError::Store(_) | DeliveryOpError::NoReason)) => {
+                return Err(e.into());
+            }
+            Err(e) => refused.push(e.to_string()),
+        }
+    }
+    if ids.is_empty() {
+        println!("no deliveries match");
+    }
+    if !refused.is_empty() {
+        bail!("{} of {} refused:\n  {}", refused.len(), ids.len(), refused.join("\n  "));
+    }
+    println!("{} {verb} by {operator}; the relay sends retried deliveries", ids.len());
     Ok(())
 }

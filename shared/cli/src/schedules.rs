@@ -5,13 +5,9 @@
 
 use std::sync::Arc;
 
-use anyhow::Context;
 use clap::Subcommand;
-use jadpo_core::SystemClock;
-use jadpo_core::connect::NoConnections;
 use jadpo_core::pipeline::Pipeline;
 use jadpo_core::schedule::{Operators, ScheduleRow, ScheduleRun, sync};
-use jadpo_runtime::queue::RelayLater;
 use serde_json::{Value, json};
 
 #[derive(Debug, Subcommand)]
@@ -53,16 +49,6 @@ pub(crate) struct Target {
     json: bool,
 }
 
-/// The operator's name: `--operator`/`JADPO_OPERATOR`, else the OS user.
-fn operator(given: Option<String>) -> anyhow::Result<String> {
-    given
-        .or_else(|| std::env::var("USER").ok())
-        .or_else(|| std::env::var("LOGNAME").ok())
-        .or_else(|| std::env::var("USERNAME").ok())
-        .filter(|n| !n.trim().is_empty())
-        .context("no operator name: pass --operator NAME (or set JADPO_OPERATOR)")
-}
-
 fn line(row: &ScheduleRow) -> String {
     let t = |v: Option<chrono::DateTime<chrono::Utc>>| {
         v.map_or_else(|| "-".to_owned(), |t| t.format("%Y-%m-%d %H:%M:%S").to_string())
@@ -92,14 +78,7 @@ fn run_json(r: &ScheduleRun) -> Value {
 pub(crate) async fn run(command: SchedulesCommand) -> anyhow::Result<()> {
     let app = Arc::new(crate::common::application()?);
     let (config, stores) = crate::common::stores(&app, Some(app.schedule_store()))?;
-    let p = jadpo_runtime::pipeline(
-        Arc::clone(&app),
-        &stores,
-        Arc::new(RelayLater),
-        Arc::new(NoConnections),
-        Arc::new(SystemClock),
-        &config,
-    );
+    let p = crate::common::operator_pipeline(Arc::clone(&app), &config, &stores);
     let store = Arc::clone(p.store(app.schedule_store())?);
     match command {
         SchedulesCommand::List { json } => {
@@ -158,7 +137,7 @@ enum Verb {
 }
 
 async fn act(p: &Pipeline, target: Target, verb: Verb) -> anyhow::Result<()> {
-    let operator = operator(target.operator)?;
+    let operator = crate::common::operator(target.operator)?;
     sync(p).await?;
     let ops = Operators::new(p, &operator)?;
     let name = target.name.as_str();

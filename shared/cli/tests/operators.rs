@@ -110,3 +110,45 @@ async fn deliveries_are_listed_filtered_and_shown() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(stderr(&bad).contains("is not one of pending, handled, dead, discarded"));
 }
+
+#[tokio::test]
+async fn deliveries_are_retried_discarded_and_released_by_a_named_operator() {
+    let db = SqliteTestDb::migrated().await;
+    seed(&db).await;
+    let url = db.url();
+    let nothing = jadpo(&url, &["deliveries", "retry", "--operator", "ann"]);
+    assert!(!nothing.status.success() && stderr(&nothing).contains("name a delivery ID"));
+    let retried =
+        ok(&jadpo(&url, &["deliveries", "retry", "--status", "dead", "--operator", "ann"]));
+    assert!(retried.contains("retried d-1") && retried.contains("1 retried by ann"), "{retried}");
+    let shown: Value =
+        serde_json::from_str(&ok(&jadpo(&url, &["deliveries", "show", "d-1", "--json"])))
+            .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((shown["status"].as_str(), shown["attempts"].as_u64()), (Some("pending"), Some(0)));
+    let no_reason = jadpo(&url, &["deliveries", "discard", "d-1", "--operator", "ann"]);
+    assert_eq!(no_reason.status.code(), Some(2), "--reason is required");
+    let discarded = ok(&jadpo(
+        &url,
+        &["deliveries", "discard", "d-1", "--reason", "test order", "--operator", "ann"],
+    ));
+    assert!(discarded.contains("discarded d-1"), "{discarded}");
+    let again = jadpo(&url, &["deliveries", "retry", "d-1", "--operator", "ann"]);
+    assert!(
+        !again.status.success() && stderr(&again).contains("discarding is final"),
+        "{}",
+        stderr(&again)
+    );
+    let released =
+        ok(&jadpo(&url, &["deliveries", "release", "--connection", "mailer", "--operator", "ann"]));
+    assert!(released.contains("released 0 held deliveries for mailer"), "{released}");
+    let unknown =
+        jadpo(&url, &["deliveries", "release", "--connection", "fax", "--operator", "ann"]);
+    assert!(!unknown.status.success() && stderr(&unknown).contains("no connection named \"fax\""));
+    let actions =
+        jadpo_core::schedule::ScheduleStore::operator_actions(&db.store(), None, None, 10)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+    let seen: Vec<_> = actions.iter().map(|a| (a.action.as_str(), a.operator.as_str())).collect();
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    assert!(seen.iter().all(|(_, who)| *who == "ann"));
+}

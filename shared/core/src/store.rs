@@ -24,7 +24,7 @@ use crate::error::StoreError;
 use crate::housekeeping::HousekeepingStore;
 use crate::lease::LeaseStore;
 use crate::migrate::MigrationStore;
-use crate::pipeline::PipelineStore;
+use crate::pipeline::{DeliveryAdminStore, PipelineStore};
 use crate::schedule::ScheduleStore;
 use crate::schema::SchemaIntrospection;
 use crate::sql::{Dialect, Row, SqlValue};
@@ -128,6 +128,7 @@ pub trait Store:
     + LeaseStore
     + ScheduleStore
     + HousekeepingStore
+    + DeliveryAdminStore
 {
 }
 
@@ -142,5 +143,6 @@ impl<T> Store for T where
         + LeaseStore
         + ScheduleStore
         + HousekeepingStore
+        + DeliveryAdminStore
 {
 }

@@ -72,6 +72,7 @@ macro_rules! conformance_tests {
             removed_schedules_stop,
             housekeeping_deletes_only_what_retention_allows,
             a_second_housekeeper_waits,
+            delivery_operations_are_recorded_and_refused_when_final,
         );
         $crate::conformance_tests!(@workflow $fixture;
             a_started_run_reads_back_exactly,

@@ -269,6 +269,18 @@ pub async fn removed_schedules_stop(fx: &dyn Fixture) {
         rows.first().map(|r| (r.state(), r.next_due_at)),
         Some(("active", t0() + Duration::seconds(120)))
     );
+    // A changed expression: the stored due time (t0 + 120 s) still fires; the next one follows
+    // the new rate (t0 + 240 s, where the old one would have said t0 + 180 s).
+    let slower = Schedule::every(EVERY_MINUTE, std::time::Duration::from_secs(120), "report.due");
+    let changed = pipeline(Arc::clone(&store), app(store.name(), vec![slower]), Arc::clone(&clock));
+    clock.set(t0() + Duration::seconds(121));
+    let fired = ok(tick(&changed, "t").await, "tick after the change");
+    assert_eq!(fired.runs, ["every_minute@2026-01-01T00:02:00.000Z"]);
+    let rows = ok(store.schedules_list().await, "list");
+    assert_eq!(
+        rows.first().map(|r| (r.expression.as_str(), r.next_due_at)),
+        Some(("every 120s", t0() + Duration::seconds(240)))
+    );
 }
 
 fn hk_settings() -> HousekeepingSettings {
@@ -440,4 +452,66 @@ pub async fn a_second_housekeeper_waits(fx: &dyn Fixture) {
     );
     assert_eq!(after.stopped, None);
     assert_eq!(count(store.as_ref(), keys, &[]).await, 2);
+}
+
+/// Operators retry, discard and release deliveries; each change is recorded with the state
+/// before it; handled deliveries cannot be retried, discarding is final, and refusals record
+/// nothing.
+pub async fn delivery_operations_are_recorded_and_refused_when_final(fx: &dyn Fixture) {
+    use jadpo_core::pipeline::{DeliveryOpError, DeliveryOps, DeliveryStatus};
+    let store = migrated(fx).await;
+    let now = t0() + Duration::days(1);
+    seed(store.as_ref(), now).await;
+    exec(
+        store.as_ref(),
+        "UPDATE jadpo_deliveries SET held_connection = 'mailer', held_at = $1 WHERE id = 'd6'",
+        &[now.into()],
+    )
+    .await;
+    let clock = Arc::new(ManualClock::new(now));
+    let shop = Application::builder("ops")
+        .store(store.name())
+        .event("report.due")
+        .connection("mailer")
+        .build();
+    let p = pipeline(Arc::clone(&store), Arc::new(ok(shop, "app")), Arc::clone(&clock));
+    assert!(matches!(DeliveryOps::new(&p, ""), Err(DeliveryOpError::NoOperator)));
+    let ops = ok(DeliveryOps::new(&p, "dora"), "ops");
+    let before = ok(ops.retry("d5").await, "retry dead");
+    assert_eq!(before.status, DeliveryStatus::Dead);
+    let after = ok(store.delivery_get("d5").await, "get").unwrap_or_else(|| panic!("d5"));
+    assert_eq!(
+        (after.status, after.attempts, after.next_attempt_at),
+        (DeliveryStatus::Pending, 0, now)
+    );
+    assert!(matches!(ops.retry("d3").await, Err(DeliveryOpError::Handled(_))));
+    assert!(matches!(ops.discard("d3", "no").await, Err(DeliveryOpError::Handled(_))));
+    assert!(matches!(ops.discard("d5", " ").await, Err(DeliveryOpError::NoReason)));
+    clock.advance(Duration::seconds(1));
+    ok(ops.discard("d5", "customer left").await, "discard");
+    let gone = ok(store.delivery_get("d5").await, "get").unwrap_or_else(|| panic!("d5"));
+    assert_eq!(gone.status, DeliveryStatus::Discarded);
+    assert_eq!(gone.last_failure.as_deref(), Some("discarded by dora: customer left"));
+    assert!(matches!(ops.retry("d5").await, Err(DeliveryOpError::Discarded(_))));
+    assert!(matches!(ops.retry("nope").await, Err(DeliveryOpError::Unknown(_))));
+    assert!(matches!(ops.release("fax").await, Err(DeliveryOpError::UnknownConnection(_))));
+    clock.advance(Duration::seconds(1));
+    let released = ok(ops.release("mailer").await, "release");
+    assert_eq!(released, [(store.name().to_owned(), 1)]);
+    let held = "SELECT COUNT(*) AS n FROM jadpo_deliveries WHERE held_connection IS NOT NULL";
+    assert_eq!(count(store.as_ref(), held, &[]).await, 0);
+    let actions = ok(store.operator_actions(None, None, 10).await, "actions");
+    let seen: Vec<_> =
+        actions.iter().map(|a| (a.action.as_str(), a.item.as_str(), a.operator.as_str())).collect();
+    assert_eq!(
+        seen,
+        [
+            ("delivery.release", "mailer", "dora"),
+            ("delivery.discard", "d5", "dora"),
+            ("delivery.retry", "d5", "dora")
+        ]
+    );
+    let retried: serde_json::Value = ok(serde_json::from_str(&actions[2].item_state), "json");
+    assert_eq!(retried["status"], "dead", "the state recorded is the state before the change");
+    assert_eq!(actions[1].detail.as_deref(), Some("customer left"));
 }

@@ -11,6 +11,7 @@
 
 mod commit;
 mod deliver;
+mod ops;
 mod relay;
 mod sql;
 mod types;
@@ -22,6 +23,9 @@ use std::time::Duration;
 pub use commit::{CommitError, CommitOutcome, CommitRequest, commit, request_digest};
 pub(crate) use commit::{Origin, write_emitted};
 pub use deliver::{DeliverError, DeliveryResult, deliver};
+pub use ops::{
+    DeliveryAdminDialect, DeliveryAdminSql, DeliveryAdminStore, DeliveryOpError, DeliveryOps,
+};
 pub use relay::{RelayReport, enqueue_now, relay};
 pub use sql::{PipelineDialect, PipelineSql};
 pub use types::*;

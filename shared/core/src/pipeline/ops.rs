@@ -1,0 +1,283 @@
+//! What operators do to deliveries (`jadpo deliveries retry | discard | release`), each change
+//! recorded in `jadpo_operator_actions` in the same transaction as the change, with the
+//! delivery's state before it, the operator's name and the database role.
+//!
+//! Retrying a handled delivery is refused (its effect happened; running it again would repeat
+//! it), and so is anything done to a discarded one: discarding is final and stays visible.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use serde_json::json;
+
+use super::{Delivery, DeliveryStatus, Pipeline};
+use crate::error::StoreError;
+use crate::id::new_id;
+use crate::schedule::{OperatorAction, record_operator_action};
+use crate::store::{Store, Transaction, TransactionalStore};
+
+/// One dialect's statements for operator changes to deliveries.
+#[derive(Debug)]
+pub struct DeliveryAdminSql {
+    /// `(id)` → the delivery joined with its event ([`Delivery::from_row`]'s columns), locked
+    /// for the transaction where the dialect can.
+    pub get_locked: &'static str,
+    /// `(id, now)`: pending or dead → pending, attempts 0, due now, not held.
+    pub retry: &'static str,
+    /// `(id, now, why)`: pending or dead → discarded.
+    pub discard: &'static str,
+    /// `(connection, now)`: held pending deliveries of `connection` → due now, not held.
+    pub release: &'static str,
+}
+
+/// An adapter that speaks delivery administration through its own [`DeliveryAdminSql`].
+pub trait DeliveryAdminDialect: TransactionalStore {
+    /// The adapter's statements.
+    fn delivery_admin_sql(&self) -> &'static DeliveryAdminSql;
+}
+
+/// The delivery administration role.
+#[async_trait]
+pub trait DeliveryAdminStore: Send + Sync {
+    /// The delivery `id`, locked inside `tx`.
+    async fn delivery_get_locked(
+        &self,
+        tx: &mut dyn Transaction,
+        id: &str,
+    ) -> Result<Option<Delivery>, StoreError>;
+    /// Makes a pending or dead delivery due now with a fresh round of attempts.
+    async fn delivery_retry(
+        &self,
+        tx: &mut dyn Transaction,
+        id: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError>;
+    /// Discards a pending or dead delivery with `why`.
+    async fn delivery_discard(
+        &self,
+        tx: &mut dyn Transaction,
+        id: &str,
+        now: DateTime<Utc>,
+        why: &str,
+    ) -> Result<bool, StoreError>;
+    /// Releases the deliveries held for `connection`; how many.
+    async fn deliveries_release(
+        &self,
+        tx: &mut dyn Transaction,
+        connection: &str,
+        now: DateTime<Utc>,
+    ) -> Result<u64, StoreError>;
+}
+
+#[async_trait]
+impl<S: DeliveryAdminDialect> DeliveryAdminStore for S {
+    async fn delivery_get_locked(
+        &self,
+        tx: &mut dyn Transaction,
+        id: &str,
+    ) -> Result<Option<Delivery>, StoreError> {
+        let row = tx.query_opt(self.delivery_admin_sql().get_locked, &[id.into()]).await?;
+        row.as_ref().map(Delivery::from_row).transpose()
+    }
+
+    async fn delivery_retry(
+        &self,
+        tx: &mut dyn Transaction,
+        id: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        Ok(tx.execute(self.delivery_admin_sql().retry, &[id.into(), now.into()]).await? == 1)
+    }
+
+    async fn delivery_discard(
+        &self,
+        tx: &mut dyn Transaction,
+        id: &str,
+        now: DateTime<Utc>,
+        why: &str,
+    ) -> Result<bool, StoreError> {
+        let params = [id.into(), now.into(), why.into()];
+        Ok(tx.execute(self.delivery_admin_sql().discard, &params).await? == 1)
+    }
+
+    async fn deliveries_release(
+        &self,
+        tx: &mut dyn Transaction,
+        connection: &str,
+        now: DateTime<Utc>,
+    ) -> Result<u64, StoreError> {
+        tx.execute(self.delivery_admin_sql().release, &[connection.into(), now.into()]).await
+    }
+}
+
+/// Why an operator's change to a delivery was refused; nothing was changed or recorded.
+#[derive(Debug, thiserror::Error)]
+pub enum DeliveryOpError {
+    /// No store given holds that delivery.
+    #[error("no delivery {0:?} in the stores given")]
+    Unknown(String),
+    /// Retrying or discarding a handled delivery.
+    #[error("delivery {0:?} was handled; its effect happened and cannot be retried or discarded")]
+    Handled(String),
+    /// Anything on a discarded delivery.
+    #[error("delivery {0:?} was discarded; discarding is final")]
+    Discarded(String),
+    /// A discard without a reason.
+    #[error("a discard needs a reason: pass --reason TEXT")]
+    NoReason,
+    /// The operator's name is empty.
+    #[error("the operator's name is empty: pass --operator NAME")]
+    NoOperator,
+    /// No such connection is declared.
+    #[error("no connection named {0:?} is declared")]
+    UnknownConnection(String),
+    /// The database failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Operator verbs over deliveries in every store of a pipeline.
+pub struct DeliveryOps<'a> {
+    p: &'a Pipeline,
+    operator: &'a str,
+}
+
+impl<'a> DeliveryOps<'a> {
+    /// Verbs acting as `operator`.
+    pub fn new(p: &'a Pipeline, operator: &'a str) -> Result<Self, DeliveryOpError> {
+        if operator.trim().is_empty() {
+            return Err(DeliveryOpError::NoOperator);
+        }
+        Ok(Self { p, operator })
+    }
+
+    /// The store holding delivery `id`.
+    async fn locate(&self, id: &str) -> Result<&'a std::sync::Arc<dyn Store>, DeliveryOpError> {
+        for store in self.p.stores.values() {
+            if store.delivery_get(id).await?.is_some() {
+                return Ok(store);
+            }
+        }
+        Err(DeliveryOpError::Unknown(id.to_owned()))
+    }
+
+    /// Makes dead (or waiting) delivery `id` due now with a fresh round of attempts; the relay
+    /// sends it.
+    pub async fn retry(&self, id: &str) -> Result<Delivery, DeliveryOpError> {
+        self.change(id, "delivery.retry", None).await
+    }
+
+    /// Discards pending or dead delivery `id` for `reason`: final, and visible in its
+    /// `last_failure` and the operator actions.
+    pub async fn discard(&self, id: &str, reason: &str) -> Result<Delivery, DeliveryOpError> {
+        if reason.trim().is_empty() {
+            return Err(DeliveryOpError::NoReason);
+        }
+        self.change(id, "delivery.discard", Some(reason)).await
+    }
+
+    async fn change(
+        &self,
+        id: &str,
+        action: &str,
+        reason: Option<&str>,
+    ) -> Result<Delivery, DeliveryOpError> {
+        let store = self.locate(id).await?;
+        let now = self.p.clock.now();
+        let mut tx = store.begin().await?;
+        let result = async {
+            let d = store
+                .delivery_get_locked(tx.as_mut(), id)
+                .await?
+                .ok_or_else(|| DeliveryOpError::Unknown(id.to_owned()))?;
+            match d.status {
+                DeliveryStatus::Handled => return Err(DeliveryOpError::Handled(id.to_owned())),
+                DeliveryStatus::Discarded => {
+                    return Err(DeliveryOpError::Discarded(id.to_owned()));
+                }
+                DeliveryStatus::Pending | DeliveryStatus::Dead => {}
+            }
+            let record = OperatorAction {
+                action,
+                item_kind: "delivery",
+                item: id,
+                item_state: delivery_state(store.name(), &d),
+                operator: self.operator,
+                detail: reason.map(str::to_owned),
+            };
+            let action_id = new_id(self.p.clock.as_ref());
+            record_operator_action(store.as_ref(), tx.as_mut(), &record, action_id, now).await?;
+            match reason {
+                None => store.delivery_retry(tx.as_mut(), id, now).await?,
+                Some(why) => {
+                    let why = format!("discarded by {}: {why}", self.operator);
+                    store.delivery_discard(tx.as_mut(), id, now, &why).await?
+                }
+            };
+            Ok(d)
+        }
+        .await;
+        finish(tx, result).await
+    }
+
+    /// Releases the deliveries a circuit breaker holds for `connection` in every store; how many
+    /// per store. Each store's release is one operator action.
+    pub async fn release(&self, connection: &str) -> Result<Vec<(String, u64)>, DeliveryOpError> {
+        if !self.p.app.connections().iter().any(|c| c == connection) {
+            return Err(DeliveryOpError::UnknownConnection(connection.to_owned()));
+        }
+        let mut released = Vec::new();
+        for store in self.p.stores.values() {
+            let now = self.p.clock.now();
+            let mut tx = store.begin().await?;
+            let result = async {
+                let n = store.deliveries_release(tx.as_mut(), connection, now).await?;
+                let record = OperatorAction {
+                    action: "delivery.release",
+                    item_kind: "connection",
+                    item: connection,
+                    item_state: json!({"store": store.name(), "held_deliveries": n}),
+                    operator: self.operator,
+                    detail: None,
+                };
+                let action_id = new_id(self.p.clock.as_ref());
+                record_operator_action(store.as_ref(), tx.as_mut(), &record, action_id, now)
+                    .await?;
+                Ok(n)
+            }
+            .await;
+            released.push((store.name().to_owned(), finish(tx, result).await?));
+        }
+        Ok(released)
+    }
+}
+
+/// A delivery's state as recorded with an operator action.
+fn delivery_state(store: &str, d: &Delivery) -> serde_json::Value {
+    json!({
+        "store": store,
+        "subscriber": d.subscriber,
+        "status": d.status.as_str(),
+        "attempts": d.attempts,
+        "next_attempt_at": d.next_attempt_at.to_rfc3339(),
+        "last_failure": d.last_failure,
+        "event_type": d.event.event_type,
+        "event_id": d.event.id,
+    })
+}
+
+async fn finish<T>(
+    tx: Box<dyn Transaction>,
+    result: Result<T, DeliveryOpError>,
+) -> Result<T, DeliveryOpError> {
+    match result {
+        Ok(value) => {
+            tx.commit().await?;
+            Ok(value)
+        }
+        Err(e) => {
+            // The refusal is what to report; the rollback only ends the transaction.
+            let _ = tx.rollback().await;
+            Err(e)
+        }
+    }
+}
