@@ -8,7 +8,7 @@
 //! * Workflow `checkout` (`POST /runs`): reserve → charge through `payments` → wait for
 //!   `shipment.confirmed` → complete, compensated (release, refund) on cancel.
 //! * Subscriber `send_receipt` calls the `mailer` connection (locally, the sink at
-//!   `POST /sink/mailer`).
+//!   `POST /sink/mailer`), behind the connection's circuit breaker.
 //! * Schedule `sales_summary` (every minute) emits `sales.summary_due`; subscriber
 //!   `summarize_sales` writes one row per run to `shop_sales_summaries`.
 
@@ -71,7 +71,14 @@ pub fn application() -> Result<Application, ShopError> {
             RetryPolicy::default(),
             ReserveStock,
         )
-        .subscriber("send_receipt", "order.placed", "main", RetryPolicy::default(), SendReceipt)
+        .subscriber_via(
+            "send_receipt",
+            "order.placed",
+            "main",
+            RetryPolicy::default(),
+            "mailer",
+            SendReceipt,
+        )
         .subscriber(
             "summarize_sales",
             "sales.summary_due",

@@ -4,8 +4,9 @@
 //! `DATABASE_URL_<STORE>` for the others (with only `DATABASE_URL`, on that one database).
 //! Every verb prints for people by default and JSON with `--json`; failures exit non-zero with a
 //! message that says what to do. Today: `migrate apply | status | sql`, `keys issue`,
-//! `deliveries list | show`, `schedules list | runs | pause | resume | trigger`, `verify`, `export`, `import`.
+//! `deliveries list | show`, `schedules list | runs | pause | resume | trigger`, `breakers list | open | close`, `verify`, `export`, `import`.
 
+mod breakers;
 mod common;
 mod deliveries;
 mod keys;
@@ -32,6 +33,9 @@ enum Command {
     /// Issue service keys for callers of the commit function.
     #[command(subcommand)]
     Keys(keys::KeysCommand),
+    /// List circuit breakers; force one open or closed.
+    #[command(subcommand)]
+    Breakers(breakers::BreakersCommand),
     /// List and inspect deliveries.
     #[command(subcommand)]
     Deliveries(deliveries::DeliveriesCommand),
@@ -53,6 +57,7 @@ async fn main() -> std::process::ExitCode {
         Command::Migrate(command) => migrate::run(command).await,
         Command::Keys(command) => keys::run(command).await,
         Command::Deliveries(command) => deliveries::run(command).await,
+        Command::Breakers(command) => breakers::run(command).await,
         Command::Schedules(command) => schedules::run(command).await,
         Command::Verify(args) => verify::run(args).await,
         Command::Export(args) => transfer::export(args).await,

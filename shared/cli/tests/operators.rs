@@ -152,3 +152,33 @@ async fn deliveries_are_retried_discarded_and_released_by_a_named_operator() {
     assert_eq!(seen.len(), 3, "{seen:?}");
     assert!(seen.iter().all(|(_, who)| *who == "ann"));
 }
+
+#[tokio::test]
+async fn breakers_are_listed_and_forced_by_a_named_operator() {
+    let db = SqliteTestDb::migrated().await;
+    let url = db.url();
+    let empty = ok(&jadpo(&url, &["breakers", "list"]));
+    assert!(empty.contains("no breaker"), "{empty}");
+    let opened = ok(&jadpo(&url, &["breakers", "open", "mailer", "--operator", "ann"]));
+    assert!(opened.contains("opened mailer in store main"), "{opened}");
+    let listed: Value = serde_json::from_str(&ok(&jadpo(&url, &["breakers", "list", "--json"])))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(listed["breakers"][0]["state"], "open");
+    let again = ok(&jadpo(&url, &["breakers", "open", "mailer", "--operator", "ann"]));
+    assert!(again.contains("already opened; nothing recorded"), "{again}");
+    let closed = ok(&jadpo(&url, &["breakers", "close", "mailer", "--operator", "ann"]));
+    assert!(closed.contains("closed mailer in store main, 0 held deliveries released"), "{closed}");
+    let unknown = jadpo(&url, &["breakers", "open", "fax", "--operator", "ann"]);
+    assert!(!unknown.status.success() && stderr(&unknown).contains("no connection named \"fax\""));
+    let actions = jadpo_core::schedule::ScheduleStore::operator_actions(
+        &db.store(),
+        Some("breaker"),
+        Some("mailer"),
+        10,
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    let mut seen: Vec<_> = actions.iter().map(|a| a.action.as_str()).collect();
+    seen.sort_unstable();
+    assert_eq!(seen, ["breaker.close", "breaker.open"]);
+}

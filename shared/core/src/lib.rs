@@ -26,6 +26,7 @@ pub(crate) use fault;
 
 pub mod app;
 pub mod auth;
+pub mod breaker;
 pub mod clock;
 pub mod connect;
 pub mod error;

@@ -20,6 +20,7 @@ use std::any::Any;
 use async_trait::async_trait;
 
 use crate::auth::ServiceKeyStore;
+use crate::breaker::BreakerStore;
 use crate::error::StoreError;
 use crate::housekeeping::HousekeepingStore;
 use crate::lease::LeaseStore;
@@ -129,6 +130,7 @@ pub trait Store:
     + ScheduleStore
     + HousekeepingStore
     + DeliveryAdminStore
+    + BreakerStore
 {
 }
 
@@ -144,5 +146,6 @@ impl<T> Store for T where
         + ScheduleStore
         + HousekeepingStore
         + DeliveryAdminStore
+        + BreakerStore
 {
 }

@@ -382,8 +382,8 @@ pub async fn housekeeping_deletes_only_what_retention_allows(fx: &dyn Fixture) {
     assert_eq!(deleted(RecordClass::OutboxRows), 2);
     assert_eq!(deleted(RecordClass::ScheduleRuns), 3);
     // Batches of 2: 3 for the keys, 2 each for handled records, finished deliveries and runs,
-    // 1 each for dead, outbox, rescue and the two alert kinds.
-    assert_eq!(report.batches, 3 + 2 + 2 + 1 + 2 + 2 + 1 + 1 + 1, "{report:?}");
+    // 1 each for dead, outbox, rescue and the three alert kinds.
+    assert_eq!(report.batches, 3 + 2 + 2 + 1 + 2 + 2 + 1 + 1 + 1 + 1, "{report:?}");
     let keys =
         ids(store.as_ref(), "SELECT key AS id FROM jadpo_idempotency_keys ORDER BY key").await;
     assert_eq!(keys, ["k5", "k6"]);
@@ -514,4 +514,82 @@ pub async fn delivery_operations_are_recorded_and_refused_when_final(fx: &dyn Fi
     let retried: serde_json::Value = ok(serde_json::from_str(&actions[2].item_state), "json");
     assert_eq!(retried["status"], "dead", "the state recorded is the state before the change");
     assert_eq!(actions[1].detail.as_deref(), Some("customer left"));
+}
+
+/// Circuit breakers under concurrent deliveries: a run of connection failures opens it; held
+/// deliveries record their connection; after the pause exactly one of several concurrent
+/// deliveries becomes the probe; the probe's success closes it and releases the held deliveries
+/// once; an alert is raised once for a breaker open too long.
+pub async fn breakers_let_one_probe_through_and_release_held_deliveries_once(fx: &dyn Fixture) {
+    use jadpo_core::breaker::{
+        AttemptResult, BreakerPolicy, Gate, State, Transition, admit, settle,
+    };
+    let store = migrated(fx).await;
+    let outbox = "INSERT INTO jadpo_outbox (id, event_type, payload, chain_depth, source, created_at) \
+        VALUES ('e1', 'report.due', '{}', 0, 'seed', $1)";
+    exec(store.as_ref(), outbox, &[t0().into()]).await;
+    for id in ["d1", "d2", "d3", "d4"] {
+        let sql = "INSERT INTO jadpo_deliveries (id, outbox_id, subscriber, next_attempt_at, created_at) \
+            VALUES ($1, 'e1', $2, $3, $3)";
+        exec(store.as_ref(), sql, &[id.into(), format!("s_{id}").into(), t0().into()]).await;
+    }
+    let policy = BreakerPolicy {
+        failures_to_open: 2,
+        first_pause: std::time::Duration::from_secs(10),
+        alert_after: std::time::Duration::from_secs(60),
+        ..BreakerPolicy::default()
+    };
+    let s = store.as_ref();
+    let fail = AttemptResult::ConnectionFailed;
+    assert_eq!(
+        ok(settle(s, "mailer", "d0", fail, t0(), &policy).await, "settle").0,
+        Transition::None
+    );
+    assert_eq!(
+        ok(settle(s, "mailer", "d0", fail, t0(), &policy).await, "settle").0,
+        Transition::Opened
+    );
+    let soon = t0() + Duration::seconds(5);
+    for id in ["d1", "d2"] {
+        let gate = ok(admit(s, "mailer", id, soon, &policy).await, "admit");
+        assert_eq!(gate, Gate::Hold { until: t0() + Duration::seconds(10) });
+    }
+    let held = "SELECT COUNT(*) AS n FROM jadpo_deliveries WHERE held_connection = 'mailer' AND held_at IS NOT NULL";
+    assert_eq!(count(s, held, &[]).await, 2);
+    let later = t0() + Duration::seconds(11);
+    let (x, y) = (fx.open(), fx.open());
+    let (g1, g2, g3) = tokio::join!(
+        admit(x.as_ref(), "mailer", "d2", later, &policy),
+        admit(y.as_ref(), "mailer", "d3", later, &policy),
+        admit(x.as_ref(), "mailer", "d4", later, &policy),
+    );
+    let gates = [ok(g1, "d2"), ok(g2, "d3"), ok(g3, "d4")];
+    let probes: Vec<_> = gates.iter().filter(|g| **g == Gate::Probe).collect();
+    assert_eq!(probes.len(), 1, "exactly one probe at a time: {gates:?}");
+    let probe = ["d2", "d3", "d4"][gates.iter().position(|g| *g == Gate::Probe).unwrap_or(0)];
+    assert_eq!(count(s, held, &[]).await, 3, "the others are held");
+    let breakers = ok(s.breakers_list().await, "list");
+    assert_eq!(
+        breakers.first().map(|b| (b.state, b.probe_delivery.as_deref())),
+        Some((State::HalfOpen, Some(probe)))
+    );
+    let (t, released) =
+        ok(settle(s, "mailer", probe, AttemptResult::Success, later, &policy).await, "close");
+    assert_eq!((t, released), (Transition::Closed, 3));
+    assert_eq!(count(s, held, &[]).await, 0);
+    let (_, again) =
+        ok(settle(s, "mailer", probe, AttemptResult::Success, later, &policy).await, "again");
+    assert_eq!(again, 0, "held deliveries are released once");
+    let due = "SELECT COUNT(*) AS n FROM jadpo_deliveries WHERE next_attempt_at = $1 AND enqueued_at IS NULL";
+    assert_eq!(count(s, due, &[later.into()]).await, 3, "released deliveries are due at once");
+    // Open again and stay open past the alert threshold: housekeeping raises the alert once.
+    ok(settle(s, "mailer", "d9", fail, later, &policy).await, "settle");
+    ok(settle(s, "mailer", "d9", fail, later, &policy).await, "settle");
+    let clock = ManualClock::new(later + Duration::seconds(61));
+    let rescue_after = std::time::Duration::from_secs(900);
+    let first = ok(housekeep(s, &clock, &hk_settings(), rescue_after, "hk").await, "pass");
+    let raised: Vec<_> = first.alerts.iter().map(|a| (a.kind, a.item.as_str())).collect();
+    assert_eq!(raised, [("breaker.open", "mailer")]);
+    let second = ok(housekeep(s, &clock, &hk_settings(), rescue_after, "hk").await, "pass");
+    assert!(second.alerts.is_empty(), "{second:?}");
 }

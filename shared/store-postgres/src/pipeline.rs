@@ -97,8 +97,6 @@ pub static ADMIN: jadpo_core::pipeline::DeliveryAdminSql = jadpo_core::pipeline:
         WHERE id = $1 AND status IN ('pending', 'dead')",
     discard: "UPDATE jadpo_deliveries SET status = 'discarded', finished_at = $2, \
         last_failure = $3, enqueued_at = NULL WHERE id = $1 AND status IN ('pending', 'dead')",
-    release: "UPDATE jadpo_deliveries SET held_connection = NULL, held_at = NULL, \
-        next_attempt_at = $2, enqueued_at = NULL WHERE held_connection = $1 AND status = 'pending'",
 };
 
 impl jadpo_core::pipeline::DeliveryAdminDialect for PgStore {

@@ -97,6 +97,12 @@ pub fn builtin_catalog() -> MigrationCatalog {
             "schedules",
             include_str!("../../../migrations/sqlite/0004_schedules.sql"),
         ),
+        Migration::new(
+            Ledger::Jadpo,
+            5,
+            "circuit_breakers",
+            include_str!("../../../migrations/sqlite/0005_circuit_breakers.sql"),
+        ),
     ];
     match MigrationCatalog::builtin(Dialect::Sqlite, workflow, jadpo) {
         Ok(catalog) => catalog,

@@ -49,6 +49,7 @@ pub struct HandlerContext<'t> {
     emitted: Vec<Emitted>,
     now: DateTime<Utc>,
     idempotency_key: Option<String>,
+    connection_failed: bool,
 }
 
 impl<'t> HandlerContext<'t> {
@@ -58,7 +59,14 @@ impl<'t> HandlerContext<'t> {
         now: DateTime<Utc>,
         idempotency_key: Option<String>,
     ) -> Self {
-        Self { tx, connections, emitted: Vec::new(), now, idempotency_key }
+        Self {
+            tx,
+            connections,
+            emitted: Vec::new(),
+            now,
+            idempotency_key,
+            connection_failed: false,
+        }
     }
 
     /// Calls the connection `name` with a JSON `body` (POST to its base URL plus `path`),
@@ -70,7 +78,37 @@ impl<'t> HandlerContext<'t> {
         path: &str,
         body: Value,
     ) -> Result<Value, HandlerError> {
-        call_connection(self.connections, self.idempotency_key.clone(), name, path, body).await
+        let result = self.call_raw(name, path, body).await;
+        if let Err(e) = &result {
+            // The connection's own failures count for its circuit breaker; a 4xx other than 429
+            // is the request's fault, not the service's.
+            self.connection_failed |= match e {
+                ConnectionError::Unreachable { .. } => true,
+                ConnectionError::Status { status, .. } => *status >= 500 || *status == 429,
+                ConnectionError::Unknown(_) => false,
+            };
+        }
+        result.map(|response| response.body).map_err(|e| HandlerError::Failed(e.to_string()))
+    }
+
+    async fn call_raw(
+        &mut self,
+        name: &str,
+        path: &str,
+        body: Value,
+    ) -> Result<crate::connect::ConnectionResponse, ConnectionError> {
+        let request = ConnectionRequest {
+            connection: name.to_owned(),
+            path: path.to_owned(),
+            body,
+            idempotency_key: self.idempotency_key.clone(),
+        };
+        self.connections.call(request).await
+    }
+
+    /// Whether a connection call failed on the service's side (counted by its breaker).
+    pub(crate) fn connection_failed(&self) -> bool {
+        self.connection_failed
     }
 
     /// The store's open transaction: write the application's own rows through it.

@@ -17,6 +17,7 @@ pub use handlers::{
 };
 pub use retry::RetryPolicy;
 
+use crate::breaker::BreakerPolicy;
 use crate::migrate::Migration;
 use crate::schedule::{Schedule, ScheduleError, ScheduleSpec};
 use crate::sql::Dialect;
@@ -64,6 +65,14 @@ pub enum AppError {
         /// The event.
         event: String,
     },
+    /// A subscriber calls a connection nobody declared.
+    #[error("subscriber {subscriber:?} calls connection {connection:?}, which is not declared")]
+    UnknownConnection {
+        /// The subscriber.
+        subscriber: String,
+        /// The connection.
+        connection: String,
+    },
     /// A workflow uses a capability nobody declared.
     #[error("workflow {workflow:?} uses capability {capability:?}, which is not declared")]
     UnknownCapability {
@@ -108,6 +117,8 @@ pub struct SubscriberSpec {
     pub event: String,
     /// The store it writes (its handled records live there).
     pub store: String,
+    /// The connection it calls, whose circuit breaker gates its deliveries.
+    pub connection: Option<String>,
     /// How failed deliveries are retried.
     pub retry: RetryPolicy,
     /// Its code.
@@ -123,6 +134,7 @@ pub struct Application {
     actions: BTreeMap<String, ActionSpec>,
     subscribers: BTreeMap<String, SubscriberSpec>,
     connections: Vec<String>,
+    breakers: BTreeMap<String, BreakerPolicy>,
     workflows: BTreeMap<String, (Arc<WorkflowDef>, String)>,
     capabilities: BTreeMap<String, Arc<dyn Capability>>,
     migrations: Vec<(String, Dialect, Migration)>,
@@ -153,6 +165,7 @@ impl Application {
                 actions: BTreeMap::new(),
                 subscribers: BTreeMap::new(),
                 connections: Vec::new(),
+                breakers: BTreeMap::new(),
                 workflows: BTreeMap::new(),
                 capabilities: BTreeMap::new(),
                 migrations: Vec::new(),
@@ -243,6 +256,15 @@ impl Application {
         self.schedule_store.as_deref().unwrap_or_else(|| self.default_store())
     }
 
+    /// The breaker thresholds of connection `name`, or `None` when no such connection is
+    /// declared.
+    pub fn breaker_policy(&self, name: &str) -> Option<BreakerPolicy> {
+        self.connections
+            .iter()
+            .any(|c| c == name)
+            .then(|| self.breakers.get(name).copied().unwrap_or_default())
+    }
+
     /// The application's own workflow-ledger migrations for `store` in `dialect`, in order.
     pub fn migrations_for(&self, store: &str, dialect: Dialect) -> Vec<Migration> {
         self.migrations
@@ -302,10 +324,38 @@ impl ApplicationBuilder {
             name: name.to_owned(),
             event: event.to_owned(),
             store: store.to_owned(),
+            connection: None,
             retry,
             handler: Arc::new(handler),
         });
         self
+    }
+
+    /// Declares a subscriber, like [`subscriber`](Self::subscriber), that calls `connection`:
+    /// while that connection's circuit breaker is open, its deliveries are held instead of
+    /// attempted.
+    #[must_use]
+    pub fn subscriber_via(
+        mut self,
+        name: &str,
+        event: &str,
+        store: &str,
+        retry: RetryPolicy,
+        connection: &str,
+        handler: impl Subscriber + 'static,
+    ) -> Self {
+        self = self.subscriber(name, event, store, retry, handler);
+        if let Some(last) = self.subscribers.last_mut() {
+            last.connection = Some(connection.to_owned());
+        }
+        self
+    }
+
+    /// Declares a connection with its own circuit-breaker thresholds.
+    #[must_use]
+    pub fn connection_with_breaker(mut self, name: &str, policy: BreakerPolicy) -> Self {
+        self.app.breakers.insert(name.to_owned(), policy);
+        self.connection(name)
     }
 
     /// Declares a connection: an external HTTP service handlers call by this name; its base URL
@@ -379,6 +429,12 @@ impl ApplicationBuilder {
         }
         for s in &subscribers {
             store_known(format!("subscriber {:?}", s.name), &s.store)?;
+            if let Some(c) = s.connection.as_ref().filter(|c| !app.connections.contains(c)) {
+                return Err(AppError::UnknownConnection {
+                    subscriber: s.name.clone(),
+                    connection: c.clone(),
+                });
+            }
             if !app.events.contains(&s.event) {
                 return Err(AppError::UnknownEvent {
                     subscriber: s.name.clone(),

@@ -5,7 +5,7 @@
 //! in bounded batches, each batch its own short transaction fenced by the lease's generation, so
 //! writers are never blocked for long and a housekeeper that lost its lease stops writing. A
 //! second housekeeper finds the lease taken and does nothing. Alerts are structured log events
-//! (`alert = "delivery.dead"`, `alert = "schedule.overdue"`) whose `raised_at` is recorded in the
+//! (`alert = "delivery.dead"`, `"schedule.overdue"`, `"breaker.open"`) whose `raised_at` is recorded in the
 //! same transaction, so each is raised once.
 
 mod sql;
@@ -173,6 +173,7 @@ enum Step {
     Rescue(DateTime<Utc>),
     DeadAlerts,
     OverdueAlerts(DateTime<Utc>),
+    BreakerAlerts,
 }
 
 /// One pass over `store` as `owner`. `rescue_after`: how long after being put on the queue an
@@ -204,6 +205,7 @@ pub async fn housekeep(
         Step::Rescue(rescue_before),
         Step::DeadAlerts,
         Step::OverdueAlerts(overdue_before),
+        Step::BreakerAlerts,
     ]);
     let mut held = true;
     for step in steps {
@@ -296,6 +298,10 @@ async fn run_step(
                 let alerts = store.housekeeping_dead_alerts(tx.as_mut(), now, limit).await?;
                 (alerts.len() as u64, alerts)
             }
+            Step::BreakerAlerts => {
+                let alerts = store.breaker_alerts(tx.as_mut(), now, limit).await?;
+                (alerts.len() as u64, alerts)
+            }
             Step::OverdueAlerts(before) => {
                 let alerts =
                     store.housekeeping_overdue_alerts(tx.as_mut(), now, before, limit).await?;
@@ -338,7 +344,7 @@ fn record(
             }
             report.rescued += touched;
         }
-        Step::DeadAlerts | Step::OverdueAlerts(_) => {
+        Step::DeadAlerts | Step::OverdueAlerts(_) | Step::BreakerAlerts => {
             for alert in &alerts {
                 tracing::error!(alert = alert.kind, store, item = %alert.item, detail = %alert.detail, "alert raised");
             }

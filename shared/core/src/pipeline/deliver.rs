@@ -7,6 +7,7 @@
 use super::commit::{Origin, write_emitted};
 use super::{Delivery, DeliveryMessage, DeliveryStatus, Outcome, Pipeline};
 use crate::app::{HandlerContext, HandlerError, SubscriberSpec};
+use crate::breaker::{AttemptResult, Gate, admit, settle};
 use crate::error::StoreError;
 use crate::store::Store;
 
@@ -25,6 +26,9 @@ pub enum DeliveryResult {
     Retrying,
     /// The subscriber failed for the last time, or can never succeed.
     Dead,
+    /// The connection's circuit breaker is open: held, not attempted; it comes back when the
+    /// breaker lets a probe through or closes.
+    Held,
     /// The message was a workflow command.
     Command(crate::workflow::engine::CommandResult),
 }
@@ -78,13 +82,41 @@ pub async fn deliver(p: &Pipeline, body: &str) -> Result<DeliveryResult, Deliver
         )
         .await;
     };
-    let outcome = match run_subscriber(p, spec, &delivery).await? {
+    let breaker = match &spec.connection {
+        Some(connection) => {
+            let policy = p.app.breaker_policy(connection).unwrap_or_default();
+            let now = p.clock.now();
+            let gate = admit(event_store.as_ref(), connection, &delivery.id, now, &policy).await?;
+            if let Gate::Hold { until } = gate {
+                tracing::debug!(delivery = %delivery.id, %connection, %until, "held by the circuit breaker");
+                return Ok(DeliveryResult::Held);
+            }
+            Some((connection, policy))
+        }
+        None => None,
+    };
+    let attempt = run_subscriber(p, spec, &delivery).await?;
+    if let Some((connection, policy)) = breaker {
+        let result = match &attempt {
+            Attempt::AlreadyHandled | Attempt::Done => AttemptResult::Success,
+            Attempt::Failed { connection_failed: true, .. } => AttemptResult::ConnectionFailed,
+            Attempt::Failed { .. } => AttemptResult::Other,
+        };
+        let now = p.clock.now();
+        let settled = settle(event_store.as_ref(), connection, &delivery.id, result, now, &policy);
+        if let Err(e) = settled.await {
+            // The attempt itself is recorded below either way; a lost probe result frees the
+            // probe after the policy's probe timeout.
+            tracing::warn!(%connection, error = %e, "could not record the attempt on the circuit breaker");
+        }
+    }
+    let outcome = match attempt {
         Attempt::AlreadyHandled => {
             record(p, event_store.as_ref(), &delivery, &Outcome::Handled).await?;
             return Ok(DeliveryResult::AlreadyHandled);
         }
         Attempt::Done => Outcome::Handled,
-        Attempt::Failed { failure, retryable } => {
+        Attempt::Failed { failure, retryable, .. } => {
             let retry_at = retryable
                 .then(|| spec.retry.delay_after(delivery.attempts + 1))
                 .flatten()
@@ -106,7 +138,7 @@ struct CommandMessage {
 enum Attempt {
     AlreadyHandled,
     Done,
-    Failed { failure: String, retryable: bool },
+    Failed { failure: String, retryable: bool, connection_failed: bool },
 }
 
 async fn run_subscriber(
@@ -125,6 +157,7 @@ async fn run_subscriber(
     let mut ctx =
         HandlerContext::new(tx.as_mut(), p.connections.as_ref(), now, Some(delivery.id.clone()));
     let result = spec.handler.handle(&mut ctx, &delivery.event).await;
+    let connection_failed = ctx.connection_failed();
     let emitted = ctx.into_emitted();
     let failure = match result {
         Ok(()) => {
@@ -148,16 +181,25 @@ async fn run_subscriber(
                 Err(
                     e @ (super::CommitError::ChainTooDeep { .. }
                     | super::CommitError::UndeclaredEvent { .. }),
-                ) => Attempt::Failed { failure: e.to_string(), retryable: false },
-                Err(e) => Attempt::Failed { failure: e.to_string(), retryable: true },
+                ) => {
+                    Attempt::Failed { failure: e.to_string(), retryable: false, connection_failed }
+                }
+                Err(e) => {
+                    Attempt::Failed { failure: e.to_string(), retryable: true, connection_failed }
+                }
             }
         }
         Err(HandlerError::Rejected { status, title, detail }) => Attempt::Failed {
             failure: format!("rejected ({status}) {title}: {detail}"),
             retryable: false,
+            connection_failed,
         },
-        Err(HandlerError::Store(e)) => Attempt::Failed { failure: e.to_string(), retryable: true },
-        Err(HandlerError::Failed(why)) => Attempt::Failed { failure: why, retryable: true },
+        Err(HandlerError::Store(e)) => {
+            Attempt::Failed { failure: e.to_string(), retryable: true, connection_failed }
+        }
+        Err(HandlerError::Failed(why)) => {
+            Attempt::Failed { failure: why, retryable: true, connection_failed }
+        }
     };
     tx.rollback().await?;
     Ok(failure)

@@ -25,8 +25,6 @@ pub struct DeliveryAdminSql {
     pub retry: &'static str,
     /// `(id, now, why)`: pending or dead → discarded.
     pub discard: &'static str,
-    /// `(connection, now)`: held pending deliveries of `connection` → due now, not held.
-    pub release: &'static str,
 }
 
 /// An adapter that speaks delivery administration through its own [`DeliveryAdminSql`].
@@ -59,13 +57,6 @@ pub trait DeliveryAdminStore: Send + Sync {
         now: DateTime<Utc>,
         why: &str,
     ) -> Result<bool, StoreError>;
-    /// Releases the deliveries held for `connection`; how many.
-    async fn deliveries_release(
-        &self,
-        tx: &mut dyn Transaction,
-        connection: &str,
-        now: DateTime<Utc>,
-    ) -> Result<u64, StoreError>;
 }
 
 #[async_trait]
@@ -97,15 +88,6 @@ impl<S: DeliveryAdminDialect> DeliveryAdminStore for S {
     ) -> Result<bool, StoreError> {
         let params = [id.into(), now.into(), why.into()];
         Ok(tx.execute(self.delivery_admin_sql().discard, &params).await? == 1)
-    }
-
-    async fn deliveries_release(
-        &self,
-        tx: &mut dyn Transaction,
-        connection: &str,
-        now: DateTime<Utc>,
-    ) -> Result<u64, StoreError> {
-        tx.execute(self.delivery_admin_sql().release, &[connection.into(), now.into()]).await
     }
 }
 
@@ -230,7 +212,7 @@ impl<'a> DeliveryOps<'a> {
             let now = self.p.clock.now();
             let mut tx = store.begin().await?;
             let result = async {
-                let n = store.deliveries_release(tx.as_mut(), connection, now).await?;
+                let n = store.breaker_release_held(tx.as_mut(), connection, now).await?;
                 let record = OperatorAction {
                     action: "delivery.release",
                     item_kind: "connection",

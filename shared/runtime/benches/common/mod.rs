@@ -6,14 +6,28 @@ use std::process::Command;
 
 use jadpo_core::pipeline::Pipeline;
 
-/// Transactions/s of `script` under pgbench (`-M prepared`) with `clients` for `seconds`.
-pub fn pgbench_tps(url: &str, script_text: &str, clients: usize, seconds: u64) -> f64 {
+/// A PostgreSQL client program from `pg_config --bindir`, else from `PATH`.
+fn pg_bin(name: &str) -> String {
     let bindir = Command::new("pg_config")
         .arg("--bindir")
         .output()
         .ok()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned());
-    let pgbench = bindir.map(|d| format!("{d}/pgbench")).unwrap_or_else(|| "pgbench".into());
+    bindir.map(|d| format!("{d}/{name}")).unwrap_or_else(|| name.to_owned())
+}
+
+/// Runs one SQL statement with `psql` outside any transaction (`VACUUM` cannot run inside one).
+pub fn psql(url: &str, sql: &str) {
+    let out = Command::new(pg_bin("psql"))
+        .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", sql, url])
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run psql: {e}"));
+    assert!(out.status.success(), "psql {sql}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Transactions/s of `script` under pgbench (`-M prepared`) with `clients` for `seconds`.
+pub fn pgbench_tps(url: &str, script_text: &str, clients: usize, seconds: u64) -> f64 {
+    let pgbench = pg_bin("pgbench");
     let script =
         std::env::temp_dir().join(format!("jadpo-bench-{}-{clients}.sql", std::process::id()));
     std::fs::write(&script, script_text).unwrap_or_else(|e| panic!("{e}"));

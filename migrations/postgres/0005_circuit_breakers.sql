@@ -1,0 +1,20 @@
+-- Jadpo system tables, PostgreSQL v5: each connection's circuit breaker over the deliveries
+-- beside it. Immutable once released: add a new version instead of editing this file.
+CREATE TABLE jadpo_circuit_breakers (
+    connection       TEXT PRIMARY KEY,
+    state            TEXT NOT NULL DEFAULT 'closed'
+                     CHECK (state IN ('closed', 'open', 'half_open')),
+    failures         INTEGER NOT NULL DEFAULT 0,
+    opened_at        TIMESTAMPTZ,
+    pause_ms         BIGINT NOT NULL DEFAULT 0,
+    reopen_at        TIMESTAMPTZ,
+    probe_delivery   TEXT,
+    probe_started_at TIMESTAMPTZ,
+    alert_at         TIMESTAMPTZ,
+    alert_raised_at  TIMESTAMPTZ,
+    updated_at       TIMESTAMPTZ NOT NULL
+);
+
+-- Held deliveries are found by their connection when a breaker closes.
+CREATE INDEX jadpo_deliveries_held_idx ON jadpo_deliveries (held_connection)
+    WHERE held_connection IS NOT NULL;

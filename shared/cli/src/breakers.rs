@@ -1,0 +1,94 @@
+//! `jadpo breakers list | open | close`: each connection's circuit breaker in every store given,
+//! and forcing one open or closed, recorded in `jadpo_operator_actions`.
+
+use std::sync::Arc;
+
+use clap::Subcommand;
+use jadpo_core::breaker::{BreakerOps, state_json};
+use serde_json::json;
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum BreakersCommand {
+    /// List the breakers (every store given): state, run of failures, pause, probe.
+    List {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Open a connection's breakers: its deliveries are held until a probe (after the longest
+    /// pause) or `close`.
+    Open(Target),
+    /// Close a connection's breakers and release the deliveries they hold.
+    Close(Target),
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Target {
+    /// The connection.
+    connection: String,
+    /// Who is acting (recorded); default `JADPO_OPERATOR`, else the OS user.
+    #[arg(long, env = "JADPO_OPERATOR")]
+    operator: Option<String>,
+}
+
+pub(crate) async fn run(command: BreakersCommand) -> anyhow::Result<()> {
+    let app = Arc::new(crate::common::application()?);
+    let (config, stores) = crate::common::stores(&app, None)?;
+    match command {
+        BreakersCommand::List { json } => {
+            let mut all = Vec::new();
+            for (name, store) in stores.iter() {
+                for b in store.breakers_list().await? {
+                    if !json {
+                        let since = b.opened_at.map(|t| format!("  open since {}", t.to_rfc3339()));
+                        println!(
+                            "{:<16} {:<10} {:<9} failures {}{}",
+                            b.connection,
+                            name,
+                            b.state.as_str(),
+                            b.failures,
+                            since.unwrap_or_default()
+                        );
+                    }
+                    all.push(state_json(name, &b));
+                }
+            }
+            if json {
+                println!("{}", json!({ "breakers": all }));
+            } else if all.is_empty() {
+                println!("no breaker has been used yet (all closed)");
+            }
+        }
+        BreakersCommand::Open(t) => force(&app, &config, &stores, t, true).await?,
+        BreakersCommand::Close(t) => force(&app, &config, &stores, t, false).await?,
+    }
+    Ok(())
+}
+
+async fn force(
+    app: &Arc<jadpo_core::app::Application>,
+    config: &jadpo_runtime::Config,
+    stores: &jadpo_runtime::Stores,
+    target: Target,
+    open: bool,
+) -> anyhow::Result<()> {
+    let operator = crate::common::operator(target.operator)?;
+    let p = crate::common::operator_pipeline(Arc::clone(app), config, stores);
+    let ops = BreakerOps::new(&p, &operator)?;
+    let c = target.connection.as_str();
+    let results = if open { ops.open(c).await? } else { ops.close(c).await? };
+    let verb = if open { "opened" } else { "closed" };
+    for r in results {
+        if r.changed {
+            let released = if open {
+                String::new()
+            } else {
+                format!(", {} held deliveries released", r.released)
+            };
+            println!("{verb} {c} in store {}{released} (recorded by {operator})", r.store);
+        } else {
+            println!("{c} in store {} was already {verb}; nothing recorded", r.store);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,140 @@
+//! `jadpo breakers open | close`: operators force a connection's breakers, in every store of the
+//! pipeline, each change recorded in `jadpo_operator_actions` with the breaker's state before it.
+
+use chrono::{DateTime, Utc};
+
+use super::{Breaker, State, ms, plus};
+use crate::error::StoreError;
+use crate::id::new_id;
+use crate::pipeline::Pipeline;
+use crate::schedule::{OperatorAction, record_operator_action};
+use crate::store::Store;
+
+/// Why an operator's change to a breaker was refused; nothing was changed.
+#[derive(Debug, thiserror::Error)]
+pub enum BreakerOpError {
+    /// No such connection is declared.
+    #[error("no connection named {0:?} is declared")]
+    UnknownConnection(String),
+    /// The operator's name is empty.
+    #[error("the operator's name is empty: pass --operator NAME")]
+    NoOperator,
+    /// The database failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// What a forced change did in one store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Forced {
+    /// The store.
+    pub store: String,
+    /// Whether the breaker changed (`false`: it was already in that state; nothing recorded).
+    pub changed: bool,
+    /// Held deliveries released (closing).
+    pub released: u64,
+}
+
+/// Operator verbs over breakers.
+pub struct BreakerOps<'a> {
+    p: &'a Pipeline,
+    operator: &'a str,
+}
+
+impl<'a> BreakerOps<'a> {
+    /// Verbs acting as `operator`.
+    pub fn new(p: &'a Pipeline, operator: &'a str) -> Result<Self, BreakerOpError> {
+        if operator.trim().is_empty() {
+            return Err(BreakerOpError::NoOperator);
+        }
+        Ok(Self { p, operator })
+    }
+
+    /// Opens `connection`'s breakers: its deliveries are held for the policy's longest pause,
+    /// then probed as usual.
+    pub async fn open(&self, connection: &str) -> Result<Vec<Forced>, BreakerOpError> {
+        self.force(connection, true).await
+    }
+
+    /// Closes `connection`'s breakers and releases their held deliveries.
+    pub async fn close(&self, connection: &str) -> Result<Vec<Forced>, BreakerOpError> {
+        self.force(connection, false).await
+    }
+
+    async fn force(&self, connection: &str, open: bool) -> Result<Vec<Forced>, BreakerOpError> {
+        let policy = self
+            .p
+            .app
+            .breaker_policy(connection)
+            .ok_or_else(|| BreakerOpError::UnknownConnection(connection.to_owned()))?;
+        let mut out = Vec::new();
+        for store in self.p.stores.values() {
+            let now = self.p.clock.now();
+            let mut tx = store.begin().await?;
+            let b = store.breaker_lock(tx.as_mut(), connection, now).await?;
+            let target = if open { opened(&b, now, &policy) } else { Breaker::closed(connection) };
+            let changed = (b.state == State::Closed) == open;
+            let mut released = 0;
+            if changed {
+                self.record(store.as_ref(), tx.as_mut(), &b, open, now).await?;
+                store.breaker_write(tx.as_mut(), &target, now).await?;
+                if !open {
+                    released = store.breaker_release_held(tx.as_mut(), connection, now).await?;
+                }
+            }
+            tx.commit().await?;
+            out.push(Forced { store: store.name().to_owned(), changed, released });
+        }
+        Ok(out)
+    }
+
+    async fn record(
+        &self,
+        store: &dyn Store,
+        tx: &mut dyn crate::Transaction,
+        b: &Breaker,
+        open: bool,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let action = OperatorAction {
+            action: if open { "breaker.open" } else { "breaker.close" },
+            item_kind: "breaker",
+            item: &b.connection,
+            item_state: state_json(store.name(), b),
+            operator: self.operator,
+            detail: None,
+        };
+        record_operator_action(store, tx, &action, new_id(self.p.clock.as_ref()), now).await
+    }
+}
+
+fn opened(b: &Breaker, now: DateTime<Utc>, policy: &super::BreakerPolicy) -> Breaker {
+    let pause_ms = ms(policy.max_pause);
+    Breaker {
+        state: State::Open,
+        opened_at: Some(now),
+        pause_ms,
+        reopen_at: Some(plus(now, pause_ms)),
+        probe_delivery: None,
+        probe_started_at: None,
+        alert_at: Some(plus(now, ms(policy.alert_after))),
+        alert_raised_at: None,
+        ..b.clone()
+    }
+}
+
+/// A breaker as operators see it (and as recorded with an action).
+pub fn state_json(store: &str, b: &Breaker) -> serde_json::Value {
+    let t = |v: Option<DateTime<Utc>>| v.map(|t| t.to_rfc3339());
+    serde_json::json!({
+        "store": store,
+        "connection": b.connection,
+        "state": b.state.as_str(),
+        "failures": b.failures,
+        "opened_at": t(b.opened_at),
+        "pause_ms": b.pause_ms,
+        "reopen_at": t(b.reopen_at),
+        "probe_delivery": b.probe_delivery,
+        "alert_raised_at": t(b.alert_raised_at),
+    })
+}
