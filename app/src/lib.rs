@@ -8,7 +8,8 @@
 //! * Workflow `checkout` (`POST /runs`): reserve → charge through `payments` → wait for
 //!   `shipment.confirmed` → complete, compensated (release, refund) on cancel.
 //! * Subscriber `send_receipt` calls the `mailer` connection (locally, the sink at
-//!   `POST /sink/mailer`), behind the connection's circuit breaker.
+//!   `POST /sink/mailer`), behind the connection's circuit breaker; the `receipt_survey` flag
+//!   (off until an operator sets it, e.g. to 25% of customers) adds a survey to the receipt.
 //! * Schedule `sales_summary` (every minute) emits `sales.summary_due`; subscriber
 //!   `summarize_sales` writes one row per run to `shop_sales_summaries`.
 
@@ -18,6 +19,7 @@ mod sales;
 
 use jadpo_core::Dialect;
 use jadpo_core::app::{AppError, Application, RetryPolicy};
+use jadpo_core::flags::Rollout;
 use jadpo_core::migrate::{Ledger, Migration};
 use jadpo_core::schedule::Schedule;
 
@@ -51,6 +53,7 @@ pub fn application() -> Result<Application, ShopError> {
         .store("warehouse")
         .event("order.placed")
         .event("sales.summary_due")
+        .flag("receipt_survey", Rollout::Off)
         .schedule(Schedule::every(
             "sales_summary",
             std::time::Duration::from_secs(60),

@@ -105,7 +105,8 @@ impl Subscriber for ReserveStock {
     }
 }
 
-/// `send_receipt`: mails the customer through the `mailer` connection. The delivery id goes
+/// `send_receipt`: mails the customer through the `mailer` connection, with a survey link for
+/// the customers the `receipt_survey` flag selects. The delivery id goes
 /// along as the `Idempotency-Key`, so a redelivered event does not mail twice at a mailer that
 /// deduplicates.
 #[derive(Debug, Clone, Copy)]
@@ -118,10 +119,13 @@ impl Subscriber for SendReceipt {
         ctx: &mut HandlerContext<'_>,
         event: &Event,
     ) -> Result<(), HandlerError> {
+        let customer = event.payload["customer"].as_str().unwrap_or_default().to_owned();
+        let survey = ctx.flag("receipt_survey", &customer).await?;
         let receipt = json!({
-            "to": event.payload["customer"],
+            "to": customer,
             "subject": "Your order",
             "order_id": event.payload["order_id"],
+            "survey": survey,
         });
         ctx.call("mailer", "", receipt).await?;
         Ok(())

@@ -4,11 +4,12 @@
 //! `DATABASE_URL_<STORE>` for the others (with only `DATABASE_URL`, on that one database).
 //! Every verb prints for people by default and JSON with `--json`; failures exit non-zero with a
 //! message that says what to do. Today: `migrate apply | status | sql`, `keys issue`,
-//! `deliveries list | show`, `schedules list | runs | pause | resume | trigger`, `breakers list | open | close`, `verify`, `export`, `import`.
+//! `deliveries list | show`, `schedules list | runs | pause | resume | trigger`, `breakers list | open | close`, `flags list | set | history`, `verify`, `export`, `import`.
 
 mod breakers;
 mod common;
 mod deliveries;
+mod flags;
 mod keys;
 mod migrate;
 mod schedules;
@@ -36,6 +37,9 @@ enum Command {
     /// List circuit breakers; force one open or closed.
     #[command(subcommand)]
     Breakers(breakers::BreakersCommand),
+    /// List, set and trace feature flags.
+    #[command(subcommand)]
+    Flags(flags::FlagsCommand),
     /// List and inspect deliveries.
     #[command(subcommand)]
     Deliveries(deliveries::DeliveriesCommand),
@@ -58,6 +62,7 @@ async fn main() -> std::process::ExitCode {
         Command::Keys(command) => keys::run(command).await,
         Command::Deliveries(command) => deliveries::run(command).await,
         Command::Breakers(command) => breakers::run(command).await,
+        Command::Flags(command) => flags::run(command).await,
         Command::Schedules(command) => schedules::run(command).await,
         Command::Verify(args) => verify::run(args).await,
         Command::Export(args) => transfer::export(args).await,

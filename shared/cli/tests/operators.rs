@@ -182,3 +182,36 @@ async fn breakers_are_listed_and_forced_by_a_named_operator() {
     seen.sort_unstable();
     assert_eq!(seen, ["breaker.close", "breaker.open"]);
 }
+
+#[tokio::test]
+async fn flags_are_set_and_their_history_names_who() {
+    let db = SqliteTestDb::migrated().await;
+    let url = db.url();
+    let listed = ok(&jadpo(&url, &["flags", "list"]));
+    assert!(listed.contains("receipt_survey") && listed.contains("never set"), "{listed}");
+    let set = ok(&jadpo(&url, &["flags", "set", "receipt_survey", "25%", "--operator", "ann"]));
+    assert!(set.contains("receipt_survey: off → 25% (recorded by ann"), "{set}");
+    let same = ok(&jadpo(&url, &["flags", "set", "receipt_survey", "25", "--operator", "ann"]));
+    assert!(same.contains("already 25%; nothing recorded"), "{same}");
+    let bad = jadpo(&url, &["flags", "set", "receipt_survey", "half", "--operator", "ann"]);
+    assert!(
+        !bad.status.success() && stderr(&bad).contains("is not a flag state"),
+        "{}",
+        stderr(&bad)
+    );
+    let unknown = jadpo(&url, &["flags", "set", "nope", "on", "--operator", "ann"]);
+    assert!(!unknown.status.success() && stderr(&unknown).contains("no flag named \"nope\""));
+    ok(&jadpo(&url, &["flags", "set", "receipt_survey", "on", "--operator", "bo"]));
+    let history: Value =
+        serde_json::from_str(&ok(&jadpo(&url, &["flags", "history", "receipt_survey", "--json"])))
+            .unwrap_or_else(|e| panic!("{e}"));
+    let changes = history["changes"].as_array().cloned().unwrap_or_default();
+    assert_eq!(changes.len(), 2, "{history}");
+    let who: Vec<_> = changes.iter().map(|c| c["operator"].as_str().unwrap_or_default()).collect();
+    assert!(who.contains(&"ann") && who.contains(&"bo"), "{who:?}");
+    assert!(changes.iter().all(|c| c["db_role"] == "none (sqlite)"));
+    let listed: Value = serde_json::from_str(&ok(&jadpo(&url, &["flags", "list", "--json"])))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(listed["flags"][0]["state"], "on");
+    assert_eq!(listed["flags"][0]["updated_by"], "bo");
+}

@@ -30,6 +30,7 @@ pub mod breaker;
 pub mod clock;
 pub mod connect;
 pub mod error;
+pub mod flags;
 pub mod housekeeping;
 pub mod id;
 pub mod lease;

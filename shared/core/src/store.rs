@@ -22,6 +22,7 @@ use async_trait::async_trait;
 use crate::auth::ServiceKeyStore;
 use crate::breaker::BreakerStore;
 use crate::error::StoreError;
+use crate::flags::FlagStore;
 use crate::housekeeping::HousekeepingStore;
 use crate::lease::LeaseStore;
 use crate::migrate::MigrationStore;
@@ -131,6 +132,7 @@ pub trait Store:
     + HousekeepingStore
     + DeliveryAdminStore
     + BreakerStore
+    + FlagStore
 {
 }
 
@@ -147,5 +149,6 @@ impl<T> Store for T where
         + HousekeepingStore
         + DeliveryAdminStore
         + BreakerStore
+        + FlagStore
 {
 }

@@ -74,6 +74,7 @@ macro_rules! conformance_tests {
             a_second_housekeeper_waits,
             delivery_operations_are_recorded_and_refused_when_final,
             breakers_let_one_probe_through_and_release_held_deliveries_once,
+            flag_changes_are_recorded_with_who_made_them,
         );
         $crate::conformance_tests!(@workflow $fixture;
             a_started_run_reads_back_exactly,

@@ -593,3 +593,39 @@ pub async fn breakers_let_one_probe_through_and_release_held_deliveries_once(fx:
     let second = ok(housekeep(s, &clock, &hk_settings(), rescue_after, "hk").await, "pass");
     assert!(second.alerts.is_empty(), "{second:?}");
 }
+
+/// Flags: every change is recorded with who made it and the database role; setting the state a
+/// flag already has records nothing; an undeclared flag is refused.
+pub async fn flag_changes_are_recorded_with_who_made_them(fx: &dyn Fixture) {
+    use jadpo_core::flags::{FlagOpError, FlagOps, Rollout};
+    let store = migrated(fx).await;
+    let clock = Arc::new(ManualClock::new(t0()));
+    let declared = Application::builder("flags")
+        .store(store.name())
+        .event("report.due")
+        .flag("beta", Rollout::Off)
+        .flag("dark_mode", Rollout::On)
+        .build();
+    let p = pipeline(Arc::clone(&store), Arc::new(ok(declared, "app")), Arc::clone(&clock));
+    assert!(matches!(FlagOps::new(&p, ""), Err(FlagOpError::NoOperator)));
+    let ops = ok(FlagOps::new(&p, "fay"), "ops");
+    let listed = ok(ops.list().await, "list");
+    let states: Vec<_> = listed.iter().map(|(n, r, s)| (n.as_str(), *r, s.is_none())).collect();
+    assert_eq!(states, [("beta", Rollout::Off, true), ("dark_mode", Rollout::On, true)]);
+    assert!(ok(ops.set("beta", Rollout::Off).await, "same").is_none(), "no change, no record");
+    let first =
+        ok(ops.set("beta", Rollout::Percent(25)).await, "set").unwrap_or_else(|| panic!("changed"));
+    assert_eq!(
+        (first.before.as_str(), first.after.as_str(), first.operator.as_str()),
+        ("off", "25%", "fay")
+    );
+    assert!(!first.db_role.is_empty());
+    clock.advance(Duration::seconds(1));
+    ok(ops.set("beta", Rollout::On).await, "set");
+    let history = ok(ops.history("beta", 10).await, "history");
+    let steps: Vec<_> = history.iter().map(|c| (c.before.as_str(), c.after.as_str())).collect();
+    assert_eq!(steps, [("25%", "on"), ("off", "25%")]);
+    assert!(matches!(ops.set("gamma", Rollout::On).await, Err(FlagOpError::Unknown { .. })));
+    let stored = ok(store.flag_read_once("beta").await, "read").map(|f| (f.rollout, f.updated_by));
+    assert_eq!(stored, Some((Rollout::On, "fay".to_owned())));
+}

@@ -1,7 +1,8 @@
-//! Schedule, housekeeping and circuit-breaker statements (PostgreSQL). Housekeeping picks its batch in a
+//! Schedule, housekeeping and circuit-breaker and flag statements (PostgreSQL). Housekeeping picks its batch in a
 //! subquery with `FOR UPDATE SKIP LOCKED`, so a batch never waits on a row a writer holds.
 
 use jadpo_core::breaker::{BreakerDialect, BreakerSql};
+use jadpo_core::flags::{FlagDialect, FlagSql};
 use jadpo_core::housekeeping::{HousekeepingDialect, HousekeepingSql};
 use jadpo_core::schedule::{ScheduleDialect, ScheduleSql};
 
@@ -120,5 +121,27 @@ pub static BREAKERS: BreakerSql = BreakerSql {
 impl BreakerDialect for PgStore {
     fn breaker_sql(&self) -> &'static BreakerSql {
         &BREAKERS
+    }
+}
+
+const FLAG: &str = "SELECT name, mode, percentage, updated_at, updated_by FROM jadpo_flags";
+
+/// The flag statements.
+pub static FLAGS: FlagSql = FlagSql {
+    get: const_format::concatcp!(FLAG, " WHERE name = $1"),
+    list: const_format::concatcp!(FLAG, " ORDER BY name"),
+    upsert: "INSERT INTO jadpo_flags (name, mode, percentage, updated_at, updated_by) \
+        VALUES ($1, $2, $3, $4, $5) ON CONFLICT (name) DO UPDATE SET mode = excluded.mode, \
+        percentage = excluded.percentage, updated_at = excluded.updated_at, \
+        updated_by = excluded.updated_by",
+    change_insert: "INSERT INTO jadpo_flag_changes (id, flag, changed_at, before, after, \
+        operator, db_role) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    changes: "SELECT id, flag, changed_at, before, after, operator, db_role \
+        FROM jadpo_flag_changes WHERE flag = $1 ORDER BY changed_at DESC, id DESC LIMIT $2",
+};
+
+impl FlagDialect for PgStore {
+    fn flag_sql(&self) -> &'static FlagSql {
+        &FLAGS
     }
 }

@@ -103,6 +103,12 @@ pub fn builtin_catalog() -> MigrationCatalog {
             "circuit_breakers",
             include_str!("../../../migrations/sqlite/0005_circuit_breakers.sql"),
         ),
+        Migration::new(
+            Ledger::Jadpo,
+            6,
+            "flags",
+            include_str!("../../../migrations/sqlite/0006_flags.sql"),
+        ),
     ];
     match MigrationCatalog::builtin(Dialect::Sqlite, workflow, jadpo) {
         Ok(catalog) => catalog,

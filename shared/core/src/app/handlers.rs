@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use crate::connect::{ConnectionError, ConnectionRequest, Connections};
 use crate::error::StoreError;
+use crate::flags::Rollout;
 use crate::store::Transaction;
 
 /// An event emitted inside a transaction, before it is given an id and written to the outbox.
@@ -50,6 +51,17 @@ pub struct HandlerContext<'t> {
     now: DateTime<Utc>,
     idempotency_key: Option<String>,
     connection_failed: bool,
+    flags: Option<FlagAccess<'t>>,
+    flag_cache: std::collections::BTreeMap<String, Rollout>,
+}
+
+/// Where a handler's flags are read: the flags store, and whether it is the handler's own
+/// store (then flags are read inside the handler's transaction).
+#[derive(Clone, Copy)]
+pub(crate) struct FlagAccess<'t> {
+    pub(crate) app: &'t super::Application,
+    pub(crate) store: &'t dyn crate::store::Store,
+    pub(crate) same_store: bool,
 }
 
 impl<'t> HandlerContext<'t> {
@@ -66,7 +78,38 @@ impl<'t> HandlerContext<'t> {
             now,
             idempotency_key,
             connection_failed: false,
+            flags: None,
+            flag_cache: std::collections::BTreeMap::new(),
         }
+    }
+
+    /// Lets the handler read flags.
+    pub(crate) fn with_flags(mut self, flags: Option<FlagAccess<'t>>) -> Self {
+        self.flags = flags;
+        self
+    }
+
+    /// Whether flag `name` is on for `subject` (a user id, an account: what a percentage
+    /// rollout buckets by). The first read of a flag is remembered for the rest of this
+    /// transaction, so the handler sees one value throughout. An undeclared flag is an error.
+    pub async fn flag(&mut self, name: &str, subject: &str) -> Result<bool, HandlerError> {
+        if let Some(rollout) = self.flag_cache.get(name) {
+            return Ok(rollout.enabled_for(name, subject));
+        }
+        let Some(access) = self.flags else {
+            return Err(HandlerError::Failed("flags are not available here".to_owned()));
+        };
+        let default = access.app.flag_default(name).ok_or_else(|| {
+            HandlerError::Failed(format!("flag {name:?} is not declared by the application"))
+        })?;
+        let stored = if access.same_store {
+            access.store.flag_read(self.tx, name).await?
+        } else {
+            access.store.flag_read_once(name).await?
+        };
+        let rollout = stored.map_or(default, |f| f.rollout);
+        self.flag_cache.insert(name.to_owned(), rollout);
+        Ok(rollout.enabled_for(name, subject))
     }
 
     /// Calls the connection `name` with a JSON `body` (POST to its base URL plus `path`),

@@ -11,6 +11,7 @@ mod retry;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+pub(crate) use handlers::FlagAccess;
 pub use handlers::{
     Action, ActionOutput, Capability, CapabilityContext, CommandRequest, Emitted, Event,
     HandlerContext, HandlerError, Subscriber,
@@ -18,6 +19,7 @@ pub use handlers::{
 pub use retry::RetryPolicy;
 
 use crate::breaker::BreakerPolicy;
+use crate::flags::Rollout;
 use crate::migrate::Migration;
 use crate::schedule::{Schedule, ScheduleError, ScheduleSpec};
 use crate::sql::Dialect;
@@ -140,6 +142,8 @@ pub struct Application {
     migrations: Vec<(String, Dialect, Migration)>,
     schedules: BTreeMap<String, ScheduleSpec>,
     schedule_store: Option<String>,
+    flags: BTreeMap<String, Rollout>,
+    flags_store: Option<String>,
 }
 
 impl std::fmt::Debug for Application {
@@ -171,11 +175,14 @@ impl Application {
                 migrations: Vec::new(),
                 schedules: BTreeMap::new(),
                 schedule_store: None,
+                flags: BTreeMap::new(),
+                flags_store: None,
             },
             actions: Vec::new(),
             subscribers: Vec::new(),
             schedules: Vec::new(),
             duplicate_workflow: None,
+            duplicate_flag: None,
         }
     }
 
@@ -256,6 +263,22 @@ impl Application {
         self.schedule_store.as_deref().unwrap_or_else(|| self.default_store())
     }
 
+    /// The declared flags with their default state.
+    pub fn flags(&self) -> impl Iterator<Item = (&String, &Rollout)> {
+        self.flags.iter()
+    }
+
+    /// Flag `name`'s default state, or `None` when it is not declared.
+    pub fn flag_default(&self, name: &str) -> Option<Rollout> {
+        self.flags.get(name).copied()
+    }
+
+    /// The store holding flags: the one named by [`ApplicationBuilder::flags_store`], else the
+    /// default store.
+    pub fn flags_store(&self) -> &str {
+        self.flags_store.as_deref().unwrap_or_else(|| self.default_store())
+    }
+
     /// The breaker thresholds of connection `name`, or `None` when no such connection is
     /// declared.
     pub fn breaker_policy(&self, name: &str) -> Option<BreakerPolicy> {
@@ -282,6 +305,7 @@ pub struct ApplicationBuilder {
     subscribers: Vec<SubscriberSpec>,
     schedules: Vec<Schedule>,
     duplicate_workflow: Option<String>,
+    duplicate_flag: Option<String>,
 }
 
 impl ApplicationBuilder {
@@ -390,6 +414,22 @@ impl ApplicationBuilder {
         self
     }
 
+    /// Declares feature flag `name`, in state `default` until an operator sets it.
+    #[must_use]
+    pub fn flag(mut self, name: &str, default: Rollout) -> Self {
+        if self.app.flags.insert(name.to_owned(), default).is_some() {
+            self.duplicate_flag.get_or_insert(name.to_owned());
+        }
+        self
+    }
+
+    /// Names the store holding flags (default: the default store).
+    #[must_use]
+    pub fn flags_store(mut self, store: &str) -> Self {
+        self.app.flags_store = Some(store.to_owned());
+        self
+    }
+
     /// Names the store holding schedule state (default: the default store).
     #[must_use]
     pub fn schedules_store(mut self, store: &str) -> Self {
@@ -406,10 +446,15 @@ impl ApplicationBuilder {
 
     /// Checks the declaration.
     pub fn build(self) -> Result<Application, AppError> {
-        let Self { mut app, actions, subscribers, schedules, duplicate_workflow } = self;
+        let Self { mut app, actions, subscribers, schedules, duplicate_workflow, duplicate_flag } =
+            self;
         if let Some(name) = duplicate_workflow {
             return Err(AppError::Duplicate { kind: "workflow", name });
         }
+        if let Some(name) = duplicate_flag {
+            return Err(AppError::Duplicate { kind: "flag", name });
+        }
+        check_names("flag", &app.flags.keys().cloned().collect::<Vec<_>>())?;
         check_stores(&app.stores)?;
         check_names("event", &app.events)?;
         check_names("connection", &app.connections)?;
@@ -458,6 +503,9 @@ impl ApplicationBuilder {
         }
         if let Some(store) = &app.schedule_store {
             store_known("schedules".to_owned(), store)?;
+        }
+        if let Some(store) = &app.flags_store {
+            store_known("flags".to_owned(), store)?;
         }
         check_names(
             "schedule",

@@ -181,7 +181,8 @@ async fn run_action(
         .ok_or_else(|| CommitError::UnknownAction(request.action.clone()))?;
     crate::fault!("commit.after_claim");
     let mut ctx =
-        HandlerContext::new(tx, p.connections.as_ref(), now, request.idempotency_key.clone());
+        HandlerContext::new(tx, p.connections.as_ref(), now, request.idempotency_key.clone())
+            .with_flags(p.flag_access(&spec.store));
     let output = spec.handler.run(&mut ctx, request.input.clone()).await.map_err(|e| match e {
         HandlerError::Rejected { status, title, detail } => {
             CommitError::Rejected { status, title, detail }

@@ -155,7 +155,8 @@ async fn run_subscriber(
     }
     crate::fault!("deliver.after_handled_insert");
     let mut ctx =
-        HandlerContext::new(tx.as_mut(), p.connections.as_ref(), now, Some(delivery.id.clone()));
+        HandlerContext::new(tx.as_mut(), p.connections.as_ref(), now, Some(delivery.id.clone()))
+            .with_flags(p.flag_access(&spec.store));
     let result = spec.handler.handle(&mut ctx, &delivery.event).await;
     let connection_failed = ctx.connection_failed();
     let emitted = ctx.into_emitted();

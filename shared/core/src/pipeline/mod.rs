@@ -85,6 +85,16 @@ pub struct Pipeline {
 }
 
 impl Pipeline {
+    /// How a handler writing `store` reads flags.
+    pub(crate) fn flag_access(&self, store: &str) -> Option<crate::app::FlagAccess<'_>> {
+        let flags_store = self.app.flags_store();
+        self.stores.get(flags_store).map(|s| crate::app::FlagAccess {
+            app: self.app.as_ref(),
+            store: s.as_ref(),
+            same_store: flags_store == store,
+        })
+    }
+
     /// The store called `name`, or an error naming it.
     pub fn store(&self, name: &str) -> Result<&Arc<dyn Store>, crate::StoreError> {
         self.stores.get(name).ok_or_else(|| {

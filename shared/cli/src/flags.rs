@@ -1,0 +1,119 @@
+//! `jadpo flags list | set | history`: feature flags in the application's flags store; each
+//! change is recorded in `jadpo_flag_changes` with who made it and the database role.
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::Subcommand;
+use jadpo_core::flags::{FlagOps, Rollout};
+use serde_json::json;
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum FlagsCommand {
+    /// List the flags with their state (declared default when never set).
+    List {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Set a flag: on, off, or a percentage of subjects (e.g. 25%).
+    Set {
+        /// The flag.
+        name: String,
+        /// on, off, or 0%–100%.
+        state: String,
+        /// Who is acting (recorded); default `JADPO_OPERATOR`, else the OS user.
+        #[arg(long, env = "JADPO_OPERATOR")]
+        operator: Option<String>,
+    },
+    /// A flag's changes, newest first: when, before → after, who, database role.
+    History {
+        /// The flag.
+        name: String,
+        /// At most this many.
+        #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+        limit: u32,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub(crate) async fn run(command: FlagsCommand) -> anyhow::Result<()> {
+    let app = Arc::new(crate::common::application()?);
+    let (config, stores) = crate::common::stores(&app, Some(app.flags_store()))?;
+    let p = crate::common::operator_pipeline(Arc::clone(&app), &config, &stores);
+    match command {
+        FlagsCommand::List { json } => {
+            let ops = FlagOps::new(&p, "reader")?;
+            let flags = ops.list().await?;
+            if json {
+                let list: Vec<_> = flags
+                    .iter()
+                    .map(|(name, r, s)| {
+                        json!({
+                            "name": name,
+                            "state": r.describe(),
+                            "declared": app.flag_default(name).is_some(),
+                            "updated_at": s.as_ref().map(|f| f.updated_at.to_rfc3339()),
+                            "updated_by": s.as_ref().map(|f| f.updated_by.clone()),
+                        })
+                    })
+                    .collect();
+                println!("{}", json!({ "flags": list }));
+                return Ok(());
+            }
+            for (name, r, s) in &flags {
+                let set = s.as_ref().map_or_else(
+                    || "(default; never set)".to_owned(),
+                    |f| format!("set {} by {}", f.updated_at.to_rfc3339(), f.updated_by),
+                );
+                println!("{name:<24} {:<5} {set}", r.describe());
+            }
+            if flags.is_empty() {
+                println!("the application declares no flags");
+            }
+        }
+        FlagsCommand::Set { name, state, operator } => {
+            let rollout = Rollout::parse(&state)?;
+            let operator = crate::common::operator(operator)?;
+            let ops = FlagOps::new(&p, &operator)?;
+            match ops.set(&name, rollout).await? {
+                Some(c) => println!(
+                    "{name}: {} → {} (recorded by {operator}, role {})",
+                    c.before, c.after, c.db_role
+                ),
+                None => println!("{name} is already {}; nothing recorded", rollout.describe()),
+            }
+        }
+        FlagsCommand::History { name, limit, json } => {
+            let ops = FlagOps::new(&p, "reader")?;
+            let changes = ops.history(&name, limit).await.context("reading the history")?;
+            if json {
+                let list: Vec<_> = changes
+                    .iter()
+                    .map(|c| {
+                        json!({"changed_at": c.changed_at.to_rfc3339(), "before": c.before,
+                               "after": c.after, "operator": c.operator, "db_role": c.db_role})
+                    })
+                    .collect();
+                println!("{}", json!({"flag": name, "changes": list}));
+                return Ok(());
+            }
+            for c in &changes {
+                println!(
+                    "{}  {} → {}  by {} (role {})",
+                    c.changed_at.format("%Y-%m-%d %H:%M:%S"),
+                    c.before,
+                    c.after,
+                    c.operator,
+                    c.db_role
+                );
+            }
+            if changes.is_empty() {
+                println!("no changes recorded for {name:?}");
+            }
+        }
+    }
+    Ok(())
+}
