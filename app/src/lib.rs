@@ -1,7 +1,8 @@
 //! `jadpo-app`: the application this deployment runs — a small shop. Users replace this crate.
 //!
 //! * Stores: `main` (orders; `DATABASE_URL`) and `warehouse` (reservations;
-//!   `DATABASE_URL_WAREHOUSE`), so delivery across stores is exercised.
+//!   `DATABASE_URL_WAREHOUSE`), so delivery across stores is exercised. Orders are audited
+//!   (entity `order`): every change is in `jadpo_audit` (`jadpo audit show order ID`).
 //! * Action `place_order` (`POST /actions/place_order` with `{"customer": "c1", "items":
 //!   [{"sku": "A", "qty": 1}]}`) writes an order and emits `order.placed`.
 //! * Subscriber `reserve_stock` writes one reservation per item in `warehouse`.
@@ -19,6 +20,7 @@ mod sales;
 
 use jadpo_core::Dialect;
 use jadpo_core::app::{AppError, Application, RetryPolicy};
+use jadpo_core::audit::AuditSpec;
 use jadpo_core::flags::Rollout;
 use jadpo_core::migrate::{Ledger, Migration};
 use jadpo_core::schedule::Schedule;
@@ -54,6 +56,7 @@ pub fn application() -> Result<Application, ShopError> {
         .event("order.placed")
         .event("sales.summary_due")
         .flag("receipt_survey", Rollout::Off)
+        .audit(AuditSpec::new("order", "main", "shop_orders", &["customer", "items", "created_at"]))
         .schedule(Schedule::every(
             "sales_summary",
             std::time::Duration::from_secs(60),

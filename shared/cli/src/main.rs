@@ -4,8 +4,9 @@
 //! `DATABASE_URL_<STORE>` for the others (with only `DATABASE_URL`, on that one database).
 //! Every verb prints for people by default and JSON with `--json`; failures exit non-zero with a
 //! message that says what to do. Today: `migrate apply | status | sql`, `keys issue`,
-//! `deliveries list | show`, `schedules list | runs | pause | resume | trigger`, `breakers list | open | close`, `flags list | set | history`, `verify`, `export`, `import`.
+//! `deliveries list | show`, `schedules list | runs | pause | resume | trigger`, `breakers list | open | close`, `flags list | set | history`, `audit show | erase`, `verify`, `export`, `import`.
 
+mod audit;
 mod breakers;
 mod common;
 mod deliveries;
@@ -34,6 +35,9 @@ enum Command {
     /// Issue service keys for callers of the commit function.
     #[command(subcommand)]
     Keys(keys::KeysCommand),
+    /// Show a record's audit trail; erase a record with its audit rows.
+    #[command(subcommand)]
+    Audit(audit::AuditCommand),
     /// List circuit breakers; force one open or closed.
     #[command(subcommand)]
     Breakers(breakers::BreakersCommand),
@@ -62,6 +66,7 @@ async fn main() -> std::process::ExitCode {
         Command::Keys(command) => keys::run(command).await,
         Command::Deliveries(command) => deliveries::run(command).await,
         Command::Breakers(command) => breakers::run(command).await,
+        Command::Audit(command) => audit::run(command).await,
         Command::Flags(command) => flags::run(command).await,
         Command::Schedules(command) => schedules::run(command).await,
         Command::Verify(args) => verify::run(args).await,

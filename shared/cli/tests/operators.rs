@@ -215,3 +215,52 @@ async fn flags_are_set_and_their_history_names_who() {
     assert_eq!(listed["flags"][0]["state"], "on");
     assert_eq!(listed["flags"][0]["updated_by"], "bo");
 }
+
+#[tokio::test]
+async fn an_audited_record_is_shown_and_erased_with_its_rows() {
+    let db = SqliteTestDb::empty();
+    let url = db.url();
+    ok(&jadpo(&url, &["migrate", "apply"]));
+    let store = db.store();
+    let mut tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
+    for sql in [
+        "INSERT INTO shop_orders (id, customer, items, created_at) VALUES ('o1', 'c1', '[]', 1)",
+        "UPDATE shop_orders SET customer = 'c2' WHERE id = 'o1'",
+    ] {
+        tx.execute(sql, &[]).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    tx.commit().await.unwrap_or_else(|e| panic!("{e}"));
+    let shown: Value =
+        serde_json::from_str(&ok(&jadpo(&url, &["audit", "show", "order", "o1", "--json"])))
+            .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(shown["changes"].as_array().map(Vec::len), Some(2), "{shown}");
+    assert_eq!(shown["changes"][1]["changes"]["customer"]["after"], "c2");
+    assert_eq!(shown["replays_to_current"], true);
+    let human = ok(&jadpo(&url, &["audit", "show", "order", "o1"]));
+    assert!(human.contains("outside the runtime") && human.contains("replay"), "{human}");
+    let unknown = jadpo(&url, &["audit", "show", "invoice", "o1"]);
+    assert!(!unknown.status.success() && stderr(&unknown).contains("no audited entity named"));
+    let erased = ok(&jadpo(
+        &url,
+        &["audit", "erase", "order", "o1", "--reason", "GDPR request", "--operator", "ann"],
+    ));
+    assert!(erased.contains("erased order o1 and 3 audit rows"), "{erased}");
+    let after = ok(&jadpo(&url, &["audit", "show", "order", "o1"]));
+    assert!(after.contains("no audit rows"), "{after}");
+    let again =
+        jadpo(&url, &["audit", "erase", "order", "o1", "--reason", "x", "--operator", "ann"]);
+    assert!(
+        !again.status.success() && stderr(&again).contains("no order record"),
+        "{}",
+        stderr(&again)
+    );
+    let actions =
+        jadpo_core::schedule::ScheduleStore::operator_actions(&store, Some("order"), None, 10)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(actions.len(), 1);
+    assert_eq!(
+        (actions[0].action.as_str(), actions[0].detail.as_deref()),
+        ("record.erase", Some("GDPR request"))
+    );
+}

@@ -25,6 +25,7 @@ macro_rules! fault {
 pub(crate) use fault;
 
 pub mod app;
+pub mod audit;
 pub mod auth;
 pub mod breaker;
 pub mod clock;

@@ -19,6 +19,7 @@ use std::any::Any;
 
 use async_trait::async_trait;
 
+use crate::audit::AuditStore;
 use crate::auth::ServiceKeyStore;
 use crate::breaker::BreakerStore;
 use crate::error::StoreError;
@@ -118,6 +119,25 @@ pub trait TransactionalStore: Send + Sync {
     }
 }
 
+/// Commits `tx` when `result` is `Ok`, else rolls it back, and returns `result`: the shape of
+/// every operator verb's transaction. On failure the error that stopped the work is the one
+/// reported; the rollback only ends the transaction (the adapter drops a broken connection).
+pub async fn commit_or_rollback<T, E: From<StoreError>>(
+    tx: Box<dyn Transaction>,
+    result: Result<T, E>,
+) -> Result<T, E> {
+    match result {
+        Ok(value) => {
+            tx.commit().await?;
+            Ok(value)
+        }
+        Err(e) => {
+            let _ = tx.rollback().await;
+            Err(e)
+        }
+    }
+}
+
 /// A store: every role together.
 pub trait Store:
     TransactionalStore
@@ -133,6 +153,7 @@ pub trait Store:
     + DeliveryAdminStore
     + BreakerStore
     + FlagStore
+    + AuditStore
 {
 }
 
@@ -150,5 +171,6 @@ impl<T> Store for T where
         + DeliveryAdminStore
         + BreakerStore
         + FlagStore
+        + AuditStore
 {
 }

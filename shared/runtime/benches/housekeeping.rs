@@ -159,6 +159,7 @@ async fn main() {
             &SystemClock,
             &settings,
             Duration::from_secs(900),
+            &[],
             "bench-housekeeper",
         )
         .await

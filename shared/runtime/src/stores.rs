@@ -65,7 +65,8 @@ impl Stores {
     }
 }
 
-/// Applies every pending migration to every store (the embedded mode does this on start).
+/// Applies every pending migration to every store, then installs the audit triggers of the
+/// entities audited there (the embedded mode does this on start).
 pub async fn migrate_all(app: &Application, stores: &Stores) -> Result<(), MigrateError> {
     for (name, store) in stores.iter() {
         let catalog = catalog_for(app, store.as_ref())?;
@@ -73,6 +74,9 @@ pub async fn migrate_all(app: &Application, stores: &Stores) -> Result<(), Migra
         if !report.applied.is_empty() {
             tracing::info!(store = name, applied = report.applied.len(), "migrations applied");
         }
+        jadpo_core::audit::ensure_triggers(store.as_ref(), &app.audited_in(name))
+            .await
+            .map_err(MigrateError::from)?;
     }
     Ok(())
 }

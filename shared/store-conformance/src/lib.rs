@@ -75,6 +75,7 @@ macro_rules! conformance_tests {
             delivery_operations_are_recorded_and_refused_when_final,
             breakers_let_one_probe_through_and_release_held_deliveries_once,
             flag_changes_are_recorded_with_who_made_them,
+            audit_rows_record_raw_sql_changes_and_replay,
         );
         $crate::conformance_tests!(@workflow $fixture;
             a_started_run_reads_back_exactly,

@@ -371,8 +371,10 @@ pub async fn housekeeping_deletes_only_what_retention_allows(fx: &dyn Fixture) {
     seed(store.as_ref(), now).await;
     let clock = ManualClock::new(now);
     let rescue_after = std::time::Duration::from_secs(15 * 60);
-    let report =
-        ok(housekeep(store.as_ref(), &clock, &hk_settings(), rescue_after, "hk").await, "pass");
+    let report = ok(
+        housekeep(store.as_ref(), &clock, &hk_settings(), rescue_after, &[], "hk").await,
+        "pass",
+    );
     assert_eq!(report.stopped, None);
     let deleted = |class| report.deleted.iter().find(|(c, _)| *c == class).map_or(0, |(_, n)| *n);
     assert_eq!(deleted(RecordClass::IdempotencyKeys), 5);
@@ -412,8 +414,10 @@ pub async fn housekeeping_deletes_only_what_retention_allows(fx: &dyn Fixture) {
     let done = "SELECT COUNT(*) AS n FROM jadpo_housekeeping WHERE last_completed_at = $1";
     assert_eq!(count(store.as_ref(), done, &[now.into()]).await, 1);
     clock.advance(Duration::minutes(1));
-    let second =
-        ok(housekeep(store.as_ref(), &clock, &hk_settings(), rescue_after, "hk").await, "again");
+    let second = ok(
+        housekeep(store.as_ref(), &clock, &hk_settings(), rescue_after, &[], "hk").await,
+        "again",
+    );
     assert_eq!(
         (second.total_deleted(), second.rescued, second.alerts.len()),
         (0, 0, 0),
@@ -435,7 +439,7 @@ pub async fn a_second_housekeeper_waits(fx: &dyn Fixture) {
     let clock = ManualClock::new(now + Duration::seconds(10));
     let rescue_after = std::time::Duration::from_secs(900);
     let waiting = ok(
-        housekeep(store.as_ref(), &clock, &hk_settings(), rescue_after, "second").await,
+        housekeep(store.as_ref(), &clock, &hk_settings(), rescue_after, &[], "second").await,
         "second",
     );
     assert!(
@@ -447,7 +451,7 @@ pub async fn a_second_housekeeper_waits(fx: &dyn Fixture) {
     assert_eq!(count(store.as_ref(), keys, &[]).await, 7, "the waiting housekeeper deleted rows");
     clock.advance(Duration::seconds(300));
     let after = ok(
-        housekeep(store.as_ref(), &clock, &hk_settings(), rescue_after, "second").await,
+        housekeep(store.as_ref(), &clock, &hk_settings(), rescue_after, &[], "second").await,
         "after",
     );
     assert_eq!(after.stopped, None);
@@ -587,10 +591,10 @@ pub async fn breakers_let_one_probe_through_and_release_held_deliveries_once(fx:
     ok(settle(s, "mailer", "d9", fail, later, &policy).await, "settle");
     let clock = ManualClock::new(later + Duration::seconds(61));
     let rescue_after = std::time::Duration::from_secs(900);
-    let first = ok(housekeep(s, &clock, &hk_settings(), rescue_after, "hk").await, "pass");
+    let first = ok(housekeep(s, &clock, &hk_settings(), rescue_after, &[], "hk").await, "pass");
     let raised: Vec<_> = first.alerts.iter().map(|a| (a.kind, a.item.as_str())).collect();
     assert_eq!(raised, [("breaker.open", "mailer")]);
-    let second = ok(housekeep(s, &clock, &hk_settings(), rescue_after, "hk").await, "pass");
+    let second = ok(housekeep(s, &clock, &hk_settings(), rescue_after, &[], "hk").await, "pass");
     assert!(second.alerts.is_empty(), "{second:?}");
 }
 
@@ -628,4 +632,114 @@ pub async fn flag_changes_are_recorded_with_who_made_them(fx: &dyn Fixture) {
     assert!(matches!(ops.set("gamma", Rollout::On).await, Err(FlagOpError::Unknown { .. })));
     let stored = ok(store.flag_read_once("beta").await, "read").map(|f| (f.rollout, f.updated_by));
     assert_eq!(stored, Some((Rollout::On, "fay".to_owned())));
+}
+
+/// The audit trail: triggers record insert, update and delete made by raw SQL in the same
+/// transaction, with who, action, request and trace from the transaction's context; the rows
+/// replay to the record's current state; a change outside the runtime is recorded as such;
+/// erasure removes the record with its rows; retention deletes old rows.
+pub async fn audit_rows_record_raw_sql_changes_and_replay(fx: &dyn Fixture) {
+    use jadpo_core::audit::{self, AuditContext, AuditSpec, replay};
+    let store = migrated(fx).await;
+    let s = store.as_ref();
+    let ddl = match fx.dialect() {
+        jadpo_core::Dialect::Postgres => {
+            "CREATE TABLE things (id TEXT PRIMARY KEY, name TEXT, qty INTEGER, tags JSONB)"
+        }
+        jadpo_core::Dialect::Sqlite => {
+            "CREATE TABLE things (id TEXT PRIMARY KEY NOT NULL, name TEXT, qty INTEGER, tags TEXT)"
+        }
+    };
+    let mut tx = ok(s.begin().await, "begin");
+    ok(tx.batch(ddl).await, "table");
+    ok(tx.commit().await, "commit");
+    let spec = AuditSpec::new("thing", s.name(), "things", &["name", "qty", "tags"]);
+    ok(audit::ensure_triggers(s, &[&spec]).await, "triggers");
+    ok(audit::ensure_triggers(s, &[&spec]).await, "triggers again (idempotent)");
+    let tags = |v: &str| match fx.dialect() {
+        jadpo_core::Dialect::Postgres => SqlValue::Json(serde_json::json!([v])),
+        jadpo_core::Dialect::Sqlite => SqlValue::Text(serde_json::json!([v]).to_string()),
+    };
+    let write = |sql: &'static str, params: Vec<SqlValue>, request: &'static str| {
+        let store = Arc::clone(&store);
+        async move {
+            let mut tx = ok(store.begin().await, "begin");
+            let who = AuditContext {
+                actor: "web",
+                action: "rename_thing",
+                request_id: Some(request),
+                trace: Some("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"),
+                now: t0(),
+            };
+            ok(store.audit_set_context(tx.as_mut(), &who).await, "context");
+            ok(tx.execute(sql, &params).await, sql);
+            ok(store.audit_clear_context(tx.as_mut()).await, "clear");
+            ok(tx.commit().await, "commit");
+        }
+    };
+    write(
+        "INSERT INTO things (id, name, qty, tags) VALUES ($1, $2, $3, $4)",
+        vec!["t1".into(), "bolt".into(), 3_i64.into(), tags("a")],
+        "r1",
+    )
+    .await;
+    write(
+        "UPDATE things SET name = $2, qty = $3 WHERE id = $1",
+        vec!["t1".into(), "it's a bolt".into(), SqlValue::Null],
+        "r2",
+    )
+    .await;
+    write("UPDATE things SET name = name WHERE id = $1", vec!["t1".into()], "r3").await;
+    // A rolled-back change leaves no audit row.
+    let mut tx = ok(s.begin().await, "begin");
+    ok(tx.execute("UPDATE things SET qty = 99 WHERE id = 't1'", &[]).await, "update");
+    ok(tx.rollback().await, "rollback");
+    // A change outside the runtime (no context) is recorded as such.
+    exec(s, "UPDATE things SET tags = $1 WHERE id = 't1'", &[tags("b")]).await;
+    let rows = ok(s.audit_rows("thing", "t1").await, "rows");
+    let kinds: Vec<_> = rows.iter().map(|r| (r.seq, r.kind.as_str())).collect();
+    assert_eq!(kinds, [(1, "insert"), (2, "update"), (3, "update")], "{rows:#?}");
+    assert_eq!(
+        (rows[0].actor.as_str(), rows[0].action.as_deref(), rows[0].request_id.as_deref()),
+        ("web", Some("rename_thing"), Some("r1"))
+    );
+    assert!(rows[0].trace.as_deref().is_some_and(|t| t.starts_with("00-0af7")));
+    assert_eq!(rows[0].changed_at, t0());
+    assert_eq!(
+        rows[1].changes["name"],
+        serde_json::json!({"before": "bolt", "after": "it's a bolt"})
+    );
+    assert_eq!(rows[1].changes["qty"], serde_json::json!({"before": "3", "after": null}));
+    assert!(rows[1].changes.get("tags").is_none(), "unchanged fields are not recorded");
+    assert!(rows[2].actor.starts_with("outside the runtime"), "{}", rows[2].actor);
+    let current = ok(s.audit_current(&spec, "t1").await, "current");
+    assert_eq!(replay(&rows), current, "the rows replay to the record's current state");
+    assert!(current.is_some());
+    // Delete, then erase another record with its rows.
+    write("DELETE FROM things WHERE id = $1", vec!["t1".into()], "r4").await;
+    let rows = ok(s.audit_rows("thing", "t1").await, "rows");
+    assert_eq!(rows.last().map(|r| r.kind.as_str()), Some("delete"));
+    assert_eq!(replay(&rows), None);
+    write(
+        "INSERT INTO things (id, name, qty, tags) VALUES ($1, $2, $3, $4)",
+        vec!["t2".into(), "nut".into(), 1_i64.into(), tags("c")],
+        "r5",
+    )
+    .await;
+    let erased = ok(audit::erase(s, &spec, "t2").await, "erase");
+    assert_eq!(erased, 2, "the insert and the erasing delete");
+    assert!(ok(s.audit_rows("thing", "t2").await, "rows").is_empty());
+    assert!(ok(s.audit_current(&spec, "t2").await, "current").is_none());
+    assert!(matches!(audit::erase(s, &spec, "t2").await, Err(audit::AuditError::NoRecord { .. })));
+    // Retention: t1's rows (at t0 and now) — those older than a day go.
+    let clock = ManualClock::new(t0() + Duration::days(2));
+    let keep = [("thing".to_owned(), std::time::Duration::from_secs(86_400))];
+    let report = ok(
+        housekeep(s, &clock, &hk_settings(), std::time::Duration::from_secs(900), &keep, "hk")
+            .await,
+        "pass",
+    );
+    let deleted =
+        report.deleted.iter().find(|(c, _)| *c == RecordClass::AuditRows).map_or(0, |(_, n)| *n);
+    assert_eq!(deleted, 3, "the three rows written at t0 by the runtime: {report:?}");
 }

@@ -8,6 +8,7 @@
 //! Driver types stay inside this crate; callers see [`jadpo_core`]'s ports, and reach the driver
 //! only through [`PgTx`], the documented downcast target of `Transaction::driver`.
 
+mod audit;
 mod error;
 mod lease;
 pub mod migrate;

@@ -108,6 +108,12 @@ pub fn builtin_catalog() -> MigrationCatalog {
             "flags",
             include_str!("../../../migrations/postgres/0006_flags.sql"),
         ),
+        Migration::new(
+            Ledger::Jadpo,
+            7,
+            "audit",
+            include_str!("../../../migrations/postgres/0007_audit.sql"),
+        ),
     ];
     match MigrationCatalog::builtin(Dialect::Postgres, workflow, jadpo) {
         Ok(catalog) => catalog,
@@ -349,6 +355,7 @@ mod tests {
             (Ledger::Jadpo, 4),
             (Ledger::Jadpo, 5),
             (Ledger::Jadpo, 6),
+            (Ledger::Jadpo, 7),
         ]);
         assert_eq!(versions, expected);
         assert!(c.all().all(|m| !m.sql.trim().is_empty()));
@@ -357,7 +364,7 @@ mod tests {
     #[test]
     fn schema_script_guards_every_migration_and_quotes_names() {
         let sql = schema_sql(&builtin_catalog()).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(sql.matches("DO $jadpo_block$").count(), 10);
+        assert_eq!(sql.matches("DO $jadpo_block$").count(), 11);
         assert!(sql.starts_with("-- Jadpo schema"));
         assert!(sql.contains("pg_advisory_xact_lock"));
         assert!(sql.trim_end().ends_with("COMMIT;"));

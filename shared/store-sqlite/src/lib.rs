@@ -22,6 +22,7 @@
 //!   by `BEGIN IMMEDIATE` per migration, and each re-checks the ledger inside its transaction.
 //! * **Parameters** are written `$1`, `$2`, ... as on PostgreSQL and rewritten to `?1`, `?2`.
 
+mod audit;
 mod error;
 mod lease;
 pub mod migrate;

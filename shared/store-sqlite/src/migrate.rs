@@ -109,6 +109,12 @@ pub fn builtin_catalog() -> MigrationCatalog {
             "flags",
             include_str!("../../../migrations/sqlite/0006_flags.sql"),
         ),
+        Migration::new(
+            Ledger::Jadpo,
+            7,
+            "audit",
+            include_str!("../../../migrations/sqlite/0007_audit.sql"),
+        ),
     ];
     match MigrationCatalog::builtin(Dialect::Sqlite, workflow, jadpo) {
         Ok(catalog) => catalog,

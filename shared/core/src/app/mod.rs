@@ -18,6 +18,7 @@ pub use handlers::{
 };
 pub use retry::RetryPolicy;
 
+use crate::audit::AuditSpec;
 use crate::breaker::BreakerPolicy;
 use crate::flags::Rollout;
 use crate::migrate::Migration;
@@ -144,6 +145,7 @@ pub struct Application {
     schedule_store: Option<String>,
     flags: BTreeMap<String, Rollout>,
     flags_store: Option<String>,
+    audited: Vec<AuditSpec>,
 }
 
 impl std::fmt::Debug for Application {
@@ -177,6 +179,7 @@ impl Application {
                 schedule_store: None,
                 flags: BTreeMap::new(),
                 flags_store: None,
+                audited: Vec::new(),
             },
             actions: Vec::new(),
             subscribers: Vec::new(),
@@ -261,6 +264,21 @@ impl Application {
     /// [`ApplicationBuilder::schedules_store`], else the default store.
     pub fn schedule_store(&self) -> &str {
         self.schedule_store.as_deref().unwrap_or_else(|| self.default_store())
+    }
+
+    /// Every audited entity.
+    pub fn audited(&self) -> &[AuditSpec] {
+        &self.audited
+    }
+
+    /// The audited entities whose tables live in `store`.
+    pub fn audited_in(&self, store: &str) -> Vec<&AuditSpec> {
+        self.audited.iter().filter(|a| a.store == store).collect()
+    }
+
+    /// The audited entity born `entity`.
+    pub fn audit_spec(&self, entity: &str) -> Option<&AuditSpec> {
+        self.audited.iter().find(|a| a.entity == entity)
     }
 
     /// The declared flags with their default state.
@@ -423,6 +441,14 @@ impl ApplicationBuilder {
         self
     }
 
+    /// Declares an audited entity: every change to its table's records is recorded in
+    /// `jadpo_audit` by a trigger, in the same transaction.
+    #[must_use]
+    pub fn audit(mut self, spec: AuditSpec) -> Self {
+        self.app.audited.push(spec);
+        self
+    }
+
     /// Names the store holding flags (default: the default store).
     #[must_use]
     pub fn flags_store(mut self, store: &str) -> Self {
@@ -507,6 +533,14 @@ impl ApplicationBuilder {
         if let Some(store) = &app.flags_store {
             store_known("flags".to_owned(), store)?;
         }
+        for a in &app.audited {
+            store_known(format!("audited entity {:?}", a.entity), &a.store)?;
+            check_audit(a)?;
+        }
+        check_names(
+            "audited entity",
+            &app.audited.iter().map(|a| a.entity.clone()).collect::<Vec<_>>(),
+        )?;
         check_names(
             "schedule",
             &schedules.iter().map(|s| s.name().to_owned()).collect::<Vec<_>>(),
@@ -545,6 +579,32 @@ fn check_stores(stores: &[String]) -> Result<(), AppError> {
         if stores[..i].contains(store) {
             return Err(AppError::Duplicate { kind: "store", name: store.clone() });
         }
+    }
+    Ok(())
+}
+
+/// Audit triggers are generated DDL: every identifier in them must be a plain SQL identifier.
+fn check_audit(a: &AuditSpec) -> Result<(), AppError> {
+    let plain = |s: &str| {
+        let mut chars = s.chars();
+        chars.next().is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+            && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+    };
+    let bad = std::iter::once(&a.entity)
+        .chain(std::iter::once(&a.table))
+        .chain(a.columns.iter())
+        .find(|n| !plain(n) || n.len() > 63);
+    if let Some(name) = bad {
+        return Err(AppError::BadName {
+            kind: "audited entity, table or column",
+            name: name.clone(),
+        });
+    }
+    if a.columns.is_empty() || a.columns.iter().any(|c| c == "id") {
+        return Err(AppError::BadName {
+            kind: "audited columns (at least one, not `id`, which identifies the record)",
+            name: a.columns.join(","),
+        });
     }
     Ok(())
 }

@@ -10,7 +10,7 @@ use super::sql::StoredFlag;
 use crate::error::StoreError;
 use crate::id::new_id;
 use crate::pipeline::Pipeline;
-use crate::store::Store;
+use crate::store::{Store, commit_or_rollback};
 
 /// One recorded change.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,18 +105,9 @@ impl<'a> FlagOps<'a> {
             store.flag_change_insert(tx.as_mut(), &change).await?;
             Ok::<_, StoreError>(Some(change))
         }
-        .await;
-        match result {
-            Ok(change) => {
-                tx.commit().await?;
-                Ok(change)
-            }
-            Err(e) => {
-                // The failure is what to report; the rollback only ends the transaction.
-                let _ = tx.rollback().await;
-                Err(e.into())
-            }
-        }
+        .await
+        .map_err(FlagOpError::from);
+        commit_or_rollback(tx, result).await
     }
 
     /// Every declared flag with its state (the declared default when never set), and stored

@@ -79,10 +79,13 @@ pub enum RecordClass {
     OutboxRows,
     /// `jadpo_schedule_runs` older than `schedule_run_retention`.
     ScheduleRuns,
+    /// `jadpo_audit` rows older than their entity's declared retention.
+    AuditRows,
 }
 
 impl RecordClass {
-    /// Every class, in the order a pass deletes them (deliveries before their outbox rows).
+    /// Every class with a retention of its own, in the order a pass deletes them (deliveries
+    /// before their outbox rows); audit rows follow, per entity.
     pub const ALL: [Self; 6] = [
         Self::IdempotencyKeys,
         Self::HandledDeliveries,
@@ -101,6 +104,7 @@ impl RecordClass {
             Self::DeadDeliveries => "dead_deliveries",
             Self::OutboxRows => "outbox_rows",
             Self::ScheduleRuns => "schedule_runs",
+            Self::AuditRows => "audit_rows",
         }
     }
 
@@ -112,6 +116,8 @@ impl RecordClass {
             Self::FinishedDeliveries | Self::OutboxRows => s.finished_retention,
             Self::DeadDeliveries => s.dead_retention,
             Self::ScheduleRuns => s.schedule_run_retention,
+            // Per entity; see `housekeep`'s `audit` argument.
+            Self::AuditRows => Duration::MAX,
         };
         now - chrono::Duration::from_std(keep).unwrap_or(chrono::Duration::MAX)
     }
@@ -170,6 +176,8 @@ pub enum HousekeepingError {
 #[derive(Debug, Clone, Copy)]
 enum Step {
     Delete(RecordClass, DateTime<Utc>),
+    /// The audit rows of the `usize`-th audited entity, older than the cutoff.
+    Audit(usize, DateTime<Utc>),
     Rescue(DateTime<Utc>),
     DeadAlerts,
     OverdueAlerts(DateTime<Utc>),
@@ -178,11 +186,13 @@ enum Step {
 
 /// One pass over `store` as `owner`. `rescue_after`: how long after being put on the queue an
 /// unfinished delivery is handed back to the relay (the pipeline's redelivery window).
+/// `audit`: the audited entities in this store with their retention.
 pub async fn housekeep(
     store: &dyn Store,
     clock: &dyn Clock,
     settings: &HousekeepingSettings,
     rescue_after: Duration,
+    audit: &[(String, Duration)],
     owner: &str,
 ) -> Result<HousekeepingReport, HousekeepingError> {
     let fail = |source| HousekeepingError::Store { store: store.name().to_owned(), source };
@@ -197,6 +207,9 @@ pub async fn housekeep(
     };
     let mut steps: Vec<Step> =
         RecordClass::ALL.iter().map(|c| Step::Delete(*c, c.cutoff(settings, start))).collect();
+    steps.extend(audit.iter().enumerate().map(|(i, (_, keep))| {
+        Step::Audit(i, start - chrono::Duration::from_std(*keep).unwrap_or(chrono::Duration::MAX))
+    }));
     let rescue_before =
         start - chrono::Duration::from_std(rescue_after).unwrap_or(chrono::Duration::MAX);
     let overdue_before =
@@ -209,8 +222,9 @@ pub async fn housekeep(
     ]);
     let mut held = true;
     for step in steps {
-        held =
-            run_step(store, clock, settings, &mut lease, step, &mut report).await.map_err(fail)?;
+        held = run_step(store, clock, settings, audit, &mut lease, step, &mut report)
+            .await
+            .map_err(fail)?;
         if !held {
             break;
         }
@@ -238,7 +252,14 @@ pub async fn housekeep_all(
     for store in p.stores.values() {
         let settings = &p.settings.housekeeping;
         let rescue_after = p.settings.redelivery_after;
-        match housekeep(store.as_ref(), p.clock.as_ref(), settings, rescue_after, owner).await {
+        let audit: Vec<(String, Duration)> = p
+            .app
+            .audited_in(store.name())
+            .iter()
+            .map(|a| (a.entity.clone(), a.retention))
+            .collect();
+        let clock = p.clock.as_ref();
+        match housekeep(store.as_ref(), clock, settings, rescue_after, &audit, owner).await {
             Ok(report) => reports.push(report),
             Err(e) => failures.push(e),
         }
@@ -273,6 +294,7 @@ async fn run_step(
     store: &dyn Store,
     clock: &dyn Clock,
     settings: &HousekeepingSettings,
+    audit: &[(String, Duration)],
     lease: &mut Lease,
     step: Step,
     report: &mut HousekeepingReport,
@@ -290,6 +312,10 @@ async fn run_step(
         let (touched, alerts) = match step {
             Step::Delete(class, cutoff) => {
                 (store.housekeeping_delete(tx.as_mut(), class, cutoff, limit).await?, Vec::new())
+            }
+            Step::Audit(i, cutoff) => {
+                let entity = audit.get(i).map_or("", |(e, _)| e.as_str());
+                (store.audit_expire(tx.as_mut(), entity, cutoff, limit).await?, Vec::new())
             }
             Step::Rescue(before) => {
                 (store.housekeeping_rescue(tx.as_mut(), before, limit).await?, Vec::new())
@@ -330,6 +356,12 @@ fn record(
     store: &str,
 ) {
     match step {
+        Step::Audit(..) => {
+            match report.deleted.iter_mut().find(|(c, _)| *c == RecordClass::AuditRows) {
+                Some((_, n)) => *n += touched,
+                None => report.deleted.push((RecordClass::AuditRows, touched)),
+            }
+        }
         Step::Delete(class, _) => match report.deleted.iter_mut().find(|(c, _)| *c == class) {
             Some((_, n)) => *n += touched,
             None => report.deleted.push((class, touched)),

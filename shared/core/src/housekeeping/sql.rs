@@ -101,6 +101,11 @@ impl<S: HousekeepingDialect> HousekeepingStore for S {
             RecordClass::DeadDeliveries => sql.delete_dead,
             RecordClass::OutboxRows => sql.delete_outbox,
             RecordClass::ScheduleRuns => sql.delete_schedule_runs,
+            RecordClass::AuditRows => {
+                return Err(StoreError::internal(
+                    "audit rows are deleted per entity (audit_expire)",
+                ));
+            }
         };
         tx.execute(statement, &[cutoff.into(), i64::from(limit).into()]).await
     }

@@ -180,6 +180,17 @@ async fn run_action(
         .action(&request.action)
         .ok_or_else(|| CommitError::UnknownAction(request.action.clone()))?;
     crate::fault!("commit.after_claim");
+    let audited = !p.app.audited_in(&spec.store).is_empty();
+    if audited {
+        let who = crate::audit::AuditContext {
+            actor: &request.caller,
+            action: &request.action,
+            request_id: Some(&request.request_id),
+            trace: request.traceparent.as_deref(),
+            now,
+        };
+        store.audit_set_context(tx, &who).await?;
+    }
     let mut ctx =
         HandlerContext::new(tx, p.connections.as_ref(), now, request.idempotency_key.clone())
             .with_flags(p.flag_access(&spec.store));
@@ -211,6 +222,9 @@ async fn run_action(
                 &output.body.to_string(),
             )
             .await?;
+    }
+    if audited {
+        store.audit_clear_context(tx).await?;
     }
     crate::fault!("commit.before_commit");
     Ok((output.status, output.body, deliveries))

@@ -154,6 +154,18 @@ async fn run_subscriber(
         return Ok(Attempt::AlreadyHandled);
     }
     crate::fault!("deliver.after_handled_insert");
+    let audited = !p.app.audited_in(&spec.store).is_empty();
+    if audited {
+        let actor = format!("subscriber:{}", spec.name);
+        let who = crate::audit::AuditContext {
+            actor: &actor,
+            action: &spec.name,
+            request_id: Some(&delivery.id),
+            trace: delivery.traceparent.as_deref(),
+            now,
+        };
+        store.audit_set_context(tx.as_mut(), &who).await?;
+    }
     let mut ctx =
         HandlerContext::new(tx.as_mut(), p.connections.as_ref(), now, Some(delivery.id.clone()))
             .with_flags(p.flag_access(&spec.store));
@@ -172,6 +184,9 @@ async fn run_subscriber(
             };
             match write_emitted(p, store.as_ref(), tx.as_mut(), &emitted, &origin, now).await {
                 Ok((_, queued)) => {
+                    if audited {
+                        store.audit_clear_context(tx.as_mut()).await?;
+                    }
                     crate::fault!("deliver.before_subscriber_commit");
                     tx.commit().await?;
                     crate::fault!("deliver.after_subscriber_commit");

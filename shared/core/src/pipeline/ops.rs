@@ -13,7 +13,7 @@ use super::{Delivery, DeliveryStatus, Pipeline};
 use crate::error::StoreError;
 use crate::id::new_id;
 use crate::schedule::{OperatorAction, record_operator_action};
-use crate::store::{Store, Transaction, TransactionalStore};
+use crate::store::{Store, Transaction, TransactionalStore, commit_or_rollback};
 
 /// One dialect's statements for operator changes to deliveries.
 #[derive(Debug)]
@@ -195,10 +195,10 @@ impl<'a> DeliveryOps<'a> {
                     store.delivery_discard(tx.as_mut(), id, now, &why).await?
                 }
             };
-            Ok(d)
+            Ok::<_, DeliveryOpError>(d)
         }
         .await;
-        finish(tx, result).await
+        commit_or_rollback(tx, result).await
     }
 
     /// Releases the deliveries a circuit breaker holds for `connection` in every store; how many
@@ -224,10 +224,10 @@ impl<'a> DeliveryOps<'a> {
                 let action_id = new_id(self.p.clock.as_ref());
                 record_operator_action(store.as_ref(), tx.as_mut(), &record, action_id, now)
                     .await?;
-                Ok(n)
+                Ok::<_, DeliveryOpError>(n)
             }
             .await;
-            released.push((store.name().to_owned(), finish(tx, result).await?));
+            released.push((store.name().to_owned(), commit_or_rollback(tx, result).await?));
         }
         Ok(released)
     }
@@ -245,21 +245,4 @@ fn delivery_state(store: &str, d: &Delivery) -> serde_json::Value {
         "event_type": d.event.event_type,
         "event_id": d.event.id,
     })
-}
-
-async fn finish<T>(
-    tx: Box<dyn Transaction>,
-    result: Result<T, DeliveryOpError>,
-) -> Result<T, DeliveryOpError> {
-    match result {
-        Ok(value) => {
-            tx.commit().await?;
-            Ok(value)
-        }
-        Err(e) => {
-            // The refusal is what to report; the rollback only ends the transaction.
-            let _ = tx.rollback().await;
-            Err(e)
-        }
-    }
 }

@@ -11,7 +11,7 @@ use super::{ScheduleError, ScheduleRow, Trigger};
 use crate::error::StoreError;
 use crate::id::new_id;
 use crate::pipeline::{CommitError, Pipeline, enqueue_now};
-use crate::store::{Store, Transaction};
+use crate::store::{Store, Transaction, commit_or_rollback};
 
 /// Why a schedule operation did nothing.
 #[derive(Debug, thiserror::Error)]
@@ -91,24 +91,6 @@ pub async fn record_operator_action(
     store.operator_action_insert(tx, &stored).await
 }
 
-/// Commits `tx` when `result` is `Ok`, else rolls it back, and returns `result`.
-pub(super) async fn finish<T>(
-    tx: Box<dyn Transaction>,
-    result: Result<T, ScheduleOpError>,
-) -> Result<T, ScheduleOpError> {
-    match result {
-        Ok(value) => {
-            tx.commit().await?;
-            Ok(value)
-        }
-        Err(e) => {
-            // The error that stopped the work is the one to report.
-            let _ = tx.rollback().await;
-            Err(e)
-        }
-    }
-}
-
 /// Operator verbs over a pipeline's schedule store.
 pub struct Operators<'a> {
     p: &'a Pipeline,
@@ -164,10 +146,10 @@ impl<'a> Operators<'a> {
             record_operator_action(store.as_ref(), tx.as_mut(), &action, id, now).await?;
             let paused_at = pause.then_some(now);
             store.schedule_set_paused(tx.as_mut(), name, paused_at, now).await?;
-            Ok(ScheduleRow { paused_at, ..row })
+            Ok::<_, ScheduleOpError>(ScheduleRow { paused_at, ..row })
         }
         .await;
-        finish(tx, result).await
+        commit_or_rollback(tx, result).await
     }
 
     /// Runs `name` now, whatever its timing, as an operator's run (its next due time stays).
@@ -209,10 +191,10 @@ impl<'a> Operators<'a> {
             )
             .await?;
             store.schedule_set_last_run(tx, name, &run_id, now).await?;
-            Ok(run_id)
+            Ok::<_, ScheduleOpError>(run_id)
         }
         .await;
-        let run_id = finish(tx, result).await?;
+        let run_id = commit_or_rollback(tx, result).await?;
         enqueue_now(self.p, self.p.app.schedule_store(), &queued).await;
         Ok(run_id)
     }

@@ -7,13 +7,13 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use serde_json::json;
 
-use super::ops::{ScheduleOpError, finish};
+use super::ops::ScheduleOpError;
 use super::sql::{NewRun, NewSchedule};
 use super::{Overlap, ScheduleSpec, Trigger, decide, due_ticks, tick_id};
 use crate::app::Emitted;
 use crate::lease::{Lease, LeaseTable};
 use crate::pipeline::{Origin, Pipeline, QueuedDelivery, enqueue_now, write_emitted};
-use crate::store::{Store, Transaction};
+use crate::store::{Store, Transaction, commit_or_rollback};
 
 /// What a tick pass did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -143,7 +143,7 @@ async fn tick_one(
     };
     let mut tx = store.begin().await?;
     let result = record(p, store.as_ref(), tx.as_mut(), spec, &lease, now).await;
-    let recorded = finish(tx, result).await;
+    let recorded = commit_or_rollback(tx, result).await;
     if let Err(e) = store.lease_give_up(&lease).await {
         tracing::warn!(schedule = %spec.name, error = %e, "could not give the schedule's lease up; it expires on its own");
     }

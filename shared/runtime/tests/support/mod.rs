@@ -107,6 +107,10 @@ impl Env {
             let store = open(kind, name, dir.path(), &mut pg).await;
             let catalog = catalog_for(&app, store.as_ref()).unwrap_or_else(|e| panic!("{e}"));
             migrate::apply(store.as_ref(), &catalog).await.unwrap_or_else(|e| panic!("{e}"));
+            // As `migrate_all` does: the audit triggers of the entities audited here.
+            jadpo_core::audit::ensure_triggers(store.as_ref(), &app.audited_in(name))
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
             stores.insert(name.clone(), store);
         }
         let (queue, rx) = InProcessQueue::new();

@@ -1,0 +1,129 @@
+//! `jadpo audit show | erase`: a record's history from the audit trail, and erasure (the record
+//! and its audit rows deleted together, recorded as an operator action without the record's
+//! content).
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::Subcommand;
+use jadpo_core::audit::{self, replay};
+use jadpo_core::id::new_id;
+use jadpo_core::schedule::{OperatorAction, record_operator_action};
+use jadpo_core::store::commit_or_rollback;
+use jadpo_core::{Clock, SystemClock};
+use serde_json::json;
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum AuditCommand {
+    /// A record's changes in order (who, when, through which action and request, each field
+    /// before and after), and whether they replay to its current state.
+    Show {
+        /// The entity (its born name, e.g. `order`).
+        entity: String,
+        /// The record's id.
+        id: String,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Erase a record: delete it and its audit rows in one transaction.
+    Erase {
+        /// The entity.
+        entity: String,
+        /// The record's id.
+        id: String,
+        /// Why (recorded with the operator action).
+        #[arg(long)]
+        reason: String,
+        /// Who is acting (recorded); default `JADPO_OPERATOR`, else the OS user.
+        #[arg(long, env = "JADPO_OPERATOR")]
+        operator: Option<String>,
+    },
+}
+
+pub(crate) async fn run(command: AuditCommand) -> anyhow::Result<()> {
+    let app = Arc::new(crate::common::application()?);
+    let entity = match &command {
+        AuditCommand::Show { entity, .. } | AuditCommand::Erase { entity, .. } => entity.clone(),
+    };
+    let spec = app.audit_spec(&entity).cloned().with_context(|| {
+        let known: Vec<_> = app.audited().iter().map(|a| a.entity.as_str()).collect();
+        format!("no audited entity named {entity:?} (audited: {})", known.join(", "))
+    })?;
+    let (_, stores) = crate::common::stores(&app, Some(&spec.store))?;
+    let store = stores.get(&spec.store).context("the entity's store has no URL")?;
+    match command {
+        AuditCommand::Show { id, json, .. } => {
+            let rows = store.audit_rows(&spec.entity, &id).await?;
+            let current = store.audit_current(&spec, &id).await?;
+            let replays = replay(&rows) == current;
+            if json {
+                let list: Vec<_> = rows
+                    .iter()
+                    .map(|r| {
+                        json!({"seq": r.seq, "changed_at": r.changed_at.to_rfc3339(), "kind": r.kind,
+                               "actor": r.actor, "action": r.action, "request_id": r.request_id,
+                               "trace": r.trace, "changes": r.changes, "encoding": r.encoding})
+                    })
+                    .collect();
+                println!(
+                    "{}",
+                    json!({"entity": spec.entity, "id": id, "changes": list, "current": current,
+                           "replays_to_current": replays})
+                );
+                return Ok(());
+            }
+            for r in &rows {
+                println!(
+                    "#{} {} {:<6} by {} via {} (request {})",
+                    r.seq,
+                    r.changed_at.to_rfc3339(),
+                    r.kind,
+                    r.actor,
+                    r.action.as_deref().unwrap_or("-"),
+                    r.request_id.as_deref().unwrap_or("-")
+                );
+                if let Some(fields) = r.changes.as_object() {
+                    for (field, change) in fields {
+                        println!("    {field}: {} → {}", change["before"], change["after"]);
+                    }
+                }
+            }
+            if rows.is_empty() {
+                println!("no audit rows for {} {id:?}", spec.entity);
+            } else if replays {
+                println!("the changes replay to the record's current state");
+            } else {
+                println!("the changes do NOT replay to the record's current state");
+            }
+        }
+        AuditCommand::Erase { id, reason, operator, .. } => {
+            let operator = crate::common::operator(operator)?;
+            anyhow::ensure!(!reason.trim().is_empty(), "an erasure needs a reason: --reason TEXT");
+            let clock = SystemClock;
+            let mut tx = store.begin().await?;
+            let result = async {
+                let removed = audit::erase_in(store.as_ref(), tx.as_mut(), &spec, &id).await?;
+                let action = OperatorAction {
+                    action: "record.erase",
+                    item_kind: &spec.entity,
+                    item: &id,
+                    item_state: json!({"audit_rows_removed": removed}),
+                    operator: &operator,
+                    detail: Some(reason),
+                };
+                let (action_id, now) = (new_id(&clock), clock.now());
+                record_operator_action(store.as_ref(), tx.as_mut(), &action, action_id, now)
+                    .await?;
+                Ok::<_, anyhow::Error>(removed)
+            }
+            .await;
+            let removed = commit_or_rollback(tx, result).await?;
+            println!(
+                "erased {} {id} and {removed} audit rows (recorded by {operator})",
+                spec.entity
+            );
+        }
+    }
+    Ok(())
+}

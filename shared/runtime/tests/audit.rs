@@ -1,0 +1,78 @@
+//! The shop's audited orders on both adapters: `place_order` writes its order with its own SQL,
+//! and the trigger records the change with the caller, action, request and trace, in the same
+//! transaction; the audit rows replay to the order's current state.
+
+mod support;
+
+use jadpo_core::audit::replay;
+use jadpo_core::pipeline::{CommitRequest, commit};
+use serde_json::json;
+use support::{Env, Kind};
+
+async fn an_orders_audit_trail_names_who_and_replays(kind: Kind) {
+    let env = Env::shop(kind).await;
+    let body = json!({"customer": "c1", "items": [{"sku": "A", "qty": 2}]});
+    let request = CommitRequest {
+        action: "place_order".to_owned(),
+        request_digest: jadpo_core::pipeline::request_digest(
+            "POST",
+            "/actions/place_order",
+            body.to_string().as_bytes(),
+        ),
+        input: body,
+        caller: "web-shop".to_owned(),
+        idempotency_key: None,
+        traceparent: Some("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01".to_owned()),
+        tracestate: None,
+        request_id: "req-42".to_owned(),
+    };
+    let out = commit(&env.pipeline, request).await.unwrap_or_else(|e| panic!("{e}"));
+    let id = out.body["order_id"].as_str().unwrap_or_default().to_owned();
+    let main = env.store("main");
+    let rows = main.audit_rows("order", &id).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let r = &rows[0];
+    assert_eq!((r.kind.as_str(), r.actor.as_str()), ("insert", "web-shop"));
+    assert_eq!(
+        (r.action.as_deref(), r.request_id.as_deref()),
+        (Some("place_order"), Some("req-42"))
+    );
+    assert_eq!(r.trace.as_deref(), Some("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"));
+    assert_eq!(r.changes["customer"]["after"], "c1");
+    let spec = env.pipeline.app.audit_spec("order").cloned().unwrap_or_else(|| panic!("declared"));
+    let current = main.audit_current(&spec, &id).await.unwrap_or_else(|e| panic!("{e}"));
+    assert!(current.is_some());
+    assert_eq!(replay(&rows), current);
+    // A failed action writes nothing, its audit row included.
+    let bad =
+        CommitRequest { input: json!({"customer": "", "items": []}), ..commit_request_template() };
+    assert!(commit(&env.pipeline, bad).await.is_err());
+    assert_eq!(env.count("main", "SELECT count(*) AS n FROM jadpo_audit").await, 1);
+}
+
+fn commit_request_template() -> CommitRequest {
+    CommitRequest {
+        action: "place_order".to_owned(),
+        request_digest: String::new(),
+        input: json!({}),
+        caller: "web-shop".to_owned(),
+        idempotency_key: None,
+        traceparent: None,
+        tracestate: None,
+        request_id: "req-43".to_owned(),
+    }
+}
+
+mod sqlite {
+    #[tokio::test]
+    async fn an_orders_audit_trail_names_who_and_replays() {
+        super::an_orders_audit_trail_names_who_and_replays(super::Kind::Sqlite).await;
+    }
+}
+
+mod postgres {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_orders_audit_trail_names_who_and_replays() {
+        super::an_orders_audit_trail_names_who_and_replays(super::Kind::Postgres).await;
+    }
+}
