@@ -2,23 +2,36 @@
 .DEFAULT_GOAL := help
 CARGO ?= cargo
 
-.PHONY: help run test lint fmt bench build prereqs
+.PHONY: help run test lint lint-infra fmt bench build tools prereqs
+
+# The deployment tools live in a project-local virtualenv; its bin comes first on PATH so that
+# cargo-lambda finds its zig (`python3 -m ziglang`).
+TOOLS := $(CURDIR)/.venv-tools/bin
+ARCH ?= arm64
+FUNCTIONS := commit outbox-relay delivery schedule-tick housekeeping
 
 help: ## List the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-11s %s\n", $$1, $$2}'
 
-run: ## Run the sample app locally on SQLite (./.jadpo/main.db) at http://127.0.0.1:8080
+run: ## Run the sample app locally on SQLite (./.jadpo/main.db) at http://127.0.0.1:3000
 	$(CARGO) run -p jadpo-local
 
 prereqs: ## Install what the tests need when it is missing (PostgreSQL binaries, rustfmt, clippy)
 	@scripts/test-prereqs.sh
 
-test: prereqs lint ## Check format and clippy, then run every test (real PostgreSQL and SQLite)
+test: prereqs lint lint-infra ## Check format, clippy and the SAM template, then run every test (real PostgreSQL and SQLite)
 	$(CARGO) test --workspace
 
 lint: ## rustfmt check and clippy with warnings denied
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+tools: ## Install cargo-lambda, cfn-lint and the SAM CLI into ./.venv-tools when missing
+	@scripts/tools-prereqs.sh
+
+lint-infra: tools ## Lint and validate infra/template.yaml offline (cfn-lint, sam validate)
+	$(TOOLS)/cfn-lint infra/template.yaml
+	SAM_CLI_TELEMETRY=0 $(TOOLS)/sam validate --region us-east-1 --template-file infra/template.yaml
 
 fmt: ## Format the code
 	$(CARGO) fmt --all
@@ -32,6 +45,8 @@ bench: prereqs ## Run the benchmarks (PostgreSQL + SQLite) and write BENCHMARKS.
 	   cat target/bench/seam.md; echo; cat target/bench/pipeline.md; echo; cat target/bench/workflow.md; echo; cat target/bench/housekeeping.md; } > BENCHMARKS.md
 	@echo "written to BENCHMARKS.md"
 
-build: ## Build every binary in release mode (Lambda packaging lands with the deploy issue)
-	$(CARGO) build --release --workspace --bins
-	@ls -l target/release/jadpo target/release/jadpo-local | awk '{print $$5, $$9}'
+build: tools ## Build every function as a Lambda bootstrap (ARCH=arm64, or ARCH=x86_64) and print sizes
+	rustup target add $(if $(filter x86_64,$(ARCH)),x86_64,aarch64)-unknown-linux-gnu
+	PATH="$(TOOLS):$$PATH" $(TOOLS)/cargo-lambda lambda build --release $(if $(filter x86_64,$(ARCH)),--x86-64,--arm64) \
+	  $(foreach f,$(FUNCTIONS),--bin $(f))
+	@for f in $(FUNCTIONS); do ls -l target/lambda/$$f/bootstrap | awk -v f=$$f '{printf "  %-14s %6.1f MB  %s\n", f, $$5/1048576, $$9}'; done

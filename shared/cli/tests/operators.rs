@@ -151,6 +151,7 @@ async fn deliveries_are_retried_discarded_and_released_by_a_named_operator() {
     let seen: Vec<_> = actions.iter().map(|a| (a.action.as_str(), a.operator.as_str())).collect();
     assert_eq!(seen.len(), 3, "{seen:?}");
     assert!(seen.iter().all(|(_, who)| *who == "ann"));
+    assert!(actions.iter().all(|a| a.db_role == "none (sqlite)"));
 }
 
 #[tokio::test]
@@ -178,6 +179,7 @@ async fn breakers_are_listed_and_forced_by_a_named_operator() {
     )
     .await
     .unwrap_or_else(|e| panic!("{e}"));
+    assert!(actions.iter().all(|a| a.operator == "ann" && a.db_role == "none (sqlite)"));
     let mut seen: Vec<_> = actions.iter().map(|a| a.action.as_str()).collect();
     seen.sort_unstable();
     assert_eq!(seen, ["breaker.close", "breaker.open"]);

@@ -515,6 +515,7 @@ pub async fn delivery_operations_are_recorded_and_refused_when_final(fx: &dyn Fi
             ("delivery.retry", "d5", "dora")
         ]
     );
+    assert!(actions.iter().all(|a| !a.db_role.is_empty()), "every action names the database role");
     let retried: serde_json::Value = ok(serde_json::from_str(&actions[2].item_state), "json");
     assert_eq!(retried["status"], "dead", "the state recorded is the state before the change");
     assert_eq!(actions[1].detail.as_deref(), Some("customer left"));
