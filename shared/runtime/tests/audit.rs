@@ -13,18 +13,10 @@ async fn an_orders_audit_trail_names_who_and_replays(kind: Kind) {
     let env = Env::shop(kind).await;
     let body = json!({"customer": "c1", "items": [{"sku": "A", "qty": 2}]});
     let request = CommitRequest {
-        action: "place_order".to_owned(),
-        request_digest: jadpo_core::pipeline::request_digest(
-            "POST",
-            "/actions/place_order",
-            body.to_string().as_bytes(),
-        ),
-        input: body,
         caller: "web-shop".to_owned(),
-        idempotency_key: None,
         traceparent: Some("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01".to_owned()),
-        tracestate: None,
         request_id: "req-42".to_owned(),
+        ..support::request("place_order", body)
     };
     let out = commit(&env.pipeline, request).await.unwrap_or_else(|e| panic!("{e}"));
     let id = out.body["order_id"].as_str().unwrap_or_default().to_owned();
@@ -44,23 +36,9 @@ async fn an_orders_audit_trail_names_who_and_replays(kind: Kind) {
     assert!(current.is_some());
     assert_eq!(replay(&rows), current);
     // A failed action writes nothing, its audit row included.
-    let bad =
-        CommitRequest { input: json!({"customer": "", "items": []}), ..commit_request_template() };
+    let bad = support::request("place_order", json!({"customer": "", "items": []}));
     assert!(commit(&env.pipeline, bad).await.is_err());
     assert_eq!(env.count("main", "SELECT count(*) AS n FROM jadpo_audit").await, 1);
-}
-
-fn commit_request_template() -> CommitRequest {
-    CommitRequest {
-        action: "place_order".to_owned(),
-        request_digest: String::new(),
-        input: json!({}),
-        caller: "web-shop".to_owned(),
-        idempotency_key: None,
-        traceparent: None,
-        tracestate: None,
-        request_id: "req-43".to_owned(),
-    }
 }
 
 mod sqlite {

@@ -6,30 +6,13 @@ mod support;
 
 use chrono::Duration;
 use jadpo_core::breaker::State;
-use jadpo_core::pipeline::{
-    CommitRequest, DeliveryFilter, DeliveryResult, DeliveryStatus, commit, enqueue_now,
-};
+use jadpo_core::pipeline::{DeliveryFilter, DeliveryResult, DeliveryStatus};
 use serde_json::json;
-use support::{Env, Kind};
+use support::{Env, Kind, commit_and_enqueue, request};
 
 async fn place_order(env: &Env, n: usize) {
     let body = json!({"customer": format!("c{n}"), "items": [{"sku": "A", "qty": 1}]});
-    let request = CommitRequest {
-        action: "place_order".to_owned(),
-        request_digest: jadpo_core::pipeline::request_digest(
-            "POST",
-            "/actions/place_order",
-            body.to_string().as_bytes(),
-        ),
-        input: body,
-        caller: "test".to_owned(),
-        idempotency_key: None,
-        traceparent: None,
-        tracestate: None,
-        request_id: format!("req-{n}"),
-    };
-    let outcome = commit(&env.pipeline, request).await.unwrap_or_else(|e| panic!("{e}"));
-    enqueue_now(&env.pipeline, &outcome.store, &outcome.deliveries).await;
+    commit_and_enqueue(env, request("place_order", body)).await;
 }
 
 const HELD: &str = "SELECT count(*) AS n FROM jadpo_deliveries WHERE held_connection = 'mailer'";

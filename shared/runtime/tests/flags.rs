@@ -10,9 +10,9 @@ use async_trait::async_trait;
 use jadpo_core::Store;
 use jadpo_core::app::{Action, ActionOutput, Application, HandlerContext, HandlerError};
 use jadpo_core::flags::{FlagOps, Rollout};
-use jadpo_core::pipeline::{CommitRequest, PipelineSettings, commit, enqueue_now};
+use jadpo_core::pipeline::{PipelineSettings, commit};
 use serde_json::{Value, json};
-use support::{Env, Kind};
+use support::{Env, Kind, commit_and_enqueue, request};
 
 /// Reads `beta`, turns it on from another connection, reads it again.
 struct Peek(Arc<OnceLock<Arc<dyn Store>>>);
@@ -39,23 +39,6 @@ impl Action for Peek {
         Ok(ActionOutput::created(
             json!({"first": first, "second": second, "undeclared": undeclared}),
         ))
-    }
-}
-
-fn request(action: &str, body: Value) -> CommitRequest {
-    CommitRequest {
-        action: action.to_owned(),
-        request_digest: jadpo_core::pipeline::request_digest(
-            "POST",
-            action,
-            body.to_string().as_bytes(),
-        ),
-        input: body,
-        caller: "test".to_owned(),
-        idempotency_key: None,
-        traceparent: None,
-        tracestate: None,
-        request_id: "req".to_owned(),
     }
 }
 
@@ -95,8 +78,7 @@ async fn the_receipt_survey_follows_its_flag(kind: Kind) {
     let ops = FlagOps::new(&pipeline, "tess").unwrap_or_else(|e| panic!("{e}"));
     for (n, state, expected) in [(0, Rollout::Off, false), (1, Rollout::On, true)] {
         ops.set("receipt_survey", state).await.unwrap_or_else(|e| panic!("{e}"));
-        let out = commit(&env.pipeline, place(n)).await.unwrap_or_else(|e| panic!("{e}"));
-        enqueue_now(&env.pipeline, &out.store, &out.deliveries).await;
+        commit_and_enqueue(&env, place(n)).await;
         env.drain().await;
         let mailed = env.sinks.received("mailer");
         assert_eq!(mailed.last().map(|m| m["body"]["survey"].clone()), Some(json!(expected)));

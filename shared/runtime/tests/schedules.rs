@@ -5,29 +5,14 @@ mod support;
 
 use chrono::Duration;
 use jadpo_core::housekeeping::RecordClass;
-use jadpo_core::pipeline::{CommitRequest, DeliveryResult, commit, enqueue_now};
+use jadpo_core::pipeline::DeliveryResult;
 use jadpo_runtime::lambda::{housekeeping_pass, tick_pass};
 use serde_json::json;
-use support::{Env, Kind, t0};
+use support::{Env, Kind, commit_and_enqueue, request, t0};
 
 async fn place_order(env: &Env) {
     let body = json!({"customer": "c1", "items": [{"sku": "A", "qty": 1}]});
-    let request = CommitRequest {
-        action: "place_order".to_owned(),
-        request_digest: jadpo_core::pipeline::request_digest(
-            "POST",
-            "/actions/place_order",
-            body.to_string().as_bytes(),
-        ),
-        input: body,
-        caller: "test".to_owned(),
-        idempotency_key: None,
-        traceparent: None,
-        tracestate: None,
-        request_id: "req-1".to_owned(),
-    };
-    let outcome = commit(&env.pipeline, request).await.unwrap_or_else(|e| panic!("{e}"));
-    enqueue_now(&env.pipeline, &outcome.store, &outcome.deliveries).await;
+    commit_and_enqueue(env, request("place_order", body)).await;
 }
 
 const SUMMARIES: &str = "SELECT count(*) AS n FROM shop_sales_summaries WHERE orders = 1";

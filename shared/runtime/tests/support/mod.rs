@@ -44,6 +44,33 @@ pub struct Env {
     _pg: Vec<PgTestDb>,
 }
 
+/// A request to run `action` with `body`, as caller `test`, without an idempotency key.
+pub fn request(action: &str, body: serde_json::Value) -> jadpo_core::pipeline::CommitRequest {
+    let path = format!("/actions/{action}");
+    jadpo_core::pipeline::CommitRequest {
+        action: action.to_owned(),
+        request_digest: jadpo_core::pipeline::request_digest(
+            "POST",
+            &path,
+            body.to_string().as_bytes(),
+        ),
+        input: body,
+        caller: "test".to_owned(),
+        idempotency_key: None,
+        traceparent: None,
+        tracestate: None,
+        request_id: "req-1".to_owned(),
+    }
+}
+
+/// Commits `request` and puts its deliveries on the in-process queue, as the HTTP surface does.
+pub async fn commit_and_enqueue(env: &Env, request: jadpo_core::pipeline::CommitRequest) {
+    let outcome = jadpo_core::pipeline::commit(&env.pipeline, request)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    jadpo_core::pipeline::enqueue_now(&env.pipeline, &outcome.store, &outcome.deliveries).await;
+}
+
 pub fn t0() -> DateTime<Utc> {
     DateTime::from_timestamp(1_767_225_600, 0).unwrap_or_default()
 }
