@@ -1,37 +1,54 @@
-//! Lease statements for the leased tables.
+//! Lease statements for the leased tables: every leased table has the same lease columns
+//! (`lease_owner`, `lease_expires_at`, `lease_generation`) keyed by `name`, so one macro writes
+//! each table's statements. The fence reads the row inside the writer's transaction; SQLite's
+//! single writer already serializes the fenced write and a takeover.
 
 use jadpo_core::lease::{LeaseDialect, LeaseSql, LeaseTable};
 
 use crate::SqliteStore;
 
-/// `jadpo_housekeeping`'s lease statements.
-pub static HOUSEKEEPING: LeaseSql = LeaseSql {
-    ensure: Some("INSERT INTO jadpo_housekeeping (name) VALUES ($1) ON CONFLICT (name) DO NOTHING"),
-    acquire: "UPDATE jadpo_housekeeping SET lease_owner = $2, lease_expires_at = $4, \
-        lease_generation = lease_generation + 1 WHERE name = $1 \
-        AND (lease_owner IS NULL OR lease_expires_at <= $3) RETURNING lease_generation",
-    renew: "UPDATE jadpo_housekeeping SET lease_expires_at = $5 WHERE name = $1 \
-        AND lease_owner = $2 AND lease_generation = $3 AND lease_expires_at > $4",
-    release: "UPDATE jadpo_housekeeping SET lease_owner = NULL, lease_expires_at = NULL \
-        WHERE name = $1 AND lease_owner = $2 AND lease_generation = $3",
-    fence: "SELECT 1 AS held FROM jadpo_housekeeping WHERE name = $1 AND lease_owner = $2 \
-        AND lease_generation = $3 AND lease_expires_at > $4",
-};
+macro_rules! lease_sql {
+    ($table:literal, $ensure:expr) => {
+        LeaseSql {
+            ensure: $ensure,
+            acquire: concat!(
+                "UPDATE ",
+                $table,
+                " SET lease_owner = $2, lease_expires_at = $4, ",
+                "lease_generation = lease_generation + 1 WHERE name = $1 ",
+                "AND (lease_owner IS NULL OR lease_expires_at <= $3) RETURNING lease_generation"
+            ),
+            renew: concat!(
+                "UPDATE ",
+                $table,
+                " SET lease_expires_at = $5 WHERE name = $1 ",
+                "AND lease_owner = $2 AND lease_generation = $3 AND lease_expires_at > $4"
+            ),
+            release: concat!(
+                "UPDATE ",
+                $table,
+                " SET lease_owner = NULL, lease_expires_at = NULL ",
+                "WHERE name = $1 AND lease_owner = $2 AND lease_generation = $3"
+            ),
+            fence: concat!(
+                "SELECT 1 AS held FROM ",
+                $table,
+                " WHERE name = $1 AND lease_owner = $2 ",
+                "AND lease_generation = $3 AND lease_expires_at > $4"
+            ),
+        }
+    };
+}
 
-/// `jadpo_schedules`'s lease statements.
-pub static SCHEDULES: LeaseSql = LeaseSql {
-    // Rows are created by the tick pass from the declaration before anyone leases them.
-    ensure: None,
-    acquire: "UPDATE jadpo_schedules SET lease_owner = $2, lease_expires_at = $4, \
-        lease_generation = lease_generation + 1 WHERE name = $1 \
-        AND (lease_owner IS NULL OR lease_expires_at <= $3) RETURNING lease_generation",
-    renew: "UPDATE jadpo_schedules SET lease_expires_at = $5 WHERE name = $1 \
-        AND lease_owner = $2 AND lease_generation = $3 AND lease_expires_at > $4",
-    release: "UPDATE jadpo_schedules SET lease_owner = NULL, lease_expires_at = NULL \
-        WHERE name = $1 AND lease_owner = $2 AND lease_generation = $3",
-    fence: "SELECT 1 AS held FROM jadpo_schedules WHERE name = $1 AND lease_owner = $2 \
-        AND lease_generation = $3 AND lease_expires_at > $4",
-};
+/// `jadpo_housekeeping`'s lease statements; the row is created on first use.
+pub static HOUSEKEEPING: LeaseSql = lease_sql!(
+    "jadpo_housekeeping",
+    Some("INSERT INTO jadpo_housekeeping (name) VALUES ($1) ON CONFLICT (name) DO NOTHING")
+);
+
+/// `jadpo_schedules`'s lease statements; rows are created by the tick pass from the
+/// declaration before anyone leases them.
+pub static SCHEDULES: LeaseSql = lease_sql!("jadpo_schedules", None);
 
 impl LeaseDialect for SqliteStore {
     fn lease_sql(&self, table: LeaseTable) -> &'static LeaseSql {
