@@ -290,6 +290,15 @@ async fn a_failing_connection_is_retried_until_it_recovers(kind: Kind) {
     assert_eq!(env.sinks.received("mailer").len(), 1);
 }
 
+/// A pass whose deadline has already come (a nearly expired invocation, or an emulator that
+/// reports none) still sends one batch per store, so every pass makes progress.
+async fn a_relay_pass_at_its_deadline_still_sends_a_batch(kind: Kind) {
+    let env = Env::shop(kind).await;
+    commit(&env.pipeline, order_request(None, two_items())).await.unwrap_or_else(|e| panic!("{e}"));
+    let report = jadpo_core::pipeline::relay(&env.pipeline, std::time::Instant::now()).await;
+    assert_eq!(report.map(|r| r.sent).ok(), Some(2));
+}
+
 macro_rules! both {
     ($($case:ident),* $(,)?) => {
         mod sqlite {
@@ -312,4 +321,5 @@ both!(
     a_failing_subscriber_ends_dead_with_its_attempts,
     a_chain_deeper_than_the_limit_is_refused,
     a_failing_connection_is_retried_until_it_recovers,
+    a_relay_pass_at_its_deadline_still_sends_a_batch,
 );

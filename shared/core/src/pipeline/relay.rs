@@ -22,11 +22,15 @@ pub struct RelayReport {
     pub failed: usize,
 }
 
-/// One sweep over every store, stopping early at `deadline`.
+/// One sweep over every store, stopping early at `deadline` (after at least one batch per store).
 pub async fn relay(p: &Pipeline, deadline: Instant) -> Result<RelayReport, StoreError> {
     let mut report = RelayReport::default();
     for (name, store) in &p.stores {
-        while Instant::now() < deadline {
+        // At least one batch per store, even when the deadline is already near (or reported in
+        // the past by an emulator): every pass makes progress.
+        let mut first = true;
+        while first || Instant::now() < deadline {
+            first = false;
             let now = p.clock.now();
             let window = chrono::Duration::from_std(p.settings.redelivery_after)
                 .unwrap_or(chrono::Duration::minutes(15));
