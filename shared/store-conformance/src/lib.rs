@@ -8,6 +8,7 @@
 //! capability builds on. Later issues add cases here when they extend a port.
 
 pub mod cases;
+pub mod operator_cases;
 pub mod pipeline_cases;
 pub mod schedule_cases;
 pub mod spec;
@@ -72,6 +73,8 @@ macro_rules! conformance_tests {
             removed_schedules_stop,
             housekeeping_deletes_only_what_retention_allows,
             a_second_housekeeper_waits,
+        );
+        $crate::conformance_tests!(@operator $fixture;
             delivery_operations_are_recorded_and_refused_when_final,
             breakers_let_one_probe_through_and_release_held_deliveries_once,
             flag_changes_are_recorded_with_who_made_them,
@@ -95,6 +98,15 @@ macro_rules! conformance_tests {
             async fn $case() {
                 let fixture = $fixture.await;
                 $crate::workflow_cases::$case(&fixture).await;
+            }
+        )*
+    };
+    (@operator $fixture:expr; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() {
+                let fixture = $fixture.await;
+                $crate::operator_cases::$case(&fixture).await;
             }
         )*
     };

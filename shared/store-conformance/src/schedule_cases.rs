@@ -19,13 +19,13 @@ use crate::cases::{migrated, ok};
 
 const EVERY_MINUTE: &str = "every_minute";
 
-fn t0() -> DateTime<Utc> {
+pub(crate) fn t0() -> DateTime<Utc> {
     DateTime::from_timestamp(1_767_225_600, 0).unwrap_or_default()
 }
 
 /// A queue that keeps what it was sent.
 #[derive(Default)]
-struct Kept(Mutex<Vec<QueueMessage>>);
+pub(crate) struct Kept(Mutex<Vec<QueueMessage>>);
 
 #[async_trait]
 impl Queue for Kept {
@@ -48,7 +48,7 @@ impl Subscriber for Noop {
     }
 }
 
-fn app(store: &str, schedules: Vec<Schedule>) -> Arc<Application> {
+pub(crate) fn app(store: &str, schedules: Vec<Schedule>) -> Arc<Application> {
     let mut b = Application::builder("conformance").store(store).event("report.due").subscriber(
         "summarize",
         "report.due",
@@ -66,7 +66,11 @@ fn every_minute() -> Schedule {
     Schedule::every(EVERY_MINUTE, std::time::Duration::from_secs(60), "report.due")
 }
 
-fn pipeline(store: Arc<dyn Store>, app: Arc<Application>, clock: Arc<ManualClock>) -> Pipeline {
+pub(crate) fn pipeline(
+    store: Arc<dyn Store>,
+    app: Arc<Application>,
+    clock: Arc<ManualClock>,
+) -> Pipeline {
     Pipeline {
         app,
         stores: [(store.name().to_owned(), store)].into_iter().collect(),
@@ -77,7 +81,7 @@ fn pipeline(store: Arc<dyn Store>, app: Arc<Application>, clock: Arc<ManualClock
     }
 }
 
-async fn count(store: &dyn Store, sql: &str, params: &[SqlValue]) -> i64 {
+pub(crate) async fn count(store: &dyn Store, sql: &str, params: &[SqlValue]) -> i64 {
     let rows = ok(store.query_once(sql, params).await, sql);
     ok(rows.first().map_or(Ok(-1), |r| r.get_i64("n")), "count")
 }
@@ -283,18 +287,18 @@ pub async fn removed_schedules_stop(fx: &dyn Fixture) {
     );
 }
 
-fn hk_settings() -> HousekeepingSettings {
+pub(crate) fn hk_settings() -> HousekeepingSettings {
     HousekeepingSettings { batch_size: 2, ..HousekeepingSettings::default() }
 }
 
-async fn exec(store: &dyn Store, sql: &str, params: &[SqlValue]) {
+pub(crate) async fn exec(store: &dyn Store, sql: &str, params: &[SqlValue]) {
     ok(store.execute_once(sql, params).await, sql);
 }
 
-type Seeded = (&'static str, &'static str, &'static str, Option<i64>, Option<i64>);
+pub(crate) type Seeded = (&'static str, &'static str, &'static str, Option<i64>, Option<i64>);
 
 /// Seeds rows of every class around their retention at `now`.
-async fn seed(store: &dyn Store, now: DateTime<Utc>) {
+pub(crate) async fn seed(store: &dyn Store, now: DateTime<Utc>) {
     let days = Duration::days;
     for (i, expires) in [-1, -1, -1, -1, -1, 3600, 3600].iter().enumerate() {
         let sql = "INSERT INTO jadpo_idempotency_keys (scope, key, request_digest, response_status, \
@@ -456,291 +460,4 @@ pub async fn a_second_housekeeper_waits(fx: &dyn Fixture) {
     );
     assert_eq!(after.stopped, None);
     assert_eq!(count(store.as_ref(), keys, &[]).await, 2);
-}
-
-/// Operators retry, discard and release deliveries; each change is recorded with the state
-/// before it; handled deliveries cannot be retried, discarding is final, and refusals record
-/// nothing.
-pub async fn delivery_operations_are_recorded_and_refused_when_final(fx: &dyn Fixture) {
-    use jadpo_core::pipeline::{DeliveryOpError, DeliveryOps, DeliveryStatus};
-    let store = migrated(fx).await;
-    let now = t0() + Duration::days(1);
-    seed(store.as_ref(), now).await;
-    exec(
-        store.as_ref(),
-        "UPDATE jadpo_deliveries SET held_connection = 'mailer', held_at = $1 WHERE id = 'd6'",
-        &[now.into()],
-    )
-    .await;
-    let clock = Arc::new(ManualClock::new(now));
-    let shop = Application::builder("ops")
-        .store(store.name())
-        .event("report.due")
-        .connection("mailer")
-        .build();
-    let p = pipeline(Arc::clone(&store), Arc::new(ok(shop, "app")), Arc::clone(&clock));
-    assert!(matches!(DeliveryOps::new(&p, ""), Err(DeliveryOpError::NoOperator)));
-    let ops = ok(DeliveryOps::new(&p, "dora"), "ops");
-    let before = ok(ops.retry("d5").await, "retry dead");
-    assert_eq!(before.status, DeliveryStatus::Dead);
-    let after = ok(store.delivery_get("d5").await, "get").unwrap_or_else(|| panic!("d5"));
-    assert_eq!(
-        (after.status, after.attempts, after.next_attempt_at),
-        (DeliveryStatus::Pending, 0, now)
-    );
-    assert!(matches!(ops.retry("d3").await, Err(DeliveryOpError::Handled(_))));
-    assert!(matches!(ops.discard("d3", "no").await, Err(DeliveryOpError::Handled(_))));
-    assert!(matches!(ops.discard("d5", " ").await, Err(DeliveryOpError::NoReason)));
-    clock.advance(Duration::seconds(1));
-    ok(ops.discard("d5", "customer left").await, "discard");
-    let gone = ok(store.delivery_get("d5").await, "get").unwrap_or_else(|| panic!("d5"));
-    assert_eq!(gone.status, DeliveryStatus::Discarded);
-    assert_eq!(gone.last_failure.as_deref(), Some("discarded by dora: customer left"));
-    assert!(matches!(ops.retry("d5").await, Err(DeliveryOpError::Discarded(_))));
-    assert!(matches!(ops.retry("nope").await, Err(DeliveryOpError::Unknown(_))));
-    assert!(matches!(ops.release("fax").await, Err(DeliveryOpError::UnknownConnection(_))));
-    clock.advance(Duration::seconds(1));
-    let released = ok(ops.release("mailer").await, "release");
-    assert_eq!(released, [(store.name().to_owned(), 1)]);
-    let held = "SELECT COUNT(*) AS n FROM jadpo_deliveries WHERE held_connection IS NOT NULL";
-    assert_eq!(count(store.as_ref(), held, &[]).await, 0);
-    let actions = ok(store.operator_actions(None, None, 10).await, "actions");
-    let seen: Vec<_> =
-        actions.iter().map(|a| (a.action.as_str(), a.item.as_str(), a.operator.as_str())).collect();
-    assert_eq!(
-        seen,
-        [
-            ("delivery.release", "mailer", "dora"),
-            ("delivery.discard", "d5", "dora"),
-            ("delivery.retry", "d5", "dora")
-        ]
-    );
-    assert!(actions.iter().all(|a| !a.db_role.is_empty()), "every action names the database role");
-    let retried: serde_json::Value = ok(serde_json::from_str(&actions[2].item_state), "json");
-    assert_eq!(retried["status"], "dead", "the state recorded is the state before the change");
-    assert_eq!(actions[1].detail.as_deref(), Some("customer left"));
-}
-
-/// Circuit breakers under concurrent deliveries: a run of connection failures opens it; held
-/// deliveries record their connection; after the pause exactly one of several concurrent
-/// deliveries becomes the probe; the probe's success closes it and releases the held deliveries
-/// once; an alert is raised once for a breaker open too long.
-pub async fn breakers_let_one_probe_through_and_release_held_deliveries_once(fx: &dyn Fixture) {
-    use jadpo_core::breaker::{
-        AttemptResult, BreakerPolicy, Gate, State, Transition, admit, settle,
-    };
-    let store = migrated(fx).await;
-    let outbox = "INSERT INTO jadpo_outbox (id, event_type, payload, chain_depth, source, created_at) \
-        VALUES ('e1', 'report.due', '{}', 0, 'seed', $1)";
-    exec(store.as_ref(), outbox, &[t0().into()]).await;
-    for id in ["d1", "d2", "d3", "d4"] {
-        let sql = "INSERT INTO jadpo_deliveries (id, outbox_id, subscriber, next_attempt_at, created_at) \
-            VALUES ($1, 'e1', $2, $3, $3)";
-        exec(store.as_ref(), sql, &[id.into(), format!("s_{id}").into(), t0().into()]).await;
-    }
-    let policy = BreakerPolicy {
-        failures_to_open: 2,
-        first_pause: std::time::Duration::from_secs(10),
-        alert_after: std::time::Duration::from_secs(60),
-        ..BreakerPolicy::default()
-    };
-    let s = store.as_ref();
-    let fail = AttemptResult::ConnectionFailed;
-    assert_eq!(
-        ok(settle(s, "mailer", "d0", fail, t0(), &policy).await, "settle").0,
-        Transition::None
-    );
-    assert_eq!(
-        ok(settle(s, "mailer", "d0", fail, t0(), &policy).await, "settle").0,
-        Transition::Opened
-    );
-    let soon = t0() + Duration::seconds(5);
-    for id in ["d1", "d2"] {
-        let gate = ok(admit(s, "mailer", id, soon, &policy).await, "admit");
-        assert_eq!(gate, Gate::Hold { until: t0() + Duration::seconds(10) });
-    }
-    let held = "SELECT COUNT(*) AS n FROM jadpo_deliveries WHERE held_connection = 'mailer' AND held_at IS NOT NULL";
-    assert_eq!(count(s, held, &[]).await, 2);
-    let later = t0() + Duration::seconds(11);
-    let (x, y) = (fx.open(), fx.open());
-    let (g1, g2, g3) = tokio::join!(
-        admit(x.as_ref(), "mailer", "d2", later, &policy),
-        admit(y.as_ref(), "mailer", "d3", later, &policy),
-        admit(x.as_ref(), "mailer", "d4", later, &policy),
-    );
-    let gates = [ok(g1, "d2"), ok(g2, "d3"), ok(g3, "d4")];
-    let probes: Vec<_> = gates.iter().filter(|g| **g == Gate::Probe).collect();
-    assert_eq!(probes.len(), 1, "exactly one probe at a time: {gates:?}");
-    let probe = ["d2", "d3", "d4"][gates.iter().position(|g| *g == Gate::Probe).unwrap_or(0)];
-    assert_eq!(count(s, held, &[]).await, 3, "the others are held");
-    let breakers = ok(s.breakers_list().await, "list");
-    assert_eq!(
-        breakers.first().map(|b| (b.state, b.probe_delivery.as_deref())),
-        Some((State::HalfOpen, Some(probe)))
-    );
-    let (t, released) =
-        ok(settle(s, "mailer", probe, AttemptResult::Success, later, &policy).await, "close");
-    assert_eq!((t, released), (Transition::Closed, 3));
-    assert_eq!(count(s, held, &[]).await, 0);
-    let (_, again) =
-        ok(settle(s, "mailer", probe, AttemptResult::Success, later, &policy).await, "again");
-    assert_eq!(again, 0, "held deliveries are released once");
-    let due = "SELECT COUNT(*) AS n FROM jadpo_deliveries WHERE next_attempt_at = $1 AND enqueued_at IS NULL";
-    assert_eq!(count(s, due, &[later.into()]).await, 3, "released deliveries are due at once");
-    // Open again and stay open past the alert threshold: housekeeping raises the alert once.
-    ok(settle(s, "mailer", "d9", fail, later, &policy).await, "settle");
-    ok(settle(s, "mailer", "d9", fail, later, &policy).await, "settle");
-    let clock = ManualClock::new(later + Duration::seconds(61));
-    let rescue_after = std::time::Duration::from_secs(900);
-    let first = ok(housekeep(s, &clock, &hk_settings(), rescue_after, &[], "hk").await, "pass");
-    let raised: Vec<_> = first.alerts.iter().map(|a| (a.kind, a.item.as_str())).collect();
-    assert_eq!(raised, [("breaker.open", "mailer")]);
-    let second = ok(housekeep(s, &clock, &hk_settings(), rescue_after, &[], "hk").await, "pass");
-    assert!(second.alerts.is_empty(), "{second:?}");
-}
-
-/// Flags: every change is recorded with who made it and the database role; setting the state a
-/// flag already has records nothing; an undeclared flag is refused.
-pub async fn flag_changes_are_recorded_with_who_made_them(fx: &dyn Fixture) {
-    use jadpo_core::flags::{FlagOpError, FlagOps, Rollout};
-    let store = migrated(fx).await;
-    let clock = Arc::new(ManualClock::new(t0()));
-    let declared = Application::builder("flags")
-        .store(store.name())
-        .event("report.due")
-        .flag("beta", Rollout::Off)
-        .flag("dark_mode", Rollout::On)
-        .build();
-    let p = pipeline(Arc::clone(&store), Arc::new(ok(declared, "app")), Arc::clone(&clock));
-    assert!(matches!(FlagOps::new(&p, ""), Err(FlagOpError::NoOperator)));
-    let ops = ok(FlagOps::new(&p, "fay"), "ops");
-    let listed = ok(ops.list().await, "list");
-    let states: Vec<_> = listed.iter().map(|(n, r, s)| (n.as_str(), *r, s.is_none())).collect();
-    assert_eq!(states, [("beta", Rollout::Off, true), ("dark_mode", Rollout::On, true)]);
-    assert!(ok(ops.set("beta", Rollout::Off).await, "same").is_none(), "no change, no record");
-    let first =
-        ok(ops.set("beta", Rollout::Percent(25)).await, "set").unwrap_or_else(|| panic!("changed"));
-    assert_eq!(
-        (first.before.as_str(), first.after.as_str(), first.operator.as_str()),
-        ("off", "25%", "fay")
-    );
-    assert!(!first.db_role.is_empty());
-    clock.advance(Duration::seconds(1));
-    ok(ops.set("beta", Rollout::On).await, "set");
-    let history = ok(ops.history("beta", 10).await, "history");
-    let steps: Vec<_> = history.iter().map(|c| (c.before.as_str(), c.after.as_str())).collect();
-    assert_eq!(steps, [("25%", "on"), ("off", "25%")]);
-    assert!(matches!(ops.set("gamma", Rollout::On).await, Err(FlagOpError::Unknown { .. })));
-    let stored = ok(store.flag_read_once("beta").await, "read").map(|f| (f.rollout, f.updated_by));
-    assert_eq!(stored, Some((Rollout::On, "fay".to_owned())));
-}
-
-/// The audit trail: triggers record insert, update and delete made by raw SQL in the same
-/// transaction, with who, action, request and trace from the transaction's context; the rows
-/// replay to the record's current state; a change outside the runtime is recorded as such;
-/// erasure removes the record with its rows; retention deletes old rows.
-pub async fn audit_rows_record_raw_sql_changes_and_replay(fx: &dyn Fixture) {
-    use jadpo_core::audit::{self, AuditContext, AuditSpec, replay};
-    let store = migrated(fx).await;
-    let s = store.as_ref();
-    let ddl = match fx.dialect() {
-        jadpo_core::Dialect::Postgres => {
-            "CREATE TABLE things (id TEXT PRIMARY KEY, name TEXT, qty INTEGER, tags JSONB)"
-        }
-        jadpo_core::Dialect::Sqlite => {
-            "CREATE TABLE things (id TEXT PRIMARY KEY NOT NULL, name TEXT, qty INTEGER, tags TEXT)"
-        }
-    };
-    let mut tx = ok(s.begin().await, "begin");
-    ok(tx.batch(ddl).await, "table");
-    ok(tx.commit().await, "commit");
-    let spec = AuditSpec::new("thing", s.name(), "things", &["name", "qty", "tags"]);
-    ok(audit::ensure_triggers(s, &[&spec]).await, "triggers");
-    ok(audit::ensure_triggers(s, &[&spec]).await, "triggers again (idempotent)");
-    let tags = |v: &str| match fx.dialect() {
-        jadpo_core::Dialect::Postgres => SqlValue::Json(serde_json::json!([v])),
-        jadpo_core::Dialect::Sqlite => SqlValue::Text(serde_json::json!([v]).to_string()),
-    };
-    let write = |sql: &'static str, params: Vec<SqlValue>, request: &'static str| {
-        let store = Arc::clone(&store);
-        async move {
-            let mut tx = ok(store.begin().await, "begin");
-            let who = AuditContext {
-                actor: "web",
-                action: "rename_thing",
-                request_id: Some(request),
-                trace: Some("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"),
-                now: t0(),
-            };
-            ok(store.audit_set_context(tx.as_mut(), &who).await, "context");
-            ok(tx.execute(sql, &params).await, sql);
-            ok(store.audit_clear_context(tx.as_mut()).await, "clear");
-            ok(tx.commit().await, "commit");
-        }
-    };
-    write(
-        "INSERT INTO things (id, name, qty, tags) VALUES ($1, $2, $3, $4)",
-        vec!["t1".into(), "bolt".into(), 3_i64.into(), tags("a")],
-        "r1",
-    )
-    .await;
-    write(
-        "UPDATE things SET name = $2, qty = $3 WHERE id = $1",
-        vec!["t1".into(), "it's a bolt".into(), SqlValue::Null],
-        "r2",
-    )
-    .await;
-    write("UPDATE things SET name = name WHERE id = $1", vec!["t1".into()], "r3").await;
-    // A rolled-back change leaves no audit row.
-    let mut tx = ok(s.begin().await, "begin");
-    ok(tx.execute("UPDATE things SET qty = 99 WHERE id = 't1'", &[]).await, "update");
-    ok(tx.rollback().await, "rollback");
-    // A change outside the runtime (no context) is recorded as such.
-    exec(s, "UPDATE things SET tags = $1 WHERE id = 't1'", &[tags("b")]).await;
-    let rows = ok(s.audit_rows("thing", "t1").await, "rows");
-    let kinds: Vec<_> = rows.iter().map(|r| (r.seq, r.kind.as_str())).collect();
-    assert_eq!(kinds, [(1, "insert"), (2, "update"), (3, "update")], "{rows:#?}");
-    assert_eq!(
-        (rows[0].actor.as_str(), rows[0].action.as_deref(), rows[0].request_id.as_deref()),
-        ("web", Some("rename_thing"), Some("r1"))
-    );
-    assert!(rows[0].trace.as_deref().is_some_and(|t| t.starts_with("00-0af7")));
-    assert_eq!(rows[0].changed_at, t0());
-    assert_eq!(
-        rows[1].changes["name"],
-        serde_json::json!({"before": "bolt", "after": "it's a bolt"})
-    );
-    assert_eq!(rows[1].changes["qty"], serde_json::json!({"before": "3", "after": null}));
-    assert!(rows[1].changes.get("tags").is_none(), "unchanged fields are not recorded");
-    assert!(rows[2].actor.starts_with("outside the runtime"), "{}", rows[2].actor);
-    let current = ok(s.audit_current(&spec, "t1").await, "current");
-    assert_eq!(replay(&rows), current, "the rows replay to the record's current state");
-    assert!(current.is_some());
-    // Delete, then erase another record with its rows.
-    write("DELETE FROM things WHERE id = $1", vec!["t1".into()], "r4").await;
-    let rows = ok(s.audit_rows("thing", "t1").await, "rows");
-    assert_eq!(rows.last().map(|r| r.kind.as_str()), Some("delete"));
-    assert_eq!(replay(&rows), None);
-    write(
-        "INSERT INTO things (id, name, qty, tags) VALUES ($1, $2, $3, $4)",
-        vec!["t2".into(), "nut".into(), 1_i64.into(), tags("c")],
-        "r5",
-    )
-    .await;
-    let erased = ok(audit::erase(s, &spec, "t2").await, "erase");
-    assert_eq!(erased, 2, "the insert and the erasing delete");
-    assert!(ok(s.audit_rows("thing", "t2").await, "rows").is_empty());
-    assert!(ok(s.audit_current(&spec, "t2").await, "current").is_none());
-    assert!(matches!(audit::erase(s, &spec, "t2").await, Err(audit::AuditError::NoRecord { .. })));
-    // Retention: t1's rows (at t0 and now) — those older than a day go.
-    let clock = ManualClock::new(t0() + Duration::days(2));
-    let keep = [("thing".to_owned(), std::time::Duration::from_secs(86_400))];
-    let report = ok(
-        housekeep(s, &clock, &hk_settings(), std::time::Duration::from_secs(900), &keep, "hk")
-            .await,
-        "pass",
-    );
-    let deleted =
-        report.deleted.iter().find(|(c, _)| *c == RecordClass::AuditRows).map_or(0, |(_, n)| *n);
-    assert_eq!(deleted, 3, "the three rows written at t0 by the runtime: {report:?}");
 }
