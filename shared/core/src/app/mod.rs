@@ -276,6 +276,12 @@ impl Application {
         self.audited.iter().filter(|a| a.store == store).collect()
     }
 
+    /// Whether any audited entity lives in `store` (asked on every commit and delivery, so it
+    /// allocates nothing).
+    pub fn has_audited(&self, store: &str) -> bool {
+        self.audited.iter().any(|a| a.store == store)
+    }
+
     /// The audited entity born `entity`.
     pub fn audit_spec(&self, entity: &str) -> Option<&AuditSpec> {
         self.audited.iter().find(|a| a.entity == entity)

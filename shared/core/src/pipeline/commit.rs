@@ -180,7 +180,7 @@ async fn run_action(
         .action(&request.action)
         .ok_or_else(|| CommitError::UnknownAction(request.action.clone()))?;
     crate::fault!("commit.after_claim");
-    let audited = !p.app.audited_in(&spec.store).is_empty();
+    let audited = p.app.has_audited(&spec.store);
     if audited {
         let who = crate::audit::AuditContext {
             actor: &request.caller,

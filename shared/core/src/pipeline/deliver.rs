@@ -154,7 +154,7 @@ async fn run_subscriber(
         return Ok(Attempt::AlreadyHandled);
     }
     crate::fault!("deliver.after_handled_insert");
-    let audited = !p.app.audited_in(&spec.store).is_empty();
+    let audited = p.app.has_audited(&spec.store);
     if audited {
         let actor = format!("subscriber:{}", spec.name);
         let who = crate::audit::AuditContext {

@@ -17,9 +17,7 @@ mod sql;
 mod tick;
 mod timing;
 
-pub use ops::{
-    OperatorAction, OperatorActionRow, Operators, ScheduleOpError, record_operator_action,
-};
+pub use ops::{OperatorAction, Operators, ScheduleOpError, record_operator_action};
 pub use sql::{NewRun, NewSchedule, ScheduleDialect, ScheduleSql, ScheduleStore, StoredAction};
 pub use tick::{TickReport, sync, tick};
 pub use timing::{ScheduleError, When};

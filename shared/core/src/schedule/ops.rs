@@ -97,9 +97,6 @@ pub struct Operators<'a> {
     operator: &'a str,
 }
 
-/// One recorded action as operators list it.
-pub type OperatorActionRow = StoredAction;
-
 impl<'a> Operators<'a> {
     /// Verbs acting as `operator`.
     pub fn new(p: &'a Pipeline, operator: &'a str) -> Result<Self, ScheduleOpError> {
