@@ -1,15 +1,20 @@
 //! Lambda `commit`: API Gateway HTTP API → `POST /actions/{name}`, `GET /healthz`. Wiring only:
 //! the routes are `jadpo_runtime::http`, the work is `jadpo_core::pipeline::commit`.
 
+use std::process::ExitCode;
 use std::sync::Arc;
 
 use jadpo_runtime::http::{HttpState, router};
-use jadpo_runtime::lambda::deployed_pipeline;
+use jadpo_runtime::lambda::{deployed_pipeline, exit_code};
 use jadpo_runtime::telemetry;
 
 #[tokio::main]
-async fn main() -> Result<(), lambda_http::Error> {
+async fn main() -> ExitCode {
     telemetry::init_tracing();
+    exit_code(run().await)
+}
+
+async fn run() -> Result<(), lambda_http::Error> {
     let app = jadpo_app::application()?;
     let default_store = app.default_store().to_owned();
     let pipeline = deployed_pipeline(app).await?;

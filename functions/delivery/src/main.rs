@@ -2,14 +2,20 @@
 //! messages that met an infrastructure fault are retried. Wiring only: the work is
 //! `jadpo_runtime::lambda::deliver_batch`.
 
+use std::process::ExitCode;
+
 use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
-use jadpo_runtime::lambda::{deliver_batch, deployed_pipeline};
+use jadpo_runtime::lambda::{deliver_batch, deployed_pipeline, exit_code};
 use jadpo_runtime::telemetry;
 use lambda_runtime::{Error, LambdaEvent, service_fn};
 
 #[tokio::main]
-async fn main() -> Result<(), Error> {
+async fn main() -> ExitCode {
     telemetry::init_tracing();
+    exit_code(run().await)
+}
+
+async fn run() -> Result<(), Error> {
     let pipeline = deployed_pipeline(jadpo_app::application()?).await?;
     let pipeline = &pipeline;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {

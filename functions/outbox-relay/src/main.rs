@@ -1,16 +1,21 @@
 //! Lambda `outbox-relay`: on each scheduled event, one relay pass bounded by the invocation's
 //! deadline. Wiring only: the work is `jadpo_runtime::lambda::relay_pass`.
 
+use std::process::ExitCode;
 use std::time::{Duration, Instant, SystemTime};
 
-use jadpo_runtime::lambda::{deployed_pipeline, relay_pass};
+use jadpo_runtime::lambda::{deployed_pipeline, exit_code, relay_pass};
 use jadpo_runtime::telemetry;
 use lambda_runtime::{Error, LambdaEvent, service_fn};
 use serde_json::{Value, json};
 
 #[tokio::main]
-async fn main() -> Result<(), Error> {
+async fn main() -> ExitCode {
     telemetry::init_tracing();
+    exit_code(run().await)
+}
+
+async fn run() -> Result<(), Error> {
     let pipeline = deployed_pipeline(jadpo_app::application()?).await?;
     let pipeline = &pipeline;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| async move {

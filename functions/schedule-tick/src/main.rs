@@ -2,14 +2,20 @@
 //! every due schedule's runs and skipped ticks recorded under its lease. Wiring only: the work is
 //! `jadpo_runtime::lambda::tick_pass`.
 
-use jadpo_runtime::lambda::{deployed_pipeline, lease_owner, tick_pass};
+use std::process::ExitCode;
+
+use jadpo_runtime::lambda::{deployed_pipeline, exit_code, lease_owner, tick_pass};
 use jadpo_runtime::telemetry;
 use lambda_runtime::{Error, LambdaEvent, service_fn};
 use serde_json::Value;
 
 #[tokio::main]
-async fn main() -> Result<(), Error> {
+async fn main() -> ExitCode {
     telemetry::init_tracing();
+    exit_code(run().await)
+}
+
+async fn run() -> Result<(), Error> {
     let pipeline = deployed_pipeline(jadpo_app::application()?).await?;
     let pipeline = &pipeline;
     let owner = lease_owner("schedule-tick");

@@ -37,6 +37,27 @@ pub enum StartError {
     Queue(#[from] jadpo_queue_sqs::SetupError),
 }
 
+/// A function's error, as `lambda_runtime` and `lambda_http` box it.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// A function's exit status. A failure to start (or a runtime that stopped) is logged with its
+/// message and causes, not the `Debug` form a `main` returning `Result` would print, and the
+/// process exits with status 1, which Lambda reports as an init error beside that log line.
+pub fn exit_code(result: Result<(), BoxError>) -> std::process::ExitCode {
+    let Err(error) = result else {
+        return std::process::ExitCode::SUCCESS;
+    };
+    let mut message = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        message.push_str(": ");
+        message.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    tracing::error!(error = %message, "the function stopped");
+    std::process::ExitCode::FAILURE
+}
+
 /// Builds the deployed pipeline from the environment: stores, SQS queue (`JADPO_QUEUE_URL`),
 /// connections. Called once per cold start.
 pub async fn deployed_pipeline(app: Application) -> Result<Pipeline, StartError> {

@@ -1,0 +1,140 @@
+//! The databases, queue and mailer a deployment of the shop talks to: one PostgreSQL database
+//! per store (migrated), an SQS queue on moto, the mailer and payments connections pointed at a
+//! recording sink; and the environment variables that say so, which also make a complete
+//! deployed configuration.
+
+use std::future::IntoFuture;
+use std::sync::Arc;
+
+use jadpo_core::{Store, SystemClock};
+use jadpo_queue_sqs::client_for_endpoint;
+use jadpo_runtime::config::{Config, Mode, Vars, url_variable};
+use jadpo_runtime::sink::{self, Sinks};
+use jadpo_runtime::stores::{Stores, migrate_all, open_stores};
+use jadpo_test_harness::{MotoServer, PgTestDb};
+use serde_json::{Value, json};
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures");
+
+/// The text of `tests/fixtures/<name>`.
+pub fn fixture(name: &str) -> String {
+    std::fs::read_to_string(format!("{FIXTURES}/{name}"))
+        .unwrap_or_else(|e| panic!("fixture {name}: {e}"))
+}
+
+/// `tests/fixtures/<name>` as JSON.
+pub fn json_fixture(name: &str) -> Value {
+    serde_json::from_str(&fixture(name)).unwrap_or_else(|e| panic!("fixture {name}: {e}"))
+}
+
+/// The fixture's API Gateway request placing an order, authorised by `key`, with the
+/// `Idempotency-Key` `idempotency_key`.
+pub fn place_order(key: &str, idempotency_key: &str) -> Value {
+    let mut event = json_fixture("apigw_v2_place_order.json");
+    event["headers"]["authorization"] = json!(format!("Bearer {key}"));
+    event["headers"]["idempotency-key"] = json!(idempotency_key);
+    event
+}
+
+/// The databases, queue and mailer a deployment talks to, and the environment that says so.
+pub struct Backing {
+    /// The deployed environment variables.
+    pub vars: Vars,
+    /// The stores, opened in this process.
+    pub stores: Stores,
+    /// What the connections received.
+    pub sinks: Sinks,
+    /// The SQS client (the test's receive side).
+    pub sqs: aws_sdk_sqs::Client,
+    /// The delivery queue.
+    pub queue_url: String,
+    _moto: MotoServer,
+    _dbs: Vec<PgTestDb>,
+}
+
+impl Backing {
+    /// Starts moto and the sink, creates and migrates the databases.
+    pub async fn start() -> Self {
+        let app = jadpo_app::application().unwrap_or_else(|e| panic!("{e}"));
+        let moto = MotoServer::start();
+        let sqs = client_for_endpoint(&moto.endpoint(), "us-east-1", "testing", "testing");
+        let created = sqs.create_queue().queue_name("jadpo-deliveries").send().await;
+        let queue_url =
+            created.unwrap_or_else(|e| panic!("{e:?}")).queue_url().unwrap_or_default().to_owned();
+        let sinks = Sinks::default();
+        let listener =
+            tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("{e}"));
+        let sink_addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
+        tokio::spawn(axum::serve(listener, sink::router(sinks.clone())).into_future());
+
+        let mut vars: Vars = moto.env().into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+        vars.insert("JADPO_QUEUE_URL".to_owned(), queue_url.clone());
+        vars.insert("RUST_LOG".to_owned(), "info".to_owned());
+        for name in app.connections() {
+            let variable = format!("JADPO_CONNECTION_{}_URL", name.to_uppercase());
+            vars.insert(variable, format!("http://{sink_addr}/sink/{name}"));
+        }
+        let mut dbs = Vec::new();
+        for store in app.stores() {
+            let db = PgTestDb::empty().await;
+            vars.insert(url_variable(&app, store), db.url().to_owned());
+            dbs.push(db);
+        }
+        // The same variables make a complete deployed configuration, or this fails first.
+        let config =
+            Config::from_vars(&app, &vars, Mode::Deployed).unwrap_or_else(|e| panic!("{e}"));
+        let stores = open_stores(&config, Arc::new(SystemClock)).unwrap_or_else(|e| panic!("{e}"));
+        migrate_all(&app, &stores).await.unwrap_or_else(|e| panic!("{e}"));
+        Self { vars, stores, sinks, sqs, queue_url, _moto: moto, _dbs: dbs }
+    }
+
+    /// A new service key for the `main` store, in clear.
+    pub async fn service_key(&self) -> String {
+        let key = self.store("main").service_key_issue("web", None, &SystemClock).await;
+        key.unwrap_or_else(|e| panic!("{e}")).secret
+    }
+
+    /// The environment as pairs, for [`crate::Function::start`].
+    pub fn env(&self) -> Vec<(String, String)> {
+        self.vars.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+    }
+
+    /// The store `name`.
+    pub fn store(&self, name: &str) -> &Arc<dyn Store> {
+        self.stores.get(name).unwrap_or_else(|| panic!("no store {name}"))
+    }
+
+    /// The `n` column of `sql`'s one row in `store`.
+    pub async fn count(&self, store: &str, sql: &str) -> i64 {
+        let mut tx = self.store(store).begin().await.unwrap_or_else(|e| panic!("{e}"));
+        let row = tx.query_one(sql, &[]).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+        tx.rollback().await.unwrap_or_else(|e| panic!("{e}"));
+        row.get_i64("n").unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Every message on the queue, as SQS records built on the fixture's one.
+    pub async fn receive_all(&self) -> Vec<Value> {
+        let template = json_fixture("sqs_event.json")["Records"][0].clone();
+        let mut records = Vec::new();
+        loop {
+            let received = self
+                .sqs
+                .receive_message()
+                .queue_url(&self.queue_url)
+                .max_number_of_messages(10)
+                .send()
+                .await
+                .unwrap_or_else(|e| panic!("{e:?}"));
+            if received.messages().is_empty() {
+                return records;
+            }
+            for m in received.messages() {
+                let mut record = template.clone();
+                record["messageId"] = json!(m.message_id());
+                record["receiptHandle"] = json!(m.receipt_handle());
+                record["body"] = json!(m.body());
+                records.push(record);
+            }
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! `jadpo-e2e`: the function binaries as AWS Lambda runs them — separate processes that poll a
+//! Runtime API for work — rather than their handlers called in-process.
+//!
+//! - [`build`] compiles the five function binaries (and the hello-world reference) with cargo,
+//!   in a target directory of their own, since the calling `cargo test`/`cargo bench` holds the
+//!   lock on the workspace's.
+//! - [`Backing`] is what a deployment talks to: PostgreSQL, the SQS API (moto), a sink.
+//! - [`Function`] runs one binary with the Lambda environment variables, its output in a log
+//!   file, killed when dropped.
+//! - [`Watch`] is `cargo lambda watch --only-lambda-apis`: the Runtime API emulator the functions
+//!   poll, and `cargo lambda invoke` to send it events.
+//! - [`RuntimeApi`] is a minimal Runtime API of our own that timestamps each request, for the
+//!   cold-start benchmark (watch cannot say when a process first asked for work).
+//!
+//! Everything here panics with a message saying what failed and how to fix it: it is test code.
+
+mod backing;
+mod build;
+mod function;
+mod runtime_api;
+mod watch;
+
+use std::path::PathBuf;
+
+pub use backing::{Backing, fixture, json_fixture, place_order};
+pub use build::{Profile, build};
+pub use function::Function;
+pub use runtime_api::{Invocation, RuntimeApi};
+pub use watch::Watch;
+
+/// The five deployed functions, by binary name.
+pub const FUNCTIONS: [&str; 5] =
+    ["commit", "outbox-relay", "delivery", "schedule-tick", "housekeeping"];
+
+/// The cold-start reference binary (`tests/lambda-hello`).
+pub const HELLO_WORLD: &str = "hello-world";
+
+/// The workspace's root directory.
+pub fn workspace_root() -> PathBuf {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    root.canonicalize().unwrap_or(root)
+}
+
+/// `cargo-lambda`: `$JADPO_CARGO_LAMBDA`, else the project's `.venv-tools` (which `make tools`
+/// creates, and `make test` runs), else `PATH`; panics saying how to get it.
+pub fn cargo_lambda() -> PathBuf {
+    if let Some(path) = std::env::var_os("JADPO_CARGO_LAMBDA") {
+        return PathBuf::from(path);
+    }
+    let venv = workspace_root().join(".venv-tools/bin/cargo-lambda");
+    if venv.is_file() {
+        return venv;
+    }
+    let on_path = std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p).map(|d| d.join("cargo-lambda")).find(|c| c.is_file())
+    });
+    on_path.unwrap_or_else(|| {
+        panic!(
+            "these tests need cargo-lambda: run `make tools` (it installs cargo-lambda from PyPI \
+             into .venv-tools), or set JADPO_CARGO_LAMBDA to a cargo-lambda binary"
+        )
+    })
+}
+
+/// A free TCP port on 127.0.0.1.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or_else(|e| panic!("no free port: {e}"))
+}
+
+/// Waits until something accepts connections on `port`, or panics naming `what`.
+pub fn wait_for_port(port: u16, what: &str, timeout: std::time::Duration) {
+    let deadline = std::time::Instant::now() + timeout;
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what} did not listen on port {port} within {timeout:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}

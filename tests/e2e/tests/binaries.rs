@@ -1,0 +1,164 @@
+//! The five function binaries, built by cargo and run as processes under `cargo lambda watch`
+//! (its Runtime API emulator; `cargo lambda invoke` sends the events), against real PostgreSQL
+//! (two databases: `main` and `warehouse`) and the SQS API (moto), fed real Lambda payloads:
+//!
+//! API Gateway HTTP API v2 request → `commit` (its immediate send fails: it was given a queue
+//! that does not exist, so nothing reaches SQS yet) → EventBridge scheduled event → `outbox-relay`
+//! puts the deliveries on the queue → the SQS messages, one duplicated and one poisoned, as an SQS
+//! event → `delivery` (the poisoned message comes back as a batch item failure) → the effects in
+//! both databases and at the mailer; then `schedule-tick` and `housekeeping` on their events.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use jadpo_core::pipeline::{DeliveryFilter, DeliveryStatus};
+use jadpo_e2e::{
+    Backing, FUNCTIONS, Function, HELLO_WORLD, Invocation, Profile, RuntimeApi, Watch, build,
+    json_fixture, place_order,
+};
+use serde_json::{Value, json};
+
+/// The binaries (the five functions and the hello-world), built once per test process (cargo makes a second build a no-op anyway).
+async fn binaries() -> BTreeMap<String, PathBuf> {
+    static BUILT: tokio::sync::OnceCell<BTreeMap<String, PathBuf>> =
+        tokio::sync::OnceCell::const_new();
+    BUILT
+        .get_or_init(|| async {
+            tokio::task::spawn_blocking(|| {
+                let mut bins = FUNCTIONS.to_vec();
+                bins.push(HELLO_WORLD);
+                build(Profile::Debug, &bins)
+            })
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+        })
+        .await
+        .clone()
+}
+
+/// The five functions running under one `cargo lambda watch`.
+struct Deployment {
+    watch: Watch,
+    _functions: Vec<Function>,
+}
+
+impl Deployment {
+    /// Starts every function with `env`; `commit` gets `commit_env` on top.
+    async fn start(env: &[(String, String)], commit_env: &[(String, String)]) -> Self {
+        let bins = binaries().await;
+        let watch = Watch::start();
+        let functions = FUNCTIONS
+            .iter()
+            .map(|name| {
+                let mut env = env.to_vec();
+                if *name == "commit" {
+                    env.extend_from_slice(commit_env);
+                }
+                Function::start(name, &bins[*name], &watch.runtime_api(name), &env)
+            })
+            .collect();
+        Self { watch, _functions: functions }
+    }
+
+    async fn invoke(&self, name: &str, event: &Value) -> Value {
+        self.watch.invoke(name, event).await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_function_binaries_carry_an_order_from_api_gateway_to_its_effects() {
+    let backing = Backing::start().await;
+    let key = backing.service_key().await;
+    // `commit` is given a queue that does not exist: its immediate send fails, the deliveries
+    // stay in the outbox, and only the relay can put them on the real queue.
+    let missing_queue = backing.queue_url.replace("jadpo-deliveries", "no-such-queue");
+    let deployment =
+        Deployment::start(&backing.env(), &[("JADPO_QUEUE_URL".to_owned(), missing_queue)]).await;
+
+    let refused = deployment.invoke("commit", &place_order("not-a-key", "order-42")).await;
+    assert_eq!(refused["statusCode"], 401, "{refused}");
+    let created = deployment.invoke("commit", &place_order(&key, "order-42")).await;
+    assert_eq!(created["statusCode"], 201, "{created}");
+    let replayed = deployment.invoke("commit", &place_order(&key, "order-42")).await;
+    assert_eq!(replayed["statusCode"], 201, "{replayed}");
+    assert_eq!(replayed["body"], created["body"], "the idempotency key replays the answer");
+    assert_eq!(backing.count("main", "SELECT count(*) AS n FROM shop_orders").await, 1);
+    let all = DeliveryFilter { limit: 10, ..DeliveryFilter::default() };
+    let deliveries = backing.store("main").deliveries_list(&all).await.unwrap_or_default();
+    assert_eq!(deliveries.len(), 2, "{deliveries:?}");
+    assert!(deliveries.iter().all(|d| d.status == DeliveryStatus::Pending), "{deliveries:?}");
+    assert!(backing.receive_all().await.is_empty(), "nothing reached the queue yet");
+
+    let scheduled = json_fixture("eventbridge_scheduled.json");
+    let relayed = deployment.invoke("outbox-relay", &scheduled).await;
+    assert_eq!(relayed, json!({"sent": 2, "failed": 0}));
+
+    let mut records = backing.receive_all().await;
+    assert_eq!(records.len(), 2, "the relay put both deliveries on the queue");
+    records.push(records[0].clone()); // SQS may deliver a message twice
+    let mut poison = records[0].clone();
+    poison["messageId"] = json!("poison-1");
+    poison["body"] = json!("this is not a delivery");
+    records.push(poison);
+    let answer = deployment.invoke("delivery", &json!({"Records": records})).await;
+    assert_eq!(answer, json!({"batchItemFailures": [{"itemIdentifier": "poison-1"}]}));
+
+    let reserved = "SELECT coalesce(sum(qty), 0) AS n FROM shop_reservations";
+    assert_eq!(
+        backing.count("warehouse", reserved).await,
+        3,
+        "reserved once despite the duplicate"
+    );
+    assert_eq!(backing.sinks.received("mailer").len(), 1, "one receipt mailed");
+    let deliveries = backing.store("main").deliveries_list(&all).await.unwrap_or_default();
+    assert!(deliveries.iter().all(|d| d.status == DeliveryStatus::Handled), "{deliveries:?}");
+
+    let ticked = deployment.invoke("schedule-tick", &scheduled).await;
+    assert_eq!(ticked["created"], 1, "the sales summary schedule was stored: {ticked}");
+    let schedules = "SELECT count(*) AS n FROM jadpo_schedules WHERE name = 'sales_summary'";
+    assert_eq!(backing.count("main", schedules).await, 1);
+
+    let housekept = deployment.invoke("housekeeping", &scheduled).await;
+    let stores: Vec<&str> =
+        housekept.as_array().into_iter().flatten().filter_map(|r| r["store"].as_str()).collect();
+    assert_eq!(stores, ["main", "warehouse"], "{housekept}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_function_without_its_queue_url_refuses_to_start_and_says_why() {
+    let backing = Backing::start().await;
+    let bins = binaries().await;
+    let env: Vec<(String, String)> =
+        backing.env().into_iter().filter(|(k, _)| k != "JADPO_QUEUE_URL").collect();
+    let mut function =
+        Function::start("delivery", &bins["delivery"], "http://127.0.0.1:9/.rt", &env);
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = function.exited() {
+            break status;
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "the function did not exit");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(!status.success(), "{status}");
+    let log = function.log();
+    assert!(log.contains("set JADPO_QUEUE_URL to the delivery queue's URL"), "{log}");
+    assert!(!log.contains("MissingQueue"), "the message, not the Debug form: {log}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_benchmark_runtime_api_times_a_cold_start_and_relays_an_invocation() {
+    let bins = binaries().await;
+    let mut api = RuntimeApi::start().await;
+    let mut function = Function::start(HELLO_WORLD, &bins[HELLO_WORLD], &api.address(), &[]);
+    let first = api.first_request(Duration::from_secs(30)).await;
+    assert!(first > function.started(), "the first request came after the spawn");
+    let event = json!({"hello": "world"});
+    let answer = api.invoke(event.clone(), Duration::from_secs(30)).await;
+    assert_eq!(answer, Invocation::Response(event), "hello-world echoes its event");
+    let (rss, peak) = function.memory_kib();
+    assert!(rss > 0 && peak >= rss, "rss {rss} KiB, peak {peak} KiB");
+    function.stop();
+    assert!(function.exited().is_some());
+}
