@@ -7,12 +7,14 @@
 //! SQS's own driver types never leave this crate.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use aws_sdk_sqs::Client;
 use aws_sdk_sqs::types::{MessageAttributeValue, SendMessageBatchRequestEntry};
 use aws_smithy_http_client::tls;
 use jadpo_core::queue::{Queue, QueueError, QueueMessage, SendReport};
+use tokio::sync::OnceCell;
 
 /// Why the client could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -22,7 +24,10 @@ pub struct SetupError(String);
 /// A queue on SQS.
 #[derive(Debug, Clone)]
 pub struct SqsQueue {
-    client: Client,
+    /// Made at the first send when the queue comes from the environment: setting up the SDK
+    /// (its configuration chain, the TLS trust store) is most of a function's init otherwise,
+    /// and a relay pass with nothing due never sends.
+    client: Arc<OnceCell<Client>>,
     queue_url: String,
 }
 
@@ -88,22 +93,23 @@ pub fn client_for_endpoint(
 impl SqsQueue {
     /// The queue at `queue_url`, through `client`.
     pub fn new(client: Client, queue_url: &str) -> Self {
-        Self { client, queue_url: queue_url.to_owned() }
+        Self { client: Arc::new(OnceCell::new_with(Some(client))), queue_url: queue_url.to_owned() }
     }
 
     /// The queue at `queue_url` with a client configured from the environment.
-    pub async fn from_env(queue_url: &str) -> Result<Self, SetupError> {
+    pub fn from_env(queue_url: &str) -> Result<Self, SetupError> {
         if !queue_url.starts_with("http://") && !queue_url.starts_with("https://") {
             return Err(SetupError(format!(
                 "the queue URL must be an http(s) URL, got {queue_url:?}"
             )));
         }
-        Ok(Self::new(client_from_env().await, queue_url))
+        Ok(Self { client: Arc::new(OnceCell::new()), queue_url: queue_url.to_owned() })
     }
 
-    /// The underlying client (for the tests' receive side).
-    pub fn client(&self) -> &Client {
-        &self.client
+    /// The client, configured from the environment at the first call when the queue was made
+    /// by [`SqsQueue::from_env`] (also the tests' receive side).
+    pub async fn client(&self) -> &Client {
+        self.client.get_or_init(client_from_env).await
     }
 }
 
@@ -143,7 +149,8 @@ impl Queue for SqsQueue {
         }
         let entries = messages.iter().map(entry).collect::<Result<Vec<_>, _>>()?;
         let sent = self
-            .client
+            .client()
+            .await
             .send_message_batch()
             .queue_url(&self.queue_url)
             .set_entries(Some(entries))

@@ -32,11 +32,12 @@ async fn batches_arrive_with_their_trace_context() {
     let report = q.send_batch(&batch).await.unwrap_or_else(|e| panic!("{e}"));
     assert!(report.failed.is_empty(), "{report:?}");
     let mut bodies = Vec::new();
-    let url = q.client().get_queue_url().queue_name("deliveries").send().await.ok();
+    let url = q.client().await.get_queue_url().queue_name("deliveries").send().await.ok();
     let url = url.and_then(|o| o.queue_url().map(str::to_owned)).unwrap_or_default();
     while bodies.len() < 10 {
         let received = q
             .client()
+            .await
             .receive_message()
             .queue_url(&url)
             .max_number_of_messages(10)
@@ -76,5 +77,5 @@ async fn oversized_batches_and_missing_queues_are_refused() {
     );
     let err = unreachable.send_batch(&[message(0)]).await.err();
     assert!(matches!(err, Some(QueueError::Unavailable(_))), "{err:?}");
-    assert!(SqsQueue::from_env("not-a-url").await.is_err());
+    assert!(SqsQueue::from_env("not-a-url").is_err());
 }

@@ -65,7 +65,7 @@ pub async fn deployed_pipeline(app: Application) -> Result<Pipeline, StartError>
     let clock = Arc::new(SystemClock);
     let stores = open_stores(&config, clock.clone())?;
     let queue_url = config.queue_url.clone().unwrap_or_default();
-    let queue = Arc::new(jadpo_queue_sqs::SqsQueue::from_env(&queue_url).await?);
+    let queue = Arc::new(jadpo_queue_sqs::SqsQueue::from_env(&queue_url)?);
     let connections =
         Arc::new(HttpConnections::new(config.connections.clone(), config.connection_timeout)?);
     Ok(pipeline(Arc::new(app), &stores, queue, connections, clock, &config))

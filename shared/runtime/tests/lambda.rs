@@ -31,8 +31,14 @@ async fn receive_all(queue: &SqsQueue, url: &str) -> Vec<SqsMessage> {
         serde_json::from_str(&fixture("sqs_event.json")).unwrap_or_else(|e| panic!("{e}"));
     let mut out = Vec::new();
     loop {
-        let received =
-            queue.client().receive_message().queue_url(url).max_number_of_messages(10).send().await;
+        let received = queue
+            .client()
+            .await
+            .receive_message()
+            .queue_url(url)
+            .max_number_of_messages(10)
+            .send()
+            .await;
         let received = received.unwrap_or_else(|e| panic!("{e:?}"));
         if received.messages().is_empty() {
             return out;
