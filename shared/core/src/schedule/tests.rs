@@ -42,6 +42,51 @@ fn cron_follows_the_time_zone_across_daylight_saving() {
 }
 
 #[test]
+fn cron_in_a_skipped_or_repeated_hour_is_pinned() {
+    // Paris: 2026-03-29 02:00 -> 03:00 (02:30 never happens); 2026-10-25 03:00 -> 02:00 (02:30
+    // happens twice).
+    let w = When::cron("30 2 * * *", "Europe/Paris").unwrap_or_else(|e| panic!("{e}"));
+    let next = |t: &str| w.next_after(at(t)).ok().map(|n| n.to_rfc3339());
+    let utc = |t: &str| Some(at(t).to_rfc3339());
+    // The skipped 02:30 runs at 03:00 CEST, the first wall-clock time after the gap.
+    assert_eq!(next("2026-03-28T12:00:00Z"), utc("2026-03-29T01:00:00Z"));
+    assert_eq!(
+        w.latest_before(at("2026-03-30T00:00:00Z")).ok().flatten().map(|t| t.to_rfc3339()),
+        utc("2026-03-29T01:00:00Z")
+    );
+    // The repeated 02:30 runs once, at its first occurrence (CEST), then the next day.
+    assert_eq!(next("2026-10-24T12:00:00Z"), utc("2026-10-25T00:30:00Z"));
+    assert_eq!(next("2026-10-25T00:30:00Z"), utc("2026-10-26T01:30:00Z"));
+    assert_eq!(
+        w.latest_at_or_before(at("2026-10-25T01:30:00Z")).ok().flatten().map(|t| t.to_rfc3339()),
+        utc("2026-10-25T00:30:00Z")
+    );
+}
+
+#[test]
+fn zones_are_iana_names_spelled_exactly() {
+    let described = When::cron("0 9 * * *", "Etc/UTC").map(|w| w.describe());
+    assert_eq!(described.ok().as_deref(), Some("cron \"0 9 * * *\" in Etc/UTC"));
+    let utc = When::cron("0 9 * * *", "UTC").map(|w| w.describe());
+    assert_eq!(utc.ok().as_deref(), Some("cron \"0 9 * * *\" in UTC"));
+    for zone in ["europe/paris", "Europe/Paris ", "", "Paris", "+02:00"] {
+        let refused = When::cron("0 9 * * *", zone);
+        assert!(
+            matches!(&refused, Err(ScheduleError::BadZone { zone: z, .. }) if z == zone),
+            "{zone:?}: {refused:?}"
+        );
+    }
+}
+
+#[test]
+fn cron_beyond_the_supported_years_is_a_clear_error() {
+    let w = When::cron("0 9 * * *", "UTC").unwrap_or_else(|e| panic!("{e}"));
+    let err = w.next_after(DateTime::<Utc>::MAX_UTC).err().map(|e| e.to_string());
+    assert!(err.as_deref().is_some_and(|e| e.contains("-9999 to 9999")), "{err:?}");
+    assert_eq!(w.latest_before(DateTime::<Utc>::MIN_UTC).ok(), Some(None));
+}
+
+#[test]
 fn bad_timing_is_refused_naming_the_schedule() {
     let bad = Schedule::cron("nightly", "61 * * * *", "UTC", "e").compile();
     assert!(

@@ -4,9 +4,10 @@
 
 use std::str::FromStr;
 
-use chrono::{DateTime, TimeZone, Utc};
-use chrono_tz::Tz;
+use chrono::{DateTime, TimeZone as _, Utc};
 use croner::Cron;
+use jiff::tz::TimeZone;
+use jiff::{Timestamp, Zoned};
 
 /// Why a schedule's timing was refused, or could not be evaluated.
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
@@ -73,8 +74,8 @@ pub enum When {
     Cron {
         /// The expression as written.
         expression: String,
-        /// The zone it is evaluated in.
-        zone: Tz,
+        /// The zone it is evaluated in (from the IANA database compiled into the binary).
+        zone: TimeZone,
         /// The parsed expression.
         cron: Box<Cron>,
     },
@@ -93,7 +94,7 @@ impl When {
             expression: expression.to_owned(),
             why: e.to_string(),
         })?;
-        let zone = Tz::from_str(zone).map_err(|_| ScheduleError::BadZone {
+        let zone = iana_zone(zone).ok_or_else(|| ScheduleError::BadZone {
             schedule: String::new(),
             zone: zone.to_owned(),
         })?;
@@ -113,7 +114,9 @@ impl When {
     /// The stored form, shown to operators: `cron "*/5 * * * *" in Europe/Paris`, `every 60s`.
     pub fn describe(&self) -> String {
         match self {
-            Self::Cron { expression, zone, .. } => format!("cron {expression:?} in {zone}"),
+            Self::Cron { expression, zone, .. } => {
+                format!("cron {expression:?} in {}", zone.iana_name().unwrap_or("UTC"))
+            }
             Self::Every { millis } => format!("every {}s", millis / 1000),
         }
     }
@@ -121,13 +124,13 @@ impl When {
     /// The first tick strictly after `t`.
     pub fn next_after(&self, t: DateTime<Utc>) -> Result<DateTime<Utc>, ScheduleError> {
         match self {
-            Self::Cron { cron, zone, expression } => cron
-                .find_next_occurrence(&t.with_timezone(zone), false)
-                .map(|n| n.with_timezone(&Utc))
-                .map_err(|e| ScheduleError::NoNextTime {
+            Self::Cron { cron, zone, expression } => zoned(t, zone)
+                .and_then(|z| cron.find_next_occurrence(&z, false).map_err(|e| e.to_string()))
+                .and_then(|n| utc(&n))
+                .map_err(|why| ScheduleError::NoNextTime {
                     expression: expression.clone(),
                     after: t,
-                    why: e.to_string(),
+                    why,
                 }),
             Self::Every { millis } => {
                 let at = (t.timestamp_millis().div_euclid(*millis) + 1) * millis;
@@ -156,10 +159,10 @@ impl When {
     ) -> Result<Option<DateTime<Utc>>, ScheduleError> {
         match self {
             // No earlier match is not an error here: the walk back simply ends.
-            Self::Cron { cron, zone, .. } => Ok(cron
-                .find_previous_occurrence(&t.with_timezone(zone), inclusive)
+            Self::Cron { cron, zone, .. } => Ok(zoned(t, zone)
                 .ok()
-                .map(|p| p.with_timezone(&Utc))),
+                .and_then(|z| cron.find_previous_occurrence(&z, inclusive).ok())
+                .and_then(|p| utc(&p).ok())),
             Self::Every { millis } => {
                 let ms = t.timestamp_millis();
                 let mut at = ms.div_euclid(*millis) * millis;
@@ -170,6 +173,28 @@ impl When {
             }
         }
     }
+}
+
+/// The zone named exactly `name` in the bundled IANA database. The lookup itself ignores case;
+/// names are held to their exact spelling so that what is stored and shown is the IANA name.
+fn iana_zone(name: &str) -> Option<TimeZone> {
+    let zone = jiff::tz::db().get(name).ok()?;
+    (zone.iana_name() == Some(name)).then_some(zone)
+}
+
+/// `t` on the wall clock of `zone`.
+fn zoned(t: DateTime<Utc>, zone: &TimeZone) -> Result<Zoned, String> {
+    let nanos = i32::try_from(t.timestamp_subsec_nanos()).unwrap_or(0);
+    Timestamp::new(t.timestamp(), nanos)
+        .map(|ts| ts.to_zoned(zone.clone()))
+        .map_err(|_| format!("{t} is outside the years a cron schedule covers (-9999 to 9999)"))
+}
+
+/// The instant of a zoned time.
+fn utc(z: &Zoned) -> Result<DateTime<Utc>, String> {
+    let ts = z.timestamp();
+    let nanos = u32::try_from(ts.subsec_nanosecond()).unwrap_or(0);
+    Utc.timestamp_opt(ts.as_second(), nanos).single().ok_or_else(|| format!("{ts} is out of range"))
 }
 
 fn from_millis(ms: i64) -> DateTime<Utc> {
