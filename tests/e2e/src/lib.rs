@@ -5,8 +5,9 @@
 //!   in a target directory of their own, since the calling `cargo test`/`cargo bench` holds the
 //!   lock on the workspace's.
 //! - [`Backing`] is what a deployment talks to: PostgreSQL, the SQS API (moto), a sink.
-//! - [`Function`] runs one binary with the Lambda environment variables, its output in a log
-//!   file, killed when dropped.
+//! - [`Function`] runs one binary with the Lambda environment variables; like [`Watch`], it is a
+//!   child process whose output goes to a log file printed when a test fails, killed when
+//!   dropped.
 //! - [`Watch`] is `cargo lambda watch --only-lambda-apis`: the Runtime API emulator the functions
 //!   poll, and `cargo lambda invoke` to send it events.
 //! - [`RuntimeApi`] is a minimal Runtime API of our own that timestamps each request, for the
@@ -17,6 +18,7 @@
 mod backing;
 mod build;
 mod function;
+mod process;
 mod runtime_api;
 mod watch;
 
@@ -60,24 +62,4 @@ pub fn cargo_lambda() -> PathBuf {
              into .venv-tools), or set JADPO_CARGO_LAMBDA to a cargo-lambda binary"
         )
     })
-}
-
-/// A free TCP port on 127.0.0.1.
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .unwrap_or_else(|e| panic!("no free port: {e}"))
-}
-
-/// Waits until something accepts connections on `port`, or panics naming `what`.
-pub fn wait_for_port(port: u16, what: &str, timeout: std::time::Duration) {
-    let deadline = std::time::Instant::now() + timeout;
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{what} did not listen on port {port} within {timeout:?}"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
 }

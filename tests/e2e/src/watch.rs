@@ -3,38 +3,32 @@
 //! is a process it can watch and stop). Each function polls `/.rt/<name>/…`; `cargo lambda
 //! invoke <name>` queues an event for it and prints the function's answer.
 
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use jadpo_test_harness::{free_port, wait_for_port};
 use serde_json::Value;
 
-use crate::{cargo_lambda, free_port, wait_for_port, workspace_root};
+use crate::process::Logged;
+use crate::{cargo_lambda, workspace_root};
 
 /// A running `cargo lambda watch`, stopped when dropped.
 pub struct Watch {
-    child: Child,
+    _process: Logged,
     port: u16,
-    log: tempfile::NamedTempFile,
 }
 
 impl Watch {
     /// Starts the emulator on a free port of 127.0.0.1 and waits until it listens.
     pub fn start() -> Self {
-        let port = free_port();
-        let log = tempfile::NamedTempFile::new().unwrap_or_else(|e| panic!("log file: {e}"));
-        let out = log.reopen().unwrap_or_else(|e| panic!("log file: {e}"));
-        let err = out.try_clone().unwrap_or_else(|e| panic!("log file: {e}"));
-        let program = cargo_lambda();
-        let child = Command::new(&program)
+        let port = free_port().unwrap_or_else(|e| panic!("cargo lambda watch: {e}"));
+        let mut command = Command::new(cargo_lambda());
+        command
             .current_dir(workspace_root())
             .args(["lambda", "watch", "--only-lambda-apis", "--invoke-address", "127.0.0.1"])
-            .args(["--invoke-port", &port.to_string()])
-            .stdin(Stdio::null())
-            .stdout(Stdio::from(out))
-            .stderr(Stdio::from(err))
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {}: {e}", program.display()));
-        let watch = Self { child, port, log };
+            .args(["--invoke-port", &port.to_string()]);
+        let watch =
+            Self { _process: Logged::spawn("cargo lambda watch".into(), &mut command), port };
         wait_for_port(port, "cargo lambda watch", Duration::from_secs(60));
         watch
     }
@@ -68,16 +62,5 @@ impl Watch {
         serde_json::from_str(&stdout).unwrap_or_else(|e| {
             panic!("cargo lambda invoke {name} printed no JSON ({e}): {stdout}")
         })
-    }
-}
-
-impl Drop for Watch {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        if std::thread::panicking() {
-            let log = std::fs::read_to_string(self.log.path()).unwrap_or_default();
-            eprintln!("---- log of cargo lambda watch ----\n{log}");
-        }
     }
 }

@@ -1,11 +1,12 @@
 //! Finding a PostgreSQL server for the tests: `DATABASE_URL`, testcontainers, or a throwaway
 //! cluster from the local binaries, in that order; found once per test process.
 
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use tokio::sync::OnceCell;
+
+use crate::net::free_port;
 
 /// A server the tests may create databases on.
 pub(crate) struct Server {
@@ -208,11 +209,6 @@ fn run(command: &mut Command, what: &str) -> Result<(), String> {
             String::from_utf8_lossy(&out.stderr)
         ))
     }
-}
-
-fn free_port() -> Result<u16, String> {
-    let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("no free port: {e}"))?;
-    listener.local_addr().map(|a| a.port()).map_err(|e| e.to_string())
 }
 
 /// A detached shell that waits for this process to exit, then stops the cluster and deletes it,

@@ -17,11 +17,13 @@
 
 mod cluster;
 mod moto;
+mod net;
 mod postgres;
 mod sqlite;
 mod tls;
 
 pub use moto::MotoServer;
+pub use net::{free_port, wait_for_port};
 pub use postgres::PgTestDb;
 pub use sqlite::SqliteTestDb;
 pub use tls::PgTlsServer;

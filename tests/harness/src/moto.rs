@@ -8,7 +8,9 @@
 use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::net::{free_port, wait_for_port};
 
 /// A running moto server, stopped when dropped.
 pub struct MotoServer {
@@ -39,10 +41,7 @@ impl MotoServer {
                  into .venv), or set JADPO_MOTO_SERVER to a moto_server binary"
             );
         };
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map(|a| a.port())
-            .unwrap_or_else(|e| panic!("no free port for moto: {e}"));
+        let port = free_port().unwrap_or_else(|e| panic!("moto: {e}"));
         let child = Command::new(&program)
             .args(["-H", "127.0.0.1", "-p", &port.to_string()])
             .stdin(Stdio::null())
@@ -51,14 +50,7 @@ impl MotoServer {
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {}: {e}", program.display()));
         let server = Self { child, port };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "moto_server did not answer on port {port} within 30 s"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        wait_for_port(port, "moto_server", Duration::from_secs(30));
         server.warm_up();
         server
     }
