@@ -1,5 +1,6 @@
 //! The event pipeline end to end on both adapters: commit → queue → delivery → effect.
 
+#[macro_use]
 mod support;
 
 use async_trait::async_trait;
@@ -297,17 +298,6 @@ async fn a_relay_pass_at_its_deadline_still_sends_a_batch(kind: Kind) {
     commit(&env.pipeline, order_request(None, two_items())).await.unwrap_or_else(|e| panic!("{e}"));
     let report = jadpo_core::pipeline::relay(&env.pipeline, std::time::Instant::now()).await;
     assert_eq!(report.map(|r| r.sent).ok(), Some(2));
-}
-
-macro_rules! both {
-    ($($case:ident),* $(,)?) => {
-        mod sqlite {
-            $(#[tokio::test] async fn $case() { super::$case(super::Kind::Sqlite).await; })*
-        }
-        mod postgres {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)] async fn $case() { super::$case(super::Kind::Postgres).await; })*
-        }
-    };
 }
 
 both!(

@@ -1,6 +1,7 @@
 //! The shop's `sales_summary` schedule and housekeeping end to end on both adapters, through the
 //! same entry points the `schedule-tick` and `housekeeping` functions call, with injected time.
 
+#[macro_use]
 mod support;
 
 use chrono::Duration;
@@ -59,18 +60,4 @@ async fn the_sales_summary_runs_and_housekeeping_keeps_tables_bounded(kind: Kind
     assert!(quiet.iter().all(|r| r.alerts.is_empty()), "an alert is raised once: {quiet:?}");
 }
 
-mod sqlite {
-    #[tokio::test]
-    async fn the_sales_summary_runs_and_housekeeping_keeps_tables_bounded() {
-        super::the_sales_summary_runs_and_housekeeping_keeps_tables_bounded(super::Kind::Sqlite)
-            .await;
-    }
-}
-
-mod postgres {
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn the_sales_summary_runs_and_housekeeping_keeps_tables_bounded() {
-        super::the_sales_summary_runs_and_housekeeping_keeps_tables_bounded(super::Kind::Postgres)
-            .await;
-    }
-}
+both!(the_sales_summary_runs_and_housekeeping_keeps_tables_bounded);

@@ -2,6 +2,7 @@
 //! their capabilities, results commit as transitions, external events and cancellation work,
 //! and a lost command is resent by the relay.
 
+#[macro_use]
 mod support;
 
 use jadpo_core::workflow::ExecutionStatus;
@@ -92,17 +93,6 @@ async fn a_payments_outage_fails_the_run_visibly(kind: Kind) {
     assert_eq!(state.status, ExecutionStatus::Failed);
     let error = state.error.map(|e| e.to_string()).unwrap_or_default();
     assert!(error.contains("answered 503"), "{error}");
-}
-
-macro_rules! both {
-    ($($case:ident),* $(,)?) => {
-        mod sqlite {
-            $(#[tokio::test] async fn $case() { super::$case(super::Kind::Sqlite).await; })*
-        }
-        mod postgres {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)] async fn $case() { super::$case(super::Kind::Postgres).await; })*
-        }
-    };
 }
 
 both!(

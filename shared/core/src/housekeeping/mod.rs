@@ -303,6 +303,7 @@ async fn run_step(
     let ttl =
         chrono::Duration::from_std(settings.lease_ttl).unwrap_or(chrono::Duration::minutes(5));
     for _ in 0..settings.max_batches.max(1) {
+        crate::fault!("housekeeping.before_batch");
         let now = clock.now();
         let mut tx = store.begin().await?;
         if !store.lease_fence(tx.as_mut(), lease, now).await? {

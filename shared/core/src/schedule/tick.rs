@@ -141,6 +141,7 @@ async fn tick_one(
         report.busy.push(spec.name.clone());
         return Ok(());
     };
+    crate::fault!("tick.after_lease");
     let mut tx = store.begin().await?;
     let result = record(p, store.as_ref(), tx.as_mut(), spec, &lease, now).await;
     let recorded = commit_or_rollback(tx, result).await;

@@ -323,6 +323,7 @@ async fn execute(
             error: e.to_string(),
         },
     };
+    crate::fault!("command.before_result_commit");
     let Some(state) = store.execution_get(&command.run_id).await? else {
         return Ok(CommandResult::Gone);
     };

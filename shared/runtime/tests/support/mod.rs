@@ -25,6 +25,20 @@ use jadpo_store_sqlite::{SqliteLocation, SqliteOptions, SqliteStore};
 use jadpo_test_harness::PgTestDb;
 use tokio::sync::mpsc::UnboundedReceiver;
 
+/// Runs each named `async fn case(kind: Kind)` as two tests, `sqlite::case` and
+/// `postgres::case`, each on a two-worker runtime (a test may block one worker at a fault point).
+#[allow(unused_macros, reason = "not every test binary runs cases on both adapters")]
+macro_rules! both {
+    ($($case:ident),* $(,)?) => {
+        mod sqlite {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)] async fn $case() { super::$case(super::Kind::Sqlite).await; })*
+        }
+        mod postgres {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)] async fn $case() { super::$case(super::Kind::Postgres).await; })*
+        }
+    };
+}
+
 /// Which adapter the stores use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
