@@ -1,5 +1,5 @@
 //! Lambda `commit`: API Gateway HTTP API → `POST /actions/{name}`, `GET /healthz`. Wiring only:
-//! the routes are `jadpo_runtime::http`, the work is `jadpo_core::pipeline::commit`.
+//! the routes are `jadpo_runtime::http`, the work is `jadpo_engine::commit::commit`.
 
 use std::process::ExitCode;
 use std::sync::Arc;

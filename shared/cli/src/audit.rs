@@ -6,11 +6,13 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Subcommand;
-use jadpo_core::audit::{self, replay};
+use jadpo_core::audit::replay;
 use jadpo_core::id::new_id;
-use jadpo_core::schedule::{OperatorAction, record_operator_action};
+use jadpo_core::operator::OperatorAction;
 use jadpo_core::store::commit_or_rollback;
 use jadpo_core::{Clock, SystemClock};
+use jadpo_engine::audit;
+use jadpo_engine::operator::record_operator_action;
 use serde_json::json;
 
 #[derive(Debug, Subcommand)]

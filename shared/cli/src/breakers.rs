@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use clap::Subcommand;
-use jadpo_core::breaker::{BreakerOps, state_json};
+use jadpo_engine::breakers::{BreakerOps, state_json};
 use serde_json::json;
 
 #[derive(Debug, Subcommand)]

@@ -66,9 +66,9 @@ async fn apply(app: &Application, target: &Target) -> anyhow::Result<()> {
             format!("store {} ({})", store_config.name, store_config.url.display())
         })?;
         let audited = app.audited_in(&store_config.name);
-        jadpo_core::audit::ensure_triggers(store.as_ref(), &audited).await.with_context(|| {
-            format!("installing the audit triggers of store {}", store_config.name)
-        })?;
+        jadpo_engine::audit::ensure_triggers(store.as_ref(), &audited).await.with_context(
+            || format!("installing the audit triggers of store {}", store_config.name),
+        )?;
         if !target.json {
             println!("store {} ({})", store_config.name, store_config.url.display());
             for (ledger, version, name) in &report.adopted {

@@ -6,8 +6,9 @@
 use std::sync::Arc;
 
 use clap::Subcommand;
-use jadpo_core::pipeline::Pipeline;
-use jadpo_core::schedule::{Operators, ScheduleRow, ScheduleRun, sync};
+use jadpo_core::schedule::{ScheduleRow, ScheduleRun};
+use jadpo_engine::Pipeline;
+use jadpo_engine::schedule::{Operators, sync};
 use serde_json::{Value, json};
 
 #[derive(Debug, Subcommand)]

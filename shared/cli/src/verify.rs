@@ -2,7 +2,7 @@
 
 use clap::Args;
 use jadpo_core::SystemClock;
-use jadpo_core::workflow::verify::verify;
+use jadpo_engine::workflow::verify::verify;
 use jadpo_runtime::catalog_for;
 use serde_json::json;
 

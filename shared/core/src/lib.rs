@@ -10,20 +10,6 @@
 //! and the runtime's rows (outbox, deliveries, idempotency record) go through the same handle and
 //! therefore commit together or not at all.
 
-/// A named fault-injection point: with the `failpoints` feature and the point configured
-/// (`fail::cfg(name, "return")`), the enclosing function returns an "unavailable" error there,
-/// as if the process had crashed at that step. Without the feature it compiles to nothing.
-macro_rules! fault {
-    ($name:literal) => {
-        fail::fail_point!($name, |_| Err($crate::StoreError::unavailable(concat!(
-            "fault injected at ",
-            $name
-        ))
-        .into()))
-    };
-}
-pub(crate) use fault;
-
 pub mod app;
 pub mod audit;
 pub mod auth;
@@ -36,6 +22,7 @@ pub mod housekeeping;
 pub mod id;
 pub mod lease;
 pub mod migrate;
+pub mod operator;
 pub mod pipeline;
 pub mod queue;
 pub mod schedule;

@@ -20,10 +20,12 @@ use jadpo_core::app::{
     Action, ActionOutput, Application, Event, HandlerContext, HandlerError, RetryPolicy, Subscriber,
 };
 use jadpo_core::connect::NoConnections;
-use jadpo_core::housekeeping::{HousekeepingSettings, RecordClass, housekeep};
+use jadpo_core::housekeeping::RecordClass;
 use jadpo_core::migrate;
-use jadpo_core::pipeline::{CommitRequest, Pipeline, PipelineSettings, commit};
 use jadpo_core::{Store, SystemClock};
+use jadpo_engine::commit::{CommitRequest, commit};
+use jadpo_engine::housekeeping::{HousekeepingSettings, housekeep};
+use jadpo_engine::{Pipeline, PipelineSettings};
 use jadpo_runtime::queue::RelayLater;
 use jadpo_store_postgres::{PgOptions, PgStore};
 use jadpo_test_harness::PgTestDb;

@@ -2,7 +2,7 @@
 //!
 //! * **Ceiling**: the commit transaction's own statements (order, outbox row, two deliveries,
 //!   in one transaction) as a pgbench script — transactions/s.
-//! * **Commit path**: `jadpo_core::pipeline::commit` through the real action (no HTTP) —
+//! * **Commit path**: `jadpo_engine::commit::commit` through the real action (no HTTP) —
 //!   actions/s, and its ratio to the ceiling.
 //! * **End to end**: commit, then the in-process queue and the delivery use case until every
 //!   delivery is handled — events/s, and latency from a commit's return to its subscriber's start.
@@ -22,10 +22,11 @@ use jadpo_core::app::{
 };
 use jadpo_core::connect::NoConnections;
 use jadpo_core::migrate::{self, Ledger, Migration};
-use jadpo_core::pipeline::{
-    CommitRequest, Pipeline, PipelineSettings, commit, deliver, enqueue_now,
-};
 use jadpo_core::{Dialect, Store, SystemClock};
+use jadpo_engine::commit::{CommitRequest, commit};
+use jadpo_engine::deliver::deliver;
+use jadpo_engine::relay::enqueue_now;
+use jadpo_engine::{Pipeline, PipelineSettings};
 use jadpo_runtime::catalog_for;
 use jadpo_runtime::queue::InProcessQueue;
 use jadpo_store_postgres::{PgOptions, PgStore};

@@ -33,9 +33,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use jadpo_core::app::Application;
-use jadpo_core::housekeeping::HousekeepingSettings;
-use jadpo_core::pipeline::PipelineSettings;
-use jadpo_core::schedule::ScheduleSettings;
+use jadpo_engine::PipelineSettings;
+use jadpo_engine::housekeeping::HousekeepingSettings;
+use jadpo_engine::schedule::ScheduleSettings;
 use jadpo_store_postgres::PgOptions;
 use jadpo_store_sqlite::{SqliteLocation, SqliteOptions};
 

@@ -9,9 +9,11 @@ use std::time::{Duration, Instant};
 use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
 use jadpo_core::SystemClock;
 use jadpo_core::app::Application;
-use jadpo_core::housekeeping::{HousekeepingError, HousekeepingReport, housekeep_all};
-use jadpo_core::pipeline::{Pipeline, RelayReport, deliver, relay};
-use jadpo_core::schedule::{ScheduleOpError, TickReport, tick};
+use jadpo_engine::Pipeline;
+use jadpo_engine::deliver::deliver;
+use jadpo_engine::housekeeping::{HousekeepingError, HousekeepingReport, housekeep_all};
+use jadpo_engine::relay::{RelayReport, relay};
+use jadpo_engine::schedule::{ScheduleOpError, TickReport, tick};
 
 use crate::config::{Config, Mode};
 use crate::connections::HttpConnections;

@@ -4,8 +4,10 @@
 
 use std::time::{Duration, Instant};
 
-use jadpo_core::pipeline::{DeliverError, DeliveryResult, Pipeline, deliver, relay};
 use jadpo_core::queue::QueueMessage;
+use jadpo_engine::Pipeline;
+use jadpo_engine::deliver::{DeliverError, DeliveryResult, deliver};
+use jadpo_engine::relay::relay;
 use tokio::sync::{mpsc, watch};
 
 /// Sweeps every `interval` until `shutdown` turns true.

@@ -74,7 +74,7 @@ pub async fn migrate_all(app: &Application, stores: &Stores) -> Result<(), Migra
         if !report.applied.is_empty() {
             tracing::info!(store = name, applied = report.applied.len(), "migrations applied");
         }
-        jadpo_core::audit::ensure_triggers(store.as_ref(), &app.audited_in(name))
+        jadpo_engine::audit::ensure_triggers(store.as_ref(), &app.audited_in(name))
             .await
             .map_err(MigrateError::from)?;
     }
@@ -89,8 +89,8 @@ pub fn pipeline(
     connections: Arc<dyn jadpo_core::connect::Connections>,
     clock: Arc<dyn Clock>,
     config: &Config,
-) -> jadpo_core::pipeline::Pipeline {
-    jadpo_core::pipeline::Pipeline {
+) -> jadpo_engine::Pipeline {
+    jadpo_engine::Pipeline {
         app,
         stores: stores.to_map(),
         queue,

@@ -5,7 +5,7 @@
 mod support;
 
 use jadpo_core::audit::replay;
-use jadpo_core::pipeline::{CommitRequest, commit};
+use jadpo_engine::commit::{CommitRequest, commit};
 use serde_json::json;
 use support::{Env, Kind};
 

@@ -6,7 +6,8 @@ mod support;
 
 use chrono::Duration;
 use jadpo_core::breaker::State;
-use jadpo_core::pipeline::{DeliveryFilter, DeliveryResult, DeliveryStatus};
+use jadpo_core::pipeline::{DeliveryFilter, DeliveryStatus};
+use jadpo_engine::deliver::DeliveryResult;
 use serde_json::json;
 use support::{Env, Kind, commit_and_enqueue, request};
 

@@ -5,9 +5,9 @@
 
 mod support;
 
-use jadpo_core::pipeline::{
-    CommitRequest, DeliveryFilter, DeliveryStatus, commit, enqueue_now, request_digest,
-};
+use jadpo_core::pipeline::{DeliveryFilter, DeliveryStatus};
+use jadpo_engine::commit::{CommitRequest, commit, request_digest};
+use jadpo_engine::relay::enqueue_now;
 use serde_json::json;
 use support::{Env, Kind};
 

@@ -16,13 +16,14 @@ use std::sync::{Arc, Mutex};
 
 use chrono::Duration;
 use jadpo_core::Clock;
-use jadpo_core::housekeeping::{HousekeepingSettings, LEASE_KEY, housekeep};
+use jadpo_core::housekeeping::LEASE_KEY;
 use jadpo_core::lease::LeaseTable;
-use jadpo_core::pipeline::{
-    CommitRequest, DeliverError, DeliveryMessage, DeliveryResult, commit, deliver, request_digest,
-};
-use jadpo_core::schedule::tick;
-use jadpo_core::workflow::engine::{CommandError, find_run, start_run};
+use jadpo_core::pipeline::DeliveryMessage;
+use jadpo_engine::commit::{CommitRequest, commit, request_digest};
+use jadpo_engine::deliver::{DeliverError, DeliveryResult, deliver};
+use jadpo_engine::housekeeping::{HousekeepingSettings, housekeep};
+use jadpo_engine::schedule::tick;
+use jadpo_engine::workflow::runs::{CommandError, find_run, start_run};
 use serde_json::json;
 use support::{Env, Kind, commit_and_enqueue, request, t0};
 

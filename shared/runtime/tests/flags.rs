@@ -9,8 +9,10 @@ use std::sync::{Arc, OnceLock};
 use async_trait::async_trait;
 use jadpo_core::Store;
 use jadpo_core::app::{Action, ActionOutput, Application, HandlerContext, HandlerError};
-use jadpo_core::flags::{FlagOps, Rollout};
-use jadpo_core::pipeline::{PipelineSettings, commit};
+use jadpo_core::flags::Rollout;
+use jadpo_engine::PipelineSettings;
+use jadpo_engine::commit::commit;
+use jadpo_engine::flags::FlagOps;
 use serde_json::{Value, json};
 use support::{Env, Kind, commit_and_enqueue, request};
 

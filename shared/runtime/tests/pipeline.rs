@@ -7,15 +7,16 @@ use async_trait::async_trait;
 use jadpo_core::app::{
     Action, ActionOutput, Application, Event, HandlerContext, HandlerError, RetryPolicy, Subscriber,
 };
-use jadpo_core::pipeline::{
-    CommitError, CommitRequest, DeliverError, DeliveryFilter, DeliveryResult, DeliveryStatus,
-    PipelineSettings, commit, enqueue_now,
-};
+use jadpo_core::pipeline::{DeliveryFilter, DeliveryStatus};
+use jadpo_engine::PipelineSettings;
+use jadpo_engine::commit::{CommitError, CommitRequest, commit};
+use jadpo_engine::deliver::{DeliverError, DeliveryResult};
+use jadpo_engine::relay::enqueue_now;
 use serde_json::{Value, json};
 use support::{Env, Kind};
 
 fn order_request(key: Option<&str>, body: Value) -> CommitRequest {
-    let digest = jadpo_core::pipeline::request_digest(
+    let digest = jadpo_engine::commit::request_digest(
         "POST",
         "/actions/place_order",
         body.to_string().as_bytes(),
@@ -40,7 +41,7 @@ async fn place(
     env: &Env,
     key: Option<&str>,
     body: Value,
-) -> Result<jadpo_core::pipeline::CommitOutcome, CommitError> {
+) -> Result<jadpo_engine::commit::CommitOutcome, CommitError> {
     let outcome = commit(&env.pipeline, order_request(key, body)).await?;
     enqueue_now(&env.pipeline, &outcome.store, &outcome.deliveries).await;
     Ok(outcome)
@@ -85,8 +86,8 @@ async fn the_same_message_twice_has_one_effect(kind: Kind) {
     }
     assert_eq!(messages.len(), 2);
     for m in &messages {
-        let first = jadpo_core::pipeline::deliver(&env.pipeline, &m.body).await;
-        let second = jadpo_core::pipeline::deliver(&env.pipeline, &m.body).await;
+        let first = jadpo_engine::deliver::deliver(&env.pipeline, &m.body).await;
+        let second = jadpo_engine::deliver::deliver(&env.pipeline, &m.body).await;
         assert!(matches!(first, Ok(DeliveryResult::Handled)), "{first:?}");
         assert!(
             matches!(second, Ok(DeliveryResult::Finished(DeliveryStatus::Handled))),
@@ -165,12 +166,14 @@ async fn a_poison_message_is_an_infrastructure_error(kind: Kind) {
     for body in
         ["not json", "{\"store\": \"main\"}", "{\"store\": \"nowhere\", \"delivery_id\": \"x\"}"]
     {
-        let result = jadpo_core::pipeline::deliver(&env.pipeline, body).await;
+        let result = jadpo_engine::deliver::deliver(&env.pipeline, body).await;
         assert!(matches!(result, Err(DeliverError::Malformed(_))), "{body}: {result:?}");
     }
-    let gone =
-        jadpo_core::pipeline::deliver(&env.pipeline, r#"{"store":"main","delivery_id":"missing"}"#)
-            .await;
+    let gone = jadpo_engine::deliver::deliver(
+        &env.pipeline,
+        r#"{"store":"main","delivery_id":"missing"}"#,
+    )
+    .await;
     assert!(matches!(gone, Ok(DeliveryResult::Gone)), "{gone:?}");
 }
 
@@ -296,7 +299,7 @@ async fn a_failing_connection_is_retried_until_it_recovers(kind: Kind) {
 async fn a_relay_pass_at_its_deadline_still_sends_a_batch(kind: Kind) {
     let env = Env::shop(kind).await;
     commit(&env.pipeline, order_request(None, two_items())).await.unwrap_or_else(|e| panic!("{e}"));
-    let report = jadpo_core::pipeline::relay(&env.pipeline, std::time::Instant::now()).await;
+    let report = jadpo_engine::relay::relay(&env.pipeline, std::time::Instant::now()).await;
     assert_eq!(report.map(|r| r.sent).ok(), Some(2));
 }
 

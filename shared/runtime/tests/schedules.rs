@@ -6,7 +6,7 @@ mod support;
 
 use chrono::Duration;
 use jadpo_core::housekeeping::RecordClass;
-use jadpo_core::pipeline::DeliveryResult;
+use jadpo_engine::deliver::DeliveryResult;
 use jadpo_runtime::lambda::{housekeeping_pass, tick_pass};
 use serde_json::json;
 use support::{Env, Kind, commit_and_enqueue, request, t0};

@@ -6,10 +6,10 @@
 mod support;
 
 use jadpo_core::workflow::ExecutionStatus;
-use jadpo_core::workflow::engine::{
+use jadpo_core::workflow::replay;
+use jadpo_engine::workflow::runs::{
     EngineError, cancel_run, find_run, post_event, run_events, start_run,
 };
-use jadpo_core::workflow::replay;
 use serde_json::json;
 use support::{Env, Kind};
 

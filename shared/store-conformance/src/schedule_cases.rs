@@ -7,12 +7,15 @@ use async_trait::async_trait;
 use chrono::{DateTime, Duration, Utc};
 use jadpo_core::app::{Application, Event, HandlerContext, HandlerError, RetryPolicy, Subscriber};
 use jadpo_core::connect::NoConnections;
-use jadpo_core::housekeeping::{HousekeepingSettings, RecordClass, housekeep};
+use jadpo_core::housekeeping::RecordClass;
 use jadpo_core::lease::LeaseTable;
-use jadpo_core::pipeline::{Outcome, Pipeline, PipelineSettings};
+use jadpo_core::pipeline::Outcome;
 use jadpo_core::queue::{Queue, QueueError, QueueMessage, SendReport};
-use jadpo_core::schedule::{NewRun, Operators, Schedule, ScheduleOpError, tick};
+use jadpo_core::schedule::{NewRun, Schedule};
 use jadpo_core::{Clock, ManualClock, SqlValue, Store};
+use jadpo_engine::housekeeping::{HousekeepingSettings, housekeep};
+use jadpo_engine::schedule::{Operators, ScheduleOpError, tick};
+use jadpo_engine::{Pipeline, PipelineSettings};
 
 use crate::Fixture;
 use crate::cases::{migrated, ok};

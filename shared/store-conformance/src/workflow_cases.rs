@@ -3,11 +3,11 @@
 use std::sync::Arc;
 
 use jadpo_core::Store;
-use jadpo_core::workflow::session::{self, SessionError};
 use jadpo_core::workflow::{
     ExecutionState, Incoming, LeaseFence, Node, SessionWrite, Transition, TransitionError,
     TransitionWrite, WorkflowDef, decide, replay,
 };
+use jadpo_engine::workflow::session::{self, SessionError};
 use serde_json::json;
 
 use crate::Fixture;

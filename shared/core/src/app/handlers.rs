@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::connect::{ConnectionError, ConnectionRequest, Connections};
 use crate::error::StoreError;
-use crate::flags::Rollout;
+use crate::flags::{FlagStore, Rollout};
 use crate::store::Transaction;
 
 /// An event emitted inside a transaction, before it is given an id and written to the outbox.
@@ -58,14 +58,18 @@ pub struct HandlerContext<'t> {
 /// Where a handler's flags are read: the flags store, and whether it is the handler's own
 /// store (then flags are read inside the handler's transaction).
 #[derive(Clone, Copy)]
-pub(crate) struct FlagAccess<'t> {
-    pub(crate) app: &'t super::Application,
-    pub(crate) store: &'t dyn crate::store::Store,
-    pub(crate) same_store: bool,
+pub struct FlagAccess<'t> {
+    /// Where the flags' declared defaults are.
+    pub app: &'t super::Application,
+    /// The flags store.
+    pub store: &'t dyn FlagStore,
+    /// Whether the flags store is the handler's own: then flags are read in its transaction.
+    pub same_store: bool,
 }
 
 impl<'t> HandlerContext<'t> {
-    pub(crate) fn new(
+    /// A context over `tx` (the engine builds one per action or subscriber run).
+    pub fn new(
         tx: &'t mut dyn Transaction,
         connections: &'t dyn Connections,
         now: DateTime<Utc>,
@@ -84,7 +88,7 @@ impl<'t> HandlerContext<'t> {
     }
 
     /// Lets the handler read flags.
-    pub(crate) fn with_flags(mut self, flags: Option<FlagAccess<'t>>) -> Self {
+    pub fn with_flags(mut self, flags: Option<FlagAccess<'t>>) -> Self {
         self.flags = flags;
         self
     }
@@ -150,7 +154,7 @@ impl<'t> HandlerContext<'t> {
     }
 
     /// Whether a connection call failed on the service's side (counted by its breaker).
-    pub(crate) fn connection_failed(&self) -> bool {
+    pub fn connection_failed(&self) -> bool {
         self.connection_failed
     }
 
@@ -184,7 +188,8 @@ impl<'t> HandlerContext<'t> {
         self.idempotency_key.as_deref()
     }
 
-    pub(crate) fn into_emitted(self) -> Vec<Emitted> {
+    /// The events the handler emitted, in order, for the engine to write to the outbox.
+    pub fn into_emitted(self) -> Vec<Emitted> {
         self.emitted
     }
 }
@@ -297,7 +302,8 @@ pub struct CapabilityContext<'t> {
 }
 
 impl<'t> CapabilityContext<'t> {
-    pub(crate) fn new(
+    /// A context for one command's capability (built by the engine).
+    pub fn new(
         connections: &'t dyn Connections,
         idempotency_key: String,
         now: DateTime<Utc>,

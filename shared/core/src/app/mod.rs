@@ -11,10 +11,9 @@ mod retry;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-pub(crate) use handlers::FlagAccess;
 pub use handlers::{
     Action, ActionOutput, Capability, CapabilityContext, CommandRequest, Emitted, Event,
-    HandlerContext, HandlerError, Subscriber,
+    FlagAccess, HandlerContext, HandlerError, Subscriber,
 };
 pub use retry::RetryPolicy;
 

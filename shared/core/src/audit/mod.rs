@@ -9,7 +9,7 @@
 //! on PostgreSQL, a one-row table on SQLite (cleared before commit; SQLite's single writer makes
 //! the row the writing transaction's). A change made outside the runtime is still recorded, as
 //! such. Rows are only ever added; housekeeping deletes them when the entity's retention ends,
-//! and [`erase`] deletes them with their record.
+//! and erasure (`jadpo-engine`) deletes them with their record.
 //!
 //! Each row: the entity's born name (the name it was declared with, kept if the table is
 //! renamed), the record's `id`, its place among the record's changes (`seq`), when, the kind of
@@ -26,9 +26,6 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
-
-use crate::error::StoreError;
-use crate::store::{Store, Transaction, commit_or_rollback};
 
 /// Encoding 1: each value in PostgreSQL's JSON text form (`to_jsonb(value) ->> ''`).
 pub const ENCODING_PG_TEXT: i64 = 1;
@@ -133,61 +130,6 @@ pub fn replay(rows: &[AuditRow]) -> Option<Fields> {
         }
     }
     state
-}
-
-/// Why an audit operation did nothing.
-#[derive(Debug, thiserror::Error)]
-pub enum AuditError {
-    /// No audited entity has that name.
-    #[error("no audited entity named {0:?}")]
-    Unknown(String),
-    /// The record does not exist (erasure).
-    #[error("no {entity} record with id {id:?}")]
-    NoRecord {
-        /// The entity.
-        entity: String,
-        /// The id.
-        id: String,
-    },
-    /// The database failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
-
-/// Installs (or replaces) the audit triggers of every entity in `audited` (all in `store`);
-/// idempotent, run after migrations by `jadpo migrate apply` and the local process.
-pub async fn ensure_triggers(store: &dyn Store, audited: &[&AuditSpec]) -> Result<(), StoreError> {
-    if audited.is_empty() {
-        return Ok(());
-    }
-    let mut tx = store.begin().await?;
-    for spec in audited {
-        for statement in store.audit_trigger_ddl(spec) {
-            tx.batch(&statement).await?;
-        }
-    }
-    tx.commit().await
-}
-
-/// Erases record `id` of `spec`: deletes the record and every audit row about it, in one
-/// transaction. Returns how many audit rows went with it.
-pub async fn erase(store: &dyn Store, spec: &AuditSpec, id: &str) -> Result<u64, AuditError> {
-    let mut tx = store.begin().await?;
-    let result = erase_in(store, tx.as_mut(), spec, id).await;
-    commit_or_rollback(tx, result).await
-}
-
-/// [`erase`] inside `tx`, for callers recording something with it (the operator's action).
-pub async fn erase_in(
-    store: &dyn Store,
-    tx: &mut dyn Transaction,
-    spec: &AuditSpec,
-    id: &str,
-) -> Result<u64, AuditError> {
-    if store.audit_erase_record(tx, spec, id).await? == 0 {
-        return Err(AuditError::NoRecord { entity: spec.entity.clone(), id: id.to_owned() });
-    }
-    Ok(store.audit_delete_rows(tx, &spec.entity, id).await?)
 }
 
 #[cfg(test)]

@@ -11,21 +11,16 @@
 //! failure reopens the breaker with a longer pause (doubling, up to a maximum). Housekeeping
 //! raises the `breaker.open` alert once when a breaker stays open past its threshold.
 //!
-//! The state machine is pure ([`Breaker::gate`], [`Breaker::record`]); [`admit`] and
-//! [`settle`] run it inside short transactions on the delivery's store.
+//! The state machine is pure ([`Breaker::gate`], [`Breaker::record`]); `jadpo-engine` runs it
+//! inside short transactions on the delivery's store.
 
-mod ops;
 mod sql;
 
-pub use ops::{BreakerOpError, BreakerOps, Forced, state_json};
 pub use sql::{BreakerDialect, BreakerSql, BreakerStore};
 
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-
-use crate::error::StoreError;
-use crate::store::Store;
 
 /// A connection's breaker thresholds, declared with the connection
 /// ([`crate::app::ApplicationBuilder::connection_with_breaker`]).
@@ -151,11 +146,13 @@ pub enum Transition {
     Closed,
 }
 
-fn ms(d: Duration) -> i64 {
+/// `d` in whole milliseconds, saturating.
+pub fn ms(d: Duration) -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
 
-fn plus(t: DateTime<Utc>, millis: i64) -> DateTime<Utc> {
+/// `t` plus `millis` milliseconds, saturating.
+pub fn plus(t: DateTime<Utc>, millis: i64) -> DateTime<Utc> {
     t + chrono::Duration::milliseconds(millis)
 }
 
@@ -255,80 +252,6 @@ impl Breaker {
             _ => Transition::None,
         }
     }
-}
-
-/// Runs the gate for `delivery` on `connection` in `store`, in one short transaction that
-/// locks the breaker row, and holds the delivery when the gate says so.
-pub async fn admit(
-    store: &dyn Store,
-    connection: &str,
-    delivery: &str,
-    now: DateTime<Utc>,
-    policy: &BreakerPolicy,
-) -> Result<Gate, StoreError> {
-    let mut tx = store.begin().await?;
-    let mut breaker = store.breaker_lock(tx.as_mut(), connection, now).await?;
-    let before = breaker.clone();
-    let gate = breaker.gate(delivery, now, policy);
-    if breaker != before {
-        store.breaker_write(tx.as_mut(), &breaker, now).await?;
-    }
-    match &gate {
-        Gate::Hold { until } => {
-            store.delivery_hold(tx.as_mut(), delivery, connection, now, *until).await?;
-        }
-        Gate::Probe => store.delivery_unhold(tx.as_mut(), delivery).await?,
-        Gate::Pass => {}
-    }
-    tx.commit().await?;
-    Ok(gate)
-}
-
-/// Records `delivery`'s result on `connection`'s breaker in `store`; on closing, releases the
-/// held deliveries in the same transaction and returns how many.
-pub async fn settle(
-    store: &dyn Store,
-    connection: &str,
-    delivery: &str,
-    result: AttemptResult,
-    now: DateTime<Utc>,
-    policy: &BreakerPolicy,
-) -> Result<(Transition, u64), StoreError> {
-    let mut tx = store.begin().await?;
-    let mut breaker = store.breaker_lock(tx.as_mut(), connection, now).await?;
-    let before = breaker.clone();
-    let transition = breaker.record(delivery, result, now, policy);
-    if breaker != before {
-        store.breaker_write(tx.as_mut(), &breaker, now).await?;
-    }
-    let released = if transition == Transition::Closed {
-        store.breaker_release_held(tx.as_mut(), connection, now).await?
-    } else {
-        0
-    };
-    tx.commit().await?;
-    match transition {
-        Transition::Opened => tracing::warn!(
-            store = store.name(),
-            connection,
-            failures = breaker.failures,
-            "circuit breaker opened; deliveries calling it are held"
-        ),
-        Transition::Reopened => tracing::warn!(
-            store = store.name(),
-            connection,
-            pause_ms = breaker.pause_ms,
-            "probe failed; circuit breaker paused again"
-        ),
-        Transition::Closed => tracing::info!(
-            store = store.name(),
-            connection,
-            released,
-            "probe succeeded; circuit breaker closed and held deliveries released"
-        ),
-        Transition::None => {}
-    }
-    Ok((transition, released))
 }
 
 #[cfg(test)]

@@ -1,9 +1,9 @@
 //! Feature flags: on/off, or a percentage rollout by a stable hash of a subject.
 //!
-//! Flags are declared by the application with the store they live in
-//! ([`crate::app::ApplicationBuilder::flag`], `flags_store`); their state is in `jadpo_flags`, and
-//! each change `jadpo flags set` makes is in `jadpo_flag_changes` with who made it
-//! ([`FlagOps`]). Actions and subscribers read them with [`crate::app::HandlerContext::flag`]:
+//! Flags are declared by the application with the store they live in (`ApplicationBuilder::flag`,
+//! `flags_store`); their state is in `jadpo_flags`, and each change `jadpo flags set` makes is in
+//! `jadpo_flag_changes` with who made it ([`FlagChange`]). Actions and subscribers read them with
+//! `HandlerContext::flag`:
 //! the first read of a flag in a transaction is remembered for the rest of it, so a handler sees
 //! one consistent value even if an operator changes the flag meanwhile. When the flags live in the
 //! handler's own store they are read inside its transaction.
@@ -11,12 +11,11 @@
 //! A subject's bucket is the first 8 bytes of SHA-256 over the flag's name and the subject,
 //! modulo 100: stable across processes and releases, independent between flags.
 
-mod ops;
 mod sql;
 
-pub use ops::{FlagChange, FlagOpError, FlagOps};
-pub use sql::{FlagDialect, FlagSql, FlagStore};
+pub use sql::{FlagDialect, FlagSql, FlagStore, StoredFlag};
 
+use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
 
 /// A flag's state.
@@ -99,6 +98,25 @@ pub fn bucket(flag: &str, subject: &str) -> u8 {
     first.copy_from_slice(&digest[..8]);
     // reason: a value modulo 100 always fits in a u8.
     u8::try_from(u64::from_be_bytes(first) % 100).unwrap_or(0)
+}
+
+/// One recorded change of a flag.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlagChange {
+    /// Its id.
+    pub id: String,
+    /// The flag.
+    pub flag: String,
+    /// When.
+    pub changed_at: DateTime<Utc>,
+    /// The state before (`on`, `off`, `25%`).
+    pub before: String,
+    /// The state after.
+    pub after: String,
+    /// Who made it.
+    pub operator: String,
+    /// The database role in use.
+    pub db_role: String,
 }
 
 #[cfg(test)]

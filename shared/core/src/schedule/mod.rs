@@ -3,7 +3,7 @@
 //!
 //! The state lives in `jadpo_schedules` (next due time, lease, last tick) and
 //! `jadpo_schedule_runs` (each run and each skipped tick, with its reason) in the application's
-//! schedule store. A tick pass ([`tick`]) takes each due schedule's lease and, in one transaction
+//! schedule store. A tick pass (`jadpo-engine`) takes each due schedule's lease and, in one transaction
 //! fenced by the lease's generation, records the runs and skipped ticks, writes the runs' events
 //! and advances the next due time. Every tick has an identity derived from the schedule and the
 //! tick's time, so two passes recording the same tick collide on the primary key and one run is
@@ -12,39 +12,14 @@
 //! The decisions (which ticks are due, which of them run, which are skipped and why) are pure
 //! functions of the stored state and the injected time: [`due_ticks`] and [`decide`].
 
-mod ops;
 mod sql;
-mod tick;
 mod timing;
 
-pub use ops::{OperatorAction, Operators, ScheduleOpError, record_operator_action};
 pub use sql::{NewRun, NewSchedule, ScheduleDialect, ScheduleSql, ScheduleStore, StoredAction};
-pub use tick::{TickReport, sync, tick};
 pub use timing::{ScheduleError, When};
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
-
-/// Limits of tick passes, validated by the runtime's configuration.
-#[derive(Debug, Clone, Copy)]
-pub struct ScheduleSettings {
-    /// How long a pass holds a schedule's lease (longer than one schedule's transaction).
-    pub lease_ttl: std::time::Duration,
-    /// Most ticks one pass records for a schedule after a gap; older ones are summarized.
-    pub max_listed_ticks: usize,
-    /// Most due schedules one pass handles.
-    pub due_batch: u32,
-}
-
-impl Default for ScheduleSettings {
-    fn default() -> Self {
-        Self {
-            lease_ttl: std::time::Duration::from_secs(60),
-            max_listed_ticks: 100,
-            due_batch: 100,
-        }
-    }
-}
 
 /// What to do with a tick while the previous run's deliveries are unfinished.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -56,7 +31,7 @@ pub enum Overlap {
     Allow,
 }
 
-/// A schedule as the application declares it (see [`crate::app::ApplicationBuilder::schedule`]).
+/// A schedule as the application declares it (`ApplicationBuilder::schedule`).
 #[derive(Debug, Clone)]
 pub struct Schedule {
     name: String,

@@ -8,13 +8,10 @@
 //! step that declares one (a step counts as completed when its output is in the data).
 
 pub mod def;
-pub mod engine;
 pub mod kernel;
 pub mod ops;
-pub mod session;
 pub mod state;
 pub mod store;
-pub mod verify;
 
 pub use def::{DefinitionError, Node, WorkflowDef};
 pub use kernel::{CommandAck, Incoming, KernelError, NewCommand, Transition, decide};

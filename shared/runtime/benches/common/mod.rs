@@ -4,7 +4,7 @@
 
 use std::process::Command;
 
-use jadpo_core::pipeline::Pipeline;
+use jadpo_engine::Pipeline;
 
 /// A PostgreSQL client program from `pg_config --bindir`, else from `PATH`.
 fn pg_bin(name: &str) -> String {

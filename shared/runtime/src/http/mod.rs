@@ -18,10 +18,10 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use jadpo_core::pipeline::{
-    CommitError, CommitRequest, Pipeline, commit, enqueue_now, request_digest,
-};
 use jadpo_core::{Store, id::new_id};
+use jadpo_engine::Pipeline;
+use jadpo_engine::commit::{CommitError, CommitRequest, commit, request_digest};
+use jadpo_engine::relay::enqueue_now;
 use serde_json::{Value, json};
 
 mod workflows;

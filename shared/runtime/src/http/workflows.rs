@@ -6,11 +6,11 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, patch, post};
-use jadpo_core::workflow::engine::{
+use jadpo_core::workflow::{KernelError, TransitionError};
+use jadpo_engine::workflow::runs::{
     EngineError, cancel_run, find_run, post_event, run_events, start_run,
 };
-use jadpo_core::workflow::session::{self, SessionError};
-use jadpo_core::workflow::{KernelError, TransitionError};
+use jadpo_engine::workflow::session::{self, SessionError};
 use serde::Deserialize;
 use serde_json::{Value, json};
 

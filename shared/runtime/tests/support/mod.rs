@@ -11,11 +11,11 @@ use std::time::Instant;
 use chrono::{DateTime, Duration, Utc};
 use jadpo_core::app::Application;
 use jadpo_core::migrate;
-use jadpo_core::pipeline::{
-    DeliverError, DeliveryResult, Pipeline, PipelineSettings, deliver, relay,
-};
 use jadpo_core::queue::QueueMessage;
 use jadpo_core::{Clock, ManualClock, Store, SystemClock};
+use jadpo_engine::deliver::{DeliverError, DeliveryResult, deliver};
+use jadpo_engine::relay::relay;
+use jadpo_engine::{Pipeline, PipelineSettings};
 use jadpo_runtime::catalog_for;
 use jadpo_runtime::connections::HttpConnections;
 use jadpo_runtime::queue::InProcessQueue;
@@ -59,11 +59,11 @@ pub struct Env {
 }
 
 /// A request to run `action` with `body`, as caller `test`, without an idempotency key.
-pub fn request(action: &str, body: serde_json::Value) -> jadpo_core::pipeline::CommitRequest {
+pub fn request(action: &str, body: serde_json::Value) -> jadpo_engine::commit::CommitRequest {
     let path = format!("/actions/{action}");
-    jadpo_core::pipeline::CommitRequest {
+    jadpo_engine::commit::CommitRequest {
         action: action.to_owned(),
-        request_digest: jadpo_core::pipeline::request_digest(
+        request_digest: jadpo_engine::commit::request_digest(
             "POST",
             &path,
             body.to_string().as_bytes(),
@@ -78,11 +78,11 @@ pub fn request(action: &str, body: serde_json::Value) -> jadpo_core::pipeline::C
 }
 
 /// Commits `request` and puts its deliveries on the in-process queue, as the HTTP surface does.
-pub async fn commit_and_enqueue(env: &Env, request: jadpo_core::pipeline::CommitRequest) {
-    let outcome = jadpo_core::pipeline::commit(&env.pipeline, request)
+pub async fn commit_and_enqueue(env: &Env, request: jadpo_engine::commit::CommitRequest) {
+    let outcome = jadpo_engine::commit::commit(&env.pipeline, request)
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    jadpo_core::pipeline::enqueue_now(&env.pipeline, &outcome.store, &outcome.deliveries).await;
+    jadpo_engine::relay::enqueue_now(&env.pipeline, &outcome.store, &outcome.deliveries).await;
 }
 
 pub fn t0() -> DateTime<Utc> {
@@ -149,7 +149,7 @@ impl Env {
             let catalog = catalog_for(&app, store.as_ref()).unwrap_or_else(|e| panic!("{e}"));
             migrate::apply(store.as_ref(), &catalog).await.unwrap_or_else(|e| panic!("{e}"));
             // As `migrate_all` does: the audit triggers of the entities audited here.
-            jadpo_core::audit::ensure_triggers(store.as_ref(), &app.audited_in(name))
+            jadpo_engine::audit::ensure_triggers(store.as_ref(), &app.audited_in(name))
                 .await
                 .unwrap_or_else(|e| panic!("{e}"));
             stores.insert(name.clone(), store);

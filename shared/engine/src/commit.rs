@@ -5,11 +5,12 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::{NewDelivery, NewEvent, Pipeline, QueuedDelivery};
-use crate::app::{Emitted, HandlerContext, HandlerError};
-use crate::error::StoreError;
-use crate::id::new_id;
-use crate::store::{Store, Transaction};
+use jadpo_core::app::{Emitted, HandlerContext, HandlerError};
+use jadpo_core::id::new_id;
+use jadpo_core::pipeline::{NewDelivery, NewEvent, QueuedDelivery};
+use jadpo_core::{Store, StoreError, Transaction};
+
+use crate::context::Pipeline;
 
 /// One request to run an action.
 #[derive(Debug, Clone)]
@@ -182,7 +183,7 @@ async fn run_action(
     crate::fault!("commit.after_claim");
     let audited = p.app.has_audited(&spec.store);
     if audited {
-        let who = crate::audit::AuditContext {
+        let who = jadpo_core::audit::AuditContext {
             actor: &request.caller,
             action: &request.action,
             request_id: Some(&request.request_id),

@@ -9,9 +9,11 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use super::{DeliveryMessage, Pipeline, QueuedDelivery};
-use crate::error::StoreError;
-use crate::queue::{QueueError, QueueMessage};
+use jadpo_core::StoreError;
+use jadpo_core::pipeline::{DeliveryMessage, QueuedDelivery};
+use jadpo_core::queue::{QueueError, QueueMessage};
+
+use crate::context::Pipeline;
 
 /// What one relay pass did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -52,7 +54,7 @@ pub async fn relay(p: &Pipeline, deadline: Instant) -> Result<RelayReport, Store
             }
         }
     }
-    report.sent += crate::workflow::engine::relay_commands(p).await?;
+    report.sent += crate::workflow::runs::relay_commands(p).await?;
     Ok(report)
 }
 

@@ -7,13 +7,19 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use serde_json::json;
 
+use jadpo_core::app::Emitted;
+use jadpo_core::lease::{Lease, LeaseTable};
+use jadpo_core::pipeline::QueuedDelivery;
+use jadpo_core::schedule::{
+    NewRun, NewSchedule, Overlap, ScheduleSpec, Trigger, decide, due_ticks, tick_id,
+};
+use jadpo_core::store::commit_or_rollback;
+use jadpo_core::{Store, Transaction};
+
 use super::ops::ScheduleOpError;
-use super::sql::{NewRun, NewSchedule};
-use super::{Overlap, ScheduleSpec, Trigger, decide, due_ticks, tick_id};
-use crate::app::Emitted;
-use crate::lease::{Lease, LeaseTable};
-use crate::pipeline::{Origin, Pipeline, QueuedDelivery, enqueue_now, write_emitted};
-use crate::store::{Store, Transaction, commit_or_rollback};
+use crate::commit::{Origin, write_emitted};
+use crate::context::Pipeline;
+use crate::relay::enqueue_now;
 
 /// What a tick pass did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -10,8 +10,8 @@
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
-use super::store::{SessionRecord, WorkflowStore};
-use crate::error::{StoreError, StoreErrorKind};
+use jadpo_core::workflow::{SessionRecord, WorkflowStore};
+use jadpo_core::{StoreError, StoreErrorKind};
 
 /// Why a Session operation was refused. Nothing changed.
 #[derive(Debug, thiserror::Error)]

@@ -3,33 +3,12 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
+use jadpo_core::flags::{FlagChange, Rollout, StoredFlag};
+use jadpo_core::id::new_id;
+use jadpo_core::store::commit_or_rollback;
+use jadpo_core::{Store, StoreError};
 
-use super::Rollout;
-use super::sql::StoredFlag;
-use crate::error::StoreError;
-use crate::id::new_id;
-use crate::pipeline::Pipeline;
-use crate::store::{Store, commit_or_rollback};
-
-/// One recorded change.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FlagChange {
-    /// Its id.
-    pub id: String,
-    /// The flag.
-    pub flag: String,
-    /// When.
-    pub changed_at: DateTime<Utc>,
-    /// The state before (`on`, `off`, `25%`).
-    pub before: String,
-    /// The state after.
-    pub after: String,
-    /// Who made it.
-    pub operator: String,
-    /// The database role in use.
-    pub db_role: String,
-}
+use crate::context::Pipeline;
 
 /// Why a flag operation did nothing.
 #[derive(Debug, thiserror::Error)]

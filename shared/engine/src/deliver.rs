@@ -4,12 +4,15 @@
 //! record; a second copy of the message (or a redelivery after a crash between that commit and
 //! the delivery's update) finds the record, runs nothing, and marks the delivery handled.
 
-use super::commit::{Origin, write_emitted};
-use super::{Delivery, DeliveryMessage, DeliveryStatus, Outcome, Pipeline};
-use crate::app::{HandlerContext, HandlerError, SubscriberSpec};
-use crate::breaker::{AttemptResult, Gate, admit, settle};
-use crate::error::StoreError;
-use crate::store::Store;
+use jadpo_core::app::{HandlerContext, HandlerError, SubscriberSpec};
+use jadpo_core::breaker::{AttemptResult, Gate};
+use jadpo_core::pipeline::{Delivery, DeliveryMessage, DeliveryStatus, Outcome};
+use jadpo_core::{Store, StoreError};
+
+use crate::breaker::{admit, settle};
+use crate::commit::{CommitError, Origin, write_emitted};
+use crate::context::Pipeline;
+use crate::relay::enqueue_now;
 
 /// What became of a message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,7 +33,7 @@ pub enum DeliveryResult {
     /// breaker lets a probe through or closes.
     Held,
     /// The message was a workflow command.
-    Command(crate::workflow::engine::CommandResult),
+    Command(crate::workflow::runs::CommandResult),
 }
 
 /// A fault of the infrastructure: the message should be retried by the queue.
@@ -44,14 +47,14 @@ pub enum DeliverError {
     Store(#[from] StoreError),
     /// A workflow command could not run now (its run is busy, or not runnable here).
     #[error(transparent)]
-    Command(#[from] crate::workflow::engine::CommandError),
+    Command(#[from] crate::workflow::runs::CommandError),
 }
 
 /// Handles one queue message body: a delivery, or a workflow command.
 pub async fn deliver(p: &Pipeline, body: &str) -> Result<DeliveryResult, DeliverError> {
     if let Ok(command) = serde_json::from_str::<CommandMessage>(body) {
         let result =
-            crate::workflow::engine::run_command(p, &command.store, &command.command_id).await?;
+            crate::workflow::runs::run_command(p, &command.store, &command.command_id).await?;
         return Ok(DeliveryResult::Command(result));
     }
     let message: DeliveryMessage = serde_json::from_str(body)
@@ -157,7 +160,7 @@ async fn run_subscriber(
     let audited = p.app.has_audited(&spec.store);
     if audited {
         let actor = format!("subscriber:{}", spec.name);
-        let who = crate::audit::AuditContext {
+        let who = jadpo_core::audit::AuditContext {
             actor: &actor,
             action: &spec.name,
             request_id: Some(&delivery.id),
@@ -190,13 +193,12 @@ async fn run_subscriber(
                     crate::fault!("deliver.before_subscriber_commit");
                     tx.commit().await?;
                     crate::fault!("deliver.after_subscriber_commit");
-                    super::enqueue_now(p, &spec.store, &queued).await;
+                    enqueue_now(p, &spec.store, &queued).await;
                     return Ok(Attempt::Done);
                 }
-                Err(super::CommitError::Store(e)) if e.is_retryable() => return Err(e),
+                Err(CommitError::Store(e)) if e.is_retryable() => return Err(e),
                 Err(
-                    e @ (super::CommitError::ChainTooDeep { .. }
-                    | super::CommitError::UndeclaredEvent { .. }),
+                    e @ (CommitError::ChainTooDeep { .. } | CommitError::UndeclaredEvent { .. }),
                 ) => {
                     Attempt::Failed { failure: e.to_string(), retryable: false, connection_failed }
                 }

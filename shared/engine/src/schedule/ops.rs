@@ -4,14 +4,16 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
+use jadpo_core::id::new_id;
+use jadpo_core::operator::OperatorAction;
+use jadpo_core::schedule::{ScheduleError, ScheduleRow, Trigger};
+use jadpo_core::store::commit_or_rollback;
+use jadpo_core::{Store, StoreError, Transaction};
 
-use super::sql::StoredAction;
-use super::{ScheduleError, ScheduleRow, Trigger};
-use crate::error::StoreError;
-use crate::id::new_id;
-use crate::pipeline::{CommitError, Pipeline, enqueue_now};
-use crate::store::{Store, Transaction, commit_or_rollback};
+use crate::commit::CommitError;
+use crate::context::Pipeline;
+use crate::operator::record_operator_action;
+use crate::relay::enqueue_now;
 
 /// Why a schedule operation did nothing.
 #[derive(Debug, thiserror::Error)]
@@ -49,46 +51,6 @@ impl ScheduleOpError {
             other => Self::Emit(other.to_string()),
         }
     }
-}
-
-/// An operator action to record.
-#[derive(Debug, Clone)]
-pub struct OperatorAction<'a> {
-    /// Which action, e.g. `schedule.pause`.
-    pub action: &'a str,
-    /// What kind of item, e.g. `schedule`.
-    pub item_kind: &'a str,
-    /// Which item.
-    pub item: &'a str,
-    /// The item's state before the action.
-    pub item_state: serde_json::Value,
-    /// Who acted (`--operator` or the OS user).
-    pub operator: &'a str,
-    /// Anything more.
-    pub detail: Option<String>,
-}
-
-/// Records `action` inside `tx`, with the database role `tx` runs as.
-pub async fn record_operator_action(
-    store: &dyn Store,
-    tx: &mut dyn Transaction,
-    action: &OperatorAction<'_>,
-    id: uuid::Uuid,
-    now: DateTime<Utc>,
-) -> Result<(), StoreError> {
-    let db_role = store.db_role(tx).await?;
-    let stored = StoredAction {
-        id: id.to_string(),
-        acted_at: now,
-        action: action.action.to_owned(),
-        item_kind: action.item_kind.to_owned(),
-        item: action.item.to_owned(),
-        item_state: action.item_state.to_string(),
-        operator: action.operator.to_owned(),
-        db_role,
-        detail: action.detail.clone(),
-    };
-    store.operator_action_insert(tx, &stored).await
 }
 
 /// Operator verbs over a pipeline's schedule store.

@@ -12,16 +12,17 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::kernel::{Incoming, KernelError, NewCommand, decide};
+use jadpo_core::app::{CapabilityContext, CommandRequest, HandlerError};
+use jadpo_core::id::new_id;
+use jadpo_core::queue::QueueMessage;
+use jadpo_core::workflow::{
+    CommandRow, ExecutionState, Incoming, KernelError, LeaseFence, NewCommand, RuntimeEvent,
+    SessionWrite, TransitionError, TransitionWrite, WorkflowDef, decide,
+};
+use jadpo_core::{Store, StoreError};
+
 use super::session::{SessionError, restore_session};
-use super::state::{ExecutionState, RuntimeEvent};
-use super::store::{LeaseFence, SessionWrite, TransitionError, TransitionWrite};
-use crate::app::{CapabilityContext, CommandRequest, HandlerError};
-use crate::error::StoreError;
-use crate::id::new_id;
-use crate::pipeline::Pipeline;
-use crate::queue::QueueMessage;
-use crate::store::Store;
+use crate::context::Pipeline;
 
 /// How long a command's executor holds the run's lease.
 const LEASE_MS: i64 = 60_000;
@@ -285,8 +286,8 @@ async fn execute(
     p: &Pipeline,
     store_name: &str,
     store: &dyn Store,
-    def: &super::def::WorkflowDef,
-    command: &super::store::CommandRow,
+    def: &WorkflowDef,
+    command: &CommandRow,
     lease_id: &str,
 ) -> Result<CommandResult, CommandError> {
     let request = CommandRequest {

@@ -3,12 +3,13 @@
 
 use chrono::{DateTime, Utc};
 
-use super::{Breaker, State, ms, plus};
-use crate::error::StoreError;
-use crate::id::new_id;
-use crate::pipeline::Pipeline;
-use crate::schedule::{OperatorAction, record_operator_action};
-use crate::store::Store;
+use jadpo_core::breaker::{Breaker, BreakerPolicy, State, ms, plus};
+use jadpo_core::id::new_id;
+use jadpo_core::operator::OperatorAction;
+use jadpo_core::{Store, StoreError, Transaction};
+
+use crate::context::Pipeline;
+use crate::operator::record_operator_action;
 
 /// Why an operator's change to a breaker was refused; nothing was changed.
 #[derive(Debug, thiserror::Error)]
@@ -91,7 +92,7 @@ impl<'a> BreakerOps<'a> {
     async fn record(
         &self,
         store: &dyn Store,
-        tx: &mut dyn crate::Transaction,
+        tx: &mut dyn Transaction,
         b: &Breaker,
         open: bool,
         now: DateTime<Utc>,
@@ -108,7 +109,7 @@ impl<'a> BreakerOps<'a> {
     }
 }
 
-fn opened(b: &Breaker, now: DateTime<Utc>, policy: &super::BreakerPolicy) -> Breaker {
+fn opened(b: &Breaker, now: DateTime<Utc>, policy: &BreakerPolicy) -> Breaker {
     let pause_ms = ms(policy.max_pause);
     Breaker {
         state: State::Open,

@@ -6,16 +6,13 @@
 
 use serde_json::json;
 
-use super::def::{Node, WorkflowDef};
-use super::kernel::{Incoming, decide};
+use jadpo_core::clock::Clock;
+use jadpo_core::id::new_id;
+use jadpo_core::migrate::{self, MigrationCatalog};
+use jadpo_core::workflow::{Incoming, Node, TransitionWrite, WorkflowDef, decide, replay};
+use jadpo_core::{Store, StoreError};
+
 use super::session::{self, SessionError};
-use super::state::replay;
-use super::store::TransitionWrite;
-use crate::clock::Clock;
-use crate::error::StoreError;
-use crate::id::new_id;
-use crate::migrate::{self, MigrationCatalog};
-use crate::store::Store;
 
 /// One check's verdict.
 #[derive(Debug, Clone, PartialEq, Eq)]

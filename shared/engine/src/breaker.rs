@@ -1,0 +1,81 @@
+//! A connection's circuit breaker around one delivery attempt: [`admit`] before it (pass, probe
+//! or hold), [`settle`] after it, each in one short transaction that locks the breaker row, so
+//! concurrent delivery functions share one breaker through the database.
+
+use chrono::{DateTime, Utc};
+use jadpo_core::breaker::{AttemptResult, BreakerPolicy, Gate, Transition};
+use jadpo_core::{Store, StoreError};
+
+/// Runs the gate for `delivery` on `connection` in `store`, in one short transaction that
+/// locks the breaker row, and holds the delivery when the gate says so.
+pub async fn admit(
+    store: &dyn Store,
+    connection: &str,
+    delivery: &str,
+    now: DateTime<Utc>,
+    policy: &BreakerPolicy,
+) -> Result<Gate, StoreError> {
+    let mut tx = store.begin().await?;
+    let mut breaker = store.breaker_lock(tx.as_mut(), connection, now).await?;
+    let before = breaker.clone();
+    let gate = breaker.gate(delivery, now, policy);
+    if breaker != before {
+        store.breaker_write(tx.as_mut(), &breaker, now).await?;
+    }
+    match &gate {
+        Gate::Hold { until } => {
+            store.delivery_hold(tx.as_mut(), delivery, connection, now, *until).await?;
+        }
+        Gate::Probe => store.delivery_unhold(tx.as_mut(), delivery).await?,
+        Gate::Pass => {}
+    }
+    tx.commit().await?;
+    Ok(gate)
+}
+
+/// Records `delivery`'s result on `connection`'s breaker in `store`; on closing, releases the
+/// held deliveries in the same transaction and returns how many.
+pub async fn settle(
+    store: &dyn Store,
+    connection: &str,
+    delivery: &str,
+    result: AttemptResult,
+    now: DateTime<Utc>,
+    policy: &BreakerPolicy,
+) -> Result<(Transition, u64), StoreError> {
+    let mut tx = store.begin().await?;
+    let mut breaker = store.breaker_lock(tx.as_mut(), connection, now).await?;
+    let before = breaker.clone();
+    let transition = breaker.record(delivery, result, now, policy);
+    if breaker != before {
+        store.breaker_write(tx.as_mut(), &breaker, now).await?;
+    }
+    let released = if transition == Transition::Closed {
+        store.breaker_release_held(tx.as_mut(), connection, now).await?
+    } else {
+        0
+    };
+    tx.commit().await?;
+    match transition {
+        Transition::Opened => tracing::warn!(
+            store = store.name(),
+            connection,
+            failures = breaker.failures,
+            "circuit breaker opened; deliveries calling it are held"
+        ),
+        Transition::Reopened => tracing::warn!(
+            store = store.name(),
+            connection,
+            pause_ms = breaker.pause_ms,
+            "probe failed; circuit breaker paused again"
+        ),
+        Transition::Closed => tracing::info!(
+            store = store.name(),
+            connection,
+            released,
+            "probe succeeded; circuit breaker closed and held deliveries released"
+        ),
+        Transition::None => {}
+    }
+    Ok((transition, released))
+}

@@ -1,0 +1,49 @@
+//! The runtime context every use case takes: the application, its open stores, the queue, the
+//! clock, the connections and the limits.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use jadpo_core::app::{Application, FlagAccess};
+use jadpo_core::clock::Clock;
+use jadpo_core::connect::Connections;
+use jadpo_core::queue::Queue;
+use jadpo_core::{Store, StoreError};
+
+use crate::settings::PipelineSettings;
+
+/// Everything the use cases need: the application, its open stores, the queue and the clock.
+#[derive(Clone)]
+pub struct Pipeline {
+    /// The application.
+    pub app: Arc<Application>,
+    /// The open stores by declared name.
+    pub stores: BTreeMap<String, Arc<dyn Store>>,
+    /// Where deliveries travel.
+    pub queue: Arc<dyn Queue>,
+    /// The clock.
+    pub clock: Arc<dyn Clock>,
+    /// The external services handlers call.
+    pub connections: Arc<dyn Connections>,
+    /// Limits.
+    pub settings: PipelineSettings,
+}
+
+impl Pipeline {
+    /// How a handler writing `store` reads flags.
+    pub(crate) fn flag_access(&self, store: &str) -> Option<FlagAccess<'_>> {
+        let flags_store = self.app.flags_store();
+        self.stores.get(flags_store).map(|s| FlagAccess {
+            app: self.app.as_ref(),
+            store: s.as_ref(),
+            same_store: flags_store == store,
+        })
+    }
+
+    /// The store called `name`, or an error naming it.
+    pub fn store(&self, name: &str) -> Result<&Arc<dyn Store>, StoreError> {
+        self.stores.get(name).ok_or_else(|| {
+            StoreError::internal(format!("store {name:?} is declared but not configured"))
+        })
+    }
+}

@@ -1,0 +1,305 @@
+//! Housekeeping: keeps every system table bounded, rescues stuck work and raises alerts, one
+//! pass per store under that store's `jadpo_housekeeping` lease.
+//!
+//! Each record class has its own retention ([`HousekeepingSettings`]); rows past it are deleted
+//! in bounded batches, each batch its own short transaction fenced by the lease's generation, so
+//! writers are never blocked for long and a housekeeper that lost its lease stops writing. A
+//! second housekeeper finds the lease taken and does nothing. Alerts are structured log events
+//! (`alert = "delivery.dead"`, `"schedule.overdue"`, `"breaker.open"`) whose `raised_at` is recorded in the
+//! same transaction, so each is raised once.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use jadpo_core::clock::Clock;
+use jadpo_core::housekeeping::{Alert, LEASE_KEY, RecordClass};
+use jadpo_core::lease::{Lease, LeaseTable};
+use jadpo_core::{Store, StoreError};
+
+use crate::context::Pipeline;
+pub use crate::settings::HousekeepingSettings;
+
+impl HousekeepingSettings {
+    /// Rows of `class` older than this are deleted at `now`.
+    pub fn cutoff(&self, class: RecordClass, now: DateTime<Utc>) -> DateTime<Utc> {
+        let s = self;
+        let keep = match class {
+            RecordClass::IdempotencyKeys => Duration::ZERO,
+            RecordClass::HandledDeliveries => s.handled_retention,
+            RecordClass::FinishedDeliveries | RecordClass::OutboxRows => s.finished_retention,
+            RecordClass::DeadDeliveries => s.dead_retention,
+            RecordClass::ScheduleRuns => s.schedule_run_retention,
+            // Per entity; see `housekeep`'s `audit` argument.
+            RecordClass::AuditRows => Duration::MAX,
+        };
+        now - chrono::Duration::from_std(keep).unwrap_or(chrono::Duration::MAX)
+    }
+}
+
+/// What one pass over one store did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HousekeepingReport {
+    /// The store.
+    pub store: String,
+    /// Why the pass did nothing (another housekeeper holds the lease), or stopped early (the
+    /// lease was lost).
+    pub stopped: Option<String>,
+    /// Rows deleted per class.
+    pub deleted: Vec<(RecordClass, u64)>,
+    /// Deliveries put on the queue that never finished, handed back to the relay.
+    pub rescued: u64,
+    /// Alerts raised.
+    pub alerts: Vec<Alert>,
+    /// Transactions run.
+    pub batches: u64,
+}
+
+impl HousekeepingReport {
+    /// Rows deleted in all.
+    pub fn total_deleted(&self) -> u64 {
+        self.deleted.iter().map(|(_, n)| n).sum()
+    }
+}
+
+/// Why a pass failed (a database fault); what it did so far stays done.
+#[derive(Debug, thiserror::Error)]
+pub enum HousekeepingError {
+    /// The database failed.
+    #[error("housekeeping of store {store:?} failed: {source}")]
+    Store {
+        /// The store.
+        store: String,
+        /// The fault.
+        source: StoreError,
+    },
+}
+
+/// The work of one batch.
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    Delete(RecordClass, DateTime<Utc>),
+    /// The audit rows of the `usize`-th audited entity, older than the cutoff.
+    Audit(usize, DateTime<Utc>),
+    Rescue(DateTime<Utc>),
+    DeadAlerts,
+    OverdueAlerts(DateTime<Utc>),
+    BreakerAlerts,
+}
+
+/// One pass over `store` as `owner`. `rescue_after`: how long after being put on the queue an
+/// unfinished delivery is handed back to the relay (the pipeline's redelivery window).
+/// `audit`: the audited entities in this store with their retention.
+pub async fn housekeep(
+    store: &dyn Store,
+    clock: &dyn Clock,
+    settings: &HousekeepingSettings,
+    rescue_after: Duration,
+    audit: &[(String, Duration)],
+    owner: &str,
+) -> Result<HousekeepingReport, HousekeepingError> {
+    let fail = |source| HousekeepingError::Store { store: store.name().to_owned(), source };
+    let mut report = HousekeepingReport { store: store.name().to_owned(), ..Default::default() };
+    let start = clock.now();
+    let ttl =
+        chrono::Duration::from_std(settings.lease_ttl).unwrap_or(chrono::Duration::minutes(5));
+    let taken = store.lease_take(LeaseTable::Housekeeping, LEASE_KEY, owner, start, ttl).await;
+    let Some(mut lease) = taken.map_err(fail)? else {
+        report.stopped = Some("another housekeeper holds the lease; this pass did nothing".into());
+        return Ok(report);
+    };
+    let mut steps: Vec<Step> =
+        RecordClass::ALL.iter().map(|c| Step::Delete(*c, settings.cutoff(*c, start))).collect();
+    steps.extend(audit.iter().enumerate().map(|(i, (_, keep))| {
+        Step::Audit(i, start - chrono::Duration::from_std(*keep).unwrap_or(chrono::Duration::MAX))
+    }));
+    let rescue_before =
+        start - chrono::Duration::from_std(rescue_after).unwrap_or(chrono::Duration::MAX);
+    let overdue_before =
+        start - chrono::Duration::from_std(settings.overdue_after).unwrap_or(chrono::Duration::MAX);
+    steps.extend([
+        Step::Rescue(rescue_before),
+        Step::DeadAlerts,
+        Step::OverdueAlerts(overdue_before),
+        Step::BreakerAlerts,
+    ]);
+    let mut held = true;
+    for step in steps {
+        held = run_step(store, clock, settings, audit, &mut lease, step, &mut report)
+            .await
+            .map_err(fail)?;
+        if !held {
+            break;
+        }
+    }
+    if held {
+        held = complete(store, clock, &lease).await.map_err(fail)?;
+    }
+    if !held {
+        report.stopped =
+            Some("the lease was lost to another housekeeper; this pass stopped".into());
+    } else if let Err(e) = store.lease_give_up(&lease).await {
+        tracing::warn!(store = store.name(), error = %e, "could not give the housekeeping lease up; it expires on its own");
+    }
+    Ok(report)
+}
+
+/// One pass over every store of `p`, one after the other; a store that fails does not stop the
+/// others. Returns each store's report and each failure.
+pub async fn housekeep_all(
+    p: &Pipeline,
+    owner: &str,
+) -> (Vec<HousekeepingReport>, Vec<HousekeepingError>) {
+    let mut reports = Vec::new();
+    let mut failures = Vec::new();
+    for store in p.stores.values() {
+        let settings = &p.settings.housekeeping;
+        let rescue_after = p.settings.redelivery_after;
+        let audit: Vec<(String, Duration)> = p
+            .app
+            .audited_in(store.name())
+            .iter()
+            .map(|a| (a.entity.clone(), a.retention))
+            .collect();
+        let clock = p.clock.as_ref();
+        match housekeep(store.as_ref(), clock, settings, rescue_after, &audit, owner).await {
+            Ok(report) => reports.push(report),
+            Err(e) => failures.push(e),
+        }
+    }
+    (reports, failures)
+}
+
+impl HousekeepingReport {
+    /// The report as JSON (the function's response, the local log).
+    pub fn to_json(&self) -> serde_json::Value {
+        let deleted: serde_json::Map<String, serde_json::Value> =
+            self.deleted.iter().map(|(c, n)| (c.as_str().to_owned(), (*n).into())).collect();
+        let alerts: Vec<serde_json::Value> = self
+            .alerts
+            .iter()
+            .map(|a| serde_json::json!({"alert": a.kind, "item": a.item, "detail": a.detail}))
+            .collect();
+        serde_json::json!({
+            "store": self.store,
+            "stopped": self.stopped,
+            "deleted": deleted,
+            "rescued": self.rescued,
+            "alerts": alerts,
+            "batches": self.batches,
+        })
+    }
+}
+
+/// Runs `step` in batches until it has nothing left, the batch budget is spent, or the lease is
+/// lost (`false`).
+async fn run_step(
+    store: &dyn Store,
+    clock: &dyn Clock,
+    settings: &HousekeepingSettings,
+    audit: &[(String, Duration)],
+    lease: &mut Lease,
+    step: Step,
+    report: &mut HousekeepingReport,
+) -> Result<bool, StoreError> {
+    let limit = settings.batch_size.max(1);
+    let ttl =
+        chrono::Duration::from_std(settings.lease_ttl).unwrap_or(chrono::Duration::minutes(5));
+    for _ in 0..settings.max_batches.max(1) {
+        crate::fault!("housekeeping.before_batch");
+        let now = clock.now();
+        let mut tx = store.begin().await?;
+        if !store.lease_fence(tx.as_mut(), lease, now).await? {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        let (touched, alerts) = match step {
+            Step::Delete(class, cutoff) => {
+                (store.housekeeping_delete(tx.as_mut(), class, cutoff, limit).await?, Vec::new())
+            }
+            Step::Audit(i, cutoff) => {
+                let entity = audit.get(i).map_or("", |(e, _)| e.as_str());
+                (store.audit_expire(tx.as_mut(), entity, cutoff, limit).await?, Vec::new())
+            }
+            Step::Rescue(before) => {
+                (store.housekeeping_rescue(tx.as_mut(), before, limit).await?, Vec::new())
+            }
+            Step::DeadAlerts => {
+                let alerts = store.housekeeping_dead_alerts(tx.as_mut(), now, limit).await?;
+                (alerts.len() as u64, alerts)
+            }
+            Step::BreakerAlerts => {
+                let alerts = store.breaker_alerts(tx.as_mut(), now, limit).await?;
+                (alerts.len() as u64, alerts)
+            }
+            Step::OverdueAlerts(before) => {
+                let alerts =
+                    store.housekeeping_overdue_alerts(tx.as_mut(), now, before, limit).await?;
+                (alerts.len() as u64, alerts)
+            }
+        };
+        tx.commit().await?;
+        report.batches += 1;
+        record(report, step, touched, alerts, store.name());
+        if touched < u64::from(limit) {
+            return Ok(true);
+        }
+        match store.lease_extend(lease, clock.now(), ttl).await? {
+            Some(renewed) => *lease = renewed,
+            None => return Ok(false),
+        }
+    }
+    Ok(true)
+}
+
+fn record(
+    report: &mut HousekeepingReport,
+    step: Step,
+    touched: u64,
+    alerts: Vec<Alert>,
+    store: &str,
+) {
+    match step {
+        Step::Audit(..) => {
+            match report.deleted.iter_mut().find(|(c, _)| *c == RecordClass::AuditRows) {
+                Some((_, n)) => *n += touched,
+                None => report.deleted.push((RecordClass::AuditRows, touched)),
+            }
+        }
+        Step::Delete(class, _) => match report.deleted.iter_mut().find(|(c, _)| *c == class) {
+            Some((_, n)) => *n += touched,
+            None => report.deleted.push((class, touched)),
+        },
+        Step::Rescue(_) => {
+            if touched > 0 {
+                tracing::warn!(
+                    store,
+                    rescued = touched,
+                    "deliveries put on the queue never finished; handed back to the relay"
+                );
+            }
+            report.rescued += touched;
+        }
+        Step::DeadAlerts | Step::OverdueAlerts(_) | Step::BreakerAlerts => {
+            for alert in &alerts {
+                tracing::error!(alert = alert.kind, store, item = %alert.item, detail = %alert.detail, "alert raised");
+            }
+            report.alerts.extend(alerts);
+        }
+    }
+}
+
+/// Records the completed pass under the lease; `false` when the lease was lost.
+async fn complete(store: &dyn Store, clock: &dyn Clock, lease: &Lease) -> Result<bool, StoreError> {
+    let now = clock.now();
+    let mut tx = store.begin().await?;
+    if !store.lease_fence(tx.as_mut(), lease, now).await? {
+        tx.rollback().await?;
+        return Ok(false);
+    }
+    store.housekeeping_complete(tx.as_mut(), LEASE_KEY, now).await?;
+    tx.commit().await?;
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests;

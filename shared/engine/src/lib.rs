@@ -1,0 +1,49 @@
+//! `jadpo-engine`: the use cases, written once over `jadpo-core`'s ports.
+//!
+//! Every entry point takes the runtime context ([`Pipeline`]): the application, its open
+//! stores, the queue, the clock, the connections and the limits. The binaries (`jadpo-runtime`'s
+//! wiring, the Lambda functions, `jadpo-local`, the CLI) build one and call in; nothing here
+//! reads the environment or names a driver.
+//!
+//! * the event path: [`commit`] (an action, its events, deliveries and idempotency record in one
+//!   transaction), [`relay`] (due deliveries and commands to the queue), [`deliver`] (one queue
+//!   message to its subscriber, exactly one effect), with the circuit breaker around an attempt
+//!   ([`breaker`]);
+//! * background work: [`schedule`] (tick passes, operator verbs), [`housekeeping`] (retention,
+//!   rescue, alerts), each under fenced leases;
+//! * [`workflow`]: runs, Sessions and `jadpo verify`;
+//! * operators: [`deliveries`], [`breakers`], [`flags`] and [`audit`] verbs, each change recorded
+//!   through [`operator`] in the same transaction.
+
+/// A named fault-injection point: with the `failpoints` feature and the point configured
+/// (`fail::cfg(name, "return")`), the enclosing function returns an "unavailable" error there,
+/// as if the process had crashed at that step; configured with a callback, the callback runs
+/// there (a test's pause). Without the feature it compiles to nothing.
+macro_rules! fault {
+    ($name:literal) => {
+        fail::fail_point!($name, |_| Err(jadpo_core::StoreError::unavailable(concat!(
+            "fault injected at ",
+            $name
+        ))
+        .into()))
+    };
+}
+pub(crate) use fault;
+
+pub mod audit;
+pub mod breaker;
+pub mod breakers;
+pub mod commit;
+pub mod context;
+pub mod deliver;
+pub mod deliveries;
+pub mod flags;
+pub mod housekeeping;
+pub mod operator;
+pub mod relay;
+pub mod schedule;
+pub mod settings;
+pub mod workflow;
+
+pub use context::Pipeline;
+pub use settings::PipelineSettings;

@@ -1,0 +1,96 @@
+//! The engine's limits as plain data, each with its default written once here. The runtime's
+//! configuration reads them from the environment and validates them at start.
+
+use std::time::Duration;
+
+/// Limits of the pipeline, validated by the runtime's configuration.
+#[derive(Debug, Clone, Copy)]
+pub struct PipelineSettings {
+    /// Deepest chain of events a subscriber may extend (0 is an event emitted by a request).
+    pub max_chain_depth: u32,
+    /// How long an idempotency key's stored response is replayed.
+    pub idempotency_retention: Duration,
+    /// How long after a delivery was put on the queue the relay assumes the message was lost
+    /// and sends it again (longer than the queue's visibility timeout times its receive count).
+    pub redelivery_after: Duration,
+    /// Deliveries claimed per relay batch.
+    pub relay_batch: usize,
+    /// Tick passes.
+    pub schedules: ScheduleSettings,
+    /// Housekeeping passes.
+    pub housekeeping: HousekeepingSettings,
+}
+
+impl Default for PipelineSettings {
+    fn default() -> Self {
+        Self {
+            max_chain_depth: 8,
+            idempotency_retention: Duration::from_secs(24 * 3600),
+            redelivery_after: Duration::from_secs(15 * 60),
+            relay_batch: 100,
+            schedules: ScheduleSettings::default(),
+            housekeeping: HousekeepingSettings::default(),
+        }
+    }
+}
+
+/// Retention per record class and the pass's limits. Every duration is validated by the
+/// runtime's configuration (see docs/operations.md for the variables).
+#[derive(Debug, Clone, Copy)]
+pub struct HousekeepingSettings {
+    /// How long a pass holds the lease without renewing it; renewed after every batch.
+    pub lease_ttl: Duration,
+    /// Most rows one batch (one transaction) touches.
+    pub batch_size: u32,
+    /// Most batches per record class per pass; the next pass continues.
+    pub max_batches: u32,
+    /// Handled-delivery records are kept this long (at least the longest redelivery window, so
+    /// a late duplicate message still finds its record).
+    pub handled_retention: Duration,
+    /// Handled and discarded deliveries, and then their outbox rows, are kept this long after
+    /// they finished.
+    pub finished_retention: Duration,
+    /// Dead deliveries are kept this long after they died, for operators to inspect.
+    pub dead_retention: Duration,
+    /// Schedule runs and skipped ticks are kept this long.
+    pub schedule_run_retention: Duration,
+    /// A schedule due longer ago than this raises the `schedule.overdue` alert.
+    pub overdue_after: Duration,
+}
+
+impl Default for HousekeepingSettings {
+    fn default() -> Self {
+        let day = 24 * 3600;
+        Self {
+            lease_ttl: Duration::from_secs(300),
+            batch_size: 1000,
+            max_batches: 1000,
+            handled_retention: Duration::from_secs(14 * day),
+            finished_retention: Duration::from_secs(7 * day),
+            dead_retention: Duration::from_secs(30 * day),
+            schedule_run_retention: Duration::from_secs(30 * day),
+            overdue_after: Duration::from_secs(600),
+        }
+    }
+}
+
+/// Limits of tick passes, validated by the runtime's configuration.
+#[derive(Debug, Clone, Copy)]
+pub struct ScheduleSettings {
+    /// How long a pass holds a schedule's lease (longer than one schedule's transaction).
+    pub lease_ttl: std::time::Duration,
+    /// Most ticks one pass records for a schedule after a gap; older ones are summarized.
+    pub max_listed_ticks: usize,
+    /// Most due schedules one pass handles.
+    pub due_batch: u32,
+}
+
+impl Default for ScheduleSettings {
+    fn default() -> Self {
+        Self {
+            lease_ttl: std::time::Duration::from_secs(60),
+            max_listed_ticks: 100,
+            due_batch: 100,
+        }
+    }
+}

@@ -1,0 +1,10 @@
+//! Workflows at work: runs started, advanced by external events and command results, and
+//! cancelled ([`runs`]); Sessions ([`session`]); the operational checks ([`verify`]).
+//!
+//! Every transition is decided by the core's pure kernel and committed under optimistic
+//! concurrency by the workflow store; this module reads, decides, commits and carries the new
+//! commands to the queue.
+
+pub mod runs;
+pub mod session;
+pub mod verify;
