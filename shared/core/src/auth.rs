@@ -13,7 +13,7 @@ use crate::clock::Clock;
 use crate::error::StoreError;
 use crate::id::new_id;
 use crate::sql::SqlValue;
-use crate::store::TransactionalStore;
+use crate::transaction::TransactionalStore;
 
 const PREFIX: &str = "jadpo_sk_";
 

@@ -12,7 +12,7 @@ use chrono::{DateTime, Duration, Utc};
 
 use crate::error::StoreError;
 use crate::sql::SqlValue;
-use crate::store::{Transaction, TransactionalStore};
+use crate::transaction::{Transaction, TransactionalStore};
 
 /// Which leased table a lease lives in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,6 +10,7 @@
 //! and the runtime's rows (outbox, deliveries, idempotency record) go through the same handle and
 //! therefore commit together or not at all.
 
+pub mod alert;
 pub mod app;
 pub mod audit;
 pub mod auth;
@@ -17,6 +18,7 @@ pub mod breaker;
 pub mod clock;
 pub mod connect;
 pub mod error;
+pub mod event;
 pub mod flags;
 pub mod housekeeping;
 pub mod id;
@@ -29,9 +31,11 @@ pub mod schedule;
 pub mod schema;
 pub mod sql;
 pub mod store;
+pub mod transaction;
 pub mod workflow;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{StoreError, StoreErrorKind};
 pub use sql::{Dialect, Row, SqlValue};
-pub use store::{Store, Transaction, TransactionalStore};
+pub use store::Store;
+pub use transaction::{Transaction, TransactionalStore, commit_or_rollback};

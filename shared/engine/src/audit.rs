@@ -2,7 +2,7 @@
 //! and erasing a record with its audit rows.
 
 use jadpo_core::audit::AuditSpec;
-use jadpo_core::store::commit_or_rollback;
+use jadpo_core::commit_or_rollback;
 use jadpo_core::{Store, StoreError, Transaction};
 
 /// Why an audit operation did nothing.

@@ -5,10 +5,10 @@
 //! Retrying a handled delivery is refused (its effect happened; running it again would repeat
 //! it), and so is anything done to a discarded one: discarding is final and stays visible.
 
+use jadpo_core::commit_or_rollback;
 use jadpo_core::id::new_id;
 use jadpo_core::operator::OperatorAction;
 use jadpo_core::pipeline::{Delivery, DeliveryStatus};
-use jadpo_core::store::commit_or_rollback;
 use jadpo_core::{Store, StoreError};
 use serde_json::json;
 

@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
-use jadpo_core::store::TransactionalStore;
+use jadpo_core::TransactionalStore;
 use jadpo_core::{Dialect, Row, SqlValue, StoreError, Transaction};
 
 pub use migrate::{builtin_catalog, schema_sql};

@@ -37,7 +37,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use jadpo_core::store::TransactionalStore;
+use jadpo_core::TransactionalStore;
 use jadpo_core::{Clock, Dialect, Row, SqlValue, StoreError, Transaction};
 use rusqlite::Connection;
 use tokio::sync::Mutex;

@@ -10,17 +10,9 @@ use serde_json::Value;
 
 use crate::connect::{ConnectionError, ConnectionRequest, Connections};
 use crate::error::StoreError;
+use crate::event::{Emitted, Event};
 use crate::flags::{FlagStore, Rollout};
-use crate::store::Transaction;
-
-/// An event emitted inside a transaction, before it is given an id and written to the outbox.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Emitted {
-    /// The declared event type, e.g. `order.placed`.
-    pub event_type: String,
-    /// Its JSON payload.
-    pub payload: Value,
-}
+use crate::transaction::Transaction;
 
 /// Calls connection `name`; an error status or an unreachable service fails the handler.
 async fn call_connection(
@@ -253,21 +245,6 @@ impl ActionOutput {
     pub fn ok(body: Value) -> Self {
         Self { status: 200, body }
     }
-}
-
-/// An event as a subscriber receives it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Event {
-    /// The outbox row's id.
-    pub id: String,
-    /// The event type.
-    pub event_type: String,
-    /// The payload.
-    pub payload: Value,
-    /// How deep in a chain of events it is (0 for one emitted by a request).
-    pub chain_depth: u32,
-    /// When it was emitted.
-    pub created_at: DateTime<Utc>,
 }
 
 /// A subscriber: reacts to one event type by writing its store, at least once delivered and

@@ -12,9 +12,11 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 pub use handlers::{
-    Action, ActionOutput, Capability, CapabilityContext, CommandRequest, Emitted, Event,
-    FlagAccess, HandlerContext, HandlerError, Subscriber,
+    Action, ActionOutput, Capability, CapabilityContext, CommandRequest, FlagAccess,
+    HandlerContext, HandlerError, Subscriber,
 };
+
+pub use crate::event::{Emitted, Event};
 pub use retry::RetryPolicy;
 
 use crate::audit::AuditSpec;

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use super::{AuditContext, AuditRow, AuditSpec, Fields};
 use crate::error::StoreError;
 use crate::sql::{Row, SqlValue};
-use crate::store::{Transaction, TransactionalStore};
+use crate::transaction::{Transaction, TransactionalStore};
 
 /// One dialect's static audit statements.
 #[derive(Debug)]

@@ -23,7 +23,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 
 /// A connection's breaker thresholds, declared with the connection
-/// ([`crate::app::ApplicationBuilder::connection_with_breaker`]).
+/// (`ApplicationBuilder::connection_with_breaker`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BreakerPolicy {
     /// Consecutive connection failures that open the breaker.

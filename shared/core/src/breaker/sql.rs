@@ -4,10 +4,10 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use super::{Breaker, State};
+use crate::alert::Alert;
 use crate::error::StoreError;
-use crate::housekeeping::Alert;
 use crate::sql::{Row, SqlValue};
-use crate::store::{Transaction, TransactionalStore};
+use crate::transaction::{Transaction, TransactionalStore};
 
 /// One dialect's statements for `jadpo_circuit_breakers` and held deliveries.
 #[derive(Debug)]

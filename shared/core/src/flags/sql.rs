@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use super::{FlagChange, Rollout};
 use crate::error::StoreError;
 use crate::sql::Row;
-use crate::store::{Transaction, TransactionalStore};
+use crate::transaction::{Transaction, TransactionalStore};
 
 /// One dialect's statements for `jadpo_flags` and `jadpo_flag_changes`.
 #[derive(Debug)]

@@ -1,10 +1,12 @@
-//! Housekeeping's vocabulary: the record classes a pass deletes, the alerts it raises, and the
+//! Housekeeping's vocabulary: the record classes a pass deletes, and the
 //! [`HousekeepingStore`] role that deletes, rescues and raises them in bounded batches. The pass
 //! itself (retention, batches under the lease) is `jadpo-engine`'s.
 
 mod sql;
 
 pub use sql::{HousekeepingDialect, HousekeepingSql, HousekeepingStore};
+
+pub use crate::alert::Alert;
 
 /// The lease key every store's housekeeping pass shares.
 pub const LEASE_KEY: &str = "housekeeping";
@@ -52,15 +54,4 @@ impl RecordClass {
             Self::AuditRows => "audit_rows",
         }
     }
-}
-
-/// An alert raised by a pass (and logged as a structured event).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Alert {
-    /// `delivery.dead` or `schedule.overdue`.
-    pub kind: &'static str,
-    /// The delivery's id or the schedule's name.
-    pub item: String,
-    /// What an operator needs to know.
-    pub detail: String,
 }

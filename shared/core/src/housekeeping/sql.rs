@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 
 use super::{Alert, RecordClass};
 use crate::error::StoreError;
-use crate::store::{Transaction, TransactionalStore};
+use crate::transaction::{Transaction, TransactionalStore};
 
 /// One dialect's housekeeping statements. Each deletes or updates at most `limit` rows, picking
 /// them in a subquery (PostgreSQL skips rows a writer holds, so a batch never waits on one).

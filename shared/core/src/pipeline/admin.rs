@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 
 use super::Delivery;
 use crate::error::StoreError;
-use crate::store::{Transaction, TransactionalStore};
+use crate::transaction::{Transaction, TransactionalStore};
 
 /// One dialect's statements for operator changes to deliveries.
 #[derive(Debug)]

@@ -13,7 +13,7 @@ use super::{
 };
 use crate::error::StoreError;
 use crate::sql::SqlValue;
-use crate::store::{Transaction, TransactionalStore};
+use crate::transaction::{Transaction, TransactionalStore};
 
 /// One dialect's statements for the pipeline's tables. Parameters are documented per field.
 #[derive(Debug)]

@@ -5,10 +5,10 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::app::Event;
 use crate::error::StoreError;
+use crate::event::Event;
 use crate::sql::Row;
-use crate::store::Transaction;
+use crate::transaction::Transaction;
 
 /// The `encoding` written with every outbox payload: JSON text, UTF-8.
 pub const ENCODING_JSON_V1: i64 = 1;

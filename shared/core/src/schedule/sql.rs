@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use super::{ScheduleRow, ScheduleRun};
 use crate::error::StoreError;
 use crate::sql::{Row, SqlValue};
-use crate::store::{Transaction, TransactionalStore};
+use crate::transaction::{Transaction, TransactionalStore};
 
 /// One dialect's statements for `jadpo_schedules`, `jadpo_schedule_runs` and
 /// `jadpo_operator_actions`. Parameters are documented per field.

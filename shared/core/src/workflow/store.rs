@@ -15,7 +15,7 @@ use super::kernel::Transition;
 use super::state::{ExecutionState, ExecutionStatus, RuntimeEvent};
 use crate::error::StoreError;
 use crate::sql::{Dialect, Row, SqlValue};
-use crate::store::{Transaction, TransactionalStore};
+use crate::transaction::{Transaction, TransactionalStore};
 
 /// The Session half of a transition that starts a run in a Session.
 #[derive(Debug, Clone, PartialEq, Eq)]

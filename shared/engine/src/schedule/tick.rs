@@ -8,12 +8,12 @@ use chrono::{DateTime, Utc};
 use serde_json::json;
 
 use jadpo_core::app::Emitted;
+use jadpo_core::commit_or_rollback;
 use jadpo_core::lease::{Lease, LeaseTable};
 use jadpo_core::pipeline::QueuedDelivery;
 use jadpo_core::schedule::{
     NewRun, NewSchedule, Overlap, ScheduleSpec, Trigger, decide, due_ticks, tick_id,
 };
-use jadpo_core::store::commit_or_rollback;
 use jadpo_core::{Store, Transaction};
 
 use super::ops::ScheduleOpError;
