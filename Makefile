@@ -22,9 +22,10 @@ prereqs: ## Install what the tests need when it is missing (PostgreSQL binaries,
 test: prereqs lint lint-infra ## Check format, clippy and the SAM template, then run every test (real PostgreSQL and SQLite)
 	$(CARGO) test --workspace
 
-lint: ## rustfmt check and clippy with warnings denied
+lint: ## rustfmt check, clippy with warnings denied, and the layering of core and engine
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	python3 scripts/check-layers.py
 
 tools: ## Install cargo-lambda, cfn-lint and the SAM CLI into ./.venv-tools when missing
 	@scripts/tools-prereqs.sh

@@ -20,10 +20,10 @@ mod sales;
 
 use jadpo_core::Dialect;
 use jadpo_core::app::{AppError, Application, RetryPolicy};
-use jadpo_core::audit::AuditSpec;
-use jadpo_core::flags::Rollout;
-use jadpo_core::migrate::{Ledger, Migration};
-use jadpo_core::schedule::Schedule;
+use jadpo_core::model::audit::AuditSpec;
+use jadpo_core::model::flags::Rollout;
+use jadpo_core::model::migrate::{Ledger, Migration};
+use jadpo_core::model::schedule::Schedule;
 
 pub use checkout::{Charge, Refund, Release, Reserve, checkout};
 pub use orders::{PlaceOrder, ReserveStock, SendReceipt};
@@ -45,7 +45,7 @@ pub enum ShopError {
     App(#[from] AppError),
     /// A workflow's graph.
     #[error(transparent)]
-    Workflow(#[from] jadpo_core::workflow::DefinitionError),
+    Workflow(#[from] jadpo_core::model::workflow::def::DefinitionError),
 }
 
 /// The shop's declaration.

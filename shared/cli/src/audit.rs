@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Subcommand;
-use jadpo_core::audit::replay;
 use jadpo_core::commit_or_rollback;
 use jadpo_core::id::new_id;
-use jadpo_core::operator::OperatorAction;
+use jadpo_core::model::audit::replay;
+use jadpo_core::model::operator::OperatorAction;
 use jadpo_core::{Clock, SystemClock};
 use jadpo_engine::audit;
 use jadpo_engine::operator::record_operator_action;

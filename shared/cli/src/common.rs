@@ -5,7 +5,7 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 use jadpo_core::SystemClock;
 use jadpo_core::app::Application;
-use jadpo_core::connect::NoConnections;
+use jadpo_core::ports::NoConnections;
 use jadpo_engine::Pipeline;
 use jadpo_runtime::queue::RelayLater;
 use jadpo_runtime::{Config, Mode, Stores, open_stores};

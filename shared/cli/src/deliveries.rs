@@ -6,7 +6,7 @@ use clap::Subcommand;
 use std::sync::Arc;
 
 use jadpo_core::app::Application;
-use jadpo_core::pipeline::{Delivery, DeliveryFilter, DeliveryStatus};
+use jadpo_core::model::delivery::{Delivery, DeliveryFilter, DeliveryStatus};
 use jadpo_engine::deliveries::{DeliveryOpError, DeliveryOps};
 use serde_json::{Value, json};
 

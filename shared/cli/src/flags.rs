@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Subcommand;
-use jadpo_core::flags::Rollout;
+use jadpo_core::model::flags::Rollout;
 use jadpo_engine::flags::FlagOps;
 use serde_json::json;
 

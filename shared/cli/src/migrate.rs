@@ -4,7 +4,8 @@ use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use jadpo_core::Dialect;
 use jadpo_core::app::Application;
-use jadpo_core::migrate::{self, MigrationStatus};
+use jadpo_core::model::migrate::MigrationStatus;
+use jadpo_engine::migrate;
 use jadpo_runtime::{Config, Stores, catalog_for};
 use serde_json::json;
 
@@ -81,7 +82,7 @@ async fn apply(app: &Application, target: &Target) -> anyhow::Result<()> {
                 println!("  up to date: nothing to apply");
             }
         }
-        let entries = |list: &[(jadpo_core::migrate::Ledger, u32, String)]| {
+        let entries = |list: &[(jadpo_core::model::migrate::Ledger, u32, String)]| {
             list.iter()
                 .map(|(l, v, n)| json!({"ledger": l.name(), "version": v, "name": n}))
                 .collect::<Vec<_>>()

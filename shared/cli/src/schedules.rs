@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use clap::Subcommand;
-use jadpo_core::schedule::{ScheduleRow, ScheduleRun};
+use jadpo_core::model::schedule::{ScheduleRow, ScheduleRun};
 use jadpo_engine::Pipeline;
 use jadpo_engine::schedule::{Operators, sync};
 use serde_json::{Value, json};

@@ -12,7 +12,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use jadpo_core::Store;
-use jadpo_core::workflow::{RunExport, SessionExport};
+use jadpo_core::model::workflow::rows::{RunExport, SessionExport};
 use serde_json::{Value, json};
 
 const FORMAT: &str = "jadpo.workflow-export";

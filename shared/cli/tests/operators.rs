@@ -8,9 +8,9 @@ use common::jadpo;
 
 use chrono::Utc;
 use jadpo_core::TransactionalStore;
-use jadpo_core::auth::ServiceKeyStore;
-use jadpo_core::pipeline::PipelineStore;
-use jadpo_core::pipeline::{NewDelivery, NewEvent, Outcome};
+use jadpo_core::model::delivery::{NewDelivery, NewEvent, Outcome};
+use jadpo_core::ports::PipelineStore;
+use jadpo_core::ports::ServiceKeyStore;
 use jadpo_test_harness::SqliteTestDb;
 use serde_json::{Value, json};
 
@@ -144,10 +144,9 @@ async fn deliveries_are_retried_discarded_and_released_by_a_named_operator() {
     let unknown =
         jadpo(&url, &["deliveries", "release", "--connection", "fax", "--operator", "ann"]);
     assert!(!unknown.status.success() && stderr(&unknown).contains("no connection named \"fax\""));
-    let actions =
-        jadpo_core::schedule::ScheduleStore::operator_actions(&db.store(), None, None, 10)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+    let actions = jadpo_core::ports::ScheduleStore::operator_actions(&db.store(), None, None, 10)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     let seen: Vec<_> = actions.iter().map(|a| (a.action.as_str(), a.operator.as_str())).collect();
     assert_eq!(seen.len(), 3, "{seen:?}");
     assert!(seen.iter().all(|(_, who)| *who == "ann"));
@@ -171,7 +170,7 @@ async fn breakers_are_listed_and_forced_by_a_named_operator() {
     assert!(closed.contains("closed mailer in store main, 0 held deliveries released"), "{closed}");
     let unknown = jadpo(&url, &["breakers", "open", "fax", "--operator", "ann"]);
     assert!(!unknown.status.success() && stderr(&unknown).contains("no connection named \"fax\""));
-    let actions = jadpo_core::schedule::ScheduleStore::operator_actions(
+    let actions = jadpo_core::ports::ScheduleStore::operator_actions(
         &db.store(),
         Some("breaker"),
         Some("mailer"),
@@ -257,7 +256,7 @@ async fn an_audited_record_is_shown_and_erased_with_its_rows() {
         stderr(&again)
     );
     let actions =
-        jadpo_core::schedule::ScheduleStore::operator_actions(&store, Some("order"), None, 10)
+        jadpo_core::ports::ScheduleStore::operator_actions(&store, Some("order"), None, 10)
             .await
             .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(actions.len(), 1);

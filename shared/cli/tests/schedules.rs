@@ -6,7 +6,7 @@ mod common;
 use std::process::{Command, Output};
 
 use common::{jadpo, text};
-use jadpo_core::schedule::ScheduleStore;
+use jadpo_core::ports::ScheduleStore;
 use jadpo_test_harness::SqliteTestDb;
 use serde_json::Value;
 

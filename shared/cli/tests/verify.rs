@@ -9,7 +9,8 @@ use std::process::Command;
 use common::{jadpo, text};
 
 use chrono::Utc;
-use jadpo_core::workflow::{Incoming, TransitionWrite, decide};
+use jadpo_core::model::workflow::kernel::{Incoming, decide};
+use jadpo_core::model::workflow::rows::TransitionWrite;
 use jadpo_core::{Store, TransactionalStore};
 use jadpo_test_harness::{PgTestDb, SqliteTestDb};
 use serde_json::json;

@@ -1,38 +1,42 @@
-//! `jadpo-core`: the part of Jadpo every function shares.
+//! `jadpo-core`: the bottom of Jadpo, what every other crate builds on. It never names a driver
+//! type, never reads the environment and holds no use case (those are `jadpo-engine`'s).
 //!
-//! It holds the domain types, the *ports* the runtime talks through (the store traits grouped by
-//! role, the queue trait, the [`Clock`]) and the pure logic that decides things (which migrations
-//! to apply, whether an applied one was edited). It never names a driver type and never reads the
-//! environment: adapters (`jadpo-store-postgres`, `jadpo-store-sqlite`, later `jadpo-queue-sqs`)
-//! implement the ports, and `jadpo-runtime` wires them from configuration.
+//! ```text
+//! app          the application API: Application and its builder, actions, subscribers,
+//!   │          capabilities and the contexts they run in
+//!   ▼
+//! store        Store: every role together (one Arc<dyn Store> per declared store)
+//!   │
+//!   ▼
+//! dialect      the roles written once over each adapter's statement tables (PipelineSql, ...)
+//!   │
+//!   ▼
+//! ports        one role trait a file (PipelineStore, LeaseStore, ...), the queue, connections
+//!   │
+//!   ▼
+//! model        pure data and decisions: rows, leases, alerts, operator actions, the breaker's
+//!   │          state machine, schedule timing, workflow definitions, kernel and state
+//!   ▼
+//! transaction  the seam: Transaction, TransactionalStore, commit_or_rollback
+//! sql, error   values that cross the seam (SqlValue, Row, Dialect) and StoreError
+//! clock, id    injected time (Clock) and time-ordered ids
+//! ```
 //!
-//! The seam every later capability depends on is [`store::Transaction`]: an action's own writes
-//! and the runtime's rows (outbox, deliveries, idempotency record) go through the same handle and
-//! therefore commit together or not at all.
+//! A module imports only from its own layer or below (`make lint` checks it, and that no two
+//! modules import each other). The seam every capability depends on is [`Transaction`]: an
+//! action's own writes and the runtime's rows (outbox, deliveries, idempotency record) go through
+//! the same handle and therefore commit together or not at all.
 
-pub mod alert;
 pub mod app;
-pub mod audit;
-pub mod auth;
-pub mod breaker;
 pub mod clock;
-pub mod connect;
+pub mod dialect;
 pub mod error;
-pub mod event;
-pub mod flags;
-pub mod housekeeping;
 pub mod id;
-pub mod lease;
-pub mod migrate;
-pub mod operator;
-pub mod pipeline;
-pub mod queue;
-pub mod schedule;
-pub mod schema;
+pub mod model;
+pub mod ports;
 pub mod sql;
 pub mod store;
 pub mod transaction;
-pub mod workflow;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{StoreError, StoreErrorKind};

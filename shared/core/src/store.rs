@@ -2,30 +2,30 @@
 //! declared store. The roles:
 //!
 //! * [`crate::transaction::TransactionalStore`] opens a transaction and runs single statements;
-//! * [`crate::migrate::MigrationStore`] applies and lists migrations under the two ledgers.
-//! * [`crate::schema::SchemaIntrospection`] describes tables, for `jadpo check` and conformance.
-//! * [`crate::auth::ServiceKeyStore`] keeps service keys' verifiers.
-//! * [`crate::lease::LeaseStore`] takes, extends and fences generation-numbered leases.
-//! * [`crate::workflow::WorkflowStore`] commits workflow transitions and keeps Sessions;
-//!   [`crate::workflow::WorkflowOps`] verifies, exports and imports them.
-//! * [`crate::pipeline::PipelineStore`] keeps the outbox, deliveries, handled records and
+//! * [`crate::ports::MigrationStore`] applies and lists migrations under the two ledgers.
+//! * [`crate::ports::SchemaIntrospection`] describes tables, for `jadpo check` and conformance.
+//! * [`crate::ports::ServiceKeyStore`] keeps service keys' verifiers.
+//! * [`crate::ports::LeaseStore`] takes, extends and fences generation-numbered leases.
+//! * [`crate::ports::WorkflowStore`] commits workflow transitions and keeps Sessions;
+//!   [`crate::ports::WorkflowOps`] verifies, exports and imports them.
+//! * [`crate::ports::PipelineStore`] keeps the outbox, deliveries, handled records and
 //!   idempotency keys.
 //!
 //!
 //! A new capability adds its role trait in its own module and one line here.
 
-use crate::audit::AuditStore;
-use crate::auth::ServiceKeyStore;
-use crate::breaker::BreakerStore;
-use crate::flags::FlagStore;
-use crate::housekeeping::HousekeepingStore;
-use crate::lease::LeaseStore;
-use crate::migrate::MigrationStore;
-use crate::pipeline::{DeliveryAdminStore, PipelineStore};
-use crate::schedule::ScheduleStore;
-use crate::schema::SchemaIntrospection;
+use crate::ports::AuditStore;
+use crate::ports::BreakerStore;
+use crate::ports::FlagStore;
+use crate::ports::HousekeepingStore;
+use crate::ports::LeaseStore;
+use crate::ports::MigrationStore;
+use crate::ports::ScheduleStore;
+use crate::ports::SchemaIntrospection;
+use crate::ports::ServiceKeyStore;
+use crate::ports::{DeliveryAdminStore, PipelineStore};
+use crate::ports::{WorkflowOps, WorkflowStore};
 use crate::transaction::TransactionalStore;
-use crate::workflow::{WorkflowOps, WorkflowStore};
 
 /// A store: every role together.
 pub trait Store:

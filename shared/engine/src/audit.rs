@@ -1,8 +1,8 @@
 //! The audit trail's use cases: installing each audited entity's triggers after migrations,
 //! and erasing a record with its audit rows.
 
-use jadpo_core::audit::AuditSpec;
 use jadpo_core::commit_or_rollback;
+use jadpo_core::model::audit::AuditSpec;
 use jadpo_core::{Store, StoreError, Transaction};
 
 /// Why an audit operation did nothing.

@@ -3,7 +3,7 @@
 //! concurrent delivery functions share one breaker through the database.
 
 use chrono::{DateTime, Utc};
-use jadpo_core::breaker::{AttemptResult, BreakerPolicy, Gate, Transition};
+use jadpo_core::model::breaker::{AttemptResult, BreakerPolicy, Gate, Transition};
 use jadpo_core::{Store, StoreError};
 
 /// Runs the gate for `delivery` on `connection` in `store`, in one short transaction that

@@ -3,9 +3,9 @@
 
 use chrono::{DateTime, Utc};
 
-use jadpo_core::breaker::{Breaker, BreakerPolicy, State, ms, plus};
 use jadpo_core::id::new_id;
-use jadpo_core::operator::OperatorAction;
+use jadpo_core::model::breaker::{Breaker, BreakerPolicy, State, ms, plus};
+use jadpo_core::model::operator::OperatorAction;
 use jadpo_core::{Store, StoreError, Transaction};
 
 use crate::context::Pipeline;

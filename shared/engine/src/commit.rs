@@ -7,7 +7,7 @@ use sha2::{Digest, Sha256};
 
 use jadpo_core::app::{Emitted, HandlerContext, HandlerError};
 use jadpo_core::id::new_id;
-use jadpo_core::pipeline::{NewDelivery, NewEvent, QueuedDelivery};
+use jadpo_core::model::delivery::{NewDelivery, NewEvent, QueuedDelivery};
 use jadpo_core::{Store, StoreError, Transaction};
 
 use crate::context::Pipeline;
@@ -183,7 +183,7 @@ async fn run_action(
     crate::fault!("commit.after_claim");
     let audited = p.app.has_audited(&spec.store);
     if audited {
-        let who = jadpo_core::audit::AuditContext {
+        let who = jadpo_core::model::audit::AuditContext {
             actor: &request.caller,
             action: &request.action,
             request_id: Some(&request.request_id),

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use jadpo_core::app::{Application, FlagAccess};
 use jadpo_core::clock::Clock;
-use jadpo_core::connect::Connections;
-use jadpo_core::queue::Queue;
+use jadpo_core::ports::Connections;
+use jadpo_core::ports::Queue;
 use jadpo_core::{Store, StoreError};
 
 use crate::settings::PipelineSettings;

@@ -5,8 +5,8 @@
 //! the delivery's update) finds the record, runs nothing, and marks the delivery handled.
 
 use jadpo_core::app::{HandlerContext, HandlerError, SubscriberSpec};
-use jadpo_core::breaker::{AttemptResult, Gate};
-use jadpo_core::pipeline::{Delivery, DeliveryMessage, DeliveryStatus, Outcome};
+use jadpo_core::model::breaker::{AttemptResult, Gate};
+use jadpo_core::model::delivery::{Delivery, DeliveryMessage, DeliveryStatus, Outcome};
 use jadpo_core::{Store, StoreError};
 
 use crate::breaker::{admit, settle};
@@ -160,7 +160,7 @@ async fn run_subscriber(
     let audited = p.app.has_audited(&spec.store);
     if audited {
         let actor = format!("subscriber:{}", spec.name);
-        let who = jadpo_core::audit::AuditContext {
+        let who = jadpo_core::model::audit::AuditContext {
             actor: &actor,
             action: &spec.name,
             request_id: Some(&delivery.id),

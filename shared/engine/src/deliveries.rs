@@ -7,8 +7,8 @@
 
 use jadpo_core::commit_or_rollback;
 use jadpo_core::id::new_id;
-use jadpo_core::operator::OperatorAction;
-use jadpo_core::pipeline::{Delivery, DeliveryStatus};
+use jadpo_core::model::delivery::{Delivery, DeliveryStatus};
+use jadpo_core::model::operator::OperatorAction;
 use jadpo_core::{Store, StoreError};
 use serde_json::json;
 

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use jadpo_core::commit_or_rollback;
-use jadpo_core::flags::{FlagChange, Rollout, StoredFlag};
 use jadpo_core::id::new_id;
+use jadpo_core::model::flags::{FlagChange, Rollout, StoredFlag};
 use jadpo_core::{Store, StoreError};
 
 use crate::context::Pipeline;

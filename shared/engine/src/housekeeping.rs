@@ -12,8 +12,9 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use jadpo_core::clock::Clock;
-use jadpo_core::housekeeping::{Alert, LEASE_KEY, RecordClass};
-use jadpo_core::lease::{Lease, LeaseTable};
+use jadpo_core::model::alert::Alert;
+use jadpo_core::model::housekeeping::{LEASE_KEY, RecordClass};
+use jadpo_core::model::lease::{Lease, LeaseTable};
 use jadpo_core::{Store, StoreError};
 
 use crate::context::Pipeline;

@@ -39,6 +39,7 @@ pub mod deliver;
 pub mod deliveries;
 pub mod flags;
 pub mod housekeeping;
+pub mod migrate;
 pub mod operator;
 pub mod relay;
 pub mod schedule;

@@ -1,8 +1,8 @@
 //! The operator-action log every operator verb writes to, in the same transaction as its change.
 
 use chrono::{DateTime, Utc};
-use jadpo_core::operator::OperatorAction;
-use jadpo_core::schedule::StoredAction;
+use jadpo_core::model::operator::OperatorAction;
+use jadpo_core::model::operator::StoredAction;
 use jadpo_core::{Store, StoreError, Transaction};
 
 /// Records `action` inside `tx`, with the database role `tx` runs as.

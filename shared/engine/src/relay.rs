@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use jadpo_core::StoreError;
-use jadpo_core::pipeline::{DeliveryMessage, QueuedDelivery};
-use jadpo_core::queue::{QueueError, QueueMessage};
+use jadpo_core::model::delivery::{DeliveryMessage, QueuedDelivery};
+use jadpo_core::ports::{QueueError, QueueMessage};
 
 use crate::context::Pipeline;
 

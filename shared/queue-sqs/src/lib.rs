@@ -13,7 +13,7 @@ use async_trait::async_trait;
 use aws_sdk_sqs::Client;
 use aws_sdk_sqs::types::{MessageAttributeValue, SendMessageBatchRequestEntry};
 use aws_smithy_http_client::tls;
-use jadpo_core::queue::{Queue, QueueError, QueueMessage, SendReport};
+use jadpo_core::ports::{Queue, QueueError, QueueMessage, SendReport};
 use tokio::sync::OnceCell;
 
 /// Why the client could not be set up.

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use aws_sdk_sqs::types::MessageSystemAttributeName;
-use jadpo_core::queue::{Queue, QueueError, QueueMessage};
+use jadpo_core::ports::{Queue, QueueError, QueueMessage};
 use jadpo_queue_sqs::{SqsQueue, client_for_endpoint};
 use jadpo_test_harness::MotoServer;
 

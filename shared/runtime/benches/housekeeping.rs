@@ -19,12 +19,12 @@ use async_trait::async_trait;
 use jadpo_core::app::{
     Action, ActionOutput, Application, Event, HandlerContext, HandlerError, RetryPolicy, Subscriber,
 };
-use jadpo_core::connect::NoConnections;
-use jadpo_core::housekeeping::RecordClass;
-use jadpo_core::migrate;
+use jadpo_core::model::housekeeping::RecordClass;
+use jadpo_core::ports::NoConnections;
 use jadpo_core::{Store, SystemClock};
 use jadpo_engine::commit::{CommitRequest, commit};
 use jadpo_engine::housekeeping::{HousekeepingSettings, housekeep};
+use jadpo_engine::migrate;
 use jadpo_engine::{Pipeline, PipelineSettings};
 use jadpo_runtime::queue::RelayLater;
 use jadpo_store_postgres::{PgOptions, PgStore};

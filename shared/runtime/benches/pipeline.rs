@@ -20,11 +20,12 @@ use async_trait::async_trait;
 use jadpo_core::app::{
     Action, ActionOutput, Application, Event, HandlerContext, HandlerError, RetryPolicy, Subscriber,
 };
-use jadpo_core::connect::NoConnections;
-use jadpo_core::migrate::{self, Ledger, Migration};
+use jadpo_core::model::migrate::{Ledger, Migration};
+use jadpo_core::ports::NoConnections;
 use jadpo_core::{Dialect, Store, SystemClock};
 use jadpo_engine::commit::{CommitRequest, commit};
 use jadpo_engine::deliver::deliver;
+use jadpo_engine::migrate;
 use jadpo_engine::relay::enqueue_now;
 use jadpo_engine::{Pipeline, PipelineSettings};
 use jadpo_runtime::catalog_for;

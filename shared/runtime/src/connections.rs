@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use jadpo_core::connect::{ConnectionError, ConnectionRequest, ConnectionResponse, Connections};
+use jadpo_core::ports::{ConnectionError, ConnectionRequest, ConnectionResponse, Connections};
 use serde_json::Value;
 
 /// Connections by name, over one HTTP client.

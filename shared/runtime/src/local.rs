@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use jadpo_core::queue::QueueMessage;
+use jadpo_core::ports::QueueMessage;
 use jadpo_engine::Pipeline;
 use jadpo_engine::deliver::{DeliverError, DeliveryResult, deliver};
 use jadpo_engine::relay::relay;

@@ -5,7 +5,7 @@
 //! relay's sweep.
 
 use async_trait::async_trait;
-use jadpo_core::queue::{Queue, QueueError, QueueMessage, SendReport};
+use jadpo_core::ports::{Queue, QueueError, QueueMessage, SendReport};
 use tokio::sync::mpsc;
 
 /// The sending side; the receiver goes to the delivery loop.

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use jadpo_core::app::Application;
-use jadpo_core::migrate::{MigrateError, MigrationCatalog};
+use jadpo_core::model::migrate::{MigrateError, MigrationCatalog};
 use jadpo_core::{Clock, Store, StoreError};
 use jadpo_store_postgres::PgStore;
 use jadpo_store_sqlite::SqliteStore;
@@ -70,7 +70,7 @@ impl Stores {
 pub async fn migrate_all(app: &Application, stores: &Stores) -> Result<(), MigrateError> {
     for (name, store) in stores.iter() {
         let catalog = catalog_for(app, store.as_ref())?;
-        let report = jadpo_core::migrate::apply(store.as_ref(), &catalog).await?;
+        let report = jadpo_engine::migrate::apply(store.as_ref(), &catalog).await?;
         if !report.applied.is_empty() {
             tracing::info!(store = name, applied = report.applied.len(), "migrations applied");
         }
@@ -85,8 +85,8 @@ pub async fn migrate_all(app: &Application, stores: &Stores) -> Result<(), Migra
 pub fn pipeline(
     app: Arc<Application>,
     stores: &Stores,
-    queue: Arc<dyn jadpo_core::queue::Queue>,
-    connections: Arc<dyn jadpo_core::connect::Connections>,
+    queue: Arc<dyn jadpo_core::ports::Queue>,
+    connections: Arc<dyn jadpo_core::ports::Connections>,
     clock: Arc<dyn Clock>,
     config: &Config,
 ) -> jadpo_engine::Pipeline {

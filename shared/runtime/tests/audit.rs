@@ -4,7 +4,7 @@
 
 mod support;
 
-use jadpo_core::audit::replay;
+use jadpo_core::model::audit::replay;
 use jadpo_engine::commit::{CommitRequest, commit};
 use serde_json::json;
 use support::{Env, Kind};

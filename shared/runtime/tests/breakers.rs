@@ -5,8 +5,8 @@
 mod support;
 
 use chrono::Duration;
-use jadpo_core::breaker::State;
-use jadpo_core::pipeline::{DeliveryFilter, DeliveryStatus};
+use jadpo_core::model::breaker::State;
+use jadpo_core::model::delivery::{DeliveryFilter, DeliveryStatus};
 use jadpo_engine::deliver::DeliveryResult;
 use serde_json::json;
 use support::{Env, Kind, commit_and_enqueue, request};

@@ -5,7 +5,7 @@
 
 mod support;
 
-use jadpo_core::pipeline::{DeliveryFilter, DeliveryStatus};
+use jadpo_core::model::delivery::{DeliveryFilter, DeliveryStatus};
 use jadpo_engine::commit::{CommitRequest, commit, request_digest};
 use jadpo_engine::relay::enqueue_now;
 use serde_json::json;

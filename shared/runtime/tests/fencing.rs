@@ -16,9 +16,9 @@ use std::sync::{Arc, Mutex};
 
 use chrono::Duration;
 use jadpo_core::Clock;
-use jadpo_core::housekeeping::LEASE_KEY;
-use jadpo_core::lease::LeaseTable;
-use jadpo_core::pipeline::DeliveryMessage;
+use jadpo_core::model::delivery::DeliveryMessage;
+use jadpo_core::model::housekeeping::LEASE_KEY;
+use jadpo_core::model::lease::LeaseTable;
 use jadpo_engine::commit::{CommitRequest, commit, request_digest};
 use jadpo_engine::deliver::{DeliverError, DeliveryResult, deliver};
 use jadpo_engine::housekeeping::{HousekeepingSettings, housekeep};

@@ -9,7 +9,7 @@ use std::sync::{Arc, OnceLock};
 use async_trait::async_trait;
 use jadpo_core::Store;
 use jadpo_core::app::{Action, ActionOutput, Application, HandlerContext, HandlerError};
-use jadpo_core::flags::Rollout;
+use jadpo_core::model::flags::Rollout;
 use jadpo_engine::PipelineSettings;
 use jadpo_engine::commit::commit;
 use jadpo_engine::flags::FlagOps;

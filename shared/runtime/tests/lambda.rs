@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use aws_lambda_events::event::eventbridge::EventBridgeEvent;
 use aws_lambda_events::event::sqs::{SqsEvent, SqsMessage};
-use jadpo_core::pipeline::{DeliveryFilter, DeliveryStatus};
+use jadpo_core::model::delivery::{DeliveryFilter, DeliveryStatus};
 use jadpo_queue_sqs::{SqsQueue, client_for_endpoint};
 use jadpo_runtime::http::{HttpState, router};
 use jadpo_runtime::lambda::{deliver_batch, relay_pass};

@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use jadpo_core::app::{
     Action, ActionOutput, Application, Event, HandlerContext, HandlerError, RetryPolicy, Subscriber,
 };
-use jadpo_core::pipeline::{DeliveryFilter, DeliveryStatus};
+use jadpo_core::model::delivery::{DeliveryFilter, DeliveryStatus};
 use jadpo_engine::PipelineSettings;
 use jadpo_engine::commit::{CommitError, CommitRequest, commit};
 use jadpo_engine::deliver::{DeliverError, DeliveryResult};

@@ -5,7 +5,7 @@
 mod support;
 
 use chrono::Duration;
-use jadpo_core::housekeeping::RecordClass;
+use jadpo_core::model::housekeeping::RecordClass;
 use jadpo_engine::deliver::DeliveryResult;
 use jadpo_runtime::lambda::{housekeeping_pass, tick_pass};
 use serde_json::json;

@@ -5,8 +5,8 @@
 #[macro_use]
 mod support;
 
-use jadpo_core::workflow::ExecutionStatus;
-use jadpo_core::workflow::replay;
+use jadpo_core::model::workflow::state::ExecutionStatus;
+use jadpo_core::model::workflow::state::replay;
 use jadpo_engine::workflow::runs::{
     EngineError, cancel_run, find_run, post_event, run_events, start_run,
 };

@@ -3,9 +3,10 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use jadpo_core::migrate::{self, Ledger, MigrateError, Migration, MigrationCatalog};
-use jadpo_core::schema::TableSchema;
+use jadpo_core::model::migrate::{Ledger, MigrateError, Migration, MigrationCatalog};
+use jadpo_core::model::schema::TableSchema;
 use jadpo_core::{Dialect, SqlValue, Store, StoreErrorKind};
+use jadpo_engine::migrate;
 use serde_json::json;
 
 use crate::Fixture;

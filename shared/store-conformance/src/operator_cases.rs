@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use chrono::Duration;
 use jadpo_core::app::Application;
-use jadpo_core::housekeeping::RecordClass;
+use jadpo_core::model::housekeeping::RecordClass;
 use jadpo_core::{ManualClock, SqlValue};
 use jadpo_engine::housekeeping::housekeep;
 
@@ -17,7 +17,7 @@ use crate::schedule_cases::{count, exec, hk_settings, pipeline, seed, t0};
 /// before it; handled deliveries cannot be retried, discarding is final, and refusals record
 /// nothing.
 pub async fn delivery_operations_are_recorded_and_refused_when_final(fx: &dyn Fixture) {
-    use jadpo_core::pipeline::DeliveryStatus;
+    use jadpo_core::model::delivery::DeliveryStatus;
     use jadpo_engine::deliveries::{DeliveryOpError, DeliveryOps};
     let store = migrated(fx).await;
     let now = t0() + Duration::days(1);
@@ -82,7 +82,7 @@ pub async fn delivery_operations_are_recorded_and_refused_when_final(fx: &dyn Fi
 /// deliveries becomes the probe; the probe's success closes it and releases the held deliveries
 /// once; an alert is raised once for a breaker open too long.
 pub async fn breakers_let_one_probe_through_and_release_held_deliveries_once(fx: &dyn Fixture) {
-    use jadpo_core::breaker::{AttemptResult, BreakerPolicy, Gate, State, Transition};
+    use jadpo_core::model::breaker::{AttemptResult, BreakerPolicy, Gate, State, Transition};
     use jadpo_engine::breaker::{admit, settle};
     let store = migrated(fx).await;
     let outbox = "INSERT INTO jadpo_outbox (id, event_type, payload, chain_depth, source, created_at) \
@@ -157,7 +157,7 @@ pub async fn breakers_let_one_probe_through_and_release_held_deliveries_once(fx:
 /// Flags: every change is recorded with who made it and the database role; setting the state a
 /// flag already has records nothing; an undeclared flag is refused.
 pub async fn flag_changes_are_recorded_with_who_made_them(fx: &dyn Fixture) {
-    use jadpo_core::flags::Rollout;
+    use jadpo_core::model::flags::Rollout;
     use jadpo_engine::flags::{FlagOpError, FlagOps};
     let store = migrated(fx).await;
     let clock = Arc::new(ManualClock::new(t0()));
@@ -196,7 +196,7 @@ pub async fn flag_changes_are_recorded_with_who_made_them(fx: &dyn Fixture) {
 /// replay to the record's current state; a change outside the runtime is recorded as such;
 /// erasure removes the record with its rows; retention deletes old rows.
 pub async fn audit_rows_record_raw_sql_changes_and_replay(fx: &dyn Fixture) {
-    use jadpo_core::audit::{AuditContext, AuditSpec, replay};
+    use jadpo_core::model::audit::{AuditContext, AuditSpec, replay};
     use jadpo_engine::audit;
     let store = migrated(fx).await;
     let s = store.as_ref();

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
-use jadpo_core::pipeline::{DeliveryFilter, DeliveryStatus, NewDelivery, NewEvent, Outcome};
+use jadpo_core::model::delivery::{DeliveryFilter, DeliveryStatus, NewDelivery, NewEvent, Outcome};
 use jadpo_core::{Store, Transaction};
 use serde_json::json;
 
@@ -165,7 +165,7 @@ async fn claim(
     key: &str,
     digest: &str,
     now: DateTime<Utc>,
-) -> Option<jadpo_core::pipeline::StoredResponse> {
+) -> Option<jadpo_core::model::delivery::StoredResponse> {
     ok(
         store.idempotency_claim(tx, "svc", key, digest, now, now + Duration::hours(24)).await,
         "claim",
@@ -266,7 +266,7 @@ pub async fn service_keys_are_stored_as_verifiers(fx: &dyn Fixture) {
     ok(tx.rollback().await, "rollback");
     assert_eq!(rows.len(), 1);
     let verifier = ok(rows[0].get_str("verifier"), "verifier");
-    assert_eq!(verifier, jadpo_core::auth::verifier(&key.secret));
+    assert_eq!(verifier, jadpo_core::model::service_key::verifier(&key.secret));
     assert!(!verifier.contains(&key.secret[9..]), "the secret is stored");
     let err = store.service_key_issue("bad name!", None, &clock).await.err().map(|e| e.to_string());
     assert!(err.unwrap_or_default().contains("service name \"bad name!\""));
@@ -275,7 +275,7 @@ pub async fn service_keys_are_stored_as_verifiers(fx: &dyn Fixture) {
 /// The lease primitive: one holder; a holder paused past its expiry loses the lease to another,
 /// cannot extend it, and is fenced out of writing; the generation grows with every acquisition.
 pub async fn leases_fence_a_holder_paused_past_expiry(fx: &dyn Fixture) {
-    use jadpo_core::lease::LeaseTable::Housekeeping;
+    use jadpo_core::model::lease::LeaseTable::Housekeeping;
     let store = migrated(fx).await;
     let ttl = Duration::seconds(30);
     let a = ok(store.lease_take(Housekeeping, "hourly", "a", t0(), ttl).await, "take");

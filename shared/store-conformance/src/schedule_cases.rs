@@ -6,12 +6,12 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use chrono::{DateTime, Duration, Utc};
 use jadpo_core::app::{Application, Event, HandlerContext, HandlerError, RetryPolicy, Subscriber};
-use jadpo_core::connect::NoConnections;
-use jadpo_core::housekeeping::RecordClass;
-use jadpo_core::lease::LeaseTable;
-use jadpo_core::pipeline::Outcome;
-use jadpo_core::queue::{Queue, QueueError, QueueMessage, SendReport};
-use jadpo_core::schedule::{NewRun, Schedule};
+use jadpo_core::model::delivery::Outcome;
+use jadpo_core::model::housekeeping::RecordClass;
+use jadpo_core::model::lease::LeaseTable;
+use jadpo_core::model::schedule::{NewRun, Schedule};
+use jadpo_core::ports::NoConnections;
+use jadpo_core::ports::{Queue, QueueError, QueueMessage, SendReport};
 use jadpo_core::{Clock, ManualClock, SqlValue, Store};
 use jadpo_engine::housekeeping::{HousekeepingSettings, housekeep};
 use jadpo_engine::schedule::{Operators, ScheduleOpError, tick};
@@ -439,7 +439,7 @@ pub async fn a_second_housekeeper_waits(fx: &dyn Fixture) {
     let now = t0() + Duration::days(60);
     seed(store.as_ref(), now).await;
     let ttl = Duration::seconds(300);
-    let key = jadpo_core::housekeeping::LEASE_KEY;
+    let key = jadpo_core::model::housekeeping::LEASE_KEY;
     let first =
         ok(store.lease_take(LeaseTable::Housekeeping, key, "first", now, ttl).await, "take");
     assert!(first.is_some());

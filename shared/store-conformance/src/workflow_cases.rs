@@ -3,10 +3,12 @@
 use std::sync::Arc;
 
 use jadpo_core::Store;
-use jadpo_core::workflow::{
-    ExecutionState, Incoming, LeaseFence, Node, SessionWrite, Transition, TransitionError,
-    TransitionWrite, WorkflowDef, decide, replay,
+use jadpo_core::model::workflow::def::{Node, WorkflowDef};
+use jadpo_core::model::workflow::kernel::{Incoming, Transition, decide};
+use jadpo_core::model::workflow::rows::{
+    LeaseFence, SessionWrite, TransitionError, TransitionWrite,
 };
+use jadpo_core::model::workflow::state::{ExecutionState, replay};
 use jadpo_engine::workflow::session::{self, SessionError};
 use serde_json::json;
 

@@ -3,7 +3,8 @@
 //! each table's statements. The fence reads the row inside the writer's transaction,
 //! locking the row so a takeover waits for the fenced write.
 
-use jadpo_core::lease::{LeaseDialect, LeaseSql, LeaseTable};
+use jadpo_core::dialect::{LeaseDialect, LeaseSql};
+use jadpo_core::model::lease::LeaseTable;
 
 use crate::PgStore;
 

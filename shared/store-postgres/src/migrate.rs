@@ -7,9 +7,8 @@
 
 use async_trait::async_trait;
 use deadpool_postgres::Object;
-use jadpo_core::migrate::{
-    AppliedMigration, Ledger, Migration, MigrationCatalog, MigrationSession, MigrationStore,
-};
+use jadpo_core::model::migrate::{AppliedMigration, Ledger, Migration, MigrationCatalog};
+use jadpo_core::ports::{MigrationSession, MigrationStore};
 use jadpo_core::{Dialect, SqlValue, StoreError};
 
 use crate::PgStore;

@@ -2,8 +2,8 @@
 //! takes and skips rows another relay holds (`FOR UPDATE SKIP LOCKED`), so concurrent relays
 //! never claim the same delivery.
 
-use jadpo_core::auth::{AuthDialect, AuthSql};
-use jadpo_core::pipeline::{PipelineDialect, PipelineSql};
+use jadpo_core::dialect::{AuthDialect, AuthSql};
+use jadpo_core::dialect::{PipelineDialect, PipelineSql};
 
 use crate::PgStore;
 
@@ -86,7 +86,7 @@ impl AuthDialect for PgStore {
 }
 
 /// Operator changes to deliveries.
-pub static ADMIN: jadpo_core::pipeline::DeliveryAdminSql = jadpo_core::pipeline::DeliveryAdminSql {
+pub static ADMIN: jadpo_core::dialect::DeliveryAdminSql = jadpo_core::dialect::DeliveryAdminSql {
     get_locked: const_format::concatcp!(
         "SELECT ",
         DELIVERY_COLUMNS,
@@ -99,8 +99,8 @@ pub static ADMIN: jadpo_core::pipeline::DeliveryAdminSql = jadpo_core::pipeline:
         last_failure = $3, enqueued_at = NULL WHERE id = $1 AND status IN ('pending', 'dead')",
 };
 
-impl jadpo_core::pipeline::DeliveryAdminDialect for PgStore {
-    fn delivery_admin_sql(&self) -> &'static jadpo_core::pipeline::DeliveryAdminSql {
+impl jadpo_core::dialect::DeliveryAdminDialect for PgStore {
+    fn delivery_admin_sql(&self) -> &'static jadpo_core::dialect::DeliveryAdminSql {
         &ADMIN
     }
 }

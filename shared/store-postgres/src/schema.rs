@@ -2,7 +2,8 @@
 
 use async_trait::async_trait;
 use deadpool_postgres::Object;
-use jadpo_core::schema::{ColumnInfo, ForeignKeyInfo, IndexInfo, SchemaIntrospection, TableSchema};
+use jadpo_core::model::schema::{ColumnInfo, ForeignKeyInfo, IndexInfo, TableSchema};
+use jadpo_core::ports::SchemaIntrospection;
 use jadpo_core::{SqlValue, StoreError};
 
 use crate::PgStore;

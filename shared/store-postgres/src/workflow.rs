@@ -1,6 +1,6 @@
 //! The workflow tables' statements in PostgreSQL's: typed and JSONB columns, rows locked with `FOR UPDATE`.
 
-use jadpo_core::workflow::{WorkflowDialect, WorkflowSql};
+use jadpo_core::dialect::{WorkflowDialect, WorkflowSql};
 
 use crate::PgStore;
 

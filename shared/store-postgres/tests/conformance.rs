@@ -4,7 +4,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use jadpo_core::{Dialect, Store, StoreErrorKind, TransactionalStore, migrate};
+use jadpo_core::{Dialect, Store, StoreErrorKind, TransactionalStore};
+use jadpo_engine::migrate;
 use jadpo_store_conformance::{Fixture, conformance_tests};
 use jadpo_store_postgres::{PgOptions, PgStore, PgTx, builtin_catalog, schema_sql};
 use jadpo_test_harness::PgTestDb;

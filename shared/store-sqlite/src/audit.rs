@@ -4,7 +4,8 @@
 //! transaction, deleted before commit). Identifiers come from the application's declaration,
 //! checked at start to be plain lower-case identifiers, and are quoted here as well.
 
-use jadpo_core::audit::{AuditDialect, AuditSpec, AuditSql};
+use jadpo_core::dialect::{AuditDialect, AuditSql};
+use jadpo_core::model::audit::AuditSpec;
 
 use crate::SqliteStore;
 

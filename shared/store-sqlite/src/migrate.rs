@@ -7,9 +7,8 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use jadpo_core::migrate::{
-    AppliedMigration, Ledger, Migration, MigrationCatalog, MigrationSession, MigrationStore,
-};
+use jadpo_core::model::migrate::{AppliedMigration, Ledger, Migration, MigrationCatalog};
+use jadpo_core::ports::{MigrationSession, MigrationStore};
 use jadpo_core::{Dialect, SqlValue, StoreError};
 use rusqlite::Connection;
 use tokio::sync::OwnedMutexGuard;

@@ -1,8 +1,8 @@
 //! The pipeline's statements in SQLite's dialect. One writer at a time, so claiming due
 //! deliveries needs no row locks.
 
-use jadpo_core::auth::{AuthDialect, AuthSql};
-use jadpo_core::pipeline::{PipelineDialect, PipelineSql};
+use jadpo_core::dialect::{AuthDialect, AuthSql};
+use jadpo_core::dialect::{PipelineDialect, PipelineSql};
 
 use crate::SqliteStore;
 
@@ -83,7 +83,7 @@ impl AuthDialect for SqliteStore {
 }
 
 /// Operator changes to deliveries.
-pub static ADMIN: jadpo_core::pipeline::DeliveryAdminSql = jadpo_core::pipeline::DeliveryAdminSql {
+pub static ADMIN: jadpo_core::dialect::DeliveryAdminSql = jadpo_core::dialect::DeliveryAdminSql {
     get_locked: const_format::concatcp!(
         "SELECT ",
         DELIVERY_COLUMNS,
@@ -96,8 +96,8 @@ pub static ADMIN: jadpo_core::pipeline::DeliveryAdminSql = jadpo_core::pipeline:
         last_failure = $3, enqueued_at = NULL WHERE id = $1 AND status IN ('pending', 'dead')",
 };
 
-impl jadpo_core::pipeline::DeliveryAdminDialect for SqliteStore {
-    fn delivery_admin_sql(&self) -> &'static jadpo_core::pipeline::DeliveryAdminSql {
+impl jadpo_core::dialect::DeliveryAdminDialect for SqliteStore {
+    fn delivery_admin_sql(&self) -> &'static jadpo_core::dialect::DeliveryAdminSql {
         &ADMIN
     }
 }

@@ -1,10 +1,10 @@
 //! Schedule, housekeeping and circuit-breaker and flag statements (SQLite). One writer at a time, so a batch
 //! is simply limited in size; each is its own short transaction.
 
-use jadpo_core::breaker::{BreakerDialect, BreakerSql};
-use jadpo_core::flags::{FlagDialect, FlagSql};
-use jadpo_core::housekeeping::{HousekeepingDialect, HousekeepingSql};
-use jadpo_core::schedule::{ScheduleDialect, ScheduleSql};
+use jadpo_core::dialect::{BreakerDialect, BreakerSql};
+use jadpo_core::dialect::{FlagDialect, FlagSql};
+use jadpo_core::dialect::{HousekeepingDialect, HousekeepingSql};
+use jadpo_core::dialect::{ScheduleDialect, ScheduleSql};
 
 use crate::SqliteStore;
 

@@ -3,7 +3,8 @@
 use std::collections::BTreeMap;
 
 use async_trait::async_trait;
-use jadpo_core::schema::{ColumnInfo, ForeignKeyInfo, IndexInfo, SchemaIntrospection, TableSchema};
+use jadpo_core::model::schema::{ColumnInfo, ForeignKeyInfo, IndexInfo, TableSchema};
+use jadpo_core::ports::SchemaIntrospection;
 use jadpo_core::{SqlValue, StoreError};
 use rusqlite::Connection;
 

@@ -1,6 +1,6 @@
 //! The workflow tables' statements in SQLite's: the whole state in `state_json`; the single writer needs no row locks.
 
-use jadpo_core::workflow::{WorkflowDialect, WorkflowSql};
+use jadpo_core::dialect::{WorkflowDialect, WorkflowSql};
 
 use crate::SqliteStore;
 

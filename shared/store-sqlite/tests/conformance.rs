@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use jadpo_core::{Dialect, Store, SystemClock, TransactionalStore, migrate};
+use jadpo_core::{Dialect, Store, SystemClock, TransactionalStore};
+use jadpo_engine::migrate;
 use jadpo_store_conformance::{Fixture, conformance_tests};
 use jadpo_store_sqlite::{SqliteLocation, SqliteOptions, SqliteStore, SqliteTx};
 use jadpo_test_harness::SqliteTestDb;

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use jadpo_core::pipeline::{DeliveryFilter, DeliveryStatus};
+use jadpo_core::model::delivery::{DeliveryFilter, DeliveryStatus};
 use jadpo_e2e::{
     Backing, FUNCTIONS, Function, HELLO_WORLD, Invocation, Profile, RuntimeApi, Watch, build,
     json_fixture, place_order,

@@ -2,7 +2,8 @@
 
 use std::time::Duration;
 
-use jadpo_core::migrate::{self, MigrationCatalog};
+use jadpo_core::model::migrate::MigrationCatalog;
+use jadpo_engine::migrate;
 use jadpo_store_postgres::{PgOptions, PgStore};
 use tokio_postgres::NoTls;
 
@@ -170,6 +171,12 @@ async fn admin_query_has_rows(server: &Server, sql: &str, param: &str) -> bool {
 
 fn catalog_digest(catalog: &MigrationCatalog) -> String {
     let joined: String = catalog.all().map(|m| m.checksum()).collect();
-    let digest = migrate::Migration::new(migrate::Ledger::Jadpo, 1, "digest", &joined).checksum();
+    let digest = jadpo_core::model::migrate::Migration::new(
+        jadpo_core::model::migrate::Ledger::Jadpo,
+        1,
+        "digest",
+        &joined,
+    )
+    .checksum();
     digest[..16].to_owned()
 }

@@ -3,7 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use jadpo_core::{SystemClock, migrate};
+use jadpo_core::SystemClock;
+use jadpo_engine::migrate;
 use jadpo_store_sqlite::{SqliteLocation, SqliteOptions, SqliteStore};
 
 /// A test's own SQLite file, deleted when this value is dropped.

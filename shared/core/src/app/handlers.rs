@@ -8,10 +8,11 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use crate::connect::{ConnectionError, ConnectionRequest, Connections};
 use crate::error::StoreError;
-use crate::event::{Emitted, Event};
-use crate::flags::{FlagStore, Rollout};
+use crate::model::event::{Emitted, Event};
+use crate::model::flags::Rollout;
+use crate::ports::FlagStore;
+use crate::ports::{ConnectionError, ConnectionRequest, Connections};
 use crate::transaction::Transaction;
 
 /// Calls connection `name`; an error status or an unreachable service fails the handler.
@@ -135,7 +136,7 @@ impl<'t> HandlerContext<'t> {
         name: &str,
         path: &str,
         body: Value,
-    ) -> Result<crate::connect::ConnectionResponse, ConnectionError> {
+    ) -> Result<crate::ports::ConnectionResponse, ConnectionError> {
         let request = ConnectionRequest {
             connection: name.to_owned(),
             path: path.to_owned(),

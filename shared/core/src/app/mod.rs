@@ -16,16 +16,17 @@ pub use handlers::{
     HandlerContext, HandlerError, Subscriber,
 };
 
-pub use crate::event::{Emitted, Event};
+pub use crate::model::event::{Emitted, Event};
 pub use retry::RetryPolicy;
 
-use crate::audit::AuditSpec;
-use crate::breaker::BreakerPolicy;
-use crate::flags::Rollout;
-use crate::migrate::Migration;
-use crate::schedule::{Schedule, ScheduleError, ScheduleSpec};
+use crate::model::audit::AuditSpec;
+use crate::model::breaker::BreakerPolicy;
+use crate::model::flags::Rollout;
+use crate::model::migrate::Migration;
+use crate::model::schedule::ScheduleError;
+use crate::model::schedule::{Schedule, ScheduleSpec};
+use crate::model::workflow::def::WorkflowDef;
 use crate::sql::Dialect;
-use crate::workflow::WorkflowDef;
 
 /// Why an application's declaration was refused.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]

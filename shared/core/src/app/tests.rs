@@ -2,7 +2,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::migrate::Ledger;
+use crate::model::migrate::Ledger;
 
 struct Noop;
 

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use jadpo_core::commit_or_rollback;
 use jadpo_core::id::new_id;
-use jadpo_core::operator::OperatorAction;
-use jadpo_core::schedule::{ScheduleError, ScheduleRow, Trigger};
+use jadpo_core::model::operator::OperatorAction;
+use jadpo_core::model::schedule::{ScheduleError, ScheduleRow, Trigger};
 use jadpo_core::{Store, StoreError, Transaction};
 
 use crate::commit::CommitError;

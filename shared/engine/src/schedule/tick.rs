@@ -9,9 +9,9 @@ use serde_json::json;
 
 use jadpo_core::app::Emitted;
 use jadpo_core::commit_or_rollback;
-use jadpo_core::lease::{Lease, LeaseTable};
-use jadpo_core::pipeline::QueuedDelivery;
-use jadpo_core::schedule::{
+use jadpo_core::model::delivery::QueuedDelivery;
+use jadpo_core::model::lease::{Lease, LeaseTable};
+use jadpo_core::model::schedule::{
     NewRun, NewSchedule, Overlap, ScheduleSpec, Trigger, decide, due_ticks, tick_id,
 };
 use jadpo_core::{Store, Transaction};

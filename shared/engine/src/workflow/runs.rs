@@ -14,11 +14,13 @@ use serde_json::{Value, json};
 
 use jadpo_core::app::{CapabilityContext, CommandRequest, HandlerError};
 use jadpo_core::id::new_id;
-use jadpo_core::queue::QueueMessage;
-use jadpo_core::workflow::{
-    CommandRow, ExecutionState, Incoming, KernelError, LeaseFence, NewCommand, RuntimeEvent,
-    SessionWrite, TransitionError, TransitionWrite, WorkflowDef, decide,
+use jadpo_core::model::workflow::def::WorkflowDef;
+use jadpo_core::model::workflow::kernel::{Incoming, KernelError, NewCommand, decide};
+use jadpo_core::model::workflow::rows::{
+    CommandRow, LeaseFence, SessionWrite, TransitionError, TransitionWrite,
 };
+use jadpo_core::model::workflow::state::{ExecutionState, RuntimeEvent};
+use jadpo_core::ports::QueueMessage;
 use jadpo_core::{Store, StoreError};
 
 use super::session::{SessionError, restore_session};

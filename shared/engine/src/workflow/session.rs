@@ -10,7 +10,8 @@
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
-use jadpo_core::workflow::{SessionRecord, WorkflowStore};
+use jadpo_core::model::workflow::rows::SessionRecord;
+use jadpo_core::ports::WorkflowStore;
 use jadpo_core::{StoreError, StoreErrorKind};
 
 /// Why a Session operation was refused. Nothing changed.

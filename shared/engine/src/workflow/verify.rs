@@ -6,10 +6,14 @@
 
 use serde_json::json;
 
+use crate::migrate;
 use jadpo_core::clock::Clock;
 use jadpo_core::id::new_id;
-use jadpo_core::migrate::{self, MigrationCatalog};
-use jadpo_core::workflow::{Incoming, Node, TransitionWrite, WorkflowDef, decide, replay};
+use jadpo_core::model::migrate::MigrationCatalog;
+use jadpo_core::model::workflow::def::{Node, WorkflowDef};
+use jadpo_core::model::workflow::kernel::{Incoming, decide};
+use jadpo_core::model::workflow::rows::TransitionWrite;
+use jadpo_core::model::workflow::state::replay;
 use jadpo_core::{Store, StoreError};
 
 use super::session::{self, SessionError};

@@ -6,7 +6,8 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, patch, post};
-use jadpo_core::workflow::{KernelError, TransitionError};
+use jadpo_core::model::workflow::kernel::KernelError;
+use jadpo_core::model::workflow::rows::TransitionError;
 use jadpo_engine::workflow::runs::{
     EngineError, cancel_run, find_run, post_event, run_events, start_run,
 };
@@ -70,7 +71,7 @@ fn session_problem(e: &SessionError) -> Problem {
     }
 }
 
-fn state_json(state: &jadpo_core::workflow::ExecutionState) -> Value {
+fn state_json(state: &jadpo_core::model::workflow::state::ExecutionState) -> Value {
     serde_json::to_value(state).unwrap_or(Value::Null)
 }
 
@@ -191,7 +192,7 @@ fn sessions_store(state: &HttpState) -> Result<&std::sync::Arc<dyn jadpo_core::S
     state.pipeline.store(&name).map_err(|e| store_problem(&e))
 }
 
-fn session_json(s: &jadpo_core::workflow::SessionRecord) -> Value {
+fn session_json(s: &jadpo_core::model::workflow::rows::SessionRecord) -> Value {
     json!({
         "id": s.id, "user_id": s.user_id, "context": s.context, "active_run_id": s.active_run_id,
         "revision": s.revision, "context_revision": s.context_revision,

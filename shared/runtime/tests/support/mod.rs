@@ -10,10 +10,10 @@ use std::time::Instant;
 
 use chrono::{DateTime, Duration, Utc};
 use jadpo_core::app::Application;
-use jadpo_core::migrate;
-use jadpo_core::queue::QueueMessage;
+use jadpo_core::ports::QueueMessage;
 use jadpo_core::{Clock, ManualClock, Store, SystemClock};
 use jadpo_engine::deliver::{DeliverError, DeliveryResult, deliver};
+use jadpo_engine::migrate;
 use jadpo_engine::relay::relay;
 use jadpo_engine::{Pipeline, PipelineSettings};
 use jadpo_runtime::catalog_for;

@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Checks the layering of jadpo-core and jadpo-engine (run by `make lint`).
+
+Each crate's top-level modules (a file or folder under src/) may reference, through `crate::`,
+only the modules its rule allows, and no two modules of a crate may reference each other in a
+circle. References are read from `crate::name` paths and `use crate::{a, b}` groups anywhere in
+a module's files, doc comments included (a doc link is a dependency too); test files (`tests.rs`,
+`tests/`) and inline `#[cfg(test)] mod tests` blocks at the end of a file are left out.
+
+usage: check-layers.py [REPO_ROOT]      exits 1 and names each broken rule
+"""
+import os
+import re
+import sys
+
+BOTTOM = ["error", "sql", "clock", "id"]
+
+# Which modules each module of a crate may reference. A module missing here fails the check, so a
+# new module gets a rule of its own.
+RULES = {
+    "shared/core/src": {
+        "error": [],
+        "sql": ["error"],
+        "clock": [],
+        "id": ["clock"],
+        "transaction": ["error", "sql"],
+        "model": BOTTOM,
+        "ports": BOTTOM + ["model", "transaction"],
+        "dialect": BOTTOM + ["model", "ports", "transaction"],
+        "store": ["ports", "transaction"],
+        "app": BOTTOM + ["model", "ports", "transaction"],
+    },
+    # The engine's use cases may use each other as long as no two form a circle.
+    "shared/engine/src": None,
+}
+
+
+def modules(src):
+    return sorted(
+        os.path.splitext(n)[0]
+        for n in os.listdir(src)
+        if (n.endswith(".rs") and n not in ("lib.rs", "main.rs"))
+        or os.path.isdir(os.path.join(src, n))
+    )
+
+
+def references(root, src, mods):
+    """{module: {referenced module: first file and line that references it}}."""
+    refs = {m: {} for m in mods}
+    for folder, _, files in os.walk(src):
+        if "tests" in os.path.relpath(folder, src).split(os.sep):
+            continue
+        for f in sorted(files):
+            if not f.endswith(".rs") or f == "tests.rs":
+                continue
+            path = os.path.join(folder, f)
+            top = os.path.splitext(os.path.relpath(path, src).split(os.sep)[0])[0]
+            if top not in refs:
+                continue
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
+            text = re.sub(r"#\[cfg\(test\)\]\s*mod\s+\w+\s*\{.*", "", text, flags=re.S)
+            found = [(m.group(1), m.start()) for m in re.finditer(r"\bcrate::(\w+)", text)]
+            for group in re.finditer(r"\buse\s+crate::\{([^;]*)\}", text, flags=re.S):
+                for name in re.finditer(r"(?:^|[,{\s])(\w+)(?=\s*(?:::|,|\}|$))", group.group(1)):
+                    found.append((name.group(1), group.start()))
+            for name, offset in found:
+                if name in mods and name != top and name not in refs[top]:
+                    line = text.count("\n", 0, offset) + 1
+                    refs[top][name] = f"{os.path.relpath(path, root)}:{line}"
+    return refs
+
+
+def circles(refs):
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in refs[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    sys.setrecursionlimit(10000)
+    for v in sorted(refs):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def check(root):
+    problems = []
+    for crate, rules in RULES.items():
+        src = os.path.join(root, crate)
+        mods = modules(src)
+        refs = references(root, src, mods)
+        for group in circles(refs):
+            problems.append(f"{crate}: modules {', '.join(group)} reference each other in a circle")
+        if rules is None:
+            continue
+        for m in mods:
+            if m not in rules:
+                problems.append(f"{crate}: module {m} has no layering rule in scripts/check-layers.py")
+                continue
+            for target, where in sorted(refs[m].items()):
+                if target not in rules[m]:
+                    problems.append(f"{crate}: {m} may not reference {target} ({where})")
+    return problems
+
+
+def main():
+    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
+    problems = check(os.path.abspath(root))
+    for p in problems:
+        print(p)
+    if problems:
+        print(f"layering: {len(problems)} problem(s)")
+        return 1
+    print("layering: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,144 @@
+//! The audit role over each adapter's own SQL: static statements in [`AuditSql`], and the
+//! statements generated from a declaration (trigger DDL, the record's current fields, erasure)
+//! by the adapter itself. Generated statements only interpolate identifiers the application
+//! declared, checked at start to be plain lower-case SQL identifiers; values are parameters.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use crate::error::StoreError;
+use crate::model::audit::{AuditContext, AuditRow, AuditSpec, Fields};
+use crate::ports::AuditStore;
+use crate::sql::{Row, SqlValue};
+use crate::transaction::{Transaction, TransactionalStore};
+
+/// One dialect's static audit statements.
+#[derive(Debug)]
+pub struct AuditSql {
+    /// `(actor, action, request_id or NULL, trace or NULL, now)`: who is acting in this
+    /// transaction.
+    pub set_context: &'static str,
+    /// `()`: forget it before commit, where it outlives the transaction otherwise.
+    pub clear_context: Option<&'static str>,
+    /// `(entity, record_id)` → its rows by `seq`.
+    pub rows: &'static str,
+    /// `(entity, record_id)`: delete every row about the record (erasure).
+    pub delete_rows: &'static str,
+    /// `(entity, cutoff, limit)`: delete up to `limit` rows changed before `cutoff`.
+    pub expire: &'static str,
+}
+
+/// An adapter that speaks the audit trail.
+pub trait AuditDialect: TransactionalStore {
+    /// The static statements.
+    fn audit_sql(&self) -> &'static AuditSql;
+    /// Idempotent statements installing `spec`'s triggers.
+    fn audit_trigger_ddl(&self, spec: &AuditSpec) -> Vec<String>;
+    /// `(id)` → one row whose columns are `spec`'s audited fields as text.
+    fn audit_current_sql(&self, spec: &AuditSpec) -> String;
+    /// `(id)`: delete the record.
+    fn audit_erase_sql(&self, spec: &AuditSpec) -> String;
+}
+
+fn opt(v: Option<&str>) -> SqlValue {
+    v.map_or(SqlValue::Null, SqlValue::from)
+}
+
+fn audit_row(r: &Row) -> Result<AuditRow, StoreError> {
+    let changes = r.get_str("changes")?;
+    Ok(AuditRow {
+        entity: r.get_str("entity")?.to_owned(),
+        record_id: r.get_str("record_id")?.to_owned(),
+        seq: r.get_i64("seq")?,
+        changed_at: r.get_timestamp("changed_at")?,
+        kind: r.get_str("kind")?.to_owned(),
+        actor: r.get_str("actor")?.to_owned(),
+        action: r.get_opt_str("action")?.map(str::to_owned),
+        request_id: r.get_opt_str("request_id")?.map(str::to_owned),
+        trace: r.get_opt_str("trace")?.map(str::to_owned),
+        changes: serde_json::from_str(changes)
+            .map_err(|e| StoreError::internal(format!("audit changes are not JSON: {e}")))?,
+        encoding: r.get_i64("encoding")?,
+    })
+}
+
+#[async_trait]
+impl<S: AuditDialect> AuditStore for S {
+    fn audit_trigger_ddl(&self, spec: &AuditSpec) -> Vec<String> {
+        AuditDialect::audit_trigger_ddl(self, spec)
+    }
+
+    async fn audit_set_context(
+        &self,
+        tx: &mut dyn Transaction,
+        ctx: &AuditContext<'_>,
+    ) -> Result<(), StoreError> {
+        let params = [
+            ctx.actor.into(),
+            ctx.action.into(),
+            opt(ctx.request_id),
+            opt(ctx.trace),
+            ctx.now.into(),
+        ];
+        tx.execute(self.audit_sql().set_context, &params).await?;
+        Ok(())
+    }
+
+    async fn audit_clear_context(&self, tx: &mut dyn Transaction) -> Result<(), StoreError> {
+        if let Some(sql) = self.audit_sql().clear_context {
+            tx.execute(sql, &[]).await?;
+        }
+        Ok(())
+    }
+
+    async fn audit_rows(&self, entity: &str, record_id: &str) -> Result<Vec<AuditRow>, StoreError> {
+        let rows =
+            self.query_once(self.audit_sql().rows, &[entity.into(), record_id.into()]).await?;
+        rows.iter().map(audit_row).collect()
+    }
+
+    async fn audit_current(
+        &self,
+        spec: &AuditSpec,
+        id: &str,
+    ) -> Result<Option<Fields>, StoreError> {
+        let rows = self.query_once(&self.audit_current_sql(spec), &[id.into()]).await?;
+        rows.first()
+            .map(|r| {
+                spec.columns
+                    .iter()
+                    .map(|c| Ok((c.clone(), r.get_opt_str(c)?.map(str::to_owned))))
+                    .collect::<Result<Fields, StoreError>>()
+            })
+            .transpose()
+    }
+
+    async fn audit_erase_record(
+        &self,
+        tx: &mut dyn Transaction,
+        spec: &AuditSpec,
+        id: &str,
+    ) -> Result<u64, StoreError> {
+        tx.execute(&self.audit_erase_sql(spec), &[id.into()]).await
+    }
+
+    async fn audit_delete_rows(
+        &self,
+        tx: &mut dyn Transaction,
+        entity: &str,
+        record_id: &str,
+    ) -> Result<u64, StoreError> {
+        tx.execute(self.audit_sql().delete_rows, &[entity.into(), record_id.into()]).await
+    }
+
+    async fn audit_expire(
+        &self,
+        tx: &mut dyn Transaction,
+        entity: &str,
+        cutoff: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<u64, StoreError> {
+        let params = [entity.into(), cutoff.into(), i64::from(limit).into()];
+        tx.execute(self.audit_sql().expire, &params).await
+    }
+}

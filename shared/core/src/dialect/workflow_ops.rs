@@ -1,0 +1,160 @@
+//! Operator-side workflow operations (verification queries, paging, export and import)
+//! implemented once over each adapter's own SQL.
+
+use async_trait::async_trait;
+
+use crate::dialect::{WorkflowDialect, execution_params, ms};
+use crate::error::StoreError;
+use crate::model::workflow::rows::RunExport;
+use crate::model::workflow::rows::SessionExport;
+use crate::ports::WorkflowOps;
+use crate::ports::WorkflowStore;
+use crate::sql::SqlValue;
+
+#[async_trait]
+impl<S: WorkflowDialect> WorkflowOps for S {
+    async fn run_export(&self, run_id: &str) -> Result<Option<RunExport>, StoreError> {
+        let Some(state) = self.execution_get(run_id).await? else { return Ok(None) };
+        let events = self.execution_events(run_id).await?;
+        let rows = self.query_once(self.workflow_sql().commands_of_run, &[run_id.into()]).await?;
+        let commands = rows
+            .iter()
+            .map(|r| {
+                Ok(serde_json::json!({
+                    "id": r.get_str("id")?, "seq": r.get_i64("seq")?, "node_id": r.get_str("node_id")?,
+                    "type": r.get_str("type")?, "payload": r.get_json("payload")?, "status": r.get_str("status")?,
+                    "idempotency_key": r.get_opt_str("idempotency_key")?,
+                    "created_at": r.get_timestamp("created_at")?.timestamp_millis(),
+                    "processed_at": r.get_opt_timestamp("processed_at")?.map(|t| t.timestamp_millis()),
+                }))
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        Ok(Some(RunExport { state, events, commands }))
+    }
+
+    async fn run_import(&self, run: &RunExport) -> Result<(), StoreError> {
+        let sql = self.workflow_sql();
+        let run_id = run.state.run_id.as_str();
+        let mut tx = self.begin().await?;
+        let result = async {
+            tx.execute(sql.execution_insert, &execution_params(self.dialect(), &run.state)?)
+                .await?;
+            for e in &run.events {
+                let seq =
+                    i64::try_from(e.seq).map_err(|_| StoreError::invalid("seq out of range"))?;
+                let params = [
+                    e.id(run_id).into(),
+                    run_id.into(),
+                    seq.into(),
+                    e.event_type.as_str().into(),
+                    SqlValue::Json(e.payload.clone()),
+                    e.timestamp.into(),
+                ];
+                tx.execute(sql.event_insert, &params).await?;
+            }
+            for c in &run.commands {
+                let text = |k: &str| c[k].as_str().map_or(SqlValue::Null, SqlValue::from);
+                let time =
+                    |k: &str| c[k].as_i64().map_or(SqlValue::Null, |t| SqlValue::Timestamp(ms(t)));
+                let params = [
+                    text("id"),
+                    run_id.into(),
+                    c["seq"].as_i64().unwrap_or(0).into(),
+                    text("node_id"),
+                    text("type"),
+                    SqlValue::Json(c["payload"].clone()),
+                    text("status"),
+                    text("idempotency_key"),
+                    time("created_at"),
+                    time("processed_at"),
+                ];
+                tx.execute(sql.command_import, &params).await?;
+            }
+            Ok::<(), StoreError>(())
+        }
+        .await;
+        match result {
+            Ok(()) => tx.commit().await,
+            Err(e) => {
+                let _ = tx.rollback().await;
+                Err(e)
+            }
+        }
+    }
+
+    async fn session_export(&self, id: &str) -> Result<Option<SessionExport>, StoreError> {
+        let rows = self.query_once(self.workflow_sql().session_export, &[id.into()]).await?;
+        rows.first()
+            .map(|r| {
+                Ok(SessionExport {
+                    id: r.get_str("id")?.to_owned(),
+                    user_id: r.get_str("user_id")?.to_owned(),
+                    context: r.get_json("context")?,
+                    active_run_id: r.get_opt_str("active_run_id")?.map(str::to_owned),
+                    revision: r.get_i64("revision")?,
+                    context_revision: r.get_i64("context_revision")?,
+                    created_at: r.get_timestamp("created_at")?.timestamp_millis(),
+                    updated_at: r.get_timestamp("updated_at")?.timestamp_millis(),
+                })
+            })
+            .transpose()
+    }
+
+    async fn session_import(&self, s: &SessionExport) -> Result<(), StoreError> {
+        let params = [
+            s.id.as_str().into(),
+            s.user_id.as_str().into(),
+            SqlValue::Json(s.context.clone()),
+            s.active_run_id.as_deref().map_or(SqlValue::Null, SqlValue::from),
+            s.revision.into(),
+            s.context_revision.into(),
+            ms(s.created_at).into(),
+            ms(s.updated_at).into(),
+        ];
+        self.execute_once(self.workflow_sql().session_import, &params).await.map(|_| ())
+    }
+
+    async fn verify_revisions(&self) -> Result<Vec<(String, i64, i64)>, StoreError> {
+        let rows = self.query_once(self.workflow_sql().verify_revisions, &[]).await?;
+        rows.iter()
+            .map(|r| {
+                Ok((
+                    r.get_str("run_id")?.to_owned(),
+                    r.get_i64("revision")?,
+                    r.get_i64("last_seq")?,
+                ))
+            })
+            .collect()
+    }
+
+    async fn verify_event_ids(&self) -> Result<i64, StoreError> {
+        let rows = self.query_once(self.workflow_sql().verify_event_ids, &[]).await?;
+        rows.first().map_or(Ok(0), |r| r.get_i64("n"))
+    }
+
+    async fn verify_command_times(&self) -> Result<Vec<(String, String)>, StoreError> {
+        let rows = self.query_once(self.workflow_sql().verify_command_times, &[]).await?;
+        rows.iter()
+            .map(|r| Ok((r.get_str("id")?.to_owned(), r.get_str("status")?.to_owned())))
+            .collect()
+    }
+
+    async fn executions_page(&self, after: &str, limit: u32) -> Result<Vec<String>, StoreError> {
+        let params = [after.into(), i64::from(limit).into()];
+        let rows = self.query_once(self.workflow_sql().executions_page, &params).await?;
+        rows.iter().map(|r| r.get_str("run_id").map(str::to_owned)).collect()
+    }
+
+    async fn sessions_all(&self) -> Result<Vec<String>, StoreError> {
+        let rows = self.query_once(self.workflow_sql().sessions_all, &[]).await?;
+        rows.iter().map(|r| r.get_str("id").map(str::to_owned)).collect()
+    }
+
+    async fn session_delete(&self, id: &str) -> Result<(), StoreError> {
+        self.execute_once(self.workflow_sql().session_delete, &[id.into()]).await.map(|_| ())
+    }
+
+    async fn execution_delete(&self, run_id: &str) -> Result<(), StoreError> {
+        self.execute_once(self.workflow_sql().execution_delete, &[run_id.into()]).await.map(|_| ())
+    }
+}

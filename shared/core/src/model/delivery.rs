@@ -1,0 +1,199 @@
+//! Rows of the event pipeline: the outbox rows and deliveries written at commit, a delivery as
+//! read back with its event, the outcome of an attempt, stored idempotent responses, and the
+//! message the queue carries (a pointer to a row, never its payload).
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::StoreError;
+use crate::model::event::Event;
+use crate::sql::Row;
+
+/// The `encoding` written with every outbox payload: JSON text, UTF-8.
+pub const ENCODING_JSON_V1: i64 = 1;
+
+/// An outbox row to write.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewEvent {
+    /// Row id (UUIDv7).
+    pub id: String,
+    /// Event type.
+    pub event_type: String,
+    /// Payload.
+    pub payload: Value,
+    /// W3C `traceparent` of the request or delivery that emitted it.
+    pub traceparent: Option<String>,
+    /// W3C `tracestate`.
+    pub tracestate: Option<String>,
+    /// 0 for a request's event, parent + 1 for a subscriber's.
+    pub chain_depth: u32,
+    /// The action or subscriber that emitted it.
+    pub source: String,
+    /// The request id (or the delivery id that emitted it).
+    pub request_id: Option<String>,
+    /// When.
+    pub created_at: DateTime<Utc>,
+}
+
+/// A delivery row to write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewDelivery {
+    /// Row id (UUIDv7).
+    pub id: String,
+    /// The outbox row.
+    pub outbox_id: String,
+    /// The subscriber.
+    pub subscriber: String,
+    /// When.
+    pub created_at: DateTime<Utc>,
+}
+
+/// Where a delivery stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DeliveryStatus {
+    /// Waiting to be (re)attempted.
+    Pending,
+    /// The subscriber's effect is committed.
+    Handled,
+    /// Failed its last attempt, or can never succeed.
+    Dead,
+    /// An operator discarded it.
+    Discarded,
+}
+
+impl DeliveryStatus {
+    /// The value in `jadpo_deliveries.status`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Handled => "handled",
+            Self::Dead => "dead",
+            Self::Discarded => "discarded",
+        }
+    }
+
+    /// Parses [`DeliveryStatus::as_str`].
+    pub fn parse(text: &str) -> Option<Self> {
+        [Self::Pending, Self::Handled, Self::Dead, Self::Discarded]
+            .into_iter()
+            .find(|s| s.as_str() == text)
+    }
+}
+
+/// A delivery with its event, as read back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Delivery {
+    /// Row id.
+    pub id: String,
+    /// The subscriber.
+    pub subscriber: String,
+    /// Status.
+    pub status: DeliveryStatus,
+    /// Attempts made.
+    pub attempts: u32,
+    /// When it is next due.
+    pub next_attempt_at: DateTime<Utc>,
+    /// When it was last put on the queue.
+    pub enqueued_at: Option<DateTime<Utc>>,
+    /// When it was last attempted.
+    pub last_attempt_at: Option<DateTime<Utc>>,
+    /// Why the last attempt failed.
+    pub last_failure: Option<String>,
+    /// When it ended (handled, dead, discarded).
+    pub finished_at: Option<DateTime<Utc>>,
+    /// When it was created.
+    pub created_at: DateTime<Utc>,
+    /// The event delivered.
+    pub event: Event,
+    /// W3C `traceparent` of the emitting request.
+    pub traceparent: Option<String>,
+}
+
+impl Delivery {
+    /// Reads a delivery joined with its outbox row (the adapters select the same column names).
+    pub fn from_row(row: &Row) -> Result<Self, StoreError> {
+        let status = row.get_str("status")?;
+        let count = |column: &str| -> Result<u32, StoreError> {
+            u32::try_from(row.get_i64(column)?)
+                .map_err(|_| StoreError::internal(format!("{column} out of range")))
+        };
+        Ok(Self {
+            id: row.get_str("id")?.to_owned(),
+            subscriber: row.get_str("subscriber")?.to_owned(),
+            status: DeliveryStatus::parse(status).ok_or_else(|| {
+                StoreError::internal(format!("unknown delivery status {status:?}"))
+            })?,
+            attempts: count("attempts")?,
+            next_attempt_at: row.get_timestamp("next_attempt_at")?,
+            enqueued_at: row.get_opt_timestamp("enqueued_at")?,
+            last_attempt_at: row.get_opt_timestamp("last_attempt_at")?,
+            last_failure: row.get_opt_str("last_failure")?.map(str::to_owned),
+            finished_at: row.get_opt_timestamp("finished_at")?,
+            created_at: row.get_timestamp("created_at")?,
+            event: Event {
+                id: row.get_str("outbox_id")?.to_owned(),
+                event_type: row.get_str("event_type")?.to_owned(),
+                payload: row.get_json("payload")?,
+                chain_depth: count("chain_depth")?,
+                created_at: row.get_timestamp("event_created_at")?,
+            },
+            traceparent: row.get_opt_str("traceparent")?.map(str::to_owned),
+        })
+    }
+}
+
+/// What a delivery attempt came to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// The subscriber's effect is committed.
+    Handled,
+    /// It failed; retry at `retry_at`, or never (`None`: the delivery is dead).
+    Failed {
+        /// Why, for operators.
+        failure: String,
+        /// When to try again.
+        retry_at: Option<DateTime<Utc>>,
+    },
+}
+
+/// Which deliveries to list.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DeliveryFilter {
+    /// Only this status.
+    pub status: Option<DeliveryStatus>,
+    /// Only this subscriber.
+    pub subscriber: Option<String>,
+    /// At most this many, newest first.
+    pub limit: u32,
+}
+
+/// A stored idempotent response.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredResponse {
+    /// The digest of the request that produced it.
+    pub request_digest: String,
+    /// HTTP status.
+    pub status: u16,
+    /// Body (JSON text).
+    pub body: String,
+}
+
+/// A delivery claimed for the queue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueuedDelivery {
+    /// Its id.
+    pub id: String,
+    /// The emitting request's W3C `traceparent`, carried as a message attribute.
+    pub traceparent: Option<String>,
+}
+
+/// The message put on the queue for a delivery: a pointer to its row, never the payload.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeliveryMessage {
+    /// The store holding the delivery row.
+    pub store: String,
+    /// The delivery's id.
+    pub delivery_id: String,
+}

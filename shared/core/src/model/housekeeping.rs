@@ -1,0 +1,51 @@
+//! Housekeeping's vocabulary: the record classes a pass deletes, and the
+//! [`HousekeepingStore`] role that deletes, rescues and raises them in bounded batches. The pass
+//! itself (retention, batches under the lease) is `jadpo-engine`'s.
+
+/// The lease key every store's housekeeping pass shares.
+pub const LEASE_KEY: &str = "housekeeping";
+
+/// A class of records with a retention.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum RecordClass {
+    /// `jadpo_idempotency_keys` past their `expires_at`.
+    IdempotencyKeys,
+    /// `jadpo_handled_deliveries` older than `handled_retention`.
+    HandledDeliveries,
+    /// Handled or discarded `jadpo_deliveries` finished longer than `finished_retention` ago.
+    FinishedDeliveries,
+    /// Dead `jadpo_deliveries` dead longer than `dead_retention` ago.
+    DeadDeliveries,
+    /// `jadpo_outbox` rows older than `finished_retention` with no delivery left.
+    OutboxRows,
+    /// `jadpo_schedule_runs` older than `schedule_run_retention`.
+    ScheduleRuns,
+    /// `jadpo_audit` rows older than their entity's declared retention.
+    AuditRows,
+}
+
+impl RecordClass {
+    /// Every class with a retention of its own, in the order a pass deletes them (deliveries
+    /// before their outbox rows); audit rows follow, per entity.
+    pub const ALL: [Self; 6] = [
+        Self::IdempotencyKeys,
+        Self::HandledDeliveries,
+        Self::FinishedDeliveries,
+        Self::DeadDeliveries,
+        Self::OutboxRows,
+        Self::ScheduleRuns,
+    ];
+
+    /// The name in reports and logs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::IdempotencyKeys => "idempotency_keys",
+            Self::HandledDeliveries => "handled_deliveries",
+            Self::FinishedDeliveries => "finished_deliveries",
+            Self::DeadDeliveries => "dead_deliveries",
+            Self::OutboxRows => "outbox_rows",
+            Self::ScheduleRuns => "schedule_runs",
+            Self::AuditRows => "audit_rows",
+        }
+    }
+}

@@ -1,0 +1,19 @@
+//! The model: pure data and the decisions made on it (rows, leases, alerts, operator actions,
+//! the breaker's state machine, schedule timing, workflow definitions, the kernel and its state,
+//! migration plans). It imports no port, no use case and no part of the application API, so
+//! anything above can use it and it can be tested without a database.
+
+pub mod alert;
+pub mod audit;
+pub mod breaker;
+pub mod delivery;
+pub mod event;
+pub mod flags;
+pub mod housekeeping;
+pub mod lease;
+pub mod migrate;
+pub mod operator;
+pub mod schedule;
+pub mod schema;
+pub mod service_key;
+pub mod workflow;

@@ -1,0 +1,44 @@
+//! What an operator did, as recorded in `jadpo_operator_actions`: the action, the item and its
+//! state before the action, the operator's name, and (added by the store) the database role.
+
+use chrono::{DateTime, Utc};
+
+/// An operator action to record.
+#[derive(Debug, Clone)]
+pub struct OperatorAction<'a> {
+    /// Which action, e.g. `schedule.pause`.
+    pub action: &'a str,
+    /// What kind of item, e.g. `schedule`.
+    pub item_kind: &'a str,
+    /// Which item.
+    pub item: &'a str,
+    /// The item's state before the action.
+    pub item_state: serde_json::Value,
+    /// Who acted (`--operator` or the OS user).
+    pub operator: &'a str,
+    /// Anything more.
+    pub detail: Option<String>,
+}
+
+/// A stored operator action.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredAction {
+    /// Its id.
+    pub id: String,
+    /// When.
+    pub acted_at: DateTime<Utc>,
+    /// Which action (`schedule.pause`, ...).
+    pub action: String,
+    /// What kind of item.
+    pub item_kind: String,
+    /// Which item.
+    pub item: String,
+    /// The item's state then (JSON text).
+    pub item_state: String,
+    /// Who.
+    pub operator: String,
+    /// The database role in use.
+    pub db_role: String,
+    /// Anything more (a reason, the run started).
+    pub detail: Option<String>,
+}

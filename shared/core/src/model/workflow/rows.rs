@@ -1,0 +1,162 @@
+//! The rows the workflow store reads and writes around a transition: the write itself (under a
+//! Session, under a lease), why it was refused, Sessions, commands, and the exported forms.
+
+use serde_json::Value;
+
+use crate::error::StoreError;
+use crate::model::workflow::kernel::Transition;
+use crate::model::workflow::state::{ExecutionState, RuntimeEvent};
+
+/// A run as exported: its state, events and commands (leases are not exported: they belong to
+/// the processes of the source, which are stopped).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RunExport {
+    /// The materialized state.
+    pub state: ExecutionState,
+    /// Every event, in `seq` order.
+    pub events: Vec<RuntimeEvent>,
+    /// Every command, with its status and times (Unix ms).
+    pub commands: Vec<Value>,
+}
+
+/// A Session as exported.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SessionExport {
+    /// Id.
+    pub id: String,
+    /// Owner.
+    pub user_id: String,
+    /// Context.
+    pub context: Value,
+    /// Bound run.
+    pub active_run_id: Option<String>,
+    /// Revision.
+    pub revision: i64,
+    /// Context revision.
+    pub context_revision: i64,
+    /// Created (Unix ms).
+    pub created_at: i64,
+    /// Updated (Unix ms).
+    pub updated_at: i64,
+}
+
+/// The Session half of a transition that starts a run in a Session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionWrite {
+    /// The Session.
+    pub session_id: String,
+    /// Who must own it.
+    pub user_id: String,
+    /// The Session revision the caller read.
+    pub expected_revision: i64,
+}
+
+/// The lease a transition is written under: the write is refused unless it is still live.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseFence {
+    /// The lease's id (issued at acquisition).
+    pub lease_id: String,
+    /// The writer's clock, Unix ms.
+    pub now_ms: i64,
+}
+
+/// A lease on a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecutionLease {
+    /// The run.
+    pub run_id: String,
+    /// The holder.
+    pub worker_id: String,
+    /// The fencing token.
+    pub lease_id: String,
+    /// Expiry, Unix ms.
+    pub expires_at: i64,
+}
+
+/// One transition to commit.
+#[derive(Debug, Clone)]
+pub struct TransitionWrite<'a> {
+    /// The run.
+    pub run_id: &'a str,
+    /// The revision the transition was decided on; `None` for a new run.
+    pub expected_revision: Option<u64>,
+    /// What the kernel decided.
+    pub transition: &'a Transition,
+    /// A Session to bind the run to (a start in a Session).
+    pub session: Option<SessionWrite>,
+    /// The lease the writer holds, if it writes under one.
+    pub lease: Option<LeaseFence>,
+}
+
+/// Why a transition did not commit. Nothing was written.
+#[derive(Debug, thiserror::Error)]
+pub enum TransitionError {
+    /// The run's revision is not the expected one (another transition won).
+    #[error("run {run_id} is at revision {actual:?}, not {expected:?}")]
+    StaleRevision {
+        /// The run.
+        run_id: String,
+        /// What the caller expected.
+        expected: Option<u64>,
+        /// What the store has.
+        actual: Option<u64>,
+    },
+    /// The Session belongs to someone else, or does not exist.
+    #[error("session {0} does not exist or belongs to another user")]
+    SessionNotFound(String),
+    /// The Session's revision is not the expected one.
+    #[error("session {session_id} is at revision {actual}, not {expected}")]
+    StaleSession {
+        /// The Session.
+        session_id: String,
+        /// What the caller expected.
+        expected: i64,
+        /// What the store has.
+        actual: i64,
+    },
+    /// The writer's lease expired or was taken over: it may not write.
+    #[error("the lease on run {0} is no longer held")]
+    LeaseLost(String),
+    /// A command acknowledged by the transition is not pending (already acknowledged).
+    #[error("command {0} is not pending")]
+    CommandNotPending(String),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A Session row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionRecord {
+    /// Id.
+    pub id: String,
+    /// Owner.
+    pub user_id: String,
+    /// Application context.
+    pub context: Value,
+    /// The most recently bound run.
+    pub active_run_id: Option<String>,
+    /// CAS token of every Session mutation.
+    pub revision: i64,
+    /// Advances only when the context changes.
+    pub context_revision: i64,
+}
+
+/// A command row, as the delivery side reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommandRow {
+    /// Id.
+    pub id: String,
+    /// The run.
+    pub run_id: String,
+    /// The issuing node.
+    pub node_id: String,
+    /// The capability.
+    pub command_type: String,
+    /// Payload.
+    pub payload: Value,
+    /// `pending`, `completed`, `failed`.
+    pub status: String,
+    /// The provider's idempotency key.
+    pub idempotency_key: Option<String>,
+}

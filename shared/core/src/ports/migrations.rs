@@ -1,0 +1,39 @@
+//! The migration role: a locked migration session per store (each migration in its own
+//! transaction, recorded in its ledger with its checksum), and the ledgers as they stand.
+
+use async_trait::async_trait;
+
+use crate::error::StoreError;
+use crate::model::migrate::AppliedMigration;
+use crate::model::migrate::Migration;
+use crate::model::migrate::MigrationCatalog;
+
+/// A locked migration run on one store, implemented by each adapter.
+#[async_trait]
+pub trait MigrationSession: Send {
+    /// What the ledgers record (read under the session's lock).
+    async fn applied(&mut self) -> Result<Vec<AppliedMigration>, StoreError>;
+
+    /// Runs `migration` and records it in its ledger (and its checksum in `jadpo_migrations`) in
+    /// one transaction. Returns `false`, changing nothing, if the version was recorded meanwhile.
+    async fn apply(&mut self, migration: &Migration) -> Result<bool, StoreError>;
+
+    /// Records the checksum of a workflow version the spec's ledger already has.
+    async fn adopt(&mut self, migration: &Migration) -> Result<(), StoreError>;
+
+    /// Releases the session's lock.
+    async fn finish(self: Box<Self>) -> Result<(), StoreError>;
+}
+
+/// The role that applies and lists migrations.
+#[async_trait]
+pub trait MigrationStore: Send + Sync {
+    /// The adapter's built-in catalog (workflow store and Jadpo system tables).
+    fn migration_catalog(&self) -> MigrationCatalog;
+
+    /// Takes the store's migration lock (others wait) and creates the ledgers if missing.
+    async fn migration_session(&self) -> Result<Box<dyn MigrationSession>, StoreError>;
+
+    /// What the ledgers record, without locking or creating anything (empty when they are absent).
+    async fn migrations_applied(&self) -> Result<Vec<AppliedMigration>, StoreError>;
+}

@@ -1,0 +1,94 @@
+//! The pipeline role: the outbox, deliveries, handled records and idempotency keys.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use crate::error::StoreError;
+use crate::model::delivery::Delivery;
+use crate::model::delivery::DeliveryFilter;
+use crate::model::delivery::NewDelivery;
+use crate::model::delivery::NewEvent;
+use crate::model::delivery::Outcome;
+use crate::model::delivery::QueuedDelivery;
+use crate::model::delivery::StoredResponse;
+use crate::transaction::Transaction;
+
+/// The pipeline's role: the outbox, deliveries, handled records and idempotency keys.
+#[async_trait]
+pub trait PipelineStore: Send + Sync {
+    /// Writes an outbox row and its deliveries inside `tx`.
+    async fn outbox_append(
+        &self,
+        tx: &mut dyn Transaction,
+        event: &NewEvent,
+        deliveries: &[NewDelivery],
+    ) -> Result<(), StoreError>;
+
+    /// A delivery with its event.
+    async fn delivery_get(&self, id: &str) -> Result<Option<Delivery>, StoreError>;
+
+    /// Records an attempt's outcome on a pending delivery; returns `false` (changing nothing)
+    /// when the delivery is no longer pending.
+    async fn delivery_record_outcome(
+        &self,
+        id: &str,
+        outcome: &Outcome,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError>;
+
+    /// Marks up to `limit` due deliveries as put on the queue at `now` and returns their ids:
+    /// pending, due by `now`, and either never enqueued or enqueued before `lost_before`.
+    /// Concurrent callers never claim the same delivery.
+    async fn deliveries_claim_due(
+        &self,
+        now: DateTime<Utc>,
+        lost_before: DateTime<Utc>,
+        limit: usize,
+    ) -> Result<Vec<QueuedDelivery>, StoreError>;
+
+    /// Marks first attempts as put on the queue at `now` (after the send right after commit);
+    /// a delivery already attempted or marked is left alone.
+    async fn deliveries_mark_enqueued(
+        &self,
+        ids: &[String],
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError>;
+
+    /// Clears the enqueued mark of deliveries whose send failed, so the relay sends them again.
+    async fn deliveries_unmark_enqueued(&self, ids: &[String]) -> Result<(), StoreError>;
+
+    /// Deliveries matching `filter`, newest first.
+    async fn deliveries_list(&self, filter: &DeliveryFilter) -> Result<Vec<Delivery>, StoreError>;
+
+    /// Inserts the handled record of `delivery_id` inside `tx`; `false` when one exists already.
+    async fn handled_insert(
+        &self,
+        tx: &mut dyn Transaction,
+        delivery_id: &str,
+        subscriber: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError>;
+
+    /// Claims `(scope, key)` inside `tx` for a request with `digest`, first deleting an expired
+    /// record. `None` means claimed (this request runs); `Some` is the stored response of an
+    /// earlier request. A concurrent claim of the same key waits for this transaction.
+    async fn idempotency_claim(
+        &self,
+        tx: &mut dyn Transaction,
+        scope: &str,
+        key: &str,
+        digest: &str,
+        now: DateTime<Utc>,
+        expires_at: DateTime<Utc>,
+    ) -> Result<Option<StoredResponse>, StoreError>;
+
+    /// Stores the response of a claimed key inside `tx`.
+    async fn idempotency_store_response(
+        &self,
+        tx: &mut dyn Transaction,
+        scope: &str,
+        key: &str,
+        status: u16,
+        body: &str,
+    ) -> Result<(), StoreError>;
+}

@@ -1,0 +1,103 @@
+//! The workflow store contract: one OCC-guarded transaction per transition.
+//!
+//! [`WorkflowStore::commit_transition`] performs the specification's atomic write lifecycle in one
+//! transaction: lock/read the execution's revision, reject unless it equals the expected one,
+//! write the materialized execution, append the events (`${runId}:${seq}`), insert the new
+//! commands, acknowledge finished commands, lock/read the Session when one is bound, reject an
+//! owner mismatch or stale Session revision, bind the Session to the run. A loser of either
+//! check exposes nothing. The steps are written once, over each
+//! adapter's statements, in the dialect layer.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+use crate::error::StoreError;
+use crate::model::workflow::rows::CommandRow;
+use crate::model::workflow::rows::ExecutionLease;
+use crate::model::workflow::rows::SessionRecord;
+use crate::model::workflow::rows::TransitionError;
+use crate::model::workflow::rows::TransitionWrite;
+use crate::model::workflow::state::{ExecutionState, RuntimeEvent};
+
+/// The role that keeps workflow runs and Sessions.
+#[async_trait]
+pub trait WorkflowStore: Send + Sync {
+    /// Commits a transition atomically (the nine steps), or nothing.
+    async fn commit_transition(&self, write: &TransitionWrite<'_>) -> Result<(), TransitionError>;
+
+    /// The materialized state of a run.
+    async fn execution_get(&self, run_id: &str) -> Result<Option<ExecutionState>, StoreError>;
+
+    /// A run's events in `seq` order.
+    async fn execution_events(&self, run_id: &str) -> Result<Vec<RuntimeEvent>, StoreError>;
+
+    /// Creates a Session owned by `user_id`.
+    async fn session_create(
+        &self,
+        id: &str,
+        user_id: &str,
+        context: &Value,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError>;
+
+    /// A Session.
+    async fn session_get(&self, id: &str) -> Result<Option<SessionRecord>, StoreError>;
+
+    /// Replaces a Session's context under Session OCC (owner and expected revision); `false`
+    /// when the owner or revision does not match. `context_changed` advances `context_revision`.
+    async fn session_update_context(
+        &self,
+        id: &str,
+        user_id: &str,
+        context: &Value,
+        expected_revision: i64,
+        context_changed: bool,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError>;
+
+    /// Takes the lease on `run_id` for `worker_id` until `expires_at` (ms) if it is free or
+    /// expired at `now`; `None` while another holder's lease is live.
+    async fn lease_acquire(
+        &self,
+        run_id: &str,
+        worker_id: &str,
+        now_ms: i64,
+        expires_at: i64,
+    ) -> Result<Option<ExecutionLease>, StoreError>;
+
+    /// Extends a live lease; `false` when it expired or was taken over.
+    async fn lease_renew(
+        &self,
+        run_id: &str,
+        lease_id: &str,
+        now_ms: i64,
+        expires_at: i64,
+    ) -> Result<bool, StoreError>;
+
+    /// Releases a lease (the row is deleted).
+    async fn lease_release(&self, run_id: &str, lease_id: &str) -> Result<bool, StoreError>;
+
+    /// Runs that are running or cancelling and hold no live lease: work to resume.
+    async fn runs_runnable(&self, now_ms: i64, limit: u32) -> Result<Vec<String>, StoreError>;
+
+    /// A command.
+    async fn command_get(&self, id: &str) -> Result<Option<CommandRow>, StoreError>;
+
+    /// Claims pending commands of live runs that were never sent or were lost (see
+    /// [`WorkflowSql::commands_claim_due`]).
+    async fn commands_claim_due(
+        &self,
+        now: DateTime<Utc>,
+        lost_before: DateTime<Utc>,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError>;
+
+    /// Records that a command was put on the queue at `now`.
+    async fn command_mark_enqueued(
+        &self,
+        id: &str,
+        run_id: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError>;
+}

@@ -1,0 +1,46 @@
+//! Operator-side workflow store operations: the queries behind `jadpo verify`, paging, and the
+//! logical export and import between adapters. Kept apart from `WorkflowStore`,
+//! which the runtime's hot paths use.
+
+use async_trait::async_trait;
+
+use crate::error::StoreError;
+use crate::model::workflow::rows::RunExport;
+use crate::model::workflow::rows::SessionExport;
+
+/// The operator role over the workflow tables.
+#[async_trait]
+pub trait WorkflowOps: Send + Sync {
+    /// Runs whose revision differs from their last event's seq: `(run_id, revision, last_seq)`.
+    async fn verify_revisions(&self) -> Result<Vec<(String, i64, i64)>, StoreError>;
+
+    /// How many events have an id other than `${runId}:${seq}` or repeat a `(run_id, seq)`.
+    async fn verify_event_ids(&self) -> Result<i64, StoreError>;
+
+    /// Commands whose `processed_at` does not fit their status: `(id, status)`.
+    async fn verify_command_times(&self) -> Result<Vec<(String, String)>, StoreError>;
+
+    /// Run ids after `after`, in order, at most `limit`.
+    async fn executions_page(&self, after: &str, limit: u32) -> Result<Vec<String>, StoreError>;
+
+    /// Every Session id.
+    async fn sessions_all(&self) -> Result<Vec<String>, StoreError>;
+
+    /// Deletes a Session.
+    async fn session_delete(&self, id: &str) -> Result<(), StoreError>;
+
+    /// Deletes an execution with its events, commands and lease (an audited, destructive act).
+    async fn execution_delete(&self, run_id: &str) -> Result<(), StoreError>;
+
+    /// A run with its events and commands, for a logical export.
+    async fn run_export(&self, run_id: &str) -> Result<Option<RunExport>, StoreError>;
+
+    /// Writes an exported run in one transaction; a run that exists already is a conflict.
+    async fn run_import(&self, run: &RunExport) -> Result<(), StoreError>;
+
+    /// A Session, for a logical export.
+    async fn session_export(&self, id: &str) -> Result<Option<SessionExport>, StoreError>;
+
+    /// Writes an exported Session; one that exists already is a conflict.
+    async fn session_import(&self, s: &SessionExport) -> Result<(), StoreError>;
+}
