@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use jadpo_runtime::http::{HttpState, router};
-use jadpo_runtime::lambda::{deployed_pipeline, exit_code};
+use jadpo_runtime::lambda::{deployed_engine, exit_code};
 use jadpo_runtime::telemetry;
 
 #[tokio::main]
@@ -17,7 +17,7 @@ async fn main() -> ExitCode {
 async fn run() -> Result<(), lambda_http::Error> {
     let app = jadpo_app::application()?;
     let default_store = app.default_store().to_owned();
-    let pipeline = deployed_pipeline(app).await?;
-    let keys = Arc::clone(pipeline.store(&default_store)?);
-    lambda_http::run(router(HttpState { pipeline, keys })).await
+    let engine = deployed_engine(app).await?;
+    let keys = Arc::clone(engine.store(&default_store)?);
+    lambda_http::run(router(HttpState { engine, keys })).await
 }

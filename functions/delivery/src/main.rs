@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 
 use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
-use jadpo_runtime::lambda::{deliver_batch, deployed_pipeline, exit_code};
+use jadpo_runtime::lambda::{deliver_batch, deployed_engine, exit_code};
 use jadpo_runtime::telemetry;
 use lambda_runtime::{Error, LambdaEvent, service_fn};
 
@@ -16,10 +16,10 @@ async fn main() -> ExitCode {
 }
 
 async fn run() -> Result<(), Error> {
-    let pipeline = deployed_pipeline(jadpo_app::application()?).await?;
-    let pipeline = &pipeline;
+    let engine = deployed_engine(jadpo_app::application()?).await?;
+    let engine = &engine;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {
-        Ok::<SqsBatchResponse, Error>(deliver_batch(pipeline, event.payload).await)
+        Ok::<SqsBatchResponse, Error>(deliver_batch(engine, event.payload).await)
     }))
     .await
 }

@@ -18,7 +18,7 @@ use jadpo_runtime::http::{HttpState, router};
 use jadpo_runtime::local::{delivery_loop, housekeeping_loop, relay_loop, schedule_loop};
 use jadpo_runtime::queue::InProcessQueue;
 use jadpo_runtime::sink::{self, Sinks};
-use jadpo_runtime::{Config, Mode, migrate_all, open_stores, pipeline, telemetry};
+use jadpo_runtime::{Config, Mode, engine, migrate_all, open_stores, telemetry};
 use tokio::sync::watch;
 
 #[tokio::main]
@@ -33,8 +33,8 @@ async fn main() -> anyhow::Result<()> {
     let (queue, rx) = InProcessQueue::new();
     let connections =
         Arc::new(HttpConnections::new(config.connections.clone(), config.connection_timeout)?);
-    let pipeline =
-        pipeline(Arc::clone(&app), &stores, Arc::new(queue), connections, clock.clone(), &config);
+    let engine =
+        engine(Arc::clone(&app), &stores, Arc::new(queue), connections, clock.clone(), &config);
     let keys =
         Arc::clone(stores.get(app.default_store()).context("the default store is not configured")?);
     let key = keys.service_key_issue("local", None, clock.as_ref()).await?;
@@ -44,16 +44,15 @@ async fn main() -> anyhow::Result<()> {
     print_banner(&config, &key.secret, keys.name());
 
     let (stop, stopped) = watch::channel(false);
-    let relay = tokio::spawn(relay_loop(pipeline.clone(), Duration::from_secs(1), stopped.clone()));
-    let ticks =
-        tokio::spawn(schedule_loop(pipeline.clone(), config.tick_interval, stopped.clone()));
+    let relay = tokio::spawn(relay_loop(engine.clone(), Duration::from_secs(1), stopped.clone()));
+    let ticks = tokio::spawn(schedule_loop(engine.clone(), config.tick_interval, stopped.clone()));
     let housekeeping = tokio::spawn(housekeeping_loop(
-        pipeline.clone(),
+        engine.clone(),
         config.housekeeping_interval,
         stopped.clone(),
     ));
-    let worker = tokio::spawn(delivery_loop(pipeline.clone(), rx, stopped));
-    let state = HttpState { pipeline, keys };
+    let worker = tokio::spawn(delivery_loop(engine.clone(), rx, stopped));
+    let state = HttpState { engine, keys };
     axum::serve(listener, router(state).merge(sink::router(Sinks::default())))
         .with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;

@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 use std::time::{Duration, Instant, SystemTime};
 
-use jadpo_runtime::lambda::{deployed_pipeline, exit_code, relay_pass};
+use jadpo_runtime::lambda::{deployed_engine, exit_code, relay_pass};
 use jadpo_runtime::telemetry;
 use lambda_runtime::{Error, LambdaEvent, service_fn};
 use serde_json::{Value, json};
@@ -16,13 +16,12 @@ async fn main() -> ExitCode {
 }
 
 async fn run() -> Result<(), Error> {
-    let pipeline = deployed_pipeline(jadpo_app::application()?).await?;
-    let pipeline = &pipeline;
+    let engine = deployed_engine(jadpo_app::application()?).await?;
+    let engine = &engine;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| async move {
         let remaining =
             event.context.deadline().duration_since(SystemTime::now()).unwrap_or_default();
-        let report =
-            relay_pass(pipeline, Instant::now() + remaining, Duration::from_secs(2)).await?;
+        let report = relay_pass(engine, Instant::now() + remaining, Duration::from_secs(2)).await?;
         Ok::<Value, Error>(json!({"sent": report.sent, "failed": report.failed}))
     }))
     .await

@@ -4,7 +4,7 @@
 
 use std::process::ExitCode;
 
-use jadpo_runtime::lambda::{deployed_pipeline, exit_code, lease_owner, tick_pass};
+use jadpo_runtime::lambda::{deployed_engine, exit_code, lease_owner, tick_pass};
 use jadpo_runtime::telemetry;
 use lambda_runtime::{Error, LambdaEvent, service_fn};
 use serde_json::Value;
@@ -16,12 +16,12 @@ async fn main() -> ExitCode {
 }
 
 async fn run() -> Result<(), Error> {
-    let pipeline = deployed_pipeline(jadpo_app::application()?).await?;
-    let pipeline = &pipeline;
+    let engine = deployed_engine(jadpo_app::application()?).await?;
+    let engine = &engine;
     let owner = lease_owner("schedule-tick");
     let owner = owner.as_str();
     lambda_runtime::run(service_fn(move |_event: LambdaEvent<Value>| async move {
-        let report = tick_pass(pipeline, owner).await?;
+        let report = tick_pass(engine, owner).await?;
         Ok::<Value, Error>(report.to_json())
     }))
     .await

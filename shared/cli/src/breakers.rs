@@ -73,7 +73,7 @@ async fn force(
     open: bool,
 ) -> anyhow::Result<()> {
     let operator = crate::common::operator(target.operator)?;
-    let p = crate::common::operator_pipeline(Arc::clone(app), config, stores);
+    let p = crate::common::operator_engine(Arc::clone(app), config, stores);
     let ops = BreakerOps::new(&p, &operator)?;
     let c = target.connection.as_str();
     let results = if open { ops.open(c).await? } else { ops.close(c).await? };

@@ -6,7 +6,7 @@ use anyhow::{Context, bail};
 use jadpo_core::SystemClock;
 use jadpo_core::app::Application;
 use jadpo_core::ports::NoConnections;
-use jadpo_engine::Pipeline;
+use jadpo_engine::Engine;
 use jadpo_runtime::queue::RelayLater;
 use jadpo_runtime::{Config, Mode, Stores, open_stores};
 
@@ -40,14 +40,10 @@ pub(crate) fn operator(given: Option<String>) -> anyhow::Result<String> {
         .context("no operator name: pass --operator NAME (or set JADPO_OPERATOR)")
 }
 
-/// A pipeline over the given stores for operator verbs: it calls no connection and sends
+/// An engine over the given stores for operator verbs: it calls no connection and sends
 /// nothing (what it commits is put on the queue by the relay).
-pub(crate) fn operator_pipeline(
-    app: Arc<Application>,
-    config: &Config,
-    stores: &Stores,
-) -> Pipeline {
-    jadpo_runtime::pipeline(
+pub(crate) fn operator_engine(app: Arc<Application>, config: &Config, stores: &Stores) -> Engine {
+    jadpo_runtime::engine(
         app,
         stores,
         Arc::new(RelayLater),

@@ -149,7 +149,7 @@ pub(crate) async fn run(command: DeliveriesCommand) -> anyhow::Result<()> {
             let operator = crate::common::operator(operator)?;
             let app = Arc::new(app);
             let (config, stores) = crate::common::stores(&app, None)?;
-            let p = crate::common::operator_pipeline(Arc::clone(&app), &config, &stores);
+            let p = crate::common::operator_engine(Arc::clone(&app), &config, &stores);
             for (store, n) in DeliveryOps::new(&p, &operator)?.release(&connection).await? {
                 println!(
                     "released {n} held deliveries for {connection} in store {store} (recorded by {operator})"
@@ -184,7 +184,7 @@ async fn apply(app: &Application, change: Change, reason: Option<String>) -> any
     let operator = crate::common::operator(change.operator)?;
     let app = Arc::new(app.clone());
     let (config, stores) = crate::common::stores(&app, None)?;
-    let p = crate::common::operator_pipeline(Arc::clone(&app), &config, &stores);
+    let p = crate::common::operator_engine(Arc::clone(&app), &config, &stores);
     let ops = DeliveryOps::new(&p, &operator)?;
     let ids = match (change.id, change.status, change.subscriber) {
         (Some(id), _, _) => vec![id],

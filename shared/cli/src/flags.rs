@@ -43,7 +43,7 @@ pub(crate) enum FlagsCommand {
 pub(crate) async fn run(command: FlagsCommand) -> anyhow::Result<()> {
     let app = Arc::new(crate::common::application()?);
     let (config, stores) = crate::common::stores(&app, Some(app.flags_store()))?;
-    let p = crate::common::operator_pipeline(Arc::clone(&app), &config, &stores);
+    let p = crate::common::operator_engine(Arc::clone(&app), &config, &stores);
     match command {
         FlagsCommand::List { json } => {
             let ops = FlagOps::new(&p, "reader")?;

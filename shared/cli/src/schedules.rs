@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use clap::Subcommand;
 use jadpo_core::model::schedule::{ScheduleRow, ScheduleRun};
-use jadpo_engine::Pipeline;
+use jadpo_engine::Engine;
 use jadpo_engine::schedule::{Operators, sync};
 use serde_json::{Value, json};
 
@@ -79,7 +79,7 @@ fn run_json(r: &ScheduleRun) -> Value {
 pub(crate) async fn run(command: SchedulesCommand) -> anyhow::Result<()> {
     let app = Arc::new(crate::common::application()?);
     let (config, stores) = crate::common::stores(&app, Some(app.schedule_store()))?;
-    let p = crate::common::operator_pipeline(Arc::clone(&app), &config, &stores);
+    let p = crate::common::operator_engine(Arc::clone(&app), &config, &stores);
     let store = Arc::clone(p.store(app.schedule_store())?);
     match command {
         SchedulesCommand::List { json } => {
@@ -137,7 +137,7 @@ enum Verb {
     Trigger,
 }
 
-async fn act(p: &Pipeline, target: Target, verb: Verb) -> anyhow::Result<()> {
+async fn act(p: &Engine, target: Target, verb: Verb) -> anyhow::Result<()> {
     let operator = crate::common::operator(target.operator)?;
     sync(p).await?;
     let ops = Operators::new(p, &operator)?;

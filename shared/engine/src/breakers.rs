@@ -1,5 +1,5 @@
 //! `jadpo breakers open | close`: operators force a connection's breakers, in every store of the
-//! pipeline, each change recorded in `jadpo_operator_actions` with the breaker's state before it.
+//! engine, each change recorded in `jadpo_operator_actions` with the breaker's state before it.
 
 use chrono::{DateTime, Utc};
 
@@ -8,7 +8,7 @@ use jadpo_core::model::breaker::{Breaker, BreakerPolicy, State, ms, plus};
 use jadpo_core::model::operator::OperatorAction;
 use jadpo_core::{Store, StoreError, Transaction};
 
-use crate::context::Pipeline;
+use crate::context::Engine;
 use crate::operator::record_operator_action;
 
 /// Why an operator's change to a breaker was refused; nothing was changed.
@@ -38,13 +38,13 @@ pub struct Forced {
 
 /// Operator verbs over breakers.
 pub struct BreakerOps<'a> {
-    p: &'a Pipeline,
+    p: &'a Engine,
     operator: &'a str,
 }
 
 impl<'a> BreakerOps<'a> {
     /// Verbs acting as `operator`.
-    pub fn new(p: &'a Pipeline, operator: &'a str) -> Result<Self, BreakerOpError> {
+    pub fn new(p: &'a Engine, operator: &'a str) -> Result<Self, BreakerOpError> {
         if operator.trim().is_empty() {
             return Err(BreakerOpError::NoOperator);
         }

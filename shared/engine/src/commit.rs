@@ -10,7 +10,7 @@ use jadpo_core::id::new_id;
 use jadpo_core::model::delivery::{NewDelivery, NewEvent, QueuedDelivery};
 use jadpo_core::{Store, StoreError, Transaction};
 
-use crate::context::Pipeline;
+use crate::context::Engine;
 
 /// One request to run an action.
 #[derive(Debug, Clone)]
@@ -105,7 +105,7 @@ pub fn request_digest(method: &str, path: &str, body: &[u8]) -> String {
 }
 
 /// Runs `request` in one transaction on its action's store.
-pub async fn commit(p: &Pipeline, request: CommitRequest) -> Result<CommitOutcome, CommitError> {
+pub async fn commit(p: &Engine, request: CommitRequest) -> Result<CommitOutcome, CommitError> {
     let spec = p
         .app
         .action(&request.action)
@@ -170,7 +170,7 @@ async fn abort(tx: Box<dyn Transaction>, error: CommitError) -> CommitError {
 }
 
 async fn run_action(
-    p: &Pipeline,
+    p: &Engine,
     store: &dyn Store,
     tx: &mut dyn Transaction,
     request: &CommitRequest,
@@ -243,7 +243,7 @@ pub(crate) struct Origin<'a> {
 /// Writes the outbox row and deliveries of each emitted event inside `tx`; returns the outbox
 /// rows' ids, in order, and the deliveries to put on the queue after commit.
 pub(crate) async fn write_emitted(
-    p: &Pipeline,
+    p: &Engine,
     store: &dyn Store,
     tx: &mut dyn Transaction,
     emitted: &[Emitted],

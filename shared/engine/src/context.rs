@@ -10,11 +10,11 @@ use jadpo_core::ports::Connections;
 use jadpo_core::ports::Queue;
 use jadpo_core::{Store, StoreError};
 
-use crate::settings::PipelineSettings;
+use crate::settings::EngineSettings;
 
 /// Everything the use cases need: the application, its open stores, the queue and the clock.
 #[derive(Clone)]
-pub struct Pipeline {
+pub struct Engine {
     /// The application.
     pub app: Arc<Application>,
     /// The open stores by declared name.
@@ -26,10 +26,10 @@ pub struct Pipeline {
     /// The external services handlers call.
     pub connections: Arc<dyn Connections>,
     /// Limits.
-    pub settings: PipelineSettings,
+    pub settings: EngineSettings,
 }
 
-impl Pipeline {
+impl Engine {
     /// How a handler writing `store` reads flags.
     pub(crate) fn flag_access(&self, store: &str) -> Option<FlagAccess<'_>> {
         let flags_store = self.app.flags_store();

@@ -11,7 +11,7 @@ use jadpo_core::{Store, StoreError};
 
 use crate::breaker::{admit, settle};
 use crate::commit::{CommitError, Origin, write_emitted};
-use crate::context::Pipeline;
+use crate::context::Engine;
 use crate::relay::enqueue_now;
 
 /// What became of a message.
@@ -51,7 +51,7 @@ pub enum DeliverError {
 }
 
 /// Handles one queue message body: a delivery, or a workflow command.
-pub async fn deliver(p: &Pipeline, body: &str) -> Result<DeliveryResult, DeliverError> {
+pub async fn deliver(p: &Engine, body: &str) -> Result<DeliveryResult, DeliverError> {
     if let Ok(command) = serde_json::from_str::<CommandMessage>(body) {
         let result =
             crate::workflow::runs::run_command(p, &command.store, &command.command_id).await?;
@@ -145,7 +145,7 @@ enum Attempt {
 }
 
 async fn run_subscriber(
-    p: &Pipeline,
+    p: &Engine,
     spec: &SubscriberSpec,
     delivery: &Delivery,
 ) -> Result<Attempt, StoreError> {
@@ -224,7 +224,7 @@ async fn run_subscriber(
 }
 
 async fn record(
-    p: &Pipeline,
+    p: &Engine,
     store: &dyn Store,
     delivery: &Delivery,
     outcome: &Outcome,
@@ -233,7 +233,7 @@ async fn record(
 }
 
 async fn finish(
-    p: &Pipeline,
+    p: &Engine,
     store: &dyn Store,
     delivery: &Delivery,
     outcome: Outcome,

@@ -12,7 +12,7 @@ use jadpo_core::model::operator::OperatorAction;
 use jadpo_core::{Store, StoreError};
 use serde_json::json;
 
-use crate::context::Pipeline;
+use crate::context::Engine;
 use crate::operator::record_operator_action;
 
 /// Why an operator's change to a delivery was refused; nothing was changed or recorded.
@@ -41,15 +41,15 @@ pub enum DeliveryOpError {
     Store(#[from] StoreError),
 }
 
-/// Operator verbs over deliveries in every store of a pipeline.
+/// Operator verbs over deliveries in every store of an engine.
 pub struct DeliveryOps<'a> {
-    p: &'a Pipeline,
+    p: &'a Engine,
     operator: &'a str,
 }
 
 impl<'a> DeliveryOps<'a> {
     /// Verbs acting as `operator`.
-    pub fn new(p: &'a Pipeline, operator: &'a str) -> Result<Self, DeliveryOpError> {
+    pub fn new(p: &'a Engine, operator: &'a str) -> Result<Self, DeliveryOpError> {
         if operator.trim().is_empty() {
             return Err(DeliveryOpError::NoOperator);
         }

@@ -8,7 +8,7 @@ use jadpo_core::id::new_id;
 use jadpo_core::model::flags::{FlagChange, Rollout, StoredFlag};
 use jadpo_core::{Store, StoreError};
 
-use crate::context::Pipeline;
+use crate::context::Engine;
 
 /// Why a flag operation did nothing.
 #[derive(Debug, thiserror::Error)]
@@ -31,13 +31,13 @@ pub enum FlagOpError {
 
 /// Operator verbs over flags.
 pub struct FlagOps<'a> {
-    p: &'a Pipeline,
+    p: &'a Engine,
     operator: &'a str,
 }
 
 impl<'a> FlagOps<'a> {
     /// Verbs acting as `operator`.
-    pub fn new(p: &'a Pipeline, operator: &'a str) -> Result<Self, FlagOpError> {
+    pub fn new(p: &'a Engine, operator: &'a str) -> Result<Self, FlagOpError> {
         if operator.trim().is_empty() {
             return Err(FlagOpError::NoOperator);
         }

@@ -17,7 +17,7 @@ use jadpo_core::model::housekeeping::{LEASE_KEY, RecordClass};
 use jadpo_core::model::lease::{Lease, LeaseTable};
 use jadpo_core::{Store, StoreError};
 
-use crate::context::Pipeline;
+use crate::context::Engine;
 pub use crate::settings::HousekeepingSettings;
 
 impl HousekeepingSettings {
@@ -88,7 +88,7 @@ enum Step {
 }
 
 /// One pass over `store` as `owner`. `rescue_after`: how long after being put on the queue an
-/// unfinished delivery is handed back to the relay (the pipeline's redelivery window).
+/// unfinished delivery is handed back to the relay (the engine's redelivery window).
 /// `audit`: the audited entities in this store with their retention.
 pub async fn housekeep(
     store: &dyn Store,
@@ -147,7 +147,7 @@ pub async fn housekeep(
 /// One pass over every store of `p`, one after the other; a store that fails does not stop the
 /// others. Returns each store's report and each failure.
 pub async fn housekeep_all(
-    p: &Pipeline,
+    p: &Engine,
     owner: &str,
 ) -> (Vec<HousekeepingReport>, Vec<HousekeepingError>) {
     let mut reports = Vec::new();

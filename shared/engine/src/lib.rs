@@ -1,6 +1,6 @@
 //! `jadpo-engine`: the use cases, written once over `jadpo-core`'s ports.
 //!
-//! Every entry point takes the runtime context ([`Pipeline`]): the application, its open
+//! Every entry point takes the runtime context ([`Engine`]): the application, its open
 //! stores, the queue, the clock, the connections and the limits. The binaries (`jadpo-runtime`'s
 //! wiring, the Lambda functions, `jadpo-local`, the CLI) build one and call in; nothing here
 //! reads the environment or names a driver.
@@ -46,5 +46,5 @@ pub mod schedule;
 pub mod settings;
 pub mod workflow;
 
-pub use context::Pipeline;
-pub use settings::PipelineSettings;
+pub use context::Engine;
+pub use settings::EngineSettings;

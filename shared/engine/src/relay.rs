@@ -13,7 +13,7 @@ use jadpo_core::StoreError;
 use jadpo_core::model::delivery::{DeliveryMessage, QueuedDelivery};
 use jadpo_core::ports::{QueueError, QueueMessage};
 
-use crate::context::Pipeline;
+use crate::context::Engine;
 
 /// What one relay pass did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -25,7 +25,7 @@ pub struct RelayReport {
 }
 
 /// One sweep over every store, stopping early at `deadline` (after at least one batch per store).
-pub async fn relay(p: &Pipeline, deadline: Instant) -> Result<RelayReport, StoreError> {
+pub async fn relay(p: &Engine, deadline: Instant) -> Result<RelayReport, StoreError> {
     let mut report = RelayReport::default();
     for (name, store) in &p.stores {
         // At least one batch per store, even when the deadline is already near (or reported in
@@ -60,7 +60,7 @@ pub async fn relay(p: &Pipeline, deadline: Instant) -> Result<RelayReport, Store
 
 /// Puts new deliveries on the queue right after their commit (best effort: what fails here is
 /// left to the relay's sweep).
-pub async fn enqueue_now(p: &Pipeline, store: &str, deliveries: &[QueuedDelivery]) -> RelayReport {
+pub async fn enqueue_now(p: &Engine, store: &str, deliveries: &[QueuedDelivery]) -> RelayReport {
     if deliveries.is_empty() {
         return RelayReport::default();
     }
@@ -75,7 +75,7 @@ pub async fn enqueue_now(p: &Pipeline, store: &str, deliveries: &[QueuedDelivery
 
 /// Sends `deliveries` in queue-sized batches; returns the ids sent and the ids refused.
 async fn send(
-    p: &Pipeline,
+    p: &Engine,
     store: &str,
     deliveries: &[QueuedDelivery],
 ) -> (Vec<String>, Vec<String>) {

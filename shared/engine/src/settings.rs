@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
-/// Limits of the pipeline, validated by the runtime's configuration.
+/// The engine's limits, validated by the runtime's configuration.
 #[derive(Debug, Clone, Copy)]
-pub struct PipelineSettings {
+pub struct EngineSettings {
     /// Deepest chain of events a subscriber may extend (0 is an event emitted by a request).
     pub max_chain_depth: u32,
     /// How long an idempotency key's stored response is replayed.
@@ -21,7 +21,7 @@ pub struct PipelineSettings {
     pub housekeeping: HousekeepingSettings,
 }
 
-impl Default for PipelineSettings {
+impl Default for EngineSettings {
     fn default() -> Self {
         Self {
             max_chain_depth: 8,

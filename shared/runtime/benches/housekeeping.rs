@@ -25,7 +25,7 @@ use jadpo_core::{Store, SystemClock};
 use jadpo_engine::commit::{CommitRequest, commit};
 use jadpo_engine::housekeeping::{HousekeepingSettings, housekeep};
 use jadpo_engine::migrate;
-use jadpo_engine::{Pipeline, PipelineSettings};
+use jadpo_engine::{Engine, EngineSettings};
 use jadpo_runtime::queue::RelayLater;
 use jadpo_store_postgres::{PgOptions, PgStore};
 use jadpo_test_harness::PgTestDb;
@@ -99,7 +99,7 @@ impl Writes {
 }
 
 /// Commits one action at a time until `stop` is set (or `limit` passes), timing each.
-async fn writer(p: &Pipeline, first: u64, stop: &AtomicBool, limit: Duration) -> Writes {
+async fn writer(p: &Engine, first: u64, stop: &AtomicBool, limit: Duration) -> Writes {
     let started = Instant::now();
     let mut latencies_ms = Vec::new();
     let mut i = first;
@@ -132,13 +132,13 @@ async fn main() {
     );
     let catalog = store.migration_catalog();
     migrate::apply(store.as_ref(), &catalog).await.unwrap_or_else(|e| panic!("{e}"));
-    let pipeline = Pipeline {
+    let engine = Engine {
         app: Arc::new(app()),
         stores: [("main".to_owned(), Arc::clone(&store))].into_iter().collect(),
         queue: Arc::new(RelayLater),
         clock: Arc::new(SystemClock),
         connections: Arc::new(NoConnections),
-        settings: PipelineSettings::default(),
+        settings: EngineSettings::default(),
     };
     let seeding = Instant::now();
     seed(store.as_ref()).await;
@@ -148,8 +148,8 @@ async fn main() {
 
     // Warm-up, then the reference: the writer alone.
     let never = AtomicBool::new(false);
-    writer(&pipeline, 0, &never, Duration::from_secs(3)).await;
-    let alone = writer(&pipeline, 1_000_000, &never, REFERENCE).await;
+    writer(&engine, 0, &never, Duration::from_secs(3)).await;
+    let alone = writer(&engine, 1_000_000, &never, REFERENCE).await;
     // The same writer beside a busy core doing no database work: a reference with concurrent CPU
     // use but no housekeeping.
     let spinning = Arc::new(AtomicBool::new(true));
@@ -163,7 +163,7 @@ async fn main() {
             }
         })
     };
-    let busy = writer(&pipeline, 4_000_000, &never, REFERENCE).await;
+    let busy = writer(&engine, 4_000_000, &never, REFERENCE).await;
     spinning.store(false, Ordering::Relaxed);
     let _ = spinner.join();
 
@@ -186,7 +186,7 @@ async fn main() {
         (report, t.elapsed().as_secs_f64())
     };
     let ((report, pass_seconds), during) =
-        tokio::join!(pass, writer(&pipeline, 2_000_000, &done, Duration::from_secs(3600)));
+        tokio::join!(pass, writer(&engine, 2_000_000, &done, Duration::from_secs(3600)));
     let deleted = report
         .deleted
         .iter()
@@ -195,7 +195,7 @@ async fn main() {
     assert_eq!(deleted, EXPIRED as u64, "the pass must delete every expired key: {report:?}");
     assert!(report.stopped.is_none(), "{report:?}");
     // The writer alone again, after the pass: the reference on both sides of it.
-    let after = writer(&pipeline, 3_000_000, &never, REFERENCE).await;
+    let after = writer(&engine, 3_000_000, &never, REFERENCE).await;
 
     let out = format!(
         "## Housekeeping under a writer on PostgreSQL\n\n`cargo bench -p jadpo-runtime --bench housekeeping` \

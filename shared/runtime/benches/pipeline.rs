@@ -27,7 +27,7 @@ use jadpo_engine::commit::{CommitRequest, commit};
 use jadpo_engine::deliver::deliver;
 use jadpo_engine::migrate;
 use jadpo_engine::relay::enqueue_now;
-use jadpo_engine::{Pipeline, PipelineSettings};
+use jadpo_engine::{Engine, EngineSettings};
 use jadpo_runtime::catalog_for;
 use jadpo_runtime::queue::InProcessQueue;
 use jadpo_store_postgres::{PgOptions, PgStore};
@@ -139,7 +139,7 @@ COMMIT;
 
 use common::{analyze, cpu_seconds, pgbench_tps};
 
-async fn commit_rate(p: &Pipeline, clients: usize) -> (f64, f64) {
+async fn commit_rate(p: &Engine, clients: usize) -> (f64, f64) {
     let cpu_before = cpu_seconds();
     let stop = Instant::now() + Duration::from_secs(SECONDS);
     let tasks: Vec<_> = (0..clients)
@@ -171,7 +171,7 @@ struct EndToEnd {
 }
 
 async fn end_to_end(
-    base: &Pipeline,
+    base: &Engine,
     starts: &Starts,
     clients: usize,
     per_client: usize,
@@ -266,24 +266,24 @@ async fn main() {
     let catalog = catalog_for(&app, store.as_ref()).unwrap_or_else(|e| panic!("{e}"));
     migrate::apply(store.as_ref(), &catalog).await.unwrap_or_else(|e| panic!("{e}"));
     let (queue, _unused) = InProcessQueue::new();
-    let pipeline = Pipeline {
+    let engine = Engine {
         app: Arc::new(app),
         stores: [("main".to_owned(), store)].into_iter().collect(),
         queue: Arc::new(queue),
         clock: Arc::new(SystemClock),
         connections: Arc::new(NoConnections),
-        settings: PipelineSettings::default(),
+        settings: EngineSettings::default(),
     };
     let mut rows = Vec::new();
     for clients in [1, 8] {
         let ceiling = pgbench_tps(db.url(), PGBENCH_SCRIPT, clients, SECONDS);
-        analyze(&pipeline).await;
-        let (committed, client_cores) = commit_rate(&pipeline, clients).await;
-        analyze(&pipeline).await;
-        let throughput = end_to_end(&pipeline, &starts, clients, 4_000 / clients, None).await;
-        analyze(&pipeline).await;
+        analyze(&engine).await;
+        let (committed, client_cores) = commit_rate(&engine, clients).await;
+        analyze(&engine).await;
+        let throughput = end_to_end(&engine, &starts, clients, 4_000 / clients, None).await;
+        analyze(&engine).await;
         let paced = end_to_end(
-            &pipeline,
+            &engine,
             &starts,
             clients,
             800 / clients,

@@ -20,7 +20,7 @@ use jadpo_core::{Store, SystemClock};
 use jadpo_engine::deliver::deliver;
 use jadpo_engine::migrate;
 use jadpo_engine::workflow::runs::start_run;
-use jadpo_engine::{Pipeline, PipelineSettings};
+use jadpo_engine::{Engine, EngineSettings};
 use jadpo_runtime::catalog_for;
 use jadpo_runtime::queue::InProcessQueue;
 use jadpo_store_postgres::{PgOptions, PgStore};
@@ -114,7 +114,7 @@ async fn transitions(store: &Arc<dyn Store>, clients: usize) -> (f64, f64) {
     (total as f64 / wall, (cpu_seconds() - cpu) / wall)
 }
 
-async fn runs_end_to_end(base: &Pipeline, clients: usize, runs: usize) -> f64 {
+async fn runs_end_to_end(base: &Engine, clients: usize, runs: usize) -> f64 {
     let (queue, rx) = InProcessQueue::new();
     let mut p = base.clone();
     p.queue = Arc::new(queue);
@@ -177,22 +177,22 @@ async fn main() {
     let catalog = catalog_for(&app, store.as_ref()).unwrap_or_else(|e| panic!("{e}"));
     migrate::apply(store.as_ref(), &catalog).await.unwrap_or_else(|e| panic!("{e}"));
     let (queue, _unused) = InProcessQueue::new();
-    let pipeline = Pipeline {
+    let engine = Engine {
         app: Arc::new(app),
         stores: [("main".to_owned(), Arc::clone(&store))].into_iter().collect(),
         queue: Arc::new(queue),
         clock: Arc::new(SystemClock),
         connections: Arc::new(NoConnections),
-        settings: PipelineSettings::default(),
+        settings: EngineSettings::default(),
     };
     let mut rows = Vec::new();
     for clients in [1, 8] {
         let ceiling = pgbench_tps(db.url(), CEILING, clients, SECONDS);
-        analyze(&pipeline).await;
+        analyze(&engine).await;
         let (rate, cores) = transitions(&store, clients).await;
-        analyze(&pipeline).await;
-        let runs = runs_end_to_end(&pipeline, clients, 800).await;
-        analyze(&pipeline).await;
+        analyze(&engine).await;
+        let runs = runs_end_to_end(&engine, clients, 800).await;
+        analyze(&engine).await;
         rows.push((clients, ceiling, rate, cores, runs));
     }
     let mut out = String::from(

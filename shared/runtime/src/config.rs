@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use jadpo_core::app::Application;
-use jadpo_engine::PipelineSettings;
+use jadpo_engine::EngineSettings;
 use jadpo_engine::housekeeping::HousekeepingSettings;
 use jadpo_engine::schedule::ScheduleSettings;
 use jadpo_store_postgres::PgOptions;
@@ -187,8 +187,8 @@ pub struct Config {
     pub postgres: PgOptions,
     /// SQLite options.
     pub sqlite: SqliteOptions,
-    /// Pipeline limits.
-    pub pipeline: PipelineSettings,
+    /// Engine limits.
+    pub engine: EngineSettings,
     /// Where the local process listens.
     pub listen: SocketAddr,
     /// Base URL of each declared connection.
@@ -248,28 +248,42 @@ impl Config {
             };
             stores.push(StoreConfig { name: store.clone(), url });
         }
+        let pg = PgOptions::default();
         let postgres = PgOptions {
-            pool_size: number(env, "JADPO_PG_POOL_SIZE", 4, 1, 100)?,
-            connect_timeout: millis(env, "JADPO_PG_CONNECT_TIMEOUT_MS", 5_000)?,
-            acquire_timeout: millis(env, "JADPO_PG_ACQUIRE_TIMEOUT_MS", 10_000)?,
+            pool_size: number(env, "JADPO_PG_POOL_SIZE", pg.pool_size, 1, 100)?,
+            connect_timeout: millis(env, "JADPO_PG_CONNECT_TIMEOUT_MS", ms(pg.connect_timeout))?,
+            acquire_timeout: millis(env, "JADPO_PG_ACQUIRE_TIMEOUT_MS", ms(pg.acquire_timeout))?,
         };
-        let sqlite =
-            SqliteOptions { busy_timeout: millis(env, "JADPO_SQLITE_BUSY_TIMEOUT_MS", 5_000)? };
-        let redelivery_default = if local_dir.is_some() { 30 } else { 900 };
-        let pipeline = PipelineSettings {
-            max_chain_depth: u32::try_from(number(env, "JADPO_MAX_CHAIN_DEPTH", 8, 1, 100)?)
-                .unwrap_or(8),
-            idempotency_retention: seconds(env, "JADPO_IDEMPOTENCY_RETENTION_SECS", 86_400)?,
+        let lite = SqliteOptions::default();
+        let sqlite = SqliteOptions {
+            busy_timeout: millis(env, "JADPO_SQLITE_BUSY_TIMEOUT_MS", ms(lite.busy_timeout))?,
+        };
+        let d = EngineSettings::default();
+        // Locally a lost message is resent after 30 s, not the deployed queue's window.
+        let redelivery_default =
+            if local_dir.is_some() { LOCAL_REDELIVERY_SECS } else { d.redelivery_after.as_secs() };
+        let depth = number(env, "JADPO_MAX_CHAIN_DEPTH", d.max_chain_depth as usize, 1, 100)?;
+        let engine = EngineSettings {
+            max_chain_depth: u32::try_from(depth).unwrap_or(d.max_chain_depth),
+            idempotency_retention: seconds(
+                env,
+                "JADPO_IDEMPOTENCY_RETENTION_SECS",
+                d.idempotency_retention.as_secs(),
+            )?,
             redelivery_after: seconds(env, "JADPO_REDELIVERY_AFTER_SECS", redelivery_default)?,
             schedules: ScheduleSettings {
-                lease_ttl: seconds(env, "JADPO_SCHEDULE_LEASE_SECS", 60)?,
-                ..ScheduleSettings::default()
+                lease_ttl: seconds(
+                    env,
+                    "JADPO_SCHEDULE_LEASE_SECS",
+                    d.schedules.lease_ttl.as_secs(),
+                )?,
+                ..d.schedules
             },
             housekeeping: housekeeping(env)?,
-            ..PipelineSettings::default()
+            ..d
         };
         let (handled, redelivery) =
-            (pipeline.housekeeping.handled_retention, pipeline.redelivery_after);
+            (engine.housekeeping.handled_retention, engine.redelivery_after);
         if handled < redelivery {
             return Err(ConfigError::HandledRetentionTooShort {
                 handled: handled.as_secs(),
@@ -296,7 +310,7 @@ impl Config {
             stores,
             postgres,
             sqlite,
-            pipeline,
+            engine,
             listen,
             connections,
             connection_timeout,
@@ -337,10 +351,10 @@ fn check_undeclared(app: &Application, vars: &Vars) -> Result<(), ConfigError> {
 /// Retention per record class and the housekeeping pass's limits.
 fn housekeeping(env: &dyn Fn(&str) -> Option<String>) -> Result<HousekeepingSettings, ConfigError> {
     let d = HousekeepingSettings::default();
-    let batch = number(env, "JADPO_HOUSEKEEPING_BATCH", 1000, 1, 100_000)?;
+    let batch = number(env, "JADPO_HOUSEKEEPING_BATCH", d.batch_size as usize, 1, 100_000)?;
     Ok(HousekeepingSettings {
         lease_ttl: seconds(env, "JADPO_HOUSEKEEPING_LEASE_SECS", d.lease_ttl.as_secs())?,
-        batch_size: u32::try_from(batch).unwrap_or(1000),
+        batch_size: u32::try_from(batch).unwrap_or(d.batch_size),
         handled_retention: seconds(
             env,
             "JADPO_RETAIN_HANDLED_SECS",
@@ -360,6 +374,14 @@ fn housekeeping(env: &dyn Fn(&str) -> Option<String>) -> Result<HousekeepingSett
         overdue_after: seconds(env, "JADPO_OVERDUE_AFTER_SECS", d.overdue_after.as_secs())?,
         ..d
     })
+}
+
+/// How long after its send the local process presumes a message lost (no queue to wait for).
+const LOCAL_REDELIVERY_SECS: u64 = 30;
+
+/// `d` in whole milliseconds, for a default given in milliseconds.
+fn ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 fn number(

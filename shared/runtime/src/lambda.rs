@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
 use jadpo_core::SystemClock;
 use jadpo_core::app::Application;
-use jadpo_engine::Pipeline;
+use jadpo_engine::Engine;
 use jadpo_engine::deliver::deliver;
 use jadpo_engine::housekeeping::{HousekeepingError, HousekeepingReport, housekeep_all};
 use jadpo_engine::relay::{RelayReport, relay};
@@ -17,7 +17,7 @@ use jadpo_engine::schedule::{ScheduleOpError, TickReport, tick};
 
 use crate::config::{Config, Mode};
 use crate::connections::HttpConnections;
-use crate::stores::{open_stores, pipeline};
+use crate::stores::{engine, open_stores};
 
 /// Why a function could not start.
 #[derive(Debug, thiserror::Error)]
@@ -60,9 +60,9 @@ pub fn exit_code(result: Result<(), BoxError>) -> std::process::ExitCode {
     std::process::ExitCode::FAILURE
 }
 
-/// Builds the deployed pipeline from the environment: stores, SQS queue (`JADPO_QUEUE_URL`),
+/// Builds the deployed engine from the environment: stores, SQS queue (`JADPO_QUEUE_URL`),
 /// connections. Called once per cold start.
-pub async fn deployed_pipeline(app: Application) -> Result<Pipeline, StartError> {
+pub async fn deployed_engine(app: Application) -> Result<Engine, StartError> {
     let config = Config::from_process_env(&app, Mode::Deployed)?;
     let clock = Arc::new(SystemClock);
     let stores = open_stores(&config, clock.clone())?;
@@ -70,12 +70,12 @@ pub async fn deployed_pipeline(app: Application) -> Result<Pipeline, StartError>
     let queue = Arc::new(jadpo_queue_sqs::SqsQueue::from_env(&queue_url)?);
     let connections =
         Arc::new(HttpConnections::new(config.connections.clone(), config.connection_timeout)?);
-    Ok(pipeline(Arc::new(app), &stores, queue, connections, clock, &config))
+    Ok(engine(Arc::new(app), &stores, queue, connections, clock, &config))
 }
 
 /// Handles one SQS batch: every message is delivered; those that failed for the
 /// infrastructure's reasons are returned as batch item failures.
-pub async fn deliver_batch(p: &Pipeline, event: SqsEvent) -> SqsBatchResponse {
+pub async fn deliver_batch(p: &Engine, event: SqsEvent) -> SqsBatchResponse {
     let mut failures = Vec::new();
     for record in event.records {
         let id = record.message_id.clone().unwrap_or_default();
@@ -99,7 +99,7 @@ pub fn lease_owner(role: &str) -> String {
 }
 
 /// One tick pass over the schedule store.
-pub async fn tick_pass(p: &Pipeline, owner: &str) -> Result<TickReport, ScheduleOpError> {
+pub async fn tick_pass(p: &Engine, owner: &str) -> Result<TickReport, ScheduleOpError> {
     tick(p, owner).await
 }
 
@@ -111,7 +111,7 @@ pub struct HousekeepingFailed(pub Vec<HousekeepingError>);
 /// One housekeeping pass over every store; the reports, or the failures after every store was
 /// tried.
 pub async fn housekeeping_pass(
-    p: &Pipeline,
+    p: &Engine,
     owner: &str,
 ) -> Result<Vec<HousekeepingReport>, HousekeepingFailed> {
     let (reports, failures) = housekeep_all(p, owner).await;
@@ -123,7 +123,7 @@ pub async fn housekeeping_pass(
 
 /// One relay pass, stopping `margin` before `deadline` (the invocation's own deadline).
 pub async fn relay_pass(
-    p: &Pipeline,
+    p: &Engine,
     deadline: Instant,
     margin: Duration,
 ) -> Result<RelayReport, jadpo_core::StoreError> {

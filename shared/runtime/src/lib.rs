@@ -2,7 +2,7 @@
 //!
 //! It reads the environment once into typed [`config::Config`] (the core never reads it), opens
 //! one store per declared store from its URL ([`stores`]), builds each store's migration
-//! catalog with the application's own migrations, assembles the [`jadpo_engine::Pipeline`],
+//! catalog with the application's own migrations, assembles the [`jadpo_engine::Engine`],
 //! serves the commit function's HTTP surface ([`http`]), offers the in-process [`queue`] for local
 //! runs, and sets up tracing. Functions, the local runner and the CLI all start here, so they
 //! agree on what each variable means.
@@ -18,4 +18,4 @@ pub mod stores;
 pub mod telemetry;
 
 pub use config::{Config, ConfigError, DatabaseUrl, Mode, StoreConfig};
-pub use stores::{Stores, catalog_for, migrate_all, open_stores, pipeline};
+pub use stores::{Stores, catalog_for, engine, migrate_all, open_stores};

@@ -5,24 +5,20 @@
 use std::time::{Duration, Instant};
 
 use jadpo_core::ports::QueueMessage;
-use jadpo_engine::Pipeline;
+use jadpo_engine::Engine;
 use jadpo_engine::deliver::{DeliverError, DeliveryResult, deliver};
 use jadpo_engine::relay::relay;
 use tokio::sync::{mpsc, watch};
 
 /// Sweeps every `interval` until `shutdown` turns true.
-pub async fn relay_loop(
-    pipeline: Pipeline,
-    interval: Duration,
-    mut shutdown: watch::Receiver<bool>,
-) {
+pub async fn relay_loop(engine: Engine, interval: Duration, mut shutdown: watch::Receiver<bool>) {
     let mut tick = tokio::time::interval(interval);
     loop {
         tokio::select! {
             _ = tick.tick() => {}
             _ = shutdown.changed() => return,
         }
-        match relay(&pipeline, Instant::now() + interval / 2).await {
+        match relay(&engine, Instant::now() + interval / 2).await {
             Ok(report) if report.sent > 0 || report.failed > 0 => {
                 tracing::info!(sent = report.sent, failed = report.failed, "relay pass");
             }
@@ -34,7 +30,7 @@ pub async fn relay_loop(
 
 /// Ticks schedules every `interval` (the first at once) until `shutdown` turns true.
 pub async fn schedule_loop(
-    pipeline: Pipeline,
+    engine: Engine,
     interval: Duration,
     mut shutdown: watch::Receiver<bool>,
 ) {
@@ -45,7 +41,7 @@ pub async fn schedule_loop(
             _ = tick.tick() => {}
             _ = shutdown.changed() => return,
         }
-        match crate::lambda::tick_pass(&pipeline, &owner).await {
+        match crate::lambda::tick_pass(&engine, &owner).await {
             Ok(report) if !report.is_quiet() => {
                 tracing::info!(report = %report.to_json(), "schedule tick");
             }
@@ -57,7 +53,7 @@ pub async fn schedule_loop(
 
 /// Runs a housekeeping pass at once and then every `interval` until `shutdown` turns true.
 pub async fn housekeeping_loop(
-    pipeline: Pipeline,
+    engine: Engine,
     interval: Duration,
     mut shutdown: watch::Receiver<bool>,
 ) {
@@ -68,7 +64,7 @@ pub async fn housekeeping_loop(
             _ = tick.tick() => {}
             _ = shutdown.changed() => return,
         }
-        if let Err(e) = crate::lambda::housekeeping_pass(&pipeline, &owner).await {
+        if let Err(e) = crate::lambda::housekeeping_pass(&engine, &owner).await {
             tracing::warn!(error = %e, "housekeeping failed; the next pass retries");
         }
     }
@@ -77,7 +73,7 @@ pub async fn housekeeping_loop(
 /// Delivers queued messages until `shutdown` turns true, then delivers what is already queued
 /// (draining in-flight work) and returns how many messages it handled in all.
 pub async fn delivery_loop(
-    pipeline: Pipeline,
+    engine: Engine,
     mut rx: mpsc::UnboundedReceiver<QueueMessage>,
     mut shutdown: watch::Receiver<bool>,
 ) -> usize {
@@ -85,21 +81,21 @@ pub async fn delivery_loop(
     loop {
         tokio::select! {
             message = rx.recv() => match message {
-                Some(m) => { handle(&pipeline, &m).await; handled += 1; }
+                Some(m) => { handle(&engine, &m).await; handled += 1; }
                 None => return handled,
             },
             _ = shutdown.changed() => break,
         }
     }
     while let Ok(m) = rx.try_recv() {
-        handle(&pipeline, &m).await;
+        handle(&engine, &m).await;
         handled += 1;
     }
     handled
 }
 
-async fn handle(pipeline: &Pipeline, message: &QueueMessage) {
-    match deliver(pipeline, &message.body).await {
+async fn handle(engine: &Engine, message: &QueueMessage) {
+    match deliver(engine, &message.body).await {
         Ok(DeliveryResult::Dead) => {
             tracing::warn!(body = %message.body, "delivery is dead after its last attempt")
         }

@@ -59,7 +59,7 @@ pub fn catalog_for(app: &Application, store: &dyn Store) -> Result<MigrationCata
 }
 
 impl Stores {
-    /// The stores as the pipeline holds them.
+    /// The stores as the engine holds them.
     pub fn to_map(&self) -> BTreeMap<String, Arc<dyn Store>> {
         self.by_name.clone()
     }
@@ -81,21 +81,21 @@ pub async fn migrate_all(app: &Application, stores: &Stores) -> Result<(), Migra
     Ok(())
 }
 
-/// The pipeline over `stores`, with settings from `config`.
-pub fn pipeline(
+/// The engine over `stores`, with settings from `config`.
+pub fn engine(
     app: Arc<Application>,
     stores: &Stores,
     queue: Arc<dyn jadpo_core::ports::Queue>,
     connections: Arc<dyn jadpo_core::ports::Connections>,
     clock: Arc<dyn Clock>,
     config: &Config,
-) -> jadpo_engine::Pipeline {
-    jadpo_engine::Pipeline {
+) -> jadpo_engine::Engine {
+    jadpo_engine::Engine {
         app,
         stores: stores.to_map(),
         queue,
         clock,
         connections,
-        settings: config.pipeline,
+        settings: config.engine,
     }
 }

@@ -18,7 +18,7 @@ async fn an_orders_audit_trail_names_who_and_replays(kind: Kind) {
         request_id: "req-42".to_owned(),
         ..support::request("place_order", body)
     };
-    let out = commit(&env.pipeline, request).await.unwrap_or_else(|e| panic!("{e}"));
+    let out = commit(&env.engine, request).await.unwrap_or_else(|e| panic!("{e}"));
     let id = out.body["order_id"].as_str().unwrap_or_default().to_owned();
     let main = env.store("main");
     let rows = main.audit_rows("order", &id).await.unwrap_or_else(|e| panic!("{e}"));
@@ -31,13 +31,13 @@ async fn an_orders_audit_trail_names_who_and_replays(kind: Kind) {
     );
     assert_eq!(r.trace.as_deref(), Some("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"));
     assert_eq!(r.changes["customer"]["after"], "c1");
-    let spec = env.pipeline.app.audit_spec("order").cloned().unwrap_or_else(|| panic!("declared"));
+    let spec = env.engine.app.audit_spec("order").cloned().unwrap_or_else(|| panic!("declared"));
     let current = main.audit_current(&spec, &id).await.unwrap_or_else(|e| panic!("{e}"));
     assert!(current.is_some());
     assert_eq!(replay(&rows), current);
     // A failed action writes nothing, its audit row included.
     let bad = support::request("place_order", json!({"customer": "", "items": []}));
-    assert!(commit(&env.pipeline, bad).await.is_err());
+    assert!(commit(&env.engine, bad).await.is_err());
     assert_eq!(env.count("main", "SELECT count(*) AS n FROM jadpo_audit").await, 1);
 }
 

@@ -44,11 +44,11 @@ fn request() -> CommitRequest {
 /// A client that retries with its idempotency key until it gets an answer.
 async fn client(env: &Env, seen: &mut Vec<String>) -> serde_json::Value {
     for _ in 0..3 {
-        match commit(&env.pipeline, request()).await {
+        match commit(&env.engine, request()).await {
             Ok(outcome) => {
                 // For the relay's points, lose the immediate send so the sweep does the work.
                 if !seen.is_empty() || !fail_is_on("relay.") {
-                    enqueue_now(&env.pipeline, &outcome.store, &outcome.deliveries).await;
+                    enqueue_now(&env.engine, &outcome.store, &outcome.deliveries).await;
                 }
                 return outcome.body;
             }

@@ -71,9 +71,9 @@ async fn a_tick_that_lost_its_lease_records_nothing(kind: Kind) {
     let _turn = POINTS.lock().await;
     let env = Env::shop(kind).await;
     env.clock.set(t0() + Duration::seconds(10));
-    tick(&env.pipeline, "setup").await.unwrap_or_else(|e| panic!("{e}"));
+    tick(&env.engine, "setup").await.unwrap_or_else(|e| panic!("{e}"));
     env.clock.set(t0() + Duration::seconds(61)); // sales_summary is due
-    let store = Arc::clone(env.store(env.pipeline.app.schedule_store()));
+    let store = Arc::clone(env.store(env.engine.app.schedule_store()));
     let clock = Arc::clone(&env.clock);
     let armed = meanwhile("tick.after_lease", move || {
         let (store, clock) = (Arc::clone(&store), Arc::clone(&clock));
@@ -86,7 +86,7 @@ async fn a_tick_that_lost_its_lease_records_nothing(kind: Kind) {
             assert!(matches!(taken, Ok(Some(_))), "another pass takes the lease: {taken:?}");
         }
     });
-    let report = tick(&env.pipeline, "a").await.unwrap_or_else(|e| panic!("{e}"));
+    let report = tick(&env.engine, "a").await.unwrap_or_else(|e| panic!("{e}"));
     armed.assert_fired();
     assert_eq!(report.lost, ["sales_summary"], "{kind:?}: {report:?}");
     assert!(report.runs.is_empty() && report.skipped.is_empty(), "{kind:?}: {report:?}");
@@ -108,7 +108,7 @@ async fn a_housekeeper_that_lost_its_lease_deletes_nothing(kind: Kind) {
     let _turn = POINTS.lock().await;
     let env = Env::shop(kind).await;
     for i in 0..3 {
-        commit(&env.pipeline, keyed_order(&format!("order-{i}")))
+        commit(&env.engine, keyed_order(&format!("order-{i}")))
             .await
             .unwrap_or_else(|e| panic!("{e}"));
     }
@@ -146,11 +146,10 @@ async fn a_housekeeper_that_lost_its_lease_deletes_nothing(kind: Kind) {
 async fn a_command_whose_run_lease_was_taken_commits_nothing(kind: Kind) {
     let _turn = POINTS.lock().await;
     let mut env = Env::shop(kind).await;
-    let started = start_run(&env.pipeline, "checkout", json!({"order_id": "o-7"}), None).await;
+    let started = start_run(&env.engine, "checkout", json!({"order_id": "o-7"}), None).await;
     let run = started.unwrap_or_else(|e| panic!("{e}")).run_id;
     let reserve = env.rx.try_recv().unwrap_or_else(|e| panic!("the reserve command: {e}"));
-    let (store_name, before) =
-        find_run(&env.pipeline, &run).await.unwrap_or_else(|e| panic!("{e}"));
+    let (store_name, before) = find_run(&env.engine, &run).await.unwrap_or_else(|e| panic!("{e}"));
     let pending = "SELECT count(*) AS n FROM outbox_commands WHERE status = 'pending'";
     let pending_before = env.count(&store_name, pending).await;
     let store = Arc::clone(env.store(&store_name));
@@ -164,13 +163,13 @@ async fn a_command_whose_run_lease_was_taken_commits_nothing(kind: Kind) {
             assert!(matches!(taken, Ok(Some(_))), "another executor takes the lease: {taken:?}");
         }
     });
-    let result = deliver(&env.pipeline, &reserve.body).await;
+    let result = deliver(&env.engine, &reserve.body).await;
     armed.assert_fired();
     assert!(
         matches!(result, Err(DeliverError::Command(CommandError::Busy(_)))),
         "{kind:?}: {result:?}"
     );
-    let (_, after) = find_run(&env.pipeline, &run).await.unwrap_or_else(|e| panic!("{e}"));
+    let (_, after) = find_run(&env.engine, &run).await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
         after.revision, before.revision,
         "{kind:?}: a transition committed without the lease"
@@ -195,16 +194,16 @@ async fn two_copies_of_one_message_at_once_have_one_effect(kind: Kind) {
     }
     let reserve = reserve.unwrap_or_else(|| panic!("no message for reserve_stock"));
     let other_result = Arc::new(Mutex::new(None));
-    let (pipeline, copy, seen) =
-        (env.pipeline.clone(), reserve.body.clone(), Arc::clone(&other_result));
+    let (engine, copy, seen) =
+        (env.engine.clone(), reserve.body.clone(), Arc::clone(&other_result));
     let armed = meanwhile("deliver.after_load", move || {
-        let (pipeline, copy, seen) = (pipeline.clone(), copy.clone(), Arc::clone(&seen));
+        let (engine, copy, seen) = (engine.clone(), copy.clone(), Arc::clone(&seen));
         async move {
-            let result = deliver(&pipeline, &copy).await.map_err(|e| e.to_string());
+            let result = deliver(&engine, &copy).await.map_err(|e| e.to_string());
             *seen.lock().unwrap_or_else(|e| panic!("{e}")) = Some(result);
         }
     });
-    let first = deliver(&env.pipeline, &reserve.body).await.map_err(|e| e.to_string());
+    let first = deliver(&env.engine, &reserve.body).await.map_err(|e| e.to_string());
     armed.assert_fired();
     let second = other_result.lock().unwrap_or_else(|e| panic!("{e}")).take();
     assert_eq!(second, Some(Ok(DeliveryResult::Handled)), "{kind:?}: the copy that ran first");

@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use jadpo_core::Store;
 use jadpo_core::app::{Action, ActionOutput, Application, HandlerContext, HandlerError};
 use jadpo_core::model::flags::Rollout;
-use jadpo_engine::PipelineSettings;
+use jadpo_engine::EngineSettings;
 use jadpo_engine::commit::commit;
 use jadpo_engine::flags::FlagOps;
 use serde_json::{Value, json};
@@ -54,17 +54,17 @@ async fn a_flag_reads_the_same_within_a_transaction(kind: Kind, flags_store: &st
         .action("peek", "main", Peek(Arc::clone(&handle)))
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
-    let env = Env::new(kind, app, PipelineSettings::default()).await;
+    let env = Env::new(kind, app, EngineSettings::default()).await;
     let _ = handle.set(Arc::clone(env.store(flags_store)));
     let out =
-        commit(&env.pipeline, request("peek", json!({}))).await.unwrap_or_else(|e| panic!("{e}"));
+        commit(&env.engine, request("peek", json!({}))).await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
         out.body,
         json!({"first": false, "second": false, "undeclared": true}),
         "one value per transaction"
     );
     let next =
-        commit(&env.pipeline, request("peek", json!({}))).await.unwrap_or_else(|e| panic!("{e}"));
+        commit(&env.engine, request("peek", json!({}))).await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(next.body["first"], true, "the next transaction sees the change");
 }
 
@@ -76,8 +76,8 @@ async fn the_receipt_survey_follows_its_flag(kind: Kind) {
             json!({"customer": format!("c{n}"), "items": [{"sku": "A", "qty": 1}]}),
         )
     };
-    let pipeline = env.pipeline.clone();
-    let ops = FlagOps::new(&pipeline, "tess").unwrap_or_else(|e| panic!("{e}"));
+    let engine = env.engine.clone();
+    let ops = FlagOps::new(&engine, "tess").unwrap_or_else(|e| panic!("{e}"));
     for (n, state, expected) in [(0, Rollout::Off, false), (1, Rollout::On, true)] {
         ops.set("receipt_survey", state).await.unwrap_or_else(|e| panic!("{e}"));
         commit_and_enqueue(&env, place(n)).await;

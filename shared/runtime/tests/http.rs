@@ -19,7 +19,7 @@ struct Call {
 
 async fn key(env: &Env) -> String {
     let store = env.store("main");
-    let issued = store.service_key_issue("web", None, env.pipeline.clock.as_ref()).await;
+    let issued = store.service_key_issue("web", None, env.engine.clock.as_ref()).await;
     issued.unwrap_or_else(|e| panic!("{e}")).secret
 }
 
@@ -31,7 +31,7 @@ async fn call(
     idem: Option<&str>,
     body: &str,
 ) -> Call {
-    let state = HttpState { pipeline: env.pipeline.clone(), keys: Arc::clone(env.store("main")) };
+    let state = HttpState { engine: env.engine.clone(), keys: Arc::clone(env.store("main")) };
     let mut request =
         Request::builder().method(method).uri(path).header("content-type", "application/json");
     if let Some(key) = auth {
@@ -80,7 +80,7 @@ async fn callers_must_present_a_live_service_key() {
         .service_key_issue(
             "web",
             Some(support::t0() + chrono::Duration::minutes(5)),
-            env.pipeline.clock.as_ref(),
+            env.engine.clock.as_ref(),
         )
         .await
         .unwrap_or_else(|e| panic!("{e}"));

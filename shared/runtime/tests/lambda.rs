@@ -66,8 +66,8 @@ async fn an_api_gateway_request_flows_through_sqs_to_its_subscribers() {
     let url = created.queue_url().unwrap_or_default().to_owned();
     let sqs = SqsQueue::new(client, &url);
     let mut env = Env::shop(Kind::Postgres).await;
-    env.pipeline.queue = Arc::new(sqs.clone());
-    let key = env.store("main").service_key_issue("web", None, env.pipeline.clock.as_ref()).await;
+    env.engine.queue = Arc::new(sqs.clone());
+    let key = env.store("main").service_key_issue("web", None, env.engine.clock.as_ref()).await;
     let key = key.unwrap_or_else(|e| panic!("{e}")).secret;
 
     // API Gateway HTTP API v2 → lambda_http's request → the commit router.
@@ -75,7 +75,7 @@ async fn an_api_gateway_request_flows_through_sqs_to_its_subscribers() {
     let lambda_request: lambda_http::request::LambdaRequest =
         serde_json::from_str(&raw).unwrap_or_else(|e| panic!("{e}"));
     let request: lambda_http::Request = lambda_request.into();
-    let state = HttpState { pipeline: env.pipeline.clone(), keys: Arc::clone(env.store("main")) };
+    let state = HttpState { engine: env.engine.clone(), keys: Arc::clone(env.store("main")) };
     let response = router(state).oneshot(request).await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(response.status(), 201);
 
@@ -87,7 +87,7 @@ async fn an_api_gateway_request_flows_through_sqs_to_its_subscribers() {
         .unwrap_or_else(|e| panic!("{e}"));
     env.clock.advance(chrono::Duration::minutes(16));
     let report =
-        relay_pass(&env.pipeline, Instant::now() + Duration::from_secs(10), Duration::from_secs(1))
+        relay_pass(&env.engine, Instant::now() + Duration::from_secs(10), Duration::from_secs(1))
             .await;
     assert_eq!(report.map(|r| r.sent).ok(), Some(2));
 
@@ -101,7 +101,7 @@ async fn an_api_gateway_request_flows_through_sqs_to_its_subscribers() {
     records.push(poison);
     let mut event = SqsEvent::default();
     event.records = records;
-    let response = deliver_batch(&env.pipeline, event).await;
+    let response = deliver_batch(&env.engine, event).await;
     let failed: Vec<_> =
         response.batch_item_failures.iter().map(|f| f.item_identifier.clone()).collect();
     assert_eq!(failed, vec!["poison-1".to_owned()], "only the poisoned message is retried");

@@ -8,7 +8,7 @@ use jadpo_core::app::{
     Action, ActionOutput, Application, Event, HandlerContext, HandlerError, RetryPolicy, Subscriber,
 };
 use jadpo_core::model::delivery::{DeliveryFilter, DeliveryStatus};
-use jadpo_engine::PipelineSettings;
+use jadpo_engine::EngineSettings;
 use jadpo_engine::commit::{CommitError, CommitRequest, commit};
 use jadpo_engine::deliver::{DeliverError, DeliveryResult};
 use jadpo_engine::relay::enqueue_now;
@@ -42,8 +42,8 @@ async fn place(
     key: Option<&str>,
     body: Value,
 ) -> Result<jadpo_engine::commit::CommitOutcome, CommitError> {
-    let outcome = commit(&env.pipeline, order_request(key, body)).await?;
-    enqueue_now(&env.pipeline, &outcome.store, &outcome.deliveries).await;
+    let outcome = commit(&env.engine, order_request(key, body)).await?;
+    enqueue_now(&env.engine, &outcome.store, &outcome.deliveries).await;
     Ok(outcome)
 }
 
@@ -86,8 +86,8 @@ async fn the_same_message_twice_has_one_effect(kind: Kind) {
     }
     assert_eq!(messages.len(), 2);
     for m in &messages {
-        let first = jadpo_engine::deliver::deliver(&env.pipeline, &m.body).await;
-        let second = jadpo_engine::deliver::deliver(&env.pipeline, &m.body).await;
+        let first = jadpo_engine::deliver::deliver(&env.engine, &m.body).await;
+        let second = jadpo_engine::deliver::deliver(&env.engine, &m.body).await;
         assert!(matches!(first, Ok(DeliveryResult::Handled)), "{first:?}");
         assert!(
             matches!(second, Ok(DeliveryResult::Finished(DeliveryStatus::Handled))),
@@ -154,7 +154,7 @@ async fn a_rejected_action_writes_nothing(kind: Kind) {
     assert_eq!(env.count("main", ORDERS).await, 0);
     assert_eq!(env.count("main", "SELECT count(*) AS n FROM jadpo_idempotency_keys").await, 0);
     let unknown = commit(
-        &env.pipeline,
+        &env.engine,
         CommitRequest { action: "nope".to_owned(), ..order_request(None, json!({})) },
     )
     .await;
@@ -166,14 +166,12 @@ async fn a_poison_message_is_an_infrastructure_error(kind: Kind) {
     for body in
         ["not json", "{\"store\": \"main\"}", "{\"store\": \"nowhere\", \"delivery_id\": \"x\"}"]
     {
-        let result = jadpo_engine::deliver::deliver(&env.pipeline, body).await;
+        let result = jadpo_engine::deliver::deliver(&env.engine, body).await;
         assert!(matches!(result, Err(DeliverError::Malformed(_))), "{body}: {result:?}");
     }
-    let gone = jadpo_engine::deliver::deliver(
-        &env.pipeline,
-        r#"{"store":"main","delivery_id":"missing"}"#,
-    )
-    .await;
+    let gone =
+        jadpo_engine::deliver::deliver(&env.engine, r#"{"store":"main","delivery_id":"missing"}"#)
+            .await;
     assert!(matches!(gone, Ok(DeliveryResult::Gone)), "{gone:?}");
 }
 
@@ -227,9 +225,9 @@ async fn a_failing_subscriber_ends_dead_with_its_attempts(kind: Kind) {
         .subscriber("flaky", "ping", "main", retry, AlwaysFails)
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
-    let mut env = Env::new(kind, app, PipelineSettings::default()).await;
-    let outcome = commit(&env.pipeline, ping_request()).await.unwrap_or_else(|e| panic!("{e}"));
-    enqueue_now(&env.pipeline, &outcome.store, &outcome.deliveries).await;
+    let mut env = Env::new(kind, app, EngineSettings::default()).await;
+    let outcome = commit(&env.engine, ping_request()).await.unwrap_or_else(|e| panic!("{e}"));
+    enqueue_now(&env.engine, &outcome.store, &outcome.deliveries).await;
     env.settle().await;
     let d = env.store("main").delivery_get(&outcome.deliveries[0].id).await.ok().flatten();
     let d = d.unwrap_or_else(|| panic!("delivery missing"));
@@ -247,10 +245,10 @@ async fn a_chain_deeper_than_the_limit_is_refused(kind: Kind) {
         .subscriber("echo", "ping", "main", RetryPolicy::default(), Echo)
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
-    let settings = PipelineSettings { max_chain_depth: 2, ..PipelineSettings::default() };
+    let settings = EngineSettings { max_chain_depth: 2, ..EngineSettings::default() };
     let mut env = Env::new(kind, app, settings).await;
-    let outcome = commit(&env.pipeline, ping_request()).await.unwrap_or_else(|e| panic!("{e}"));
-    enqueue_now(&env.pipeline, &outcome.store, &outcome.deliveries).await;
+    let outcome = commit(&env.engine, ping_request()).await.unwrap_or_else(|e| panic!("{e}"));
+    enqueue_now(&env.engine, &outcome.store, &outcome.deliveries).await;
     env.settle().await;
     assert_eq!(
         env.count("main", "SELECT count(*) AS n FROM jadpo_outbox").await,
@@ -298,8 +296,8 @@ async fn a_failing_connection_is_retried_until_it_recovers(kind: Kind) {
 /// reports none) still sends one batch per store, so every pass makes progress.
 async fn a_relay_pass_at_its_deadline_still_sends_a_batch(kind: Kind) {
     let env = Env::shop(kind).await;
-    commit(&env.pipeline, order_request(None, two_items())).await.unwrap_or_else(|e| panic!("{e}"));
-    let report = jadpo_engine::relay::relay(&env.pipeline, std::time::Instant::now()).await;
+    commit(&env.engine, order_request(None, two_items())).await.unwrap_or_else(|e| panic!("{e}"));
+    let report = jadpo_engine::relay::relay(&env.engine, std::time::Instant::now()).await;
     assert_eq!(report.map(|r| r.sent).ok(), Some(2));
 }
 

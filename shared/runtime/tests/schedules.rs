@@ -21,28 +21,28 @@ const SUMMARIES: &str = "SELECT count(*) AS n FROM shop_sales_summaries WHERE or
 async fn the_sales_summary_runs_and_housekeeping_keeps_tables_bounded(kind: Kind) {
     let mut env = Env::shop(kind).await;
     env.clock.set(t0() + Duration::seconds(10));
-    let first = tick_pass(&env.pipeline, "tick").await.unwrap_or_else(|e| panic!("{e}"));
+    let first = tick_pass(&env.engine, "tick").await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!((first.created, first.runs.len()), (1, 0), "{first:?}");
     env.clock.set(t0() + Duration::seconds(20));
     place_order(&env).await;
     assert_eq!(env.drain().await.len(), 2);
 
     env.clock.set(t0() + Duration::seconds(61));
-    let due = tick_pass(&env.pipeline, "tick").await.unwrap_or_else(|e| panic!("{e}"));
+    let due = tick_pass(&env.engine, "tick").await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(due.runs, ["sales_summary@2026-01-01T00:01:00.000Z"]);
     let delivered = env.drain().await;
     assert!(matches!(delivered.as_slice(), [Ok(DeliveryResult::Handled)]), "{delivered:?}");
     assert_eq!(env.count("main", SUMMARIES).await, 1, "the summary counted the order");
-    let again = tick_pass(&env.pipeline, "other").await.unwrap_or_else(|e| panic!("{e}"));
+    let again = tick_pass(&env.engine, "other").await.unwrap_or_else(|e| panic!("{e}"));
     assert!(again.runs.is_empty(), "{again:?}");
 
-    let fresh = housekeeping_pass(&env.pipeline, "hk").await.unwrap_or_else(|e| panic!("{e}"));
+    let fresh = housekeeping_pass(&env.engine, "hk").await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(fresh.len(), 2, "one report per store");
     assert!(fresh.iter().all(|r| r.stopped.is_none() && r.total_deleted() == 0), "{fresh:?}");
 
     // Fifteen days on: past every retention but the dead deliveries' and the schedule runs'.
     env.clock.advance(Duration::days(15));
-    let reports = housekeeping_pass(&env.pipeline, "hk").await.unwrap_or_else(|e| panic!("{e}"));
+    let reports = housekeeping_pass(&env.engine, "hk").await.unwrap_or_else(|e| panic!("{e}"));
     let main = reports.iter().find(|r| r.store == "main").unwrap_or_else(|| panic!("main"));
     let deleted = |class| main.deleted.iter().find(|(c, _)| *c == class).map_or(0, |(_, n)| *n);
     assert_eq!(deleted(RecordClass::FinishedDeliveries), 3, "{main:?}");
@@ -56,7 +56,7 @@ async fn the_sales_summary_runs_and_housekeeping_keeps_tables_bounded(kind: Kind
     assert_eq!(env.count("main", "SELECT count(*) AS n FROM jadpo_outbox").await, 0);
     assert_eq!(env.count("main", SUMMARIES).await, 1, "application data is never touched");
     assert_eq!(env.count("main", "SELECT count(*) AS n FROM shop_orders").await, 1);
-    let quiet = housekeeping_pass(&env.pipeline, "hk").await.unwrap_or_else(|e| panic!("{e}"));
+    let quiet = housekeeping_pass(&env.engine, "hk").await.unwrap_or_else(|e| panic!("{e}"));
     assert!(quiet.iter().all(|r| r.alerts.is_empty()), "an alert is raised once: {quiet:?}");
 }
 

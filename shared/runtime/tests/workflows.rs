@@ -14,14 +14,14 @@ use serde_json::json;
 use support::{Env, Kind};
 
 async fn started(env: &mut Env) -> String {
-    let state = start_run(&env.pipeline, "checkout", json!({"order_id": "o-7"}), None).await;
+    let state = start_run(&env.engine, "checkout", json!({"order_id": "o-7"}), None).await;
     let state = state.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(state.status, ExecutionStatus::Running);
     state.run_id
 }
 
 async fn status(env: &Env, run: &str) -> ExecutionStatus {
-    find_run(&env.pipeline, run).await.map(|(_, s)| s.status).unwrap_or_else(|e| panic!("{e}"))
+    find_run(&env.engine, run).await.map(|(_, s)| s.status).unwrap_or_else(|e| panic!("{e}"))
 }
 
 async fn checkout_runs_to_completion(kind: Kind) {
@@ -36,14 +36,14 @@ async fn checkout_runs_to_completion(kind: Kind) {
         json!(format!("{run}:charge")),
         "the provider gets the resolved key"
     );
-    let (_, state) = find_run(&env.pipeline, &run).await.unwrap_or_else(|e| panic!("{e}"));
+    let (_, state) = find_run(&env.engine, &run).await.unwrap_or_else(|e| panic!("{e}"));
     let stale =
-        post_event(&env.pipeline, &run, "shipment.confirmed", json!({}), state.revision - 1).await;
+        post_event(&env.engine, &run, "shipment.confirmed", json!({}), state.revision - 1).await;
     assert!(matches!(stale, Err(EngineError::Stale { .. })), "{stale:?}");
-    let wrong = post_event(&env.pipeline, &run, "parcel.lost", json!({}), state.revision).await;
+    let wrong = post_event(&env.engine, &run, "parcel.lost", json!({}), state.revision).await;
     assert!(matches!(wrong, Err(EngineError::Rejected(_))), "{wrong:?}");
     let done = post_event(
-        &env.pipeline,
+        &env.engine,
         &run,
         "shipment.confirmed",
         json!({"carrier": "ups"}),
@@ -52,7 +52,7 @@ async fn checkout_runs_to_completion(kind: Kind) {
     .await;
     let done = done.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(done.status, ExecutionStatus::Completed);
-    let events = run_events(&env.pipeline, &run).await.unwrap_or_else(|e| panic!("{e}"));
+    let events = run_events(&env.engine, &run).await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(replay(&run, &events).as_ref(), Some(&done));
     let pending = env
         .count("main", "SELECT count(*) AS n FROM outbox_commands WHERE status = 'pending'")
@@ -64,14 +64,14 @@ async fn cancel_compensates_latest_first(kind: Kind) {
     let mut env = Env::shop(kind).await;
     let run = started(&mut env).await;
     env.drain().await;
-    let cancelling = cancel_run(&env.pipeline, &run, "customer changed their mind").await;
+    let cancelling = cancel_run(&env.engine, &run, "customer changed their mind").await;
     assert_eq!(cancelling.map(|s| s.status).ok(), Some(ExecutionStatus::Cancelling));
     env.drain().await;
     assert_eq!(status(&env, &run).await, ExecutionStatus::Cancelled);
     let kinds: Vec<_> =
         env.sinks.received("payments").iter().map(|m| m["body"]["kind"].clone()).collect();
     assert_eq!(kinds, vec![json!("charge"), json!("refund")]);
-    let again = cancel_run(&env.pipeline, &run, "twice").await;
+    let again = cancel_run(&env.engine, &run, "twice").await;
     assert!(matches!(again, Err(EngineError::Rejected(_))), "{again:?}");
 }
 
@@ -89,7 +89,7 @@ async fn a_payments_outage_fails_the_run_visibly(kind: Kind) {
     env.sinks.set_failing("payments", true);
     let run = started(&mut env).await;
     env.drain().await;
-    let (_, state) = find_run(&env.pipeline, &run).await.unwrap_or_else(|e| panic!("{e}"));
+    let (_, state) = find_run(&env.engine, &run).await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(state.status, ExecutionStatus::Failed);
     let error = state.error.map(|e| e.to_string()).unwrap_or_default();
     assert!(error.contains("answered 503"), "{error}");

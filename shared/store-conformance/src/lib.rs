@@ -53,7 +53,7 @@ macro_rules! conformance_tests {
             bad_sql_is_invalid_and_the_store_stays_usable,
             deleting_an_execution_cascades,
         );
-        $crate::conformance_tests!(@pipeline $fixture;
+        $crate::conformance_tests!(@engine $fixture;
             outbox_rows_and_deliveries_commit_with_the_transaction,
             claiming_due_deliveries_takes_each_once,
             only_due_deliveries_are_claimed,
@@ -119,7 +119,7 @@ macro_rules! conformance_tests {
             }
         )*
     };
-    (@pipeline $fixture:expr; $($case:ident),* $(,)?) => {
+    (@engine $fixture:expr; $($case:ident),* $(,)?) => {
         $(
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn $case() {

@@ -11,7 +11,7 @@ use jadpo_engine::housekeeping::housekeep;
 
 use crate::Fixture;
 use crate::cases::{migrated, ok};
-use crate::schedule_cases::{count, exec, hk_settings, pipeline, seed, t0};
+use crate::schedule_cases::{count, engine, exec, hk_settings, seed, t0};
 
 /// Operators retry, discard and release deliveries; each change is recorded with the state
 /// before it; handled deliveries cannot be retried, discarding is final, and refusals record
@@ -34,7 +34,7 @@ pub async fn delivery_operations_are_recorded_and_refused_when_final(fx: &dyn Fi
         .event("report.due")
         .connection("mailer")
         .build();
-    let p = pipeline(Arc::clone(&store), Arc::new(ok(shop, "app")), Arc::clone(&clock));
+    let p = engine(Arc::clone(&store), Arc::new(ok(shop, "app")), Arc::clone(&clock));
     assert!(matches!(DeliveryOps::new(&p, ""), Err(DeliveryOpError::NoOperator)));
     let ops = ok(DeliveryOps::new(&p, "dora"), "ops");
     let before = ok(ops.retry("d5").await, "retry dead");
@@ -167,7 +167,7 @@ pub async fn flag_changes_are_recorded_with_who_made_them(fx: &dyn Fixture) {
         .flag("beta", Rollout::Off)
         .flag("dark_mode", Rollout::On)
         .build();
-    let p = pipeline(Arc::clone(&store), Arc::new(ok(declared, "app")), Arc::clone(&clock));
+    let p = engine(Arc::clone(&store), Arc::new(ok(declared, "app")), Arc::clone(&clock));
     assert!(matches!(FlagOps::new(&p, ""), Err(FlagOpError::NoOperator)));
     let ops = ok(FlagOps::new(&p, "fay"), "ops");
     let listed = ok(ops.list().await, "list");

@@ -15,7 +15,7 @@ use jadpo_core::ports::{Queue, QueueError, QueueMessage, SendReport};
 use jadpo_core::{Clock, ManualClock, SqlValue, Store};
 use jadpo_engine::housekeeping::{HousekeepingSettings, housekeep};
 use jadpo_engine::schedule::{Operators, ScheduleOpError, tick};
-use jadpo_engine::{Pipeline, PipelineSettings};
+use jadpo_engine::{Engine, EngineSettings};
 
 use crate::Fixture;
 use crate::cases::{migrated, ok};
@@ -69,18 +69,18 @@ fn every_minute() -> Schedule {
     Schedule::every(EVERY_MINUTE, std::time::Duration::from_secs(60), "report.due")
 }
 
-pub(crate) fn pipeline(
+pub(crate) fn engine(
     store: Arc<dyn Store>,
     app: Arc<Application>,
     clock: Arc<ManualClock>,
-) -> Pipeline {
-    Pipeline {
+) -> Engine {
+    Engine {
         app,
         stores: [(store.name().to_owned(), store)].into_iter().collect(),
         queue: Arc::new(Kept::default()),
         clock,
         connections: Arc::new(NoConnections),
-        settings: PipelineSettings::default(),
+        settings: EngineSettings::default(),
     }
 }
 
@@ -95,16 +95,16 @@ async fn runs(store: &dyn Store, status: &str) -> i64 {
 }
 
 /// A started pipeline whose schedule was stored by a first pass at t0 + 10 s (first due t0 + 60 s).
-async fn started(fx: &dyn Fixture, schedules: Vec<Schedule>) -> (Pipeline, Arc<ManualClock>) {
+async fn started(fx: &dyn Fixture, schedules: Vec<Schedule>) -> (Engine, Arc<ManualClock>) {
     let store = migrated(fx).await;
     let clock = Arc::new(ManualClock::new(t0() + Duration::seconds(10)));
-    let p = pipeline(Arc::clone(&store), app(store.name(), schedules), Arc::clone(&clock));
+    let p = engine(Arc::clone(&store), app(store.name(), schedules), Arc::clone(&clock));
     let report = ok(tick(&p, "first").await, "first tick");
     assert!(report.created >= 1 && report.runs.is_empty(), "{report:?}");
     (p, clock)
 }
 
-fn store_of(p: &Pipeline) -> Arc<dyn Store> {
+fn store_of(p: &Engine) -> Arc<dyn Store> {
     Arc::clone(ok(p.store(p.app.schedule_store()), "schedule store"))
 }
 
@@ -112,7 +112,7 @@ fn store_of(p: &Pipeline) -> Arc<dyn Store> {
 /// refuses a second record of the same tick.
 pub async fn two_ticks_at_once_record_one_run(fx: &dyn Fixture) {
     let (a, clock) = started(fx, vec![every_minute()]).await;
-    let b = pipeline(fx.open(), Arc::clone(&a.app), Arc::clone(&clock));
+    let b = engine(fx.open(), Arc::clone(&a.app), Arc::clone(&clock));
     clock.set(t0() + Duration::seconds(61));
     let (ra, rb) = tokio::join!(tick(&a, "a"), tick(&b, "b"));
     let (ra, rb) = (ok(ra, "tick a"), ok(rb, "tick b"));
@@ -262,7 +262,7 @@ pub async fn operator_actions_are_recorded(fx: &dyn Fixture) {
 pub async fn removed_schedules_stop(fx: &dyn Fixture) {
     let (p, clock) = started(fx, vec![every_minute()]).await;
     let store = store_of(&p);
-    let without = pipeline(Arc::clone(&store), app(store.name(), vec![]), Arc::clone(&clock));
+    let without = engine(Arc::clone(&store), app(store.name(), vec![]), Arc::clone(&clock));
     clock.set(t0() + Duration::seconds(61));
     let report = ok(tick(&without, "t").await, "tick without");
     assert_eq!((report.removed, report.runs.len()), (1, 0));
@@ -279,7 +279,7 @@ pub async fn removed_schedules_stop(fx: &dyn Fixture) {
     // A changed expression: the stored due time (t0 + 120 s) still fires; the next one follows
     // the new rate (t0 + 240 s, where the old one would have said t0 + 180 s).
     let slower = Schedule::every(EVERY_MINUTE, std::time::Duration::from_secs(120), "report.due");
-    let changed = pipeline(Arc::clone(&store), app(store.name(), vec![slower]), Arc::clone(&clock));
+    let changed = engine(Arc::clone(&store), app(store.name(), vec![slower]), Arc::clone(&clock));
     clock.set(t0() + Duration::seconds(121));
     let fired = ok(tick(&changed, "t").await, "tick after the change");
     assert_eq!(fired.runs, ["every_minute@2026-01-01T00:02:00.000Z"]);

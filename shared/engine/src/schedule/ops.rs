@@ -11,7 +11,7 @@ use jadpo_core::model::schedule::{ScheduleError, ScheduleRow, Trigger};
 use jadpo_core::{Store, StoreError, Transaction};
 
 use crate::commit::CommitError;
-use crate::context::Pipeline;
+use crate::context::Engine;
 use crate::operator::record_operator_action;
 use crate::relay::enqueue_now;
 
@@ -53,15 +53,15 @@ impl ScheduleOpError {
     }
 }
 
-/// Operator verbs over a pipeline's schedule store.
+/// Operator verbs over an engine's schedule store.
 pub struct Operators<'a> {
-    p: &'a Pipeline,
+    p: &'a Engine,
     operator: &'a str,
 }
 
 impl<'a> Operators<'a> {
     /// Verbs acting as `operator`.
-    pub fn new(p: &'a Pipeline, operator: &'a str) -> Result<Self, ScheduleOpError> {
+    pub fn new(p: &'a Engine, operator: &'a str) -> Result<Self, ScheduleOpError> {
         if operator.trim().is_empty() {
             return Err(ScheduleOpError::NoOperator);
         }

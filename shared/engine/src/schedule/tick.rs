@@ -18,7 +18,7 @@ use jadpo_core::{Store, Transaction};
 
 use super::ops::ScheduleOpError;
 use crate::commit::{Origin, write_emitted};
-use crate::context::Pipeline;
+use crate::context::Engine;
 use crate::relay::enqueue_now;
 
 /// What a tick pass did.
@@ -75,7 +75,7 @@ enum Recorded {
 }
 
 /// One pass over the schedule store, holding leases as `owner`.
-pub async fn tick(p: &Pipeline, owner: &str) -> Result<TickReport, ScheduleOpError> {
+pub async fn tick(p: &Engine, owner: &str) -> Result<TickReport, ScheduleOpError> {
     let store = Arc::clone(p.store(p.app.schedule_store())?);
     let now = p.clock.now();
     let mut report = TickReport::default();
@@ -90,7 +90,7 @@ pub async fn tick(p: &Pipeline, owner: &str) -> Result<TickReport, ScheduleOpErr
 
 /// Brings the stored schedules in line with the declaration (what every tick pass does first):
 /// returns how many were created and how many marked removed.
-pub async fn sync(p: &Pipeline) -> Result<(u64, u64), ScheduleOpError> {
+pub async fn sync(p: &Engine) -> Result<(u64, u64), ScheduleOpError> {
     let store = Arc::clone(p.store(p.app.schedule_store())?);
     let mut report = TickReport::default();
     sync_into(p, store.as_ref(), p.clock.now(), &mut report).await?;
@@ -100,7 +100,7 @@ pub async fn sync(p: &Pipeline) -> Result<(u64, u64), ScheduleOpError> {
 /// Stores newly declared schedules (first due at their next tick), records changed expressions
 /// (in force after the stored next due time), and marks undeclared schedules removed.
 async fn sync_into(
-    p: &Pipeline,
+    p: &Engine,
     store: &dyn Store,
     now: DateTime<Utc>,
     report: &mut TickReport,
@@ -133,7 +133,7 @@ async fn sync_into(
 }
 
 async fn tick_one(
-    p: &Pipeline,
+    p: &Engine,
     store: &Arc<dyn Store>,
     spec: &ScheduleSpec,
     owner: &str,
@@ -174,7 +174,7 @@ async fn tick_one(
 
 /// Inside `tx`: fence, read, decide, record, emit, advance.
 async fn record(
-    p: &Pipeline,
+    p: &Engine,
     store: &dyn Store,
     tx: &mut dyn Transaction,
     spec: &ScheduleSpec,
@@ -241,7 +241,7 @@ async fn record(
 /// Writes run `id`'s event and its row inside `tx`; `false` when that run was already recorded.
 #[allow(clippy::too_many_arguments)] // reason: one call site per trigger; a struct adds nothing
 pub(super) async fn emit_run(
-    p: &Pipeline,
+    p: &Engine,
     store: &dyn Store,
     tx: &mut dyn Transaction,
     spec: &ScheduleSpec,

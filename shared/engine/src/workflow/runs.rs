@@ -24,7 +24,7 @@ use jadpo_core::ports::QueueMessage;
 use jadpo_core::{Store, StoreError};
 
 use super::session::{SessionError, restore_session};
-use crate::context::Pipeline;
+use crate::context::Engine;
 
 /// How long a command's executor holds the run's lease.
 const LEASE_MS: i64 = 60_000;
@@ -87,16 +87,16 @@ pub enum CommandError {
     Store(#[from] StoreError),
 }
 
-fn now_ms(p: &Pipeline) -> i64 {
+fn now_ms(p: &Engine) -> i64 {
     p.clock.now().timestamp_millis()
 }
 
-fn registered(p: &Pipeline) -> impl Fn(&str) -> bool + '_ {
+fn registered(p: &Engine) -> impl Fn(&str) -> bool + '_ {
     |id: &str| p.app.workflow(id).is_some()
 }
 
 /// Finds a run in the stores holding workflows.
-pub async fn find_run(p: &Pipeline, run_id: &str) -> Result<(String, ExecutionState), EngineError> {
+pub async fn find_run(p: &Engine, run_id: &str) -> Result<(String, ExecutionState), EngineError> {
     for store in p.app.workflow_stores() {
         if let Some(state) = p.store(store)?.execution_get(run_id).await? {
             return Ok((store.to_owned(), state));
@@ -106,14 +106,14 @@ pub async fn find_run(p: &Pipeline, run_id: &str) -> Result<(String, ExecutionSt
 }
 
 /// A run's events, in `seq` order.
-pub async fn run_events(p: &Pipeline, run_id: &str) -> Result<Vec<RuntimeEvent>, EngineError> {
+pub async fn run_events(p: &Engine, run_id: &str) -> Result<Vec<RuntimeEvent>, EngineError> {
     let (store, _) = find_run(p, run_id).await?;
     Ok(p.store(&store)?.execution_events(run_id).await?)
 }
 
 /// Starts `workflow` with `input`, bound to Session `(session_id, user_id)` when given.
 pub async fn start_run(
-    p: &Pipeline,
+    p: &Engine,
     workflow: &str,
     input: Value,
     session: Option<(&str, &str)>,
@@ -149,7 +149,7 @@ pub async fn start_run(
 }
 
 async fn transition(
-    p: &Pipeline,
+    p: &Engine,
     run_id: &str,
     expected: Option<u64>,
     incoming: Incoming,
@@ -181,7 +181,7 @@ async fn transition(
 
 /// Delivers an external event to a run, guarded by the caller's expected revision.
 pub async fn post_event(
-    p: &Pipeline,
+    p: &Engine,
     run_id: &str,
     event_type: &str,
     payload: Value,
@@ -193,7 +193,7 @@ pub async fn post_event(
 
 /// Cancels a run; completed steps with a compensation are compensated, latest first.
 pub async fn cancel_run(
-    p: &Pipeline,
+    p: &Engine,
     run_id: &str,
     reason: &str,
 ) -> Result<ExecutionState, EngineError> {
@@ -209,7 +209,7 @@ fn command_message(store: &str, index: usize, command_id: &str) -> QueueMessage 
 }
 
 /// Puts new commands on the queue at once (best effort: the relay sends what fails here).
-pub async fn enqueue_commands(p: &Pipeline, store: &str, run_id: &str, commands: &[NewCommand]) {
+pub async fn enqueue_commands(p: &Engine, store: &str, run_id: &str, commands: &[NewCommand]) {
     if commands.is_empty() {
         return;
     }
@@ -228,7 +228,7 @@ pub async fn enqueue_commands(p: &Pipeline, store: &str, run_id: &str, commands:
 }
 
 /// One relay sweep over the commands of every store: those never sent or lost are sent again.
-pub async fn relay_commands(p: &Pipeline) -> Result<usize, StoreError> {
+pub async fn relay_commands(p: &Engine) -> Result<usize, StoreError> {
     let mut sent = 0;
     let window = chrono::Duration::from_std(p.settings.redelivery_after)
         .unwrap_or(chrono::Duration::minutes(15));
@@ -249,7 +249,7 @@ pub async fn relay_commands(p: &Pipeline) -> Result<usize, StoreError> {
 /// Runs the command `command_id` of store `store_name`: its capability, then the transition that
 /// records the result, under the run's execution lease.
 pub async fn run_command(
-    p: &Pipeline,
+    p: &Engine,
     store_name: &str,
     command_id: &str,
 ) -> Result<CommandResult, CommandError> {
@@ -285,7 +285,7 @@ pub async fn run_command(
 }
 
 async fn execute(
-    p: &Pipeline,
+    p: &Engine,
     store_name: &str,
     store: &dyn Store,
     def: &WorkflowDef,

@@ -4,7 +4,7 @@
 
 use std::process::Command;
 
-use jadpo_engine::Pipeline;
+use jadpo_engine::Engine;
 
 /// A PostgreSQL client program from `pg_config --bindir`, else from `PATH`.
 fn pg_bin(name: &str) -> String {
@@ -70,7 +70,7 @@ pub fn cpu_seconds() -> f64 {
 /// Refreshes planner statistics between phases. Each phase adds tens of thousands of rows to a
 /// brand-new database faster than autovacuum's one-minute nap; without fresh statistics, plans
 /// cached while the tables were tiny (sequential scans) would be measured instead of the code.
-pub async fn analyze(p: &Pipeline) {
+pub async fn analyze(p: &Engine) {
     for store in p.stores.values() {
         let mut tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
         tx.batch("ANALYZE").await.unwrap_or_else(|e| panic!("{e}"));

@@ -19,7 +19,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use jadpo_core::{Store, id::new_id};
-use jadpo_engine::Pipeline;
+use jadpo_engine::Engine;
 use jadpo_engine::commit::{CommitError, CommitRequest, commit, request_digest};
 use jadpo_engine::relay::enqueue_now;
 use serde_json::{Value, json};
@@ -29,8 +29,8 @@ mod workflows;
 /// What the handlers share.
 #[derive(Clone)]
 pub struct HttpState {
-    /// The pipeline (application, stores, queue, clock).
-    pub pipeline: Pipeline,
+    /// The engine (application, stores, queue, clock).
+    pub engine: Engine,
     /// The store holding service keys (the default store).
     pub keys: Arc<dyn Store>,
 }
@@ -80,7 +80,7 @@ impl IntoResponse for Problem {
 async fn healthz(State(state): State<HttpState>) -> Response {
     let mut checks = Vec::new();
     let mut failing = Vec::new();
-    for (name, store) in &state.pipeline.stores {
+    for (name, store) in &state.engine.stores {
         let result = store.ping().await;
         if let Err(e) = &result {
             failing.push(format!("{name}: {e}"));
@@ -108,7 +108,7 @@ pub(crate) async fn authenticate(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
         .ok_or_else(|| unauthorized("send Authorization: Bearer <service key>"))?;
-    let now = state.pipeline.clock.now();
+    let now = state.engine.clock.now();
     match state.keys.service_key_verify(presented.trim(), now).await {
         Ok(Some(service)) => Ok(service),
         Ok(None) => Err(unauthorized("the service key is unknown, expired or revoked")),
@@ -146,7 +146,7 @@ async fn run_action(
         Ok(caller) => caller,
         Err(problem) => return problem.into_response(),
     };
-    if state.pipeline.app.action(&name).is_none() {
+    if state.engine.app.action(&name).is_none() {
         return problem(
             StatusCode::NOT_FOUND,
             "Unknown action",
@@ -176,11 +176,11 @@ async fn run_action(
         idempotency_key: key,
         traceparent: header_text(&headers, "traceparent"),
         tracestate: header_text(&headers, "tracestate"),
-        request_id: new_id(state.pipeline.clock.as_ref()).to_string(),
+        request_id: new_id(state.engine.clock.as_ref()).to_string(),
     };
-    match commit(&state.pipeline, request).await {
+    match commit(&state.engine, request).await {
         Ok(outcome) => {
-            enqueue_now(&state.pipeline, &outcome.store, &outcome.deliveries).await;
+            enqueue_now(&state.engine, &outcome.store, &outcome.deliveries).await;
             let status = StatusCode::from_u16(outcome.status).unwrap_or(StatusCode::OK);
             let mut response = (status, axum::Json(outcome.body)).into_response();
             if outcome.replayed {

@@ -100,7 +100,7 @@ async fn create_run(State(state): State<HttpState>, headers: HeaderMap, bytes: B
                 ));
             }
         };
-        let run = start_run(&state.pipeline, &req.workflow, req.input, session)
+        let run = start_run(&state.engine, &req.workflow, req.input, session)
             .await
             .map_err(|e| engine_problem(&e))?;
         Ok((
@@ -120,7 +120,7 @@ async fn get_run(
 ) -> Response {
     let result = async {
         authenticate(&state, &headers).await?;
-        let (_, run) = find_run(&state.pipeline, &id).await.map_err(|e| engine_problem(&e))?;
+        let (_, run) = find_run(&state.engine, &id).await.map_err(|e| engine_problem(&e))?;
         Ok::<_, Problem>(axum::Json(state_json(&run)))
     };
     result.await.into_response()
@@ -133,7 +133,7 @@ async fn list_events(
 ) -> Response {
     let result = async {
         authenticate(&state, &headers).await?;
-        let events = run_events(&state.pipeline, &id).await.map_err(|e| engine_problem(&e))?;
+        let events = run_events(&state.engine, &id).await.map_err(|e| engine_problem(&e))?;
         let events: Vec<Value> = events
             .iter()
             .map(|e| json!({"id": e.id(&id), "seq": e.seq, "type": e.event_type, "payload": e.payload, "timestamp": e.timestamp}))
@@ -163,7 +163,7 @@ async fn add_event(
         authenticate(&state, &headers).await?;
         let req: NewEvent = body(&bytes)?;
         let run =
-            post_event(&state.pipeline, &id, &req.event_type, req.payload, req.expected_revision)
+            post_event(&state.engine, &id, &req.event_type, req.payload, req.expected_revision)
                 .await
                 .map_err(|e| engine_problem(&e))?;
         Ok::<_, Problem>(axum::Json(state_json(&run)))
@@ -178,7 +178,7 @@ async fn cancel(
 ) -> Response {
     let result = async {
         authenticate(&state, &headers).await?;
-        let run = cancel_run(&state.pipeline, &id, "cancelled over HTTP")
+        let run = cancel_run(&state.engine, &id, "cancelled over HTTP")
             .await
             .map_err(|e| engine_problem(&e))?;
         Ok::<_, Problem>(axum::Json(state_json(&run)))
@@ -187,9 +187,9 @@ async fn cancel(
 }
 
 fn sessions_store(state: &HttpState) -> Result<&std::sync::Arc<dyn jadpo_core::Store>, Problem> {
-    let app = &state.pipeline.app;
+    let app = &state.engine.app;
     let name = app.workflow_stores().first().copied().unwrap_or(app.default_store()).to_owned();
-    state.pipeline.store(&name).map_err(|e| store_problem(&e))
+    state.engine.store(&name).map_err(|e| store_problem(&e))
 }
 
 fn session_json(s: &jadpo_core::model::workflow::rows::SessionRecord) -> Value {
@@ -200,7 +200,7 @@ fn session_json(s: &jadpo_core::model::workflow::rows::SessionRecord) -> Value {
 }
 
 fn registered(state: &HttpState) -> impl Fn(&str) -> bool + '_ {
-    |id: &str| state.pipeline.app.workflow(id).is_some()
+    |id: &str| state.engine.app.workflow(id).is_some()
 }
 
 #[derive(Deserialize)]
@@ -231,8 +231,8 @@ async fn create_session(
             ));
         }
         let store = sessions_store(&state)?;
-        let id = jadpo_core::id::new_id(state.pipeline.clock.as_ref()).to_string();
-        let now = state.pipeline.clock.now();
+        let id = jadpo_core::id::new_id(state.engine.clock.as_ref()).to_string();
+        let now = state.engine.clock.now();
         let context = req.context;
         let s = session::load_or_create_session(
             store.as_ref(),
@@ -307,7 +307,7 @@ async fn patch_context(
         if s.revision != req.expected_revision {
             return Err(session_problem(&SessionError::Stale(id)));
         }
-        let now = state.pipeline.clock.now();
+        let now = state.engine.clock.now();
         let s = session::update_context(store.as_ref(), &s, &req.patch, now)
             .await
             .map_err(|e| session_problem(&e))?;

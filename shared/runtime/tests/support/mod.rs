@@ -15,7 +15,7 @@ use jadpo_core::{Clock, ManualClock, Store, SystemClock};
 use jadpo_engine::deliver::{DeliverError, DeliveryResult, deliver};
 use jadpo_engine::migrate;
 use jadpo_engine::relay::relay;
-use jadpo_engine::{Pipeline, PipelineSettings};
+use jadpo_engine::{Engine, EngineSettings};
 use jadpo_runtime::catalog_for;
 use jadpo_runtime::connections::HttpConnections;
 use jadpo_runtime::queue::InProcessQueue;
@@ -50,7 +50,7 @@ pub enum Kind {
 
 /// A running pipeline.
 pub struct Env {
-    pub pipeline: Pipeline,
+    pub engine: Engine,
     pub sinks: Sinks,
     pub rx: UnboundedReceiver<QueueMessage>,
     pub clock: Arc<ManualClock>,
@@ -79,10 +79,9 @@ pub fn request(action: &str, body: serde_json::Value) -> jadpo_engine::commit::C
 
 /// Commits `request` and puts its deliveries on the in-process queue, as the HTTP surface does.
 pub async fn commit_and_enqueue(env: &Env, request: jadpo_engine::commit::CommitRequest) {
-    let outcome = jadpo_engine::commit::commit(&env.pipeline, request)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    jadpo_engine::relay::enqueue_now(&env.pipeline, &outcome.store, &outcome.deliveries).await;
+    let outcome =
+        jadpo_engine::commit::commit(&env.engine, request).await.unwrap_or_else(|e| panic!("{e}"));
+    jadpo_engine::relay::enqueue_now(&env.engine, &outcome.store, &outcome.deliveries).await;
 }
 
 pub fn t0() -> DateTime<Utc> {
@@ -140,7 +139,7 @@ async fn sink_server(app: &Application) -> (Sinks, HttpConnections) {
 }
 
 impl Env {
-    pub async fn new(kind: Kind, app: Application, settings: PipelineSettings) -> Self {
+    pub async fn new(kind: Kind, app: Application, settings: EngineSettings) -> Self {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let mut pg = Vec::new();
         let mut stores = BTreeMap::new();
@@ -157,7 +156,7 @@ impl Env {
         let (queue, rx) = InProcessQueue::new();
         let clock = Arc::new(ManualClock::new(t0()));
         let (sinks, connections) = sink_server(&app).await;
-        let pipeline = Pipeline {
+        let engine = Engine {
             app: Arc::new(app),
             stores,
             queue: Arc::new(queue),
@@ -165,19 +164,19 @@ impl Env {
             connections: Arc::new(connections),
             settings,
         };
-        Self { pipeline, sinks, rx, clock, _sqlite_dir: Some(dir), _pg: pg }
+        Self { engine, sinks, rx, clock, _sqlite_dir: Some(dir), _pg: pg }
     }
 
     pub async fn shop(kind: Kind) -> Self {
         let app = jadpo_app::application().unwrap_or_else(|e| panic!("{e}"));
-        Self::new(kind, app, PipelineSettings::default()).await
+        Self::new(kind, app, EngineSettings::default()).await
     }
 
     /// Delivers every queued message (including those delivering enqueues), returning results.
     pub async fn drain(&mut self) -> Vec<Result<DeliveryResult, DeliverError>> {
         let mut results = Vec::new();
         while let Ok(message) = self.rx.try_recv() {
-            results.push(deliver(&self.pipeline, &message.body).await);
+            results.push(deliver(&self.engine, &message.body).await);
         }
         results
     }
@@ -192,7 +191,7 @@ impl Env {
             errors.extend(results.into_iter().filter_map(Result::err).map(|e| e.to_string()));
             self.clock.advance(Duration::minutes(20));
             let deadline = Instant::now() + std::time::Duration::from_secs(5);
-            let sent = match relay(&self.pipeline, deadline).await {
+            let sent = match relay(&self.engine, deadline).await {
                 Ok(report) => report.sent,
                 Err(e) => {
                     errors.push(e.to_string());
@@ -203,11 +202,11 @@ impl Env {
                 return errors;
             }
         }
-        panic!("the pipeline did not settle");
+        panic!("the engine did not settle");
     }
 
     pub fn store(&self, name: &str) -> &Arc<dyn Store> {
-        self.pipeline.stores.get(name).unwrap_or_else(|| panic!("no store {name}"))
+        self.engine.stores.get(name).unwrap_or_else(|| panic!("no store {name}"))
     }
 
     pub async fn count(&self, store: &str, sql: &str) -> i64 {
