@@ -1,12 +1,14 @@
-//! Delivery: one queue message, one subscriber run, exactly one effect.
+//! Delivery: one delivery, one subscriber run, exactly one effect.
 //!
 //! The subscriber runs in a transaction on *its* store that first inserts its handled-delivery
 //! record; a second copy of the message (or a redelivery after a crash between that commit and
 //! the delivery's update) finds the record, runs nothing, and marks the delivery handled.
 
+use std::sync::Arc;
+
 use jadpo_core::app::{HandlerContext, HandlerError, SubscriberSpec};
 use jadpo_core::model::breaker::{AttemptResult, Gate};
-use jadpo_core::model::delivery::{Delivery, DeliveryMessage, DeliveryStatus, Outcome};
+use jadpo_core::model::delivery::{Delivery, DeliveryStatus, Outcome};
 use jadpo_core::{Store, StoreError};
 
 use crate::breaker::{admit, settle};
@@ -32,40 +34,16 @@ pub enum DeliveryResult {
     /// The connection's circuit breaker is open: held, not attempted; it comes back when the
     /// breaker lets a probe through or closes.
     Held,
-    /// The message was a workflow command.
-    Command(crate::workflow::runs::CommandResult),
 }
 
-/// A fault of the infrastructure: the message should be retried by the queue.
-#[derive(Debug, thiserror::Error)]
-pub enum DeliverError {
-    /// The body is not a delivery message (after the queue's retries, it goes to the DLQ).
-    #[error("unreadable message: {0}")]
-    Malformed(String),
-    /// A store failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// A workflow command could not run now (its run is busy, or not runnable here).
-    #[error(transparent)]
-    Command(#[from] crate::workflow::runs::CommandError),
-}
-
-/// Handles one queue message body: a delivery, or a workflow command.
-pub async fn deliver(p: &Engine, body: &str) -> Result<DeliveryResult, DeliverError> {
-    if let Ok(command) = serde_json::from_str::<CommandMessage>(body) {
-        let result =
-            crate::workflow::runs::run_command(p, &command.store, &command.command_id).await?;
-        return Ok(DeliveryResult::Command(result));
-    }
-    let message: DeliveryMessage = serde_json::from_str(body)
-        .map_err(|e| DeliverError::Malformed(format!("{e}: {}", preview(body))))?;
-    let event_store = p.stores.get(&message.store).ok_or_else(|| {
-        DeliverError::Malformed(format!(
-            "the message names store {:?}, which is not configured",
-            message.store
-        ))
-    })?;
-    let Some(delivery) = event_store.delivery_get(&message.delivery_id).await? else {
+/// Delivers `delivery_id` of `event_store` (the store its event was written to) to its subscriber.
+/// An error is a fault of the infrastructure: the message should be retried by the queue.
+pub async fn deliver(
+    p: &Engine,
+    event_store: &Arc<dyn Store>,
+    delivery_id: &str,
+) -> Result<DeliveryResult, StoreError> {
+    let Some(delivery) = event_store.delivery_get(delivery_id).await? else {
         return Ok(DeliveryResult::Gone);
     };
     crate::fault!("deliver.after_load");
@@ -129,13 +107,6 @@ pub async fn deliver(p: &Engine, body: &str) -> Result<DeliveryResult, DeliverEr
         }
     };
     finish(p, event_store.as_ref(), &delivery, outcome).await
-}
-
-/// The queue message of a workflow command.
-#[derive(Debug, serde::Deserialize)]
-struct CommandMessage {
-    store: String,
-    command_id: String,
 }
 
 enum Attempt {
@@ -237,7 +208,7 @@ async fn finish(
     store: &dyn Store,
     delivery: &Delivery,
     outcome: Outcome,
-) -> Result<DeliveryResult, DeliverError> {
+) -> Result<DeliveryResult, StoreError> {
     record(p, store, delivery, &outcome).await?;
     crate::fault!("deliver.after_outcome");
     Ok(match outcome {
@@ -245,9 +216,4 @@ async fn finish(
         Outcome::Failed { retry_at: Some(_), .. } => DeliveryResult::Retrying,
         Outcome::Failed { retry_at: None, .. } => DeliveryResult::Dead,
     })
-}
-
-fn preview(body: &str) -> String {
-    let cut: String = body.chars().take(80).collect();
-    if cut.len() < body.len() { format!("{cut}…") } else { cut }
 }

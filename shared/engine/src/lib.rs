@@ -6,8 +6,9 @@
 //! reads the environment or names a driver.
 //!
 //! * the event path: [`commit`] (an action, its events, deliveries and idempotency record in one
-//!   transaction), [`relay`] (due deliveries and commands to the queue), [`deliver`] (one queue
-//!   message to its subscriber, exactly one effect), with the circuit breaker around an attempt
+//!   transaction), [`relay`] (due deliveries and commands to the queue), [`dispatch`] (the one
+//!   place a queue message is read, routed to [`deliver`]: one delivery to its subscriber, exactly
+//!   one effect; or to a workflow command), with the circuit breaker around an attempt
 //!   ([`breaker`]);
 //! * background work: [`schedule`] (tick passes, operator verbs), [`housekeeping`] (retention,
 //!   rescue, alerts), each under fenced leases;
@@ -37,6 +38,7 @@ pub mod commit;
 pub mod context;
 pub mod deliver;
 pub mod deliveries;
+pub mod dispatch;
 pub mod flags;
 pub mod housekeeping;
 pub mod migrate;

@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use jadpo_core::StoreError;
-use jadpo_core::model::delivery::{DeliveryMessage, QueuedDelivery};
+use jadpo_core::model::delivery::QueuedDelivery;
+use jadpo_core::model::message::Pointer;
 use jadpo_core::ports::{QueueError, QueueMessage};
 
 use crate::context::Engine;
@@ -108,14 +109,10 @@ async fn send(
 }
 
 fn message(store: &str, index: usize, d: &QueuedDelivery) -> QueueMessage {
-    let body = DeliveryMessage { store: store.to_owned(), delivery_id: d.id.clone() };
+    let body = Pointer::Delivery { store: store.to_owned(), delivery_id: d.id.clone() };
     let mut attributes = BTreeMap::new();
     if let Some(tp) = &d.traceparent {
         attributes.insert("traceparent".to_owned(), tp.clone());
     }
-    QueueMessage {
-        id: index.to_string(),
-        body: serde_json::to_string(&body).unwrap_or_default(),
-        attributes,
-    }
+    QueueMessage { id: index.to_string(), body: body.to_body(), attributes }
 }

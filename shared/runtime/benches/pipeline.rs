@@ -24,7 +24,7 @@ use jadpo_core::model::migrate::{Ledger, Migration};
 use jadpo_core::ports::NoConnections;
 use jadpo_core::{Dialect, Store, SystemClock};
 use jadpo_engine::commit::{CommitRequest, commit};
-use jadpo_engine::deliver::deliver;
+use jadpo_engine::dispatch::dispatch;
 use jadpo_engine::migrate;
 use jadpo_engine::relay::enqueue_now;
 use jadpo_engine::{Engine, EngineSettings};
@@ -195,7 +195,7 @@ async fn end_to_end(
                     })
                     .await;
                     if let Ok(Some(m)) = message {
-                        deliver(&p, &m.body).await.unwrap_or_else(|e| panic!("{e}"));
+                        dispatch(&p, &m.body).await.unwrap_or_else(|e| panic!("{e}"));
                         done.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                     }
                 }

@@ -17,7 +17,7 @@ use jadpo_core::model::workflow::kernel::{Incoming, decide};
 use jadpo_core::model::workflow::rows::TransitionWrite;
 use jadpo_core::ports::NoConnections;
 use jadpo_core::{Store, SystemClock};
-use jadpo_engine::deliver::deliver;
+use jadpo_engine::dispatch::dispatch;
 use jadpo_engine::migrate;
 use jadpo_engine::workflow::runs::start_run;
 use jadpo_engine::{Engine, EngineSettings};
@@ -132,7 +132,7 @@ async fn runs_end_to_end(base: &Engine, clients: usize, runs: usize) -> f64 {
                     })
                     .await;
                     if let Ok(Some(m)) = next {
-                        match deliver(&p, &m.body).await {
+                        match dispatch(&p, &m.body).await {
                             Ok(_) => {
                                 commands.fetch_add(1, Ordering::SeqCst);
                             }

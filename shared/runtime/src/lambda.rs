@@ -10,7 +10,7 @@ use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent
 use jadpo_core::SystemClock;
 use jadpo_core::app::Application;
 use jadpo_engine::Engine;
-use jadpo_engine::deliver::deliver;
+use jadpo_engine::dispatch::dispatch;
 use jadpo_engine::housekeeping::{HousekeepingError, HousekeepingReport, housekeep_all};
 use jadpo_engine::relay::{RelayReport, relay};
 use jadpo_engine::schedule::{ScheduleOpError, TickReport, tick};
@@ -80,7 +80,7 @@ pub async fn deliver_batch(p: &Engine, event: SqsEvent) -> SqsBatchResponse {
     for record in event.records {
         let id = record.message_id.clone().unwrap_or_default();
         let body = record.body.as_deref().unwrap_or_default();
-        if let Err(e) = deliver(p, body).await {
+        if let Err(e) = dispatch(p, body).await {
             tracing::warn!(message_id = %id, error = %e, "delivery failed; SQS will retry the message");
             let mut failure = BatchItemFailure::default();
             failure.item_identifier = id;

@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 
 use jadpo_core::ports::QueueMessage;
 use jadpo_engine::Engine;
-use jadpo_engine::deliver::{DeliverError, DeliveryResult, deliver};
+use jadpo_engine::deliver::DeliveryResult;
+use jadpo_engine::dispatch::{DispatchError, Dispatched, dispatch};
 use jadpo_engine::relay::relay;
 use tokio::sync::{mpsc, watch};
 
@@ -95,12 +96,12 @@ pub async fn delivery_loop(
 }
 
 async fn handle(engine: &Engine, message: &QueueMessage) {
-    match deliver(engine, &message.body).await {
-        Ok(DeliveryResult::Dead) => {
+    match dispatch(engine, &message.body).await {
+        Ok(Dispatched::Delivery(DeliveryResult::Dead)) => {
             tracing::warn!(body = %message.body, "delivery is dead after its last attempt")
         }
         Ok(result) => tracing::debug!(?result, "delivered"),
-        Err(DeliverError::Malformed(why)) => {
+        Err(DispatchError::Malformed(why)) => {
             tracing::error!(%why, "unreadable message dropped (SQS would move it to the dead-letter queue)");
         }
         Err(e) => tracing::warn!(error = %e, "delivery failed; the relay will send it again"),

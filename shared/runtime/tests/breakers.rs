@@ -8,6 +8,7 @@ use chrono::Duration;
 use jadpo_core::model::breaker::State;
 use jadpo_core::model::delivery::{DeliveryFilter, DeliveryStatus};
 use jadpo_engine::deliver::DeliveryResult;
+use jadpo_engine::dispatch::Dispatched;
 use serde_json::json;
 use support::{Env, Kind, commit_and_enqueue, request};
 
@@ -25,7 +26,10 @@ async fn a_failing_mailer_opens_its_breaker_and_a_probe_closes_it(kind: Kind) {
         place_order(&env, n).await;
     }
     let results = env.drain().await;
-    let retrying = results.iter().filter(|r| matches!(r, Ok(DeliveryResult::Retrying))).count();
+    let retrying = results
+        .iter()
+        .filter(|r| matches!(r, Ok(Dispatched::Delivery(DeliveryResult::Retrying))))
+        .count();
     assert_eq!(retrying, 5, "five receipts failed: {results:?}");
     let main = std::sync::Arc::clone(env.store("main"));
     let breakers = main.breakers_list().await.unwrap_or_default();
@@ -33,7 +37,10 @@ async fn a_failing_mailer_opens_its_breaker_and_a_probe_closes_it(kind: Kind) {
 
     place_order(&env, 5).await;
     let results = env.drain().await;
-    assert!(results.iter().any(|r| matches!(r, Ok(DeliveryResult::Held))), "{results:?}");
+    assert!(
+        results.iter().any(|r| matches!(r, Ok(Dispatched::Delivery(DeliveryResult::Held)))),
+        "{results:?}"
+    );
     assert_eq!(env.count("main", HELD).await, 1);
     let filter =
         DeliveryFilter { subscriber: Some("send_receipt".into()), limit: 10, status: None };

@@ -16,11 +16,12 @@ use std::sync::{Arc, Mutex};
 
 use chrono::Duration;
 use jadpo_core::Clock;
-use jadpo_core::model::delivery::DeliveryMessage;
 use jadpo_core::model::housekeeping::LEASE_KEY;
 use jadpo_core::model::lease::LeaseTable;
+use jadpo_core::model::message::Pointer;
 use jadpo_engine::commit::{CommitRequest, commit, request_digest};
-use jadpo_engine::deliver::{DeliverError, DeliveryResult, deliver};
+use jadpo_engine::deliver::DeliveryResult;
+use jadpo_engine::dispatch::{DispatchError, Dispatched, dispatch};
 use jadpo_engine::housekeeping::{HousekeepingSettings, housekeep};
 use jadpo_engine::schedule::tick;
 use jadpo_engine::workflow::runs::{CommandError, find_run, start_run};
@@ -163,10 +164,10 @@ async fn a_command_whose_run_lease_was_taken_commits_nothing(kind: Kind) {
             assert!(matches!(taken, Ok(Some(_))), "another executor takes the lease: {taken:?}");
         }
     });
-    let result = deliver(&env.engine, &reserve.body).await;
+    let result = dispatch(&env.engine, &reserve.body).await;
     armed.assert_fired();
     assert!(
-        matches!(result, Err(DeliverError::Command(CommandError::Busy(_)))),
+        matches!(result, Err(DispatchError::Command(CommandError::Busy(_)))),
         "{kind:?}: {result:?}"
     );
     let (_, after) = find_run(&env.engine, &run).await.unwrap_or_else(|e| panic!("{e}"));
@@ -184,9 +185,10 @@ async fn two_copies_of_one_message_at_once_have_one_effect(kind: Kind) {
     commit_and_enqueue(&env, request("place_order", body)).await;
     let mut reserve = None;
     while let Ok(message) = env.rx.try_recv() {
-        let pointer: DeliveryMessage =
-            serde_json::from_str(&message.body).unwrap_or_else(|e| panic!("{e}"));
-        let delivery = env.store(&pointer.store).delivery_get(&pointer.delivery_id).await;
+        let Ok(Pointer::Delivery { store, delivery_id }) = Pointer::parse(&message.body) else {
+            panic!("not a delivery: {}", message.body);
+        };
+        let delivery = env.store(&store).delivery_get(&delivery_id).await;
         let delivery = delivery.ok().flatten().unwrap_or_else(|| panic!("{}", message.body));
         if delivery.subscriber == "reserve_stock" {
             reserve = Some(message);
@@ -199,15 +201,23 @@ async fn two_copies_of_one_message_at_once_have_one_effect(kind: Kind) {
     let armed = meanwhile("deliver.after_load", move || {
         let (engine, copy, seen) = (engine.clone(), copy.clone(), Arc::clone(&seen));
         async move {
-            let result = deliver(&engine, &copy).await.map_err(|e| e.to_string());
+            let result = dispatch(&engine, &copy).await.map_err(|e| e.to_string());
             *seen.lock().unwrap_or_else(|e| panic!("{e}")) = Some(result);
         }
     });
-    let first = deliver(&env.engine, &reserve.body).await.map_err(|e| e.to_string());
+    let first = dispatch(&env.engine, &reserve.body).await.map_err(|e| e.to_string());
     armed.assert_fired();
     let second = other_result.lock().unwrap_or_else(|e| panic!("{e}")).take();
-    assert_eq!(second, Some(Ok(DeliveryResult::Handled)), "{kind:?}: the copy that ran first");
-    assert_eq!(first, Ok(DeliveryResult::AlreadyHandled), "{kind:?}: the copy that loaded first");
+    assert_eq!(
+        second,
+        Some(Ok(Dispatched::Delivery(DeliveryResult::Handled))),
+        "{kind:?}: the copy that ran first"
+    );
+    assert_eq!(
+        first,
+        Ok(Dispatched::Delivery(DeliveryResult::AlreadyHandled)),
+        "{kind:?}: the copy that loaded first"
+    );
     let units = "SELECT CAST(coalesce(sum(qty), 0) AS BIGINT) AS n FROM shop_reservations";
     assert_eq!(env.count("warehouse", units).await, 3, "{kind:?}: the reservation was repeated");
 }

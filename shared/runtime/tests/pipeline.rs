@@ -10,7 +10,8 @@ use jadpo_core::app::{
 use jadpo_core::model::delivery::{DeliveryFilter, DeliveryStatus};
 use jadpo_engine::EngineSettings;
 use jadpo_engine::commit::{CommitError, CommitRequest, commit};
-use jadpo_engine::deliver::{DeliverError, DeliveryResult};
+use jadpo_engine::deliver::DeliveryResult;
+use jadpo_engine::dispatch::{DispatchError, Dispatched};
 use jadpo_engine::relay::enqueue_now;
 use serde_json::{Value, json};
 use support::{Env, Kind};
@@ -58,7 +59,13 @@ async fn an_order_flows_from_commit_to_the_warehouse(kind: Kind) {
     assert_eq!(outcome.deliveries.len(), 2, "two subscribers of order.placed");
     let results = env.drain().await;
     assert!(
-        matches!(results.as_slice(), [Ok(DeliveryResult::Handled), Ok(DeliveryResult::Handled)]),
+        matches!(
+            results.as_slice(),
+            [
+                Ok(Dispatched::Delivery(DeliveryResult::Handled)),
+                Ok(Dispatched::Delivery(DeliveryResult::Handled))
+            ]
+        ),
         "{results:?}"
     );
     let mailed = env.sinks.received("mailer");
@@ -86,11 +93,14 @@ async fn the_same_message_twice_has_one_effect(kind: Kind) {
     }
     assert_eq!(messages.len(), 2);
     for m in &messages {
-        let first = jadpo_engine::deliver::deliver(&env.engine, &m.body).await;
-        let second = jadpo_engine::deliver::deliver(&env.engine, &m.body).await;
-        assert!(matches!(first, Ok(DeliveryResult::Handled)), "{first:?}");
+        let first = jadpo_engine::dispatch::dispatch(&env.engine, &m.body).await;
+        let second = jadpo_engine::dispatch::dispatch(&env.engine, &m.body).await;
+        assert!(matches!(first, Ok(Dispatched::Delivery(DeliveryResult::Handled))), "{first:?}");
         assert!(
-            matches!(second, Ok(DeliveryResult::Finished(DeliveryStatus::Handled))),
+            matches!(
+                second,
+                Ok(Dispatched::Delivery(DeliveryResult::Finished(DeliveryStatus::Handled)))
+            ),
             "{second:?}"
         );
     }
@@ -166,13 +176,15 @@ async fn a_poison_message_is_an_infrastructure_error(kind: Kind) {
     for body in
         ["not json", "{\"store\": \"main\"}", "{\"store\": \"nowhere\", \"delivery_id\": \"x\"}"]
     {
-        let result = jadpo_engine::deliver::deliver(&env.engine, body).await;
-        assert!(matches!(result, Err(DeliverError::Malformed(_))), "{body}: {result:?}");
+        let result = jadpo_engine::dispatch::dispatch(&env.engine, body).await;
+        assert!(matches!(result, Err(DispatchError::Malformed(_))), "{body}: {result:?}");
     }
-    let gone =
-        jadpo_engine::deliver::deliver(&env.engine, r#"{"store":"main","delivery_id":"missing"}"#)
-            .await;
-    assert!(matches!(gone, Ok(DeliveryResult::Gone)), "{gone:?}");
+    let gone = jadpo_engine::dispatch::dispatch(
+        &env.engine,
+        r#"{"store":"main","delivery_id":"missing"}"#,
+    )
+    .await;
+    assert!(matches!(gone, Ok(Dispatched::Delivery(DeliveryResult::Gone))), "{gone:?}");
 }
 
 struct AlwaysFails;
@@ -268,7 +280,10 @@ async fn a_failing_connection_is_retried_until_it_recovers(kind: Kind) {
     env.sinks.set_failing("mailer", true);
     let outcome = place(&env, None, two_items()).await.unwrap_or_else(|e| panic!("{e}"));
     let results = env.drain().await;
-    assert!(results.iter().any(|r| matches!(r, Ok(DeliveryResult::Retrying))), "{results:?}");
+    assert!(
+        results.iter().any(|r| matches!(r, Ok(Dispatched::Delivery(DeliveryResult::Retrying)))),
+        "{results:?}"
+    );
     let receipt = outcome.deliveries.iter().map(|q| q.id.clone()).collect::<Vec<_>>();
     let filter = DeliveryFilter { subscriber: Some("send_receipt".into()), limit: 5, status: None };
     let failing = env.store("main").deliveries_list(&filter).await.unwrap_or_default();

@@ -7,6 +7,7 @@ mod support;
 use chrono::Duration;
 use jadpo_core::model::housekeeping::RecordClass;
 use jadpo_engine::deliver::DeliveryResult;
+use jadpo_engine::dispatch::Dispatched;
 use jadpo_runtime::lambda::{housekeeping_pass, tick_pass};
 use serde_json::json;
 use support::{Env, Kind, commit_and_enqueue, request, t0};
@@ -31,7 +32,10 @@ async fn the_sales_summary_runs_and_housekeeping_keeps_tables_bounded(kind: Kind
     let due = tick_pass(&env.engine, "tick").await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(due.runs, ["sales_summary@2026-01-01T00:01:00.000Z"]);
     let delivered = env.drain().await;
-    assert!(matches!(delivered.as_slice(), [Ok(DeliveryResult::Handled)]), "{delivered:?}");
+    assert!(
+        matches!(delivered.as_slice(), [Ok(Dispatched::Delivery(DeliveryResult::Handled))]),
+        "{delivered:?}"
+    );
     assert_eq!(env.count("main", SUMMARIES).await, 1, "the summary counted the order");
     let again = tick_pass(&env.engine, "other").await.unwrap_or_else(|e| panic!("{e}"));
     assert!(again.runs.is_empty(), "{again:?}");

@@ -1,6 +1,5 @@
 //! Rows of the event pipeline: the outbox rows and deliveries written at commit, a delivery as
-//! read back with its event, the outcome of an attempt, stored idempotent responses, and the
-//! message the queue carries (a pointer to a row, never its payload).
+//! read back with its event, the outcome of an attempt, and stored idempotent responses.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -187,13 +186,4 @@ pub struct QueuedDelivery {
     pub id: String,
     /// The emitting request's W3C `traceparent`, carried as a message attribute.
     pub traceparent: Option<String>,
-}
-
-/// The message put on the queue for a delivery: a pointer to its row, never the payload.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DeliveryMessage {
-    /// The store holding the delivery row.
-    pub store: String,
-    /// The delivery's id.
-    pub delivery_id: String,
 }

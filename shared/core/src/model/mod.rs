@@ -11,6 +11,7 @@ pub mod event;
 pub mod flags;
 pub mod housekeeping;
 pub mod lease;
+pub mod message;
 pub mod migrate;
 pub mod operator;
 pub mod schedule;

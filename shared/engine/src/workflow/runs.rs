@@ -10,10 +10,11 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use jadpo_core::app::{CapabilityContext, CommandRequest, HandlerError};
 use jadpo_core::id::new_id;
+use jadpo_core::model::message::Pointer;
 use jadpo_core::model::workflow::def::WorkflowDef;
 use jadpo_core::model::workflow::kernel::{Incoming, KernelError, NewCommand, decide};
 use jadpo_core::model::workflow::rows::{
@@ -203,7 +204,8 @@ pub async fn cancel_run(
 fn command_message(store: &str, index: usize, command_id: &str) -> QueueMessage {
     QueueMessage {
         id: index.to_string(),
-        body: json!({"store": store, "command_id": command_id}).to_string(),
+        body: Pointer::Command { store: store.to_owned(), command_id: command_id.to_owned() }
+            .to_body(),
         attributes: BTreeMap::new(),
     }
 }

@@ -12,7 +12,7 @@ use chrono::{DateTime, Duration, Utc};
 use jadpo_core::app::Application;
 use jadpo_core::ports::QueueMessage;
 use jadpo_core::{Clock, ManualClock, Store, SystemClock};
-use jadpo_engine::deliver::{DeliverError, DeliveryResult, deliver};
+use jadpo_engine::dispatch::{DispatchError, Dispatched, dispatch};
 use jadpo_engine::migrate;
 use jadpo_engine::relay::relay;
 use jadpo_engine::{Engine, EngineSettings};
@@ -173,10 +173,10 @@ impl Env {
     }
 
     /// Delivers every queued message (including those delivering enqueues), returning results.
-    pub async fn drain(&mut self) -> Vec<Result<DeliveryResult, DeliverError>> {
+    pub async fn drain(&mut self) -> Vec<Result<Dispatched, DispatchError>> {
         let mut results = Vec::new();
         while let Ok(message) = self.rx.try_recv() {
-            results.push(deliver(&self.engine, &message.body).await);
+            results.push(dispatch(&self.engine, &message.body).await);
         }
         results
     }
