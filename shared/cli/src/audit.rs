@@ -6,13 +6,9 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Subcommand;
-use jadpo_core::commit_or_rollback;
-use jadpo_core::id::new_id;
+use jadpo_core::SystemClock;
 use jadpo_core::model::audit::replay;
-use jadpo_core::model::operator::OperatorAction;
-use jadpo_core::{Clock, SystemClock};
 use jadpo_engine::audit;
-use jadpo_engine::operator::record_operator_action;
 use serde_json::json;
 
 #[derive(Debug, Subcommand)]
@@ -101,26 +97,9 @@ pub(crate) async fn run(command: AuditCommand) -> anyhow::Result<()> {
         }
         AuditCommand::Erase { id, reason, operator, .. } => {
             let operator = crate::common::operator(operator)?;
-            anyhow::ensure!(!reason.trim().is_empty(), "an erasure needs a reason: --reason TEXT");
-            let clock = SystemClock;
-            let mut tx = store.begin().await?;
-            let result = async {
-                let removed = audit::erase_in(store.as_ref(), tx.as_mut(), &spec, &id).await?;
-                let action = OperatorAction {
-                    action: "record.erase",
-                    item_kind: &spec.entity,
-                    item: &id,
-                    item_state: json!({"audit_rows_removed": removed}),
-                    operator: &operator,
-                    detail: Some(reason),
-                };
-                let (action_id, now) = (new_id(&clock), clock.now());
-                record_operator_action(store.as_ref(), tx.as_mut(), &action, action_id, now)
-                    .await?;
-                Ok::<_, anyhow::Error>(removed)
-            }
-            .await;
-            let removed = commit_or_rollback(tx, result).await?;
+            let (store, clock) = (store.as_ref(), &SystemClock);
+            let removed =
+                audit::erase_as_operator(store, clock, &operator, &spec, &id, &reason).await?;
             println!(
                 "erased {} {id} and {removed} audit rows (recorded by {operator})",
                 spec.entity

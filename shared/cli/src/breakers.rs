@@ -74,7 +74,7 @@ async fn force(
 ) -> anyhow::Result<()> {
     let operator = crate::common::operator(target.operator)?;
     let p = crate::common::operator_engine(Arc::clone(app), config, stores);
-    let ops = BreakerOps::new(&p, &operator)?;
+    let ops = BreakerOps::new(&p, &operator);
     let c = target.connection.as_str();
     let results = if open { ops.open(c).await? } else { ops.close(c).await? };
     let verb = if open { "opened" } else { "closed" };

@@ -7,6 +7,7 @@ use jadpo_core::SystemClock;
 use jadpo_core::app::Application;
 use jadpo_core::ports::NoConnections;
 use jadpo_engine::Engine;
+use jadpo_engine::operator::Operator;
 use jadpo_runtime::queue::RelayLater;
 use jadpo_runtime::{Config, Mode, Stores, open_stores};
 
@@ -30,14 +31,15 @@ pub(crate) fn stores(app: &Application, only: Option<&str>) -> anyhow::Result<(C
     Ok((config, stores))
 }
 
-/// The operator's name: `--operator`/`JADPO_OPERATOR`, else the OS user.
-pub(crate) fn operator(given: Option<String>) -> anyhow::Result<String> {
-    given
+/// The operator: `--operator`/`JADPO_OPERATOR`, else the OS user.
+pub(crate) fn operator(given: Option<String>) -> anyhow::Result<Operator> {
+    let name = given
         .or_else(|| std::env::var("USER").ok())
         .or_else(|| std::env::var("LOGNAME").ok())
         .or_else(|| std::env::var("USERNAME").ok())
         .filter(|n| !n.trim().is_empty())
-        .context("no operator name: pass --operator NAME (or set JADPO_OPERATOR)")
+        .context("no operator name: pass --operator NAME (or set JADPO_OPERATOR)")?;
+    Ok(Operator::new(&name)?)
 }
 
 /// An engine over the given stores for operator verbs: it calls no connection and sends

@@ -150,7 +150,7 @@ pub(crate) async fn run(command: DeliveriesCommand) -> anyhow::Result<()> {
             let app = Arc::new(app);
             let (config, stores) = crate::common::stores(&app, None)?;
             let p = crate::common::operator_engine(Arc::clone(&app), &config, &stores);
-            for (store, n) in DeliveryOps::new(&p, &operator)?.release(&connection).await? {
+            for (store, n) in DeliveryOps::new(&p, &operator).release(&connection).await? {
                 println!(
                     "released {n} held deliveries for {connection} in store {store} (recorded by {operator})"
                 );
@@ -185,7 +185,7 @@ async fn apply(app: &Application, change: Change, reason: Option<String>) -> any
     let app = Arc::new(app.clone());
     let (config, stores) = crate::common::stores(&app, None)?;
     let p = crate::common::operator_engine(Arc::clone(&app), &config, &stores);
-    let ops = DeliveryOps::new(&p, &operator)?;
+    let ops = DeliveryOps::new(&p, &operator);
     let ids = match (change.id, change.status, change.subscriber) {
         (Some(id), _, _) => vec![id],
         (None, None, None) => {

@@ -46,7 +46,7 @@ pub(crate) async fn run(command: FlagsCommand) -> anyhow::Result<()> {
     let p = crate::common::operator_engine(Arc::clone(&app), &config, &stores);
     match command {
         FlagsCommand::List { json } => {
-            let ops = FlagOps::new(&p, "reader")?;
+            let ops = FlagOps::new(&p);
             let flags = ops.list().await?;
             if json {
                 let list: Vec<_> = flags
@@ -78,8 +78,8 @@ pub(crate) async fn run(command: FlagsCommand) -> anyhow::Result<()> {
         FlagsCommand::Set { name, state, operator } => {
             let rollout = Rollout::parse(&state)?;
             let operator = crate::common::operator(operator)?;
-            let ops = FlagOps::new(&p, &operator)?;
-            match ops.set(&name, rollout).await? {
+            let ops = FlagOps::new(&p);
+            match ops.set(&name, rollout, &operator).await? {
                 Some(c) => println!(
                     "{name}: {} → {} (recorded by {operator}, role {})",
                     c.before, c.after, c.db_role
@@ -88,7 +88,7 @@ pub(crate) async fn run(command: FlagsCommand) -> anyhow::Result<()> {
             }
         }
         FlagsCommand::History { name, limit, json } => {
-            let ops = FlagOps::new(&p, "reader")?;
+            let ops = FlagOps::new(&p);
             let changes = ops.history(&name, limit).await.context("reading the history")?;
             if json {
                 let list: Vec<_> = changes

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use clap::Subcommand;
 use jadpo_core::model::schedule::{ScheduleRow, ScheduleRun};
 use jadpo_engine::Engine;
-use jadpo_engine::schedule::{Operators, sync};
+use jadpo_engine::schedule::{ScheduleOps, sync};
 use serde_json::{Value, json};
 
 #[derive(Debug, Subcommand)]
@@ -140,7 +140,7 @@ enum Verb {
 async fn act(p: &Engine, target: Target, verb: Verb) -> anyhow::Result<()> {
     let operator = crate::common::operator(target.operator)?;
     sync(p).await?;
-    let ops = Operators::new(p, &operator)?;
+    let ops = ScheduleOps::new(p, &operator);
     let name = target.name.as_str();
     let (value, text) = match verb {
         Verb::Pause => {
@@ -160,7 +160,7 @@ async fn act(p: &Engine, target: Target, verb: Verb) -> anyhow::Result<()> {
         }
     };
     if target.json {
-        println!("{}", json!({"schedule": name, "operator": operator, "result": value}));
+        println!("{}", json!({"schedule": name, "operator": operator.name(), "result": value}));
     } else {
         println!("{text} (recorded as an operator action by {operator})");
     }

@@ -1,9 +1,15 @@
 //! The audit trail's use cases: installing each audited entity's triggers after migrations,
-//! and erasing a record with its audit rows.
+//! and erasing a record with its audit rows (`jadpo audit erase`, recorded as an operator action
+//! without the record's content).
 
+use jadpo_core::clock::Clock;
 use jadpo_core::commit_or_rollback;
 use jadpo_core::model::audit::AuditSpec;
+use jadpo_core::model::operator::OperatorAction;
 use jadpo_core::{Store, StoreError, Transaction};
+use serde_json::json;
+
+use crate::operator::{Change, Operator};
 
 /// Why an audit operation did nothing.
 #[derive(Debug, thiserror::Error)]
@@ -19,6 +25,9 @@ pub enum AuditError {
         /// The id.
         id: String,
     },
+    /// An operator's erasure without a reason.
+    #[error("an erasure needs a reason: pass --reason TEXT")]
+    NoReason,
     /// The database failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -58,4 +67,36 @@ pub async fn erase_in(
         return Err(AuditError::NoRecord { entity: spec.entity.clone(), id: id.to_owned() });
     }
     Ok(store.audit_delete_rows(tx, &spec.entity, id).await?)
+}
+
+/// Erases record `id` of `spec` for `reason` as `operator`: the record and its audit rows deleted
+/// and the erasure recorded (how many audit rows went, and why; never the record's content), in
+/// one transaction. Returns how many audit rows went with the record.
+pub async fn erase_as_operator(
+    store: &dyn Store,
+    clock: &dyn Clock,
+    operator: &Operator,
+    spec: &AuditSpec,
+    id: &str,
+    reason: &str,
+) -> Result<u64, AuditError> {
+    if reason.trim().is_empty() {
+        return Err(AuditError::NoReason);
+    }
+    let mut change = Change::begin(store, operator, clock).await?;
+    let result = async {
+        let removed = erase_in(store, change.tx(), spec, id).await?;
+        change
+            .record(&OperatorAction {
+                action: "record.erase",
+                item_kind: &spec.entity,
+                item: id,
+                item_state: json!({"audit_rows_removed": removed}),
+                detail: Some(reason.to_owned()),
+            })
+            .await?;
+        Ok::<_, AuditError>(removed)
+    }
+    .await;
+    change.finish(result).await
 }

@@ -3,13 +3,12 @@
 
 use chrono::{DateTime, Utc};
 
-use jadpo_core::id::new_id;
 use jadpo_core::model::breaker::{Breaker, BreakerPolicy, State, ms, plus};
 use jadpo_core::model::operator::OperatorAction;
-use jadpo_core::{Store, StoreError, Transaction};
+use jadpo_core::{Store, StoreError};
 
 use crate::context::Engine;
-use crate::operator::record_operator_action;
+use crate::operator::{Change, Operator};
 
 /// Why an operator's change to a breaker was refused; nothing was changed.
 #[derive(Debug, thiserror::Error)]
@@ -17,9 +16,6 @@ pub enum BreakerOpError {
     /// No such connection is declared.
     #[error("no connection named {0:?} is declared")]
     UnknownConnection(String),
-    /// The operator's name is empty.
-    #[error("the operator's name is empty: pass --operator NAME")]
-    NoOperator,
     /// The database failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -39,16 +35,13 @@ pub struct Forced {
 /// Operator verbs over breakers.
 pub struct BreakerOps<'a> {
     p: &'a Engine,
-    operator: &'a str,
+    operator: &'a Operator,
 }
 
 impl<'a> BreakerOps<'a> {
     /// Verbs acting as `operator`.
-    pub fn new(p: &'a Engine, operator: &'a str) -> Result<Self, BreakerOpError> {
-        if operator.trim().is_empty() {
-            return Err(BreakerOpError::NoOperator);
-        }
-        Ok(Self { p, operator })
+    pub fn new(p: &'a Engine, operator: &'a Operator) -> Self {
+        Self { p, operator }
     }
 
     /// Opens `connection`'s breakers: its deliveries are held for the policy's longest pause,
@@ -70,43 +63,44 @@ impl<'a> BreakerOps<'a> {
             .ok_or_else(|| BreakerOpError::UnknownConnection(connection.to_owned()))?;
         let mut out = Vec::new();
         for store in self.p.stores.values() {
-            let now = self.p.clock.now();
-            let mut tx = store.begin().await?;
-            let b = store.breaker_lock(tx.as_mut(), connection, now).await?;
-            let target = if open { opened(&b, now, &policy) } else { Breaker::closed(connection) };
-            let changed = (b.state == State::Closed) == open;
-            let mut released = 0;
-            if changed {
-                self.record(store.as_ref(), tx.as_mut(), &b, open, now).await?;
-                store.breaker_write(tx.as_mut(), &target, now).await?;
-                if !open {
-                    released = store.breaker_release_held(tx.as_mut(), connection, now).await?;
-                }
-            }
-            tx.commit().await?;
-            out.push(Forced { store: store.name().to_owned(), changed, released });
+            let mut change =
+                Change::begin(store.as_ref(), self.operator, self.p.clock.as_ref()).await?;
+            let result = force_in(store.as_ref(), &mut change, connection, open, &policy).await;
+            out.push(change.finish(result).await?);
         }
         Ok(out)
     }
+}
 
-    async fn record(
-        &self,
-        store: &dyn Store,
-        tx: &mut dyn Transaction,
-        b: &Breaker,
-        open: bool,
-        now: DateTime<Utc>,
-    ) -> Result<(), StoreError> {
-        let action = OperatorAction {
-            action: if open { "breaker.open" } else { "breaker.close" },
-            item_kind: "breaker",
-            item: &b.connection,
-            item_state: state_json(store.name(), b),
-            operator: self.operator,
-            detail: None,
-        };
-        record_operator_action(store, tx, &action, new_id(self.p.clock.as_ref()), now).await
+/// Forces `connection`'s breaker in `store` open or closed inside `change`.
+async fn force_in(
+    store: &dyn Store,
+    change: &mut Change<'_>,
+    connection: &str,
+    open: bool,
+    policy: &BreakerPolicy,
+) -> Result<Forced, StoreError> {
+    let now = change.now();
+    let b = store.breaker_lock(change.tx(), connection, now).await?;
+    let target = if open { opened(&b, now, policy) } else { Breaker::closed(connection) };
+    let changed = (b.state == State::Closed) == open;
+    let mut released = 0;
+    if changed {
+        change
+            .record(&OperatorAction {
+                action: if open { "breaker.open" } else { "breaker.close" },
+                item_kind: "breaker",
+                item: &b.connection,
+                item_state: state_json(store.name(), &b),
+                detail: None,
+            })
+            .await?;
+        store.breaker_write(change.tx(), &target, now).await?;
+        if !open {
+            released = store.breaker_release_held(change.tx(), connection, now).await?;
+        }
     }
+    Ok(Forced { store: store.name().to_owned(), changed, released })
 }
 
 fn opened(b: &Breaker, now: DateTime<Utc>, policy: &BreakerPolicy) -> Breaker {

@@ -5,15 +5,13 @@
 //! Retrying a handled delivery is refused (its effect happened; running it again would repeat
 //! it), and so is anything done to a discarded one: discarding is final and stays visible.
 
-use jadpo_core::commit_or_rollback;
-use jadpo_core::id::new_id;
 use jadpo_core::model::delivery::{Delivery, DeliveryStatus};
 use jadpo_core::model::operator::OperatorAction;
 use jadpo_core::{Store, StoreError};
 use serde_json::json;
 
 use crate::context::Engine;
-use crate::operator::record_operator_action;
+use crate::operator::{Change, Operator};
 
 /// Why an operator's change to a delivery was refused; nothing was changed or recorded.
 #[derive(Debug, thiserror::Error)]
@@ -30,9 +28,6 @@ pub enum DeliveryOpError {
     /// A discard without a reason.
     #[error("a discard needs a reason: pass --reason TEXT")]
     NoReason,
-    /// The operator's name is empty.
-    #[error("the operator's name is empty: pass --operator NAME")]
-    NoOperator,
     /// No such connection is declared.
     #[error("no connection named {0:?} is declared")]
     UnknownConnection(String),
@@ -44,16 +39,13 @@ pub enum DeliveryOpError {
 /// Operator verbs over deliveries in every store of an engine.
 pub struct DeliveryOps<'a> {
     p: &'a Engine,
-    operator: &'a str,
+    operator: &'a Operator,
 }
 
 impl<'a> DeliveryOps<'a> {
     /// Verbs acting as `operator`.
-    pub fn new(p: &'a Engine, operator: &'a str) -> Result<Self, DeliveryOpError> {
-        if operator.trim().is_empty() {
-            return Err(DeliveryOpError::NoOperator);
-        }
-        Ok(Self { p, operator })
+    pub fn new(p: &'a Engine, operator: &'a Operator) -> Self {
+        Self { p, operator }
     }
 
     /// The store holding delivery `id`.
@@ -88,11 +80,11 @@ impl<'a> DeliveryOps<'a> {
         reason: Option<&str>,
     ) -> Result<Delivery, DeliveryOpError> {
         let store = self.locate(id).await?;
-        let now = self.p.clock.now();
-        let mut tx = store.begin().await?;
+        let mut change =
+            Change::begin(store.as_ref(), self.operator, self.p.clock.as_ref()).await?;
         let result = async {
             let d = store
-                .delivery_get_locked(tx.as_mut(), id)
+                .delivery_get_locked(change.tx(), id)
                 .await?
                 .ok_or_else(|| DeliveryOpError::Unknown(id.to_owned()))?;
             match d.status {
@@ -102,27 +94,27 @@ impl<'a> DeliveryOps<'a> {
                 }
                 DeliveryStatus::Pending | DeliveryStatus::Dead => {}
             }
-            let record = OperatorAction {
-                action,
-                item_kind: "delivery",
-                item: id,
-                item_state: delivery_state(store.name(), &d),
-                operator: self.operator,
-                detail: reason.map(str::to_owned),
-            };
-            let action_id = new_id(self.p.clock.as_ref());
-            record_operator_action(store.as_ref(), tx.as_mut(), &record, action_id, now).await?;
+            change
+                .record(&OperatorAction {
+                    action,
+                    item_kind: "delivery",
+                    item: id,
+                    item_state: delivery_state(store.name(), &d),
+                    detail: reason.map(str::to_owned),
+                })
+                .await?;
+            let now = change.now();
             match reason {
-                None => store.delivery_retry(tx.as_mut(), id, now).await?,
+                None => store.delivery_retry(change.tx(), id, now).await?,
                 Some(why) => {
                     let why = format!("discarded by {}: {why}", self.operator);
-                    store.delivery_discard(tx.as_mut(), id, now, &why).await?
+                    store.delivery_discard(change.tx(), id, now, &why).await?
                 }
             };
             Ok::<_, DeliveryOpError>(d)
         }
         .await;
-        commit_or_rollback(tx, result).await
+        change.finish(result).await
     }
 
     /// Releases the deliveries a circuit breaker holds for `connection` in every store; how many
@@ -133,25 +125,24 @@ impl<'a> DeliveryOps<'a> {
         }
         let mut released = Vec::new();
         for store in self.p.stores.values() {
-            let now = self.p.clock.now();
-            let mut tx = store.begin().await?;
+            let mut change =
+                Change::begin(store.as_ref(), self.operator, self.p.clock.as_ref()).await?;
             let result = async {
-                let n = store.breaker_release_held(tx.as_mut(), connection, now).await?;
-                let record = OperatorAction {
-                    action: "delivery.release",
-                    item_kind: "connection",
-                    item: connection,
-                    item_state: json!({"store": store.name(), "held_deliveries": n}),
-                    operator: self.operator,
-                    detail: None,
-                };
-                let action_id = new_id(self.p.clock.as_ref());
-                record_operator_action(store.as_ref(), tx.as_mut(), &record, action_id, now)
+                let now = change.now();
+                let n = store.breaker_release_held(change.tx(), connection, now).await?;
+                change
+                    .record(&OperatorAction {
+                        action: "delivery.release",
+                        item_kind: "connection",
+                        item: connection,
+                        item_state: json!({"store": store.name(), "held_deliveries": n}),
+                        detail: None,
+                    })
                     .await?;
                 Ok::<_, DeliveryOpError>(n)
             }
             .await;
-            released.push((store.name().to_owned(), commit_or_rollback(tx, result).await?));
+            released.push((store.name().to_owned(), change.finish(result).await?));
         }
         Ok(released)
     }

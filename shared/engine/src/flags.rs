@@ -3,12 +3,12 @@
 
 use std::sync::Arc;
 
-use jadpo_core::commit_or_rollback;
 use jadpo_core::id::new_id;
 use jadpo_core::model::flags::{FlagChange, Rollout, StoredFlag};
 use jadpo_core::{Store, StoreError};
 
 use crate::context::Engine;
+use crate::operator::{Change, Operator};
 
 /// Why a flag operation did nothing.
 #[derive(Debug, thiserror::Error)]
@@ -21,27 +21,20 @@ pub enum FlagOpError {
         /// The declared flags.
         declared: String,
     },
-    /// The operator's name is empty.
-    #[error("the operator's name is empty: pass --operator NAME")]
-    NoOperator,
     /// The database failed.
     #[error(transparent)]
     Store(#[from] StoreError),
 }
 
-/// Operator verbs over flags.
+/// Flags as operators see and change them.
 pub struct FlagOps<'a> {
     p: &'a Engine,
-    operator: &'a str,
 }
 
 impl<'a> FlagOps<'a> {
-    /// Verbs acting as `operator`.
-    pub fn new(p: &'a Engine, operator: &'a str) -> Result<Self, FlagOpError> {
-        if operator.trim().is_empty() {
-            return Err(FlagOpError::NoOperator);
-        }
-        Ok(Self { p, operator })
+    /// The flags of `p`'s application.
+    pub fn new(p: &'a Engine) -> Self {
+        Self { p }
     }
 
     fn store(&self) -> Result<Arc<dyn Store>, FlagOpError> {
@@ -55,38 +48,39 @@ impl<'a> FlagOps<'a> {
         })
     }
 
-    /// Sets `name` to `rollout`, recording the change; setting the state it already has records
-    /// nothing and returns `None`.
+    /// Sets `name` to `rollout` as `operator`, recording the change; setting the state it
+    /// already has records nothing and returns `None`.
     pub async fn set(
         &self,
         name: &str,
         rollout: Rollout,
+        operator: &Operator,
     ) -> Result<Option<FlagChange>, FlagOpError> {
         let default = self.declared(name)?;
         let store = self.store()?;
-        let now = self.p.clock.now();
-        let mut tx = store.begin().await?;
+        let mut change = Change::begin(store.as_ref(), operator, self.p.clock.as_ref()).await?;
         let result = async {
-            let before = store.flag_read(tx.as_mut(), name).await?.map_or(default, |f| f.rollout);
+            let before = store.flag_read(change.tx(), name).await?.map_or(default, |f| f.rollout);
             if before == rollout {
                 return Ok(None);
             }
-            let change = FlagChange {
+            let now = change.now();
+            let record = FlagChange {
                 id: new_id(self.p.clock.as_ref()).to_string(),
                 flag: name.to_owned(),
                 changed_at: now,
                 before: before.describe(),
                 after: rollout.describe(),
-                operator: self.operator.to_owned(),
-                db_role: store.db_role(tx.as_mut()).await?,
+                operator: operator.name().to_owned(),
+                db_role: change.db_role().await?,
             };
-            store.flag_write(tx.as_mut(), name, rollout, now, self.operator).await?;
-            store.flag_change_insert(tx.as_mut(), &change).await?;
-            Ok::<_, StoreError>(Some(change))
+            store.flag_write(change.tx(), name, rollout, now, operator.name()).await?;
+            store.flag_change_insert(change.tx(), &record).await?;
+            Ok::<_, StoreError>(Some(record))
         }
         .await
         .map_err(FlagOpError::from);
-        commit_or_rollback(tx, result).await
+        change.finish(result).await
     }
 
     /// Every declared flag with its state (the declared default when never set), and stored

@@ -13,6 +13,7 @@ use jadpo_core::model::flags::Rollout;
 use jadpo_engine::EngineSettings;
 use jadpo_engine::commit::commit;
 use jadpo_engine::flags::FlagOps;
+use jadpo_engine::operator::Operator;
 use serde_json::{Value, json};
 use support::{Env, Kind, commit_and_enqueue, request};
 
@@ -77,9 +78,10 @@ async fn the_receipt_survey_follows_its_flag(kind: Kind) {
         )
     };
     let engine = env.engine.clone();
-    let ops = FlagOps::new(&engine, "tess").unwrap_or_else(|e| panic!("{e}"));
+    let ops = FlagOps::new(&engine);
+    let tess = Operator::new("tess").unwrap_or_else(|e| panic!("{e}"));
     for (n, state, expected) in [(0, Rollout::Off, false), (1, Rollout::On, true)] {
-        ops.set("receipt_survey", state).await.unwrap_or_else(|e| panic!("{e}"));
+        ops.set("receipt_survey", state, &tess).await.unwrap_or_else(|e| panic!("{e}"));
         commit_and_enqueue(&env, place(n)).await;
         env.drain().await;
         let mailed = env.sinks.received("mailer");

@@ -8,6 +8,7 @@ use jadpo_core::app::Application;
 use jadpo_core::model::housekeeping::RecordClass;
 use jadpo_core::{ManualClock, SqlValue};
 use jadpo_engine::housekeeping::housekeep;
+use jadpo_engine::operator::{NoOperator, Operator};
 
 use crate::Fixture;
 use crate::cases::{migrated, ok};
@@ -35,8 +36,9 @@ pub async fn delivery_operations_are_recorded_and_refused_when_final(fx: &dyn Fi
         .connection("mailer")
         .build();
     let p = engine(Arc::clone(&store), Arc::new(ok(shop, "app")), Arc::clone(&clock));
-    assert!(matches!(DeliveryOps::new(&p, ""), Err(DeliveryOpError::NoOperator)));
-    let ops = ok(DeliveryOps::new(&p, "dora"), "ops");
+    assert_eq!(Operator::new(""), Err(NoOperator));
+    let dora = ok(Operator::new("dora"), "operator");
+    let ops = DeliveryOps::new(&p, &dora);
     let before = ok(ops.retry("d5").await, "retry dead");
     assert_eq!(before.status, DeliveryStatus::Dead);
     let after = ok(store.delivery_get("d5").await, "get").unwrap_or_else(|| panic!("d5"));
@@ -168,25 +170,28 @@ pub async fn flag_changes_are_recorded_with_who_made_them(fx: &dyn Fixture) {
         .flag("dark_mode", Rollout::On)
         .build();
     let p = engine(Arc::clone(&store), Arc::new(ok(declared, "app")), Arc::clone(&clock));
-    assert!(matches!(FlagOps::new(&p, ""), Err(FlagOpError::NoOperator)));
-    let ops = ok(FlagOps::new(&p, "fay"), "ops");
+    let fay = ok(Operator::new("fay"), "operator");
+    let ops = FlagOps::new(&p);
     let listed = ok(ops.list().await, "list");
     let states: Vec<_> = listed.iter().map(|(n, r, s)| (n.as_str(), *r, s.is_none())).collect();
     assert_eq!(states, [("beta", Rollout::Off, true), ("dark_mode", Rollout::On, true)]);
-    assert!(ok(ops.set("beta", Rollout::Off).await, "same").is_none(), "no change, no record");
-    let first =
-        ok(ops.set("beta", Rollout::Percent(25)).await, "set").unwrap_or_else(|| panic!("changed"));
+    assert!(
+        ok(ops.set("beta", Rollout::Off, &fay).await, "same").is_none(),
+        "no change, no record"
+    );
+    let first = ok(ops.set("beta", Rollout::Percent(25), &fay).await, "set")
+        .unwrap_or_else(|| panic!("changed"));
     assert_eq!(
         (first.before.as_str(), first.after.as_str(), first.operator.as_str()),
         ("off", "25%", "fay")
     );
     assert!(!first.db_role.is_empty());
     clock.advance(Duration::seconds(1));
-    ok(ops.set("beta", Rollout::On).await, "set");
+    ok(ops.set("beta", Rollout::On, &fay).await, "set");
     let history = ok(ops.history("beta", 10).await, "history");
     let steps: Vec<_> = history.iter().map(|c| (c.before.as_str(), c.after.as_str())).collect();
     assert_eq!(steps, [("25%", "on"), ("off", "25%")]);
-    assert!(matches!(ops.set("gamma", Rollout::On).await, Err(FlagOpError::Unknown { .. })));
+    assert!(matches!(ops.set("gamma", Rollout::On, &fay).await, Err(FlagOpError::Unknown { .. })));
     let stored = ok(store.flag_read_once("beta").await, "read").map(|f| (f.rollout, f.updated_by));
     assert_eq!(stored, Some((Rollout::On, "fay".to_owned())));
 }

@@ -14,7 +14,8 @@ use jadpo_core::ports::NoConnections;
 use jadpo_core::ports::{Queue, QueueError, QueueMessage, SendReport};
 use jadpo_core::{Clock, ManualClock, SqlValue, Store};
 use jadpo_engine::housekeeping::{HousekeepingSettings, housekeep};
-use jadpo_engine::schedule::{Operators, ScheduleOpError, tick};
+use jadpo_engine::operator::{NoOperator, Operator};
+use jadpo_engine::schedule::{ScheduleOpError, ScheduleOps, tick};
 use jadpo_engine::{Engine, EngineSettings};
 
 use crate::Fixture;
@@ -221,8 +222,9 @@ pub async fn overlapping_ticks_are_skipped(fx: &dyn Fixture) {
 pub async fn operator_actions_are_recorded(fx: &dyn Fixture) {
     let (p, clock) = started(fx, vec![every_minute()]).await;
     let store = store_of(&p);
-    assert!(matches!(Operators::new(&p, "  "), Err(ScheduleOpError::NoOperator)));
-    let ops = ok(Operators::new(&p, "alice"), "operators");
+    assert_eq!(Operator::new("  "), Err(NoOperator));
+    let alice = ok(Operator::new("alice"), "operator");
+    let ops = ScheduleOps::new(&p, &alice);
     let paused = ok(ops.pause(EVERY_MINUTE).await, "pause");
     assert_eq!(paused.state(), "paused");
     assert!(matches!(ops.pause(EVERY_MINUTE).await, Err(ScheduleOpError::AlreadyPaused(_))));
@@ -266,7 +268,8 @@ pub async fn removed_schedules_stop(fx: &dyn Fixture) {
     clock.set(t0() + Duration::seconds(61));
     let report = ok(tick(&without, "t").await, "tick without");
     assert_eq!((report.removed, report.runs.len()), (1, 0));
-    let ops = ok(Operators::new(&p, "bob"), "ops");
+    let bob = ok(Operator::new("bob"), "operator");
+    let ops = ScheduleOps::new(&p, &bob);
     assert!(matches!(ops.trigger(EVERY_MINUTE).await, Err(ScheduleOpError::Removed(_))));
     assert_eq!(runs(store.as_ref(), "run").await, 0);
     clock.set(t0() + Duration::seconds(90));

@@ -1,9 +1,11 @@
 //! What an operator did, as recorded in `jadpo_operator_actions`: the action, the item and its
-//! state before the action, the operator's name, and (added by the store) the database role.
+//! state before the action, and (added when it is recorded) the operator's name and the database
+//! role.
 
 use chrono::{DateTime, Utc};
 
-/// An operator action to record.
+/// An operator action to record (the operator and the database role are added by whoever
+/// records it, from the change it belongs to).
 #[derive(Debug, Clone)]
 pub struct OperatorAction<'a> {
     /// Which action, e.g. `schedule.pause`.
@@ -14,8 +16,6 @@ pub struct OperatorAction<'a> {
     pub item: &'a str,
     /// The item's state before the action.
     pub item_state: serde_json::Value,
-    /// Who acted (`--operator` or the OS user).
-    pub operator: &'a str,
     /// Anything more.
     pub detail: Option<String>,
 }

@@ -4,7 +4,6 @@
 
 use std::sync::Arc;
 
-use jadpo_core::commit_or_rollback;
 use jadpo_core::id::new_id;
 use jadpo_core::model::operator::OperatorAction;
 use jadpo_core::model::schedule::{ScheduleError, ScheduleRow, Trigger};
@@ -12,7 +11,7 @@ use jadpo_core::{Store, StoreError, Transaction};
 
 use crate::commit::CommitError;
 use crate::context::Engine;
-use crate::operator::record_operator_action;
+use crate::operator::{Change, Operator};
 use crate::relay::enqueue_now;
 
 /// Why a schedule operation did nothing.
@@ -30,9 +29,6 @@ pub enum ScheduleOpError {
     /// Resuming an active schedule.
     #[error("schedule {0:?} is not paused")]
     NotPaused(String),
-    /// The operator's name is empty.
-    #[error("the operator's name is empty: pass --operator NAME")]
-    NoOperator,
     /// The timing could not be evaluated.
     #[error(transparent)]
     Timing(#[from] ScheduleError),
@@ -54,18 +50,15 @@ impl ScheduleOpError {
 }
 
 /// Operator verbs over an engine's schedule store.
-pub struct Operators<'a> {
+pub struct ScheduleOps<'a> {
     p: &'a Engine,
-    operator: &'a str,
+    operator: &'a Operator,
 }
 
-impl<'a> Operators<'a> {
+impl<'a> ScheduleOps<'a> {
     /// Verbs acting as `operator`.
-    pub fn new(p: &'a Engine, operator: &'a str) -> Result<Self, ScheduleOpError> {
-        if operator.trim().is_empty() {
-            return Err(ScheduleOpError::NoOperator);
-        }
-        Ok(Self { p, operator })
+    pub fn new(p: &'a Engine, operator: &'a Operator) -> Self {
+        Self { p, operator }
     }
 
     fn store(&self) -> Result<Arc<dyn Store>, ScheduleOpError> {
@@ -84,59 +77,59 @@ impl<'a> Operators<'a> {
 
     async fn set_paused(&self, name: &str, pause: bool) -> Result<ScheduleRow, ScheduleOpError> {
         let store = self.store()?;
-        let now = self.p.clock.now();
-        let mut tx = store.begin().await?;
+        let mut change =
+            Change::begin(store.as_ref(), self.operator, self.p.clock.as_ref()).await?;
         let result = async {
-            let row = self.current(store.as_ref(), tx.as_mut(), name).await?;
+            let row = self.current(store.as_ref(), change.tx(), name).await?;
             match (pause, row.paused_at.is_some()) {
                 (true, true) => return Err(ScheduleOpError::AlreadyPaused(name.to_owned())),
                 (false, false) => return Err(ScheduleOpError::NotPaused(name.to_owned())),
                 _ => {}
             }
-            let action = OperatorAction {
-                action: if pause { "schedule.pause" } else { "schedule.resume" },
-                item_kind: "schedule",
-                item: name,
-                item_state: row.to_json(),
-                operator: self.operator,
-                detail: None,
-            };
-            let id = new_id(self.p.clock.as_ref());
-            record_operator_action(store.as_ref(), tx.as_mut(), &action, id, now).await?;
+            change
+                .record(&OperatorAction {
+                    action: if pause { "schedule.pause" } else { "schedule.resume" },
+                    item_kind: "schedule",
+                    item: name,
+                    item_state: row.to_json(),
+                    detail: None,
+                })
+                .await?;
+            let now = change.now();
             let paused_at = pause.then_some(now);
-            store.schedule_set_paused(tx.as_mut(), name, paused_at, now).await?;
+            store.schedule_set_paused(change.tx(), name, paused_at, now).await?;
             Ok::<_, ScheduleOpError>(ScheduleRow { paused_at, ..row })
         }
         .await;
-        commit_or_rollback(tx, result).await
+        change.finish(result).await
     }
 
     /// Runs `name` now, whatever its timing, as an operator's run (its next due time stays).
     /// Returns the run's id.
     pub async fn trigger(&self, name: &str) -> Result<String, ScheduleOpError> {
         let store = self.store()?;
-        let now = self.p.clock.now();
         let mut queued = Vec::new();
-        let mut tx = store.begin().await?;
+        let mut change =
+            Change::begin(store.as_ref(), self.operator, self.p.clock.as_ref()).await?;
         let result = async {
-            let row = self.current(store.as_ref(), tx.as_mut(), name).await?;
+            let row = self.current(store.as_ref(), change.tx(), name).await?;
             let spec = self
                 .p
                 .app
                 .schedule(name)
                 .ok_or_else(|| ScheduleOpError::Removed(name.to_owned()))?;
             let run_id = format!("{name}@operator@{}", new_id(self.p.clock.as_ref()));
-            let action = OperatorAction {
-                action: "schedule.trigger",
-                item_kind: "schedule",
-                item: name,
-                item_state: row.to_json(),
-                operator: self.operator,
-                detail: Some(format!("run {run_id}")),
-            };
-            let id = new_id(self.p.clock.as_ref());
-            record_operator_action(store.as_ref(), tx.as_mut(), &action, id, now).await?;
-            let tx = tx.as_mut();
+            change
+                .record(&OperatorAction {
+                    action: "schedule.trigger",
+                    item_kind: "schedule",
+                    item: name,
+                    item_state: row.to_json(),
+                    detail: Some(format!("run {run_id}")),
+                })
+                .await?;
+            let now = change.now();
+            let tx = change.tx();
             super::tick::emit_run(
                 self.p,
                 store.as_ref(),
@@ -153,7 +146,7 @@ impl<'a> Operators<'a> {
             Ok::<_, ScheduleOpError>(run_id)
         }
         .await;
-        let run_id = commit_or_rollback(tx, result).await?;
+        let run_id = change.finish(result).await?;
         enqueue_now(self.p, self.p.app.schedule_store(), &queued).await;
         Ok(run_id)
     }
