@@ -9,12 +9,17 @@
 //! only through [`PgTx`], the documented downcast target of `Transaction::driver`.
 
 mod audit;
+mod breaker;
+mod delivery_admin;
 mod error;
+mod flags;
+mod housekeeping;
 mod lease;
 pub mod migrate;
 mod pipeline;
 mod schedule;
 mod schema;
+mod service_keys;
 pub mod tls;
 mod tx;
 mod workflow;

@@ -23,12 +23,17 @@
 //! * **Parameters** are written `$1`, `$2`, ... as on PostgreSQL and rewritten to `?1`, `?2`.
 
 mod audit;
+mod breaker;
+mod delivery_admin;
 mod error;
+mod flags;
+mod housekeeping;
 mod lease;
 pub mod migrate;
 mod pipeline;
 mod schedule;
 mod schema;
+mod service_keys;
 mod tx;
 mod workflow;
 

@@ -1,12 +1,11 @@
 //! The pipeline's statements in SQLite's dialect. One writer at a time, so claiming due
 //! deliveries needs no row locks.
 
-use jadpo_core::dialect::{AuthDialect, AuthSql};
 use jadpo_core::dialect::{PipelineDialect, PipelineSql};
 
 use crate::SqliteStore;
 
-const DELIVERY_COLUMNS: &str = "d.id, d.subscriber, d.status, d.attempts, d.next_attempt_at, \
+pub(crate) const DELIVERY_COLUMNS: &str = "d.id, d.subscriber, d.status, d.attempts, d.next_attempt_at, \
     d.enqueued_at, d.last_attempt_at, d.last_failure, d.finished_at, d.created_at, \
     o.id AS outbox_id, o.event_type, o.payload, o.chain_depth, o.created_at AS event_created_at, \
     o.traceparent";
@@ -65,39 +64,5 @@ pub static SQL: PipelineSql = PipelineSql {
 impl PipelineDialect for SqliteStore {
     fn pipeline_sql(&self) -> &'static PipelineSql {
         &SQL
-    }
-}
-
-/// Service-key statements.
-pub static AUTH_SQL: AuthSql = AuthSql {
-    key_insert: "INSERT INTO jadpo_service_keys (id, service, verifier, issued_at, expires_at) \
-        VALUES ($1, $2, $3, $4, $5)",
-    key_find_live: "SELECT service FROM jadpo_service_keys WHERE verifier = $1 \
-        AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2)",
-};
-
-impl AuthDialect for SqliteStore {
-    fn auth_sql(&self) -> &'static AuthSql {
-        &AUTH_SQL
-    }
-}
-
-/// Operator changes to deliveries.
-pub static ADMIN: jadpo_core::dialect::DeliveryAdminSql = jadpo_core::dialect::DeliveryAdminSql {
-    get_locked: const_format::concatcp!(
-        "SELECT ",
-        DELIVERY_COLUMNS,
-        " FROM jadpo_deliveries d JOIN jadpo_outbox o ON o.id = d.outbox_id WHERE d.id = $1"
-    ),
-    retry: "UPDATE jadpo_deliveries SET status = 'pending', attempts = 0, next_attempt_at = $2, \
-        enqueued_at = NULL, finished_at = NULL, held_connection = NULL, held_at = NULL \
-        WHERE id = $1 AND status IN ('pending', 'dead')",
-    discard: "UPDATE jadpo_deliveries SET status = 'discarded', finished_at = $2, \
-        last_failure = $3, enqueued_at = NULL WHERE id = $1 AND status IN ('pending', 'dead')",
-};
-
-impl jadpo_core::dialect::DeliveryAdminDialect for SqliteStore {
-    fn delivery_admin_sql(&self) -> &'static jadpo_core::dialect::DeliveryAdminSql {
-        &ADMIN
     }
 }
