@@ -50,5 +50,5 @@ bench: prereqs ## Run the benchmarks (PostgreSQL + SQLite) and write BENCHMARKS.
 build: tools ## Build every function as a Lambda bootstrap (ARCH=arm64, or ARCH=x86_64) and print sizes
 	rustup target add $(if $(filter x86_64,$(ARCH)),x86_64,aarch64)-unknown-linux-gnu
 	PATH="$(TOOLS):$$PATH" $(TOOLS)/cargo-lambda lambda build --release $(if $(filter x86_64,$(ARCH)),--x86-64,--arm64) \
-	  $(foreach f,$(FUNCTIONS),--bin $(f))
+	  $(foreach f,$(FUNCTIONS),-p jadpo-fn-$(f) --bin $(f))
 	@for f in $(FUNCTIONS); do ls -l target/lambda/$$f/bootstrap | awk -v f=$$f '{printf "  %-14s %6.1f MB  %s\n", f, $$5/1048576, $$9}'; done

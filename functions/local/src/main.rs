@@ -13,11 +13,11 @@ use std::time::Duration;
 
 use anyhow::Context;
 use jadpo_core::SystemClock;
+use jadpo_local::loops::{delivery_loop, housekeeping_loop, relay_loop, schedule_loop};
+use jadpo_local::queue::InProcessQueue;
+use jadpo_local::sink::{self, Sinks};
 use jadpo_runtime::connections::HttpConnections;
 use jadpo_runtime::http::{HttpState, router};
-use jadpo_runtime::local::{delivery_loop, housekeeping_loop, relay_loop, schedule_loop};
-use jadpo_runtime::queue::InProcessQueue;
-use jadpo_runtime::sink::{self, Sinks};
 use jadpo_runtime::{Config, Mode, engine, migrate_all, open_stores, telemetry};
 use tokio::sync::watch;
 

@@ -37,7 +37,6 @@ use jadpo_engine::EngineSettings;
 use jadpo_engine::housekeeping::HousekeepingSettings;
 use jadpo_engine::schedule::ScheduleSettings;
 use jadpo_store_postgres::PgOptions;
-use jadpo_store_sqlite::{SqliteLocation, SqliteOptions};
 
 /// Why the configuration was refused; nothing was opened.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -120,13 +119,22 @@ pub enum ConfigError {
     },
 }
 
+/// Where an SQLite store's data lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SqlitePath {
+    /// A file (created with its parent folders if missing).
+    File(PathBuf),
+    /// A private in-memory database, gone when the store is dropped.
+    Memory,
+}
+
 /// Where a store's data lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DatabaseUrl {
     /// A PostgreSQL URL (kept whole; it may hold a password, so it is never printed).
     Postgres(String),
     /// An SQLite file or `:memory:`.
-    Sqlite(SqliteLocation),
+    Sqlite(SqlitePath),
 }
 
 impl DatabaseUrl {
@@ -136,9 +144,9 @@ impl DatabaseUrl {
             return Ok(Self::Postgres(url.to_owned()));
         }
         match url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:")) {
-            Some(":memory:") => Ok(Self::Sqlite(SqliteLocation::Memory)),
+            Some(":memory:") => Ok(Self::Sqlite(SqlitePath::Memory)),
             Some(path) if !path.is_empty() => {
-                Ok(Self::Sqlite(SqliteLocation::File(PathBuf::from(path))))
+                Ok(Self::Sqlite(SqlitePath::File(PathBuf::from(path))))
             }
             _ => Err(ConfigError::BadUrl { variable: variable.to_owned(), shown: redact(url) }),
         }
@@ -148,8 +156,8 @@ impl DatabaseUrl {
     pub fn display(&self) -> String {
         match self {
             Self::Postgres(url) => redact(url),
-            Self::Sqlite(SqliteLocation::Memory) => "sqlite://:memory:".to_owned(),
-            Self::Sqlite(SqliteLocation::File(path)) => format!("sqlite://{}", path.display()),
+            Self::Sqlite(SqlitePath::Memory) => "sqlite://:memory:".to_owned(),
+            Self::Sqlite(SqlitePath::File(path)) => format!("sqlite://{}", path.display()),
         }
     }
 }
@@ -185,8 +193,9 @@ pub struct Config {
     pub stores: Vec<StoreConfig>,
     /// PostgreSQL connection budget and timeouts.
     pub postgres: PgOptions,
-    /// SQLite options.
-    pub sqlite: SqliteOptions,
+    /// How long an SQLite statement waits for another process's lock (the adapter's default
+    /// when not set).
+    pub sqlite_busy_timeout: Option<Duration>,
     /// Engine limits.
     pub engine: EngineSettings,
     /// Where the local process listens.
@@ -239,7 +248,7 @@ impl Config {
             let url = match (env(&variable).filter(|v| !v.is_empty()), local_dir) {
                 (Some(url), _) => DatabaseUrl::parse(&variable, &url)?,
                 (None, Some(dir)) => {
-                    DatabaseUrl::Sqlite(SqliteLocation::File(dir.join(format!("{store}.db"))))
+                    DatabaseUrl::Sqlite(SqlitePath::File(dir.join(format!("{store}.db"))))
                 }
                 (None, None) if store == app.default_store() || mode == Mode::Deployed => {
                     return Err(ConfigError::MissingUrl { store: store.clone(), variable });
@@ -254,9 +263,9 @@ impl Config {
             connect_timeout: millis(env, "JADPO_PG_CONNECT_TIMEOUT_MS", ms(pg.connect_timeout))?,
             acquire_timeout: millis(env, "JADPO_PG_ACQUIRE_TIMEOUT_MS", ms(pg.acquire_timeout))?,
         };
-        let lite = SqliteOptions::default();
-        let sqlite = SqliteOptions {
-            busy_timeout: millis(env, "JADPO_SQLITE_BUSY_TIMEOUT_MS", ms(lite.busy_timeout))?,
+        let sqlite_busy_timeout = match env("JADPO_SQLITE_BUSY_TIMEOUT_MS") {
+            Some(_) => Some(millis(env, "JADPO_SQLITE_BUSY_TIMEOUT_MS", 0)?),
+            None => None,
         };
         let d = EngineSettings::default();
         // Locally a lost message is resent after 30 s, not the deployed queue's window.
@@ -309,7 +318,7 @@ impl Config {
         Ok(Self {
             stores,
             postgres,
-            sqlite,
+            sqlite_busy_timeout,
             engine,
             listen,
             connections,

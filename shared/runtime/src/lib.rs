@@ -3,19 +3,18 @@
 //! It reads the environment once into typed [`config::Config`] (the core never reads it), opens
 //! one store per declared store from its URL ([`stores`]), builds each store's migration
 //! catalog with the application's own migrations, assembles the [`jadpo_engine::Engine`],
-//! serves the commit function's HTTP surface ([`http`]), offers the in-process [`queue`] for local
-//! runs, and sets up tracing. Functions, the local runner and the CLI all start here, so they
-//! agree on what each variable means.
+//! serves the commit function's HTTP surface ([`http`]), and sets up tracing. Functions, the local
+//! process and the CLI all start here, so they agree on what each variable means. What only the
+//! local process runs (the in-process queue, its loops, the sink) lives in `jadpo-local`, so the
+//! deployed functions never link it.
 
 pub mod config;
 pub mod connections;
 pub mod http;
 pub mod lambda;
-pub mod local;
 pub mod queue;
-pub mod sink;
 pub mod stores;
 pub mod telemetry;
 
-pub use config::{Config, ConfigError, DatabaseUrl, Mode, StoreConfig};
+pub use config::{Config, ConfigError, DatabaseUrl, Mode, SqlitePath, StoreConfig};
 pub use stores::{Stores, catalog_for, engine, migrate_all, open_stores};

@@ -7,9 +7,8 @@ use jadpo_core::app::Application;
 use jadpo_core::model::migrate::{MigrateError, MigrationCatalog};
 use jadpo_core::{Clock, Store, StoreError};
 use jadpo_store_postgres::PgStore;
-use jadpo_store_sqlite::SqliteStore;
 
-use crate::config::{Config, DatabaseUrl};
+use crate::config::{Config, DatabaseUrl, SqlitePath};
 
 /// The open stores, by declared name, with the default store's name.
 #[derive(Clone)]
@@ -39,17 +38,45 @@ pub fn open_stores(config: &Config, clock: Arc<dyn Clock>) -> Result<Stores, Sto
             DatabaseUrl::Postgres(url) => {
                 Arc::new(PgStore::connect(&store.name, url, &config.postgres)?)
             }
-            DatabaseUrl::Sqlite(location) => Arc::new(SqliteStore::open(
-                &store.name,
-                location,
-                &config.sqlite,
-                Arc::clone(&clock),
-            )?),
+            DatabaseUrl::Sqlite(path) => open_sqlite(&store.name, path, config, &clock)?,
         };
         by_name.insert(store.name.clone(), opened);
         order.push(store.name.clone());
     }
     Ok(Stores { by_name, order })
+}
+
+#[cfg(feature = "sqlite")]
+fn open_sqlite(
+    name: &str,
+    path: &SqlitePath,
+    config: &Config,
+    clock: &Arc<dyn Clock>,
+) -> Result<Arc<dyn Store>, StoreError> {
+    use jadpo_store_sqlite::{SqliteLocation, SqliteOptions, SqliteStore};
+    let location = match path {
+        SqlitePath::File(file) => SqliteLocation::File(file.clone()),
+        SqlitePath::Memory => SqliteLocation::Memory,
+    };
+    let defaults = SqliteOptions::default();
+    let options =
+        SqliteOptions { busy_timeout: config.sqlite_busy_timeout.unwrap_or(defaults.busy_timeout) };
+    Ok(Arc::new(SqliteStore::open(name, &location, &options, Arc::clone(clock))?))
+}
+
+/// A deployed function is built without SQLite (it never links it); a `sqlite://` URL there is
+/// a configuration mistake, refused before anything runs.
+#[cfg(not(feature = "sqlite"))]
+fn open_sqlite(
+    name: &str,
+    _: &SqlitePath,
+    _: &Config,
+    _: &Arc<dyn Clock>,
+) -> Result<Arc<dyn Store>, StoreError> {
+    Err(StoreError::invalid(format!(
+        "store {name:?} has a sqlite:// URL, but this binary is built without SQLite \
+         (deployed functions use PostgreSQL): give it a postgres:// URL"
+    )))
 }
 
 /// `store`'s built-in migrations followed by the application's own for that store and dialect.

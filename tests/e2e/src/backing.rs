@@ -7,9 +7,9 @@ use std::future::IntoFuture;
 use std::sync::Arc;
 
 use jadpo_core::{Store, SystemClock};
+use jadpo_local::sink::{self, Sinks};
 use jadpo_queue_sqs::client_for_endpoint;
 use jadpo_runtime::config::{Config, Mode, Vars, url_variable};
-use jadpo_runtime::sink::{self, Sinks};
 use jadpo_runtime::stores::{Stores, migrate_all, open_stores};
 use jadpo_test_harness::{MotoServer, PgTestDb};
 use serde_json::{Value, json};

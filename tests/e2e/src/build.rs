@@ -36,18 +36,29 @@ impl Profile {
     }
 }
 
+/// The workspace package whose binary is `bin`: `jadpo-fn-<name>` for a function, the
+/// benchmark's reference for `hello-world`.
+fn package_of(bin: &str) -> String {
+    match bin {
+        crate::HELLO_WORLD => "jadpo-lambda-hello".to_owned(),
+        function => format!("jadpo-fn-{function}"),
+    }
+}
+
 /// Builds the binaries named `bins` (each a `[[bin]]` of a workspace package) and returns their
 /// paths by name; panics with cargo's output when the build fails.
 pub fn build(profile: Profile, bins: &[&str]) -> BTreeMap<String, PathBuf> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let target_dir = profile.target_dir();
     let mut command = Command::new(&cargo);
-    command.current_dir(workspace_root()).args(["build", "--workspace", "--quiet"]);
+    command.current_dir(workspace_root()).args(["build", "--quiet"]);
     if profile == Profile::Release {
         command.arg("--release");
     }
+    // By package, not `--workspace`: features are unified across the packages a build selects,
+    // and the local process's `sqlite` feature must not reach the deployed binaries.
     for bin in bins {
-        command.args(["--bin", bin]);
+        command.args(["-p", &package_of(bin), "--bin", bin]);
     }
     eprintln!("building {} into {} ...", bins.join(", "), target_dir.display());
     let output = command

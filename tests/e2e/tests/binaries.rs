@@ -147,6 +147,31 @@ async fn a_function_without_its_queue_url_refuses_to_start_and_says_why() {
     assert!(!log.contains("MissingQueue"), "the message, not the Debug form: {log}");
 }
 
+/// The deployed functions are built without SQLite: a `sqlite://` URL is refused at start with a
+/// message that says so, not a crash or a silent fallback.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_function_given_a_sqlite_url_refuses_to_start_and_says_why() {
+    let backing = Backing::start().await;
+    let bins = binaries().await;
+    let mut env: Vec<(String, String)> =
+        backing.env().into_iter().filter(|(k, _)| k != "DATABASE_URL").collect();
+    env.push(("DATABASE_URL".to_owned(), "sqlite://main.db".to_owned()));
+    let mut function =
+        Function::start("schedule-tick", &bins["schedule-tick"], "http://127.0.0.1:9/.rt", &env);
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = function.exited() {
+            break status;
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "the function did not exit");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(!status.success(), "{status}");
+    let log = function.log();
+    assert!(log.contains("this binary is built without SQLite"), "{log}");
+    assert!(log.contains("give it a postgres:// URL"), "{log}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_benchmark_runtime_api_times_a_cold_start_and_relays_an_invocation() {
     let bins = binaries().await;

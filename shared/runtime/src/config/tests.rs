@@ -42,7 +42,7 @@ fn urls_come_from_database_url_and_per_store_variables() {
     .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(c.stores[0].url, DatabaseUrl::Postgres("postgres://u:secret@db/app".into()));
     assert_eq!(c.stores[0].url.display(), "postgres://u:***@db/app");
-    assert_eq!(c.stores[1].url, DatabaseUrl::Sqlite(SqliteLocation::Memory));
+    assert_eq!(c.stores[1].url, DatabaseUrl::Sqlite(SqlitePath::Memory));
 }
 
 #[test]
