@@ -4,14 +4,17 @@
 //! on a fresh, empty database; the macro expands to one `#[tokio::test]` per case, so a failure
 //! names the case. The cases check the migrations (empty database, re-apply, ledgers, edited
 //! migrations, application migrations, a failing migration), the workflow store's physical
-//! schema against the specification ([`spec`]), and the transaction seam that every later
-//! capability builds on. Later issues add cases here when they extend a port.
+//! schema against the specification ([`spec`]), every `jadpo_*` table's physical shape against
+//! its recorded reference ([`system_tables`]), the transaction seam, and each role's behaviour.
+//! A change to a port extends it.
 
 pub mod cases;
 pub mod operator_cases;
 pub mod pipeline_cases;
 pub mod schedule_cases;
+pub mod shape_cases;
 pub mod spec;
+pub mod system_tables;
 pub mod workflow_cases;
 
 use std::sync::Arc;
@@ -53,6 +56,9 @@ macro_rules! conformance_tests {
             bad_sql_is_invalid_and_the_store_stays_usable,
             deleting_an_execution_cascades,
         );
+        $crate::conformance_tests!(@shape $fixture;
+            system_tables_have_their_recorded_shape,
+        );
         $crate::conformance_tests!(@engine $fixture;
             outbox_rows_and_deliveries_commit_with_the_transaction,
             claiming_due_deliveries_takes_each_once,
@@ -91,6 +97,15 @@ macro_rules! conformance_tests {
             leases_have_one_holder_and_fence_writes,
             sessions_follow_the_spec,
         );
+    };
+    (@shape $fixture:expr; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() {
+                let fixture = $fixture.await;
+                $crate::shape_cases::$case(&fixture).await;
+            }
+        )*
     };
     (@workflow $fixture:expr; $($case:ident),* $(,)?) => {
         $(

@@ -1,8 +1,9 @@
 //! The specification's physical column reference, as data.
 //!
-//! Transcribed from `shared/spec/workflow-store-schema-and-lifecycle.md` ("SQLite v3" and
-//! "PostgreSQL v4"). Types are written as the spec writes them and translated to what each
-//! database prints; defaults are compared without casts and case.
+//! The workflow store's physical columns as its specification fixes them (SQLite v3 and
+//! PostgreSQL v4; `docs/tables.md` describes the tables). Types are written as the specification
+//! writes them and translated to what each database prints; defaults are compared without casts
+//! and case.
 
 use jadpo_core::Dialect;
 
