@@ -12,13 +12,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use jadpo_core::SystemClock;
 use jadpo_local::loops::{delivery_loop, housekeeping_loop, relay_loop, schedule_loop};
 use jadpo_local::queue::InProcessQueue;
 use jadpo_local::sink::{self, Sinks};
-use jadpo_runtime::connections::HttpConnections;
 use jadpo_runtime::http::{HttpState, router};
-use jadpo_runtime::{Config, Mode, engine, migrate_all, open_stores, telemetry};
+use jadpo_runtime::{Config, Mode, Wiring, migrate_all, telemetry};
 use tokio::sync::watch;
 
 #[tokio::main]
@@ -26,22 +24,18 @@ async fn main() -> anyhow::Result<()> {
     telemetry::init_tracing();
     let app =
         Arc::new(jadpo_app::application().context("the application's declaration is invalid")?);
-    let config = Config::from_process_env(&app, Mode::Local(Path::new(".jadpo")))?;
-    let clock = Arc::new(SystemClock);
-    let stores = open_stores(&config, clock.clone())?;
-    migrate_all(&app, &stores).await.context("migrating the stores")?;
+    let wiring = Wiring::from_env(Arc::clone(&app), Mode::Local(Path::new(".jadpo")))?;
+    let (config, stores) = (&wiring.config, &wiring.stores);
+    migrate_all(&app, stores).await.context("migrating the stores")?;
     let (queue, rx) = InProcessQueue::new();
-    let connections =
-        Arc::new(HttpConnections::new(config.connections.clone(), config.connection_timeout)?);
-    let engine =
-        engine(Arc::clone(&app), &stores, Arc::new(queue), connections, clock.clone(), &config);
+    let engine = wiring.engine(Arc::new(queue), wiring.http_connections()?);
     let keys =
         Arc::clone(stores.get(app.default_store()).context("the default store is not configured")?);
-    let key = keys.service_key_issue("local", None, clock.as_ref()).await?;
+    let key = keys.service_key_issue("local", None, wiring.clock.as_ref()).await?;
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("cannot listen on {} (set JADPO_LISTEN)", config.listen))?;
-    print_banner(&config, &key.secret, keys.name());
+    print_banner(config, &key.secret, keys.name());
 
     let (stop, stopped) = watch::channel(false);
     let relay = tokio::spawn(relay_loop(engine.clone(), Duration::from_secs(1), stopped.clone()));

@@ -2,8 +2,6 @@
 //! and its audit rows deleted together, recorded as an operator action without the record's
 //! content).
 
-use std::sync::Arc;
-
 use anyhow::Context;
 use clap::Subcommand;
 use jadpo_core::SystemClock;
@@ -40,7 +38,7 @@ pub(crate) enum AuditCommand {
 }
 
 pub(crate) async fn run(command: AuditCommand) -> anyhow::Result<()> {
-    let app = Arc::new(crate::common::application()?);
+    let app = crate::common::application()?;
     let entity = match &command {
         AuditCommand::Show { entity, .. } | AuditCommand::Erase { entity, .. } => entity.clone(),
     };
@@ -48,7 +46,8 @@ pub(crate) async fn run(command: AuditCommand) -> anyhow::Result<()> {
         let known: Vec<_> = app.audited().iter().map(|a| a.entity.as_str()).collect();
         format!("no audited entity named {entity:?} (audited: {})", known.join(", "))
     })?;
-    let (_, stores) = crate::common::stores(&app, Some(&spec.store))?;
+    let wiring = crate::common::wiring(&app, Some(&spec.store))?;
+    let stores = &wiring.stores;
     let store = stores.get(&spec.store).context("the entity's store has no URL")?;
     match command {
         AuditCommand::Show { id, json, .. } => {

@@ -1,8 +1,6 @@
 //! `jadpo breakers list | open | close`: each connection's circuit breaker in every store given,
 //! and forcing one open or closed, recorded in `jadpo_operator_actions`.
 
-use std::sync::Arc;
-
 use clap::Subcommand;
 use jadpo_engine::breakers::{BreakerOps, state_json};
 use serde_json::json;
@@ -32,8 +30,9 @@ pub(crate) struct Target {
 }
 
 pub(crate) async fn run(command: BreakersCommand) -> anyhow::Result<()> {
-    let app = Arc::new(crate::common::application()?);
-    let (config, stores) = crate::common::stores(&app, None)?;
+    let app = crate::common::application()?;
+    let wiring = crate::common::wiring(&app, None)?;
+    let stores = &wiring.stores;
     match command {
         BreakersCommand::List { json } => {
             let mut all = Vec::new();
@@ -59,21 +58,15 @@ pub(crate) async fn run(command: BreakersCommand) -> anyhow::Result<()> {
                 println!("no breaker has been used yet (all closed)");
             }
         }
-        BreakersCommand::Open(t) => force(&app, &config, &stores, t, true).await?,
-        BreakersCommand::Close(t) => force(&app, &config, &stores, t, false).await?,
+        BreakersCommand::Open(t) => force(&wiring, t, true).await?,
+        BreakersCommand::Close(t) => force(&wiring, t, false).await?,
     }
     Ok(())
 }
 
-async fn force(
-    app: &Arc<jadpo_core::app::Application>,
-    config: &jadpo_runtime::Config,
-    stores: &jadpo_runtime::Stores,
-    target: Target,
-    open: bool,
-) -> anyhow::Result<()> {
+async fn force(wiring: &jadpo_runtime::Wiring, target: Target, open: bool) -> anyhow::Result<()> {
     let operator = crate::common::operator(target.operator)?;
-    let p = crate::common::operator_engine(Arc::clone(app), config, stores);
+    let p = crate::common::operator_engine(wiring);
     let ops = BreakerOps::new(&p, &operator);
     let c = target.connection.as_str();
     let results = if open { ops.open(c).await? } else { ops.close(c).await? };

@@ -9,15 +9,16 @@ use jadpo_core::ports::NoConnections;
 use jadpo_engine::Engine;
 use jadpo_engine::operator::Operator;
 use jadpo_runtime::queue::RelayLater;
-use jadpo_runtime::{Config, Mode, Stores, open_stores};
+use jadpo_runtime::{Config, Mode, Wiring};
 
 /// The application's declaration.
-pub(crate) fn application() -> anyhow::Result<Application> {
-    jadpo_app::application().context("the application's declaration is invalid")
+pub(crate) fn application() -> anyhow::Result<Arc<Application>> {
+    Ok(Arc::new(jadpo_app::application().context("the application's declaration is invalid")?))
 }
 
-/// The configured stores, checking that `only` (if given) is one of them.
-pub(crate) fn stores(app: &Application, only: Option<&str>) -> anyhow::Result<(Config, Stores)> {
+/// The operator's wiring: the stores whose URLs were given, checking that `only` (if given) is
+/// one of them.
+pub(crate) fn wiring(app: &Arc<Application>, only: Option<&str>) -> anyhow::Result<Wiring> {
     let config = Config::from_process_env(app, Mode::Operator)?;
     if let Some(only) = only {
         if !config.stores.iter().any(|s| s.name == only) {
@@ -27,8 +28,7 @@ pub(crate) fn stores(app: &Application, only: Option<&str>) -> anyhow::Result<(C
             );
         }
     }
-    let stores = open_stores(&config, Arc::new(SystemClock))?;
-    Ok((config, stores))
+    Ok(Wiring::new(Arc::clone(app), config, Arc::new(SystemClock))?)
 }
 
 /// The operator: `--operator`/`JADPO_OPERATOR`, else the OS user.
@@ -44,13 +44,6 @@ pub(crate) fn operator(given: Option<String>) -> anyhow::Result<Operator> {
 
 /// An engine over the given stores for operator verbs: it calls no connection and sends
 /// nothing (what it commits is put on the queue by the relay).
-pub(crate) fn operator_engine(app: Arc<Application>, config: &Config, stores: &Stores) -> Engine {
-    jadpo_runtime::engine(
-        app,
-        stores,
-        Arc::new(RelayLater),
-        Arc::new(NoConnections),
-        Arc::new(SystemClock),
-        config,
-    )
+pub(crate) fn operator_engine(wiring: &Wiring) -> Engine {
+    wiring.engine(Arc::new(RelayLater), Arc::new(NoConnections))
 }

@@ -124,7 +124,8 @@ pub(crate) async fn run(command: DeliveriesCommand) -> anyhow::Result<()> {
     let app = crate::common::application()?;
     match command {
         DeliveriesCommand::List { status, subscriber, store, limit, json } => {
-            let (_, stores) = crate::common::stores(&app, store.as_deref())?;
+            let wiring = crate::common::wiring(&app, store.as_deref())?;
+            let stores = &wiring.stores;
             let filter = DeliveryFilter { status, subscriber, limit };
             let mut out = Vec::new();
             for (name, s) in
@@ -147,9 +148,8 @@ pub(crate) async fn run(command: DeliveriesCommand) -> anyhow::Result<()> {
         DeliveriesCommand::Discard { change, reason } => apply(&app, change, Some(reason)).await?,
         DeliveriesCommand::Release { connection, operator } => {
             let operator = crate::common::operator(operator)?;
-            let app = Arc::new(app);
-            let (config, stores) = crate::common::stores(&app, None)?;
-            let p = crate::common::operator_engine(Arc::clone(&app), &config, &stores);
+            let wiring = crate::common::wiring(&app, None)?;
+            let p = crate::common::operator_engine(&wiring);
             for (store, n) in DeliveryOps::new(&p, &operator).release(&connection).await? {
                 println!(
                     "released {n} held deliveries for {connection} in store {store} (recorded by {operator})"
@@ -157,7 +157,8 @@ pub(crate) async fn run(command: DeliveriesCommand) -> anyhow::Result<()> {
             }
         }
         DeliveriesCommand::Show { id, json } => {
-            let (_, stores) = crate::common::stores(&app, None)?;
+            let wiring = crate::common::wiring(&app, None)?;
+            let stores = &wiring.stores;
             for (name, s) in stores.iter() {
                 if let Some(d) = s.delivery_get(&id).await? {
                     let value = to_json(name, &d);
@@ -183,8 +184,9 @@ pub(crate) async fn run(command: DeliveriesCommand) -> anyhow::Result<()> {
 async fn apply(app: &Application, change: Change, reason: Option<String>) -> anyhow::Result<()> {
     let operator = crate::common::operator(change.operator)?;
     let app = Arc::new(app.clone());
-    let (config, stores) = crate::common::stores(&app, None)?;
-    let p = crate::common::operator_engine(Arc::clone(&app), &config, &stores);
+    let wiring = crate::common::wiring(&app, None)?;
+    let stores = &wiring.stores;
+    let p = crate::common::operator_engine(&wiring);
     let ops = DeliveryOps::new(&p, &operator);
     let ids = match (change.id, change.status, change.subscriber) {
         (Some(id), _, _) => vec![id],

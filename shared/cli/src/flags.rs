@@ -1,8 +1,6 @@
 //! `jadpo flags list | set | history`: feature flags in the application's flags store; each
 //! change is recorded in `jadpo_flag_changes` with who made it and the database role.
 
-use std::sync::Arc;
-
 use anyhow::Context;
 use clap::Subcommand;
 use jadpo_core::model::flags::Rollout;
@@ -41,9 +39,9 @@ pub(crate) enum FlagsCommand {
 }
 
 pub(crate) async fn run(command: FlagsCommand) -> anyhow::Result<()> {
-    let app = Arc::new(crate::common::application()?);
-    let (config, stores) = crate::common::stores(&app, Some(app.flags_store()))?;
-    let p = crate::common::operator_engine(Arc::clone(&app), &config, &stores);
+    let app = crate::common::application()?;
+    let wiring = crate::common::wiring(&app, Some(app.flags_store()))?;
+    let p = crate::common::operator_engine(&wiring);
     match command {
         FlagsCommand::List { json } => {
             let ops = FlagOps::new(&p);

@@ -25,7 +25,8 @@ pub(crate) enum KeysCommand {
 pub(crate) async fn run(command: KeysCommand) -> anyhow::Result<()> {
     let KeysCommand::Issue { service, expires_in_days, json } = command;
     let app = crate::common::application()?;
-    let (_, stores) = crate::common::stores(&app, Some(app.default_store()))?;
+    let wiring = crate::common::wiring(&app, Some(app.default_store()))?;
+    let stores = &wiring.stores;
     let store = stores.get(app.default_store()).context("the default store is not configured")?;
     let clock = SystemClock;
     let expires_at = expires_in_days.map(|d| clock.now() + Duration::days(i64::from(d)));

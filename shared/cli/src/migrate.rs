@@ -1,5 +1,7 @@
 //! `jadpo migrate apply | status | sql`.
 
+use std::sync::Arc;
+
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use jadpo_core::Dialect;
@@ -43,8 +45,9 @@ pub(crate) async fn run(command: MigrateCommand) -> anyhow::Result<()> {
     }
 }
 
-fn stores(app: &Application, target: &Target) -> anyhow::Result<(Config, Stores)> {
-    crate::common::stores(app, target.store.as_deref())
+fn stores(app: &Arc<Application>, target: &Target) -> anyhow::Result<(Config, Stores)> {
+    let wiring = crate::common::wiring(app, target.store.as_deref())?;
+    Ok((wiring.config, wiring.stores))
 }
 
 fn selected<'a>(
@@ -55,7 +58,7 @@ fn selected<'a>(
     config.stores.iter().filter(move |s| only.as_ref().is_none_or(|o| *o == s.name))
 }
 
-async fn apply(app: &Application, target: &Target) -> anyhow::Result<()> {
+async fn apply(app: &Arc<Application>, target: &Target) -> anyhow::Result<()> {
     let (config, stores) = stores(app, target)?;
     let mut out = Vec::new();
     for store_config in selected(target, &config) {
@@ -100,7 +103,7 @@ async fn apply(app: &Application, target: &Target) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn status(app: &Application, target: &Target) -> anyhow::Result<()> {
+async fn status(app: &Arc<Application>, target: &Target) -> anyhow::Result<()> {
     let (config, stores) = stores(app, target)?;
     let mut out = Vec::new();
     for store_config in selected(target, &config) {

@@ -77,9 +77,9 @@ fn run_json(r: &ScheduleRun) -> Value {
 }
 
 pub(crate) async fn run(command: SchedulesCommand) -> anyhow::Result<()> {
-    let app = Arc::new(crate::common::application()?);
-    let (config, stores) = crate::common::stores(&app, Some(app.schedule_store()))?;
-    let p = crate::common::operator_engine(Arc::clone(&app), &config, &stores);
+    let app = crate::common::application()?;
+    let wiring = crate::common::wiring(&app, Some(app.schedule_store()))?;
+    let p = crate::common::operator_engine(&wiring);
     let store = Arc::clone(p.store(app.schedule_store())?);
     match command {
         SchedulesCommand::List { json } => {

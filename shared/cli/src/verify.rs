@@ -18,7 +18,8 @@ pub(crate) struct VerifyArgs {
 
 pub(crate) async fn run(args: VerifyArgs) -> anyhow::Result<()> {
     let app = crate::common::application()?;
-    let (config, stores) = crate::common::stores(&app, args.store.as_deref())?;
+    let wiring = crate::common::wiring(&app, args.store.as_deref())?;
+    let (config, stores) = (&wiring.config, &wiring.stores);
     let mut failed = 0;
     let mut out = Vec::new();
     for store_config in

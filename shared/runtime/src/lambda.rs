@@ -15,9 +15,8 @@ use jadpo_engine::housekeeping::{HousekeepingError, HousekeepingReport, housekee
 use jadpo_engine::relay::{RelayReport, relay};
 use jadpo_engine::schedule::{ScheduleOpError, TickReport, tick};
 
-use crate::config::{Config, Mode};
-use crate::connections::HttpConnections;
-use crate::stores::{engine, open_stores};
+use crate::config::Mode;
+use crate::wiring::Wiring;
 
 /// Why a function could not start.
 #[derive(Debug, thiserror::Error)]
@@ -25,12 +24,9 @@ pub enum StartError {
     /// The application's declaration is invalid.
     #[error(transparent)]
     App(#[from] jadpo_core::app::AppError),
-    /// The configuration is invalid.
+    /// The configuration is invalid, or a store could not be opened.
     #[error(transparent)]
-    Config(#[from] crate::config::ConfigError),
-    /// A store could not be opened.
-    #[error(transparent)]
-    Store(#[from] jadpo_core::StoreError),
+    Wiring(#[from] crate::wiring::WiringError),
     /// The HTTP client for connections could not be built.
     #[error(transparent)]
     Client(#[from] crate::connections::ClientError),
@@ -63,14 +59,10 @@ pub fn exit_code(result: Result<(), BoxError>) -> std::process::ExitCode {
 /// Builds the deployed engine from the environment: stores, SQS queue (`JADPO_QUEUE_URL`),
 /// connections. Called once per cold start.
 pub async fn deployed_engine(app: Application) -> Result<Engine, StartError> {
-    let config = Config::from_process_env(&app, Mode::Deployed)?;
-    let clock = Arc::new(SystemClock);
-    let stores = open_stores(&config, clock.clone())?;
-    let queue_url = config.queue_url.clone().unwrap_or_default();
+    let wiring = Wiring::from_env(Arc::new(app), Mode::Deployed)?;
+    let queue_url = wiring.config.queue_url.clone().unwrap_or_default();
     let queue = Arc::new(jadpo_queue_sqs::SqsQueue::from_env(&queue_url)?);
-    let connections =
-        Arc::new(HttpConnections::new(config.connections.clone(), config.connection_timeout)?);
-    Ok(engine(Arc::new(app), &stores, queue, connections, clock, &config))
+    Ok(wiring.engine(queue, wiring.http_connections()?))
 }
 
 /// Handles one SQS batch: every message is delivered; those that failed for the

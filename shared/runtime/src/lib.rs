@@ -15,6 +15,8 @@ pub mod lambda;
 pub mod queue;
 pub mod stores;
 pub mod telemetry;
+pub mod wiring;
 
 pub use config::{Config, ConfigError, DatabaseUrl, Mode, SqlitePath, StoreConfig};
-pub use stores::{Stores, catalog_for, engine, migrate_all, open_stores};
+pub use stores::{Stores, catalog_for, migrate_all, open_stores};
+pub use wiring::{Wiring, WiringError};

@@ -107,22 +107,3 @@ pub async fn migrate_all(app: &Application, stores: &Stores) -> Result<(), Migra
     }
     Ok(())
 }
-
-/// The engine over `stores`, with settings from `config`.
-pub fn engine(
-    app: Arc<Application>,
-    stores: &Stores,
-    queue: Arc<dyn jadpo_core::ports::Queue>,
-    connections: Arc<dyn jadpo_core::ports::Connections>,
-    clock: Arc<dyn Clock>,
-    config: &Config,
-) -> jadpo_engine::Engine {
-    jadpo_engine::Engine {
-        app,
-        stores: stores.to_map(),
-        queue,
-        clock,
-        connections,
-        settings: config.engine,
-    }
-}
