@@ -125,6 +125,18 @@ async fn the_function_binaries_carry_an_order_from_api_gateway_to_its_effects() 
     assert_eq!(stores, ["main", "warehouse"], "{housekept}");
 }
 
+/// Waits (30 s at most) for a function that should refuse to start to exit.
+async fn exit_status(function: &mut Function) -> std::process::ExitStatus {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = function.exited() {
+            return status;
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "the function did not exit");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_function_without_its_queue_url_refuses_to_start_and_says_why() {
     let backing = Backing::start().await;
@@ -133,14 +145,7 @@ async fn a_function_without_its_queue_url_refuses_to_start_and_says_why() {
         backing.env().into_iter().filter(|(k, _)| k != "JADPO_QUEUE_URL").collect();
     let mut function =
         Function::start("delivery", &bins["delivery"], "http://127.0.0.1:9/.rt", &env);
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = function.exited() {
-            break status;
-        }
-        assert!(started.elapsed() < Duration::from_secs(30), "the function did not exit");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let status = exit_status(&mut function).await;
     assert!(!status.success(), "{status}");
     let log = function.log();
     assert!(log.contains("set JADPO_QUEUE_URL to the delivery queue's URL"), "{log}");
@@ -158,14 +163,7 @@ async fn a_function_given_a_sqlite_url_refuses_to_start_and_says_why() {
     env.push(("DATABASE_URL".to_owned(), "sqlite://main.db".to_owned()));
     let mut function =
         Function::start("schedule-tick", &bins["schedule-tick"], "http://127.0.0.1:9/.rt", &env);
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = function.exited() {
-            break status;
-        }
-        assert!(started.elapsed() < Duration::from_secs(30), "the function did not exit");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let status = exit_status(&mut function).await;
     assert!(!status.success(), "{status}");
     let log = function.log();
     assert!(log.contains("this binary is built without SQLite"), "{log}");
