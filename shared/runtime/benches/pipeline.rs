@@ -295,8 +295,8 @@ async fn main() {
     let mut out = String::from(
         "## The event pipeline on PostgreSQL\n\n`cargo bench -p jadpo-runtime --bench pipeline` (part of `make bench`): a throwaway \
          PostgreSQL 15 cluster (fsync off), 2 cores, client and server on the same machine. Ceiling: the commit \
-         transaction's statements as a pgbench script (`-M prepared`). Commit path: `pipeline::commit` through the \
-         real action, no HTTP. End to end: commit, in-process queue and `pipeline::deliver` for two \
+         transaction's statements as a pgbench script (`-M prepared`). Commit path: `engine::commit` through the \
+         real action, no HTTP. End to end: commit, in-process queue and `engine::dispatch` for two \
          subscribers, as many workers as clients; throughput with 4,000 orders unpaced (events/s, each order is \
          two events; compared with the commit path's actions/s × 2), latency with 800 orders at about 200 \
          orders/s (moderate load), from a commit's return to its subscriber's start. Statistics are \
