@@ -1,14 +1,12 @@
 //! The commit function's HTTP surface: authentication, errors as problem+json, idempotency.
 
-mod support;
-
 use std::sync::Arc;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use jadpo_runtime::http::{HttpState, router};
+use jadpo_test_env::{Env, Kind};
 use serde_json::{Value, json};
-use support::{Env, Kind};
 use tower::ServiceExt;
 
 struct Call {
@@ -79,7 +77,7 @@ async fn callers_must_present_a_live_service_key() {
     let expiring = store
         .service_key_issue(
             "web",
-            Some(support::t0() + chrono::Duration::minutes(5)),
+            Some(jadpo_test_env::t0() + chrono::Duration::minutes(5)),
             env.engine.clock.as_ref(),
         )
         .await

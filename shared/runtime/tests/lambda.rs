@@ -2,8 +2,6 @@
 //! API Gateway request → commit → relay → SQS → delivery batch → effects; a poisoned message
 //! comes back as a batch item failure.
 
-mod support;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -13,9 +11,9 @@ use jadpo_core::model::delivery::{DeliveryFilter, DeliveryStatus};
 use jadpo_queue_sqs::{SqsQueue, client_for_endpoint};
 use jadpo_runtime::http::{HttpState, router};
 use jadpo_runtime::lambda::{deliver_batch, relay_pass};
+use jadpo_test_env::{Env, Kind};
 use jadpo_test_harness::MotoServer;
 use serde_json::Value;
-use support::{Env, Kind};
 use tower::ServiceExt;
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures");

@@ -1,16 +1,13 @@
 //! The shop's `sales_summary` schedule and housekeeping end to end on both adapters, through the
 //! same entry points the `schedule-tick` and `housekeeping` functions call, with injected time.
 
-#[macro_use]
-mod support;
-
 use chrono::Duration;
 use jadpo_core::model::housekeeping::RecordClass;
 use jadpo_engine::deliver::DeliveryResult;
 use jadpo_engine::dispatch::Dispatched;
 use jadpo_runtime::lambda::{housekeeping_pass, tick_pass};
+use jadpo_test_env::{Env, Kind, commit_and_enqueue, request, t0};
 use serde_json::json;
-use support::{Env, Kind, commit_and_enqueue, request, t0};
 
 async fn place_order(env: &Env) {
     let body = json!({"customer": "c1", "items": [{"sku": "A", "qty": 1}]});
@@ -64,4 +61,4 @@ async fn the_sales_summary_runs_and_housekeeping_keeps_tables_bounded(kind: Kind
     assert!(quiet.iter().all(|r| r.alerts.is_empty()), "an alert is raised once: {quiet:?}");
 }
 
-both!(the_sales_summary_runs_and_housekeeping_keeps_tables_bounded);
+jadpo_test_env::both!(the_sales_summary_runs_and_housekeeping_keeps_tables_bounded);

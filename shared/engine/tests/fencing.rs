@@ -7,9 +7,6 @@
 //! callback runs the other party to completion on the same runtime. Fault points are
 //! process-wide, so the cases take turns ([`POINTS`]).
 
-#[macro_use]
-mod support;
-
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -25,8 +22,8 @@ use jadpo_engine::dispatch::{DispatchError, Dispatched, dispatch};
 use jadpo_engine::housekeeping::{HousekeepingSettings, housekeep};
 use jadpo_engine::schedule::tick;
 use jadpo_engine::workflow::runs::{CommandError, find_run, start_run};
+use jadpo_test_env::{Env, Kind, commit_and_enqueue, request, t0};
 use serde_json::json;
-use support::{Env, Kind, commit_and_enqueue, request, t0};
 
 /// One case at a time holds the process-wide fault points.
 static POINTS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -222,7 +219,7 @@ async fn two_copies_of_one_message_at_once_have_one_effect(kind: Kind) {
     assert_eq!(env.count("warehouse", units).await, 3, "{kind:?}: the reservation was repeated");
 }
 
-both!(
+jadpo_test_env::both!(
     a_tick_that_lost_its_lease_records_nothing,
     a_housekeeper_that_lost_its_lease_deletes_nothing,
     a_command_whose_run_lease_was_taken_commits_nothing,

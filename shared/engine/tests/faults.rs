@@ -3,13 +3,11 @@
 //!
 //! Fault points are process-wide, so this binary holds a single test that walks them in turn.
 
-mod support;
-
 use jadpo_core::model::delivery::{DeliveryFilter, DeliveryStatus};
 use jadpo_engine::commit::{CommitRequest, commit, request_digest};
 use jadpo_engine::relay::enqueue_now;
+use jadpo_test_env::{Env, Kind};
 use serde_json::json;
-use support::{Env, Kind};
 
 const POINTS: &[&str] = &[
     "commit.after_claim",

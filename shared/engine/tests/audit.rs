@@ -2,12 +2,10 @@
 //! and the trigger records the change with the caller, action, request and trace, in the same
 //! transaction; the audit rows replay to the order's current state.
 
-mod support;
-
 use jadpo_core::model::audit::replay;
 use jadpo_engine::commit::{CommitRequest, commit};
+use jadpo_test_env::{Env, Kind};
 use serde_json::json;
-use support::{Env, Kind};
 
 async fn an_orders_audit_trail_names_who_and_replays(kind: Kind) {
     let env = Env::shop(kind).await;
@@ -16,7 +14,7 @@ async fn an_orders_audit_trail_names_who_and_replays(kind: Kind) {
         caller: "web-shop".to_owned(),
         traceparent: Some("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01".to_owned()),
         request_id: "req-42".to_owned(),
-        ..support::request("place_order", body)
+        ..jadpo_test_env::request("place_order", body)
     };
     let out = commit(&env.engine, request).await.unwrap_or_else(|e| panic!("{e}"));
     let id = out.body["order_id"].as_str().unwrap_or_default().to_owned();
@@ -36,7 +34,7 @@ async fn an_orders_audit_trail_names_who_and_replays(kind: Kind) {
     assert!(current.is_some());
     assert_eq!(replay(&rows), current);
     // A failed action writes nothing, its audit row included.
-    let bad = support::request("place_order", json!({"customer": "", "items": []}));
+    let bad = jadpo_test_env::request("place_order", json!({"customer": "", "items": []}));
     assert!(commit(&env.engine, bad).await.is_err());
     assert_eq!(env.count("main", "SELECT count(*) AS n FROM jadpo_audit").await, 1);
 }

@@ -1,8 +1,5 @@
 //! The event pipeline end to end on both adapters: commit → queue → delivery → effect.
 
-#[macro_use]
-mod support;
-
 use async_trait::async_trait;
 use jadpo_core::app::{
     Action, ActionOutput, Application, Event, HandlerContext, HandlerError, RetryPolicy, Subscriber,
@@ -13,8 +10,8 @@ use jadpo_engine::commit::{CommitError, CommitRequest, commit};
 use jadpo_engine::deliver::DeliveryResult;
 use jadpo_engine::dispatch::{DispatchError, Dispatched};
 use jadpo_engine::relay::enqueue_now;
+use jadpo_test_env::{Env, Kind};
 use serde_json::{Value, json};
-use support::{Env, Kind};
 
 fn order_request(key: Option<&str>, body: Value) -> CommitRequest {
     let digest = jadpo_engine::commit::request_digest(
@@ -316,7 +313,7 @@ async fn a_relay_pass_at_its_deadline_still_sends_a_batch(kind: Kind) {
     assert_eq!(report.map(|r| r.sent).ok(), Some(2));
 }
 
-both!(
+jadpo_test_env::both!(
     an_order_flows_from_commit_to_the_warehouse,
     the_same_message_twice_has_one_effect,
     a_lost_message_is_resent_by_the_relay,

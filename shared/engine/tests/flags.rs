@@ -2,8 +2,6 @@
 //! transaction even when an operator changes the flag meanwhile, and the shop's receipt survey
 //! following its flag.
 
-mod support;
-
 use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
@@ -14,8 +12,8 @@ use jadpo_engine::EngineSettings;
 use jadpo_engine::commit::commit;
 use jadpo_engine::flags::FlagOps;
 use jadpo_engine::operator::Operator;
+use jadpo_test_env::{Env, Kind, commit_and_enqueue, request};
 use serde_json::{Value, json};
-use support::{Env, Kind, commit_and_enqueue, request};
 
 /// Reads `beta`, turns it on from another connection, reads it again.
 struct Peek(Arc<OnceLock<Arc<dyn Store>>>);

@@ -2,16 +2,13 @@
 //! their capabilities, results commit as transitions, external events and cancellation work,
 //! and a lost command is resent by the relay.
 
-#[macro_use]
-mod support;
-
 use jadpo_core::model::workflow::state::ExecutionStatus;
 use jadpo_core::model::workflow::state::replay;
 use jadpo_engine::workflow::runs::{
     EngineError, cancel_run, find_run, post_event, run_events, start_run,
 };
+use jadpo_test_env::{Env, Kind};
 use serde_json::json;
-use support::{Env, Kind};
 
 async fn started(env: &mut Env) -> String {
     let state = start_run(&env.engine, "checkout", json!({"order_id": "o-7"}), None).await;
@@ -95,7 +92,7 @@ async fn a_payments_outage_fails_the_run_visibly(kind: Kind) {
     assert!(error.contains("answered 503"), "{error}");
 }
 
-both!(
+jadpo_test_env::both!(
     checkout_runs_to_completion,
     cancel_compensates_latest_first,
     a_lost_command_is_resent_and_the_run_resumes,

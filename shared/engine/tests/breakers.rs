@@ -2,15 +2,13 @@
 //! receipt is held instead of attempted, and after the pause one probe closes it and the held
 //! deliveries go out.
 
-mod support;
-
 use chrono::Duration;
 use jadpo_core::model::breaker::State;
 use jadpo_core::model::delivery::{DeliveryFilter, DeliveryStatus};
 use jadpo_engine::deliver::DeliveryResult;
 use jadpo_engine::dispatch::Dispatched;
+use jadpo_test_env::{Env, Kind, commit_and_enqueue, request};
 use serde_json::json;
-use support::{Env, Kind, commit_and_enqueue, request};
 
 async fn place_order(env: &Env, n: usize) {
     let body = json!({"customer": format!("c{n}"), "items": [{"sku": "A", "qty": 1}]});

@@ -1,7 +1,7 @@
-//! A pipeline over real stores (SQLite files or PostgreSQL databases), a manual clock and the
-//! in-process queue, for the runtime's integration tests.
-
-#![allow(dead_code, reason = "each test binary uses a different part of the support module")]
+//! `jadpo-test-env`: an engine over real stores (SQLite files or PostgreSQL databases), a manual
+//! clock, the in-process queue and a sink server standing in for the application's connections,
+//! for the integration tests of the engine's use cases and of the runtime's edges; and
+//! [`both!`], which runs a case on both adapters.
 
 use std::collections::BTreeMap;
 use std::future::IntoFuture;
@@ -27,14 +27,14 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 /// Runs each named `async fn case(kind: Kind)` as two tests, `sqlite::case` and
 /// `postgres::case`, each on a two-worker runtime (a test may block one worker at a fault point).
-#[allow(unused_macros, reason = "not every test binary runs cases on both adapters")]
+#[macro_export]
 macro_rules! both {
     ($($case:ident),* $(,)?) => {
         mod sqlite {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)] async fn $case() { super::$case(super::Kind::Sqlite).await; })*
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)] async fn $case() { super::$case($crate::Kind::Sqlite).await; })*
         }
         mod postgres {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)] async fn $case() { super::$case(super::Kind::Postgres).await; })*
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)] async fn $case() { super::$case($crate::Kind::Postgres).await; })*
         }
     };
 }
