@@ -157,7 +157,7 @@ async fn a_command_whose_run_lease_was_taken_commits_nothing(kind: Kind) {
         async move {
             clock.advance(Duration::seconds(61)); // past the executor's 60 s lease
             let now = clock.now().timestamp_millis();
-            let taken = store.lease_acquire(&run_id, "b", now, now + 60_000).await;
+            let taken = store.run_lease_take(&run_id, "b", now, now + 60_000).await;
             assert!(matches!(taken, Ok(Some(_))), "another executor takes the lease: {taken:?}");
         }
     });

@@ -302,24 +302,27 @@ pub async fn leases_have_one_holder_and_fence_writes(fx: &dyn Fixture) {
     let now = 10_000_i64;
     let runnable = ok(store.runs_runnable(now, 10).await, "runnable");
     assert_eq!(runnable, vec!["run-1".to_owned()], "a running run without a lease is runnable");
-    let a = ok(store.lease_acquire("run-1", "worker-a", now, now + 1_000).await, "acquire");
+    let a = ok(store.run_lease_take("run-1", "worker-a", now, now + 1_000).await, "acquire");
     let a = a.unwrap_or_else(|| panic!("a free run's lease was refused"));
     assert!(
-        ok(store.lease_acquire("run-1", "worker-b", now + 500, now + 1_500).await, "acquire")
+        ok(store.run_lease_take("run-1", "worker-b", now + 500, now + 1_500).await, "acquire")
             .is_none()
     );
     assert!(
         ok(store.runs_runnable(now + 500, 10).await, "runnable").is_empty(),
         "a leased run is not runnable"
     );
-    assert!(ok(store.lease_renew("run-1", &a.lease_id, now + 900, now + 1_900).await, "renew"));
+    assert!(ok(
+        store.run_lease_extend("run-1", &a.lease_id, now + 900, now + 1_900).await,
+        "renew"
+    ));
     // worker-a pauses past its expiry; worker-b takes over.
     let b =
-        ok(store.lease_acquire("run-1", "worker-b", now + 2_000, now + 3_000).await, "take over");
+        ok(store.run_lease_take("run-1", "worker-b", now + 2_000, now + 3_000).await, "take over");
     let b = b.unwrap_or_else(|| panic!("an expired lease could not be taken over"));
     assert_ne!(a.lease_id, b.lease_id);
     assert!(
-        !ok(store.lease_renew("run-1", &a.lease_id, now + 2_100, now + 4_000).await, "renew"),
+        !ok(store.run_lease_extend("run-1", &a.lease_id, now + 2_100, now + 4_000).await, "renew"),
         "a lost lease renewed"
     );
     let t1 = complete(&t0.state, &t0, json!("a"));
@@ -338,10 +341,10 @@ pub async fn leases_have_one_holder_and_fence_writes(fx: &dyn Fixture) {
     );
     ok(store.commit_transition(&fenced(&b.lease_id)).await, "the holder writes");
     assert!(
-        !ok(store.lease_release("run-1", &a.lease_id).await, "release"),
+        !ok(store.run_lease_give_up("run-1", &a.lease_id).await, "release"),
         "a lost lease released the new one"
     );
-    assert!(ok(store.lease_release("run-1", &b.lease_id).await, "release"));
+    assert!(ok(store.run_lease_give_up("run-1", &b.lease_id).await, "release"));
     assert_eq!(
         ok(store.runs_runnable(now + 2_200, 10).await, "runnable"),
         vec!["run-1".to_owned()]

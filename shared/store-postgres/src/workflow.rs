@@ -33,14 +33,14 @@ pub static SQL: WorkflowSql = WorkflowSql {
         FROM sessions WHERE id = $1",
     session_update_context: "UPDATE sessions SET context = $3, updated_at = $4, revision = revision + 1, \
         context_revision = context_revision + $6 WHERE id = $1 AND user_id = $2 AND revision = $5",
-    lease_acquire: "INSERT INTO execution_leases (run_id, worker_id, lease_id, expires_at) \
+    run_lease_take: "INSERT INTO execution_leases (run_id, worker_id, lease_id, expires_at) \
         VALUES ($1, $2, $3, $4) ON CONFLICT (run_id) DO UPDATE SET worker_id = excluded.worker_id, \
         lease_id = excluded.lease_id, expires_at = excluded.expires_at \
         WHERE execution_leases.expires_at <= $5 RETURNING lease_id",
-    lease_renew: "UPDATE execution_leases SET expires_at = $3 \
+    run_lease_extend: "UPDATE execution_leases SET expires_at = $3 \
         WHERE run_id = $1 AND lease_id = $2 AND expires_at > $4",
-    lease_release: "DELETE FROM execution_leases WHERE run_id = $1 AND lease_id = $2",
-    lease_check: "SELECT 1 AS live FROM execution_leases \
+    run_lease_give_up: "DELETE FROM execution_leases WHERE run_id = $1 AND lease_id = $2",
+    run_lease_fence: "SELECT 1 AS live FROM execution_leases \
         WHERE run_id = $1 AND lease_id = $2 AND expires_at > $3 FOR UPDATE",
     runnable: "SELECT e.run_id FROM workflow_executions e \
         LEFT JOIN execution_leases l ON l.run_id = e.run_id \

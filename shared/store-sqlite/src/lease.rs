@@ -12,20 +12,20 @@ macro_rules! lease_sql {
     ($table:literal, $ensure:expr) => {
         LeaseSql {
             ensure: $ensure,
-            acquire: concat!(
+            take: concat!(
                 "UPDATE ",
                 $table,
                 " SET lease_owner = $2, lease_expires_at = $4, ",
                 "lease_generation = lease_generation + 1 WHERE name = $1 ",
                 "AND (lease_owner IS NULL OR lease_expires_at <= $3) RETURNING lease_generation"
             ),
-            renew: concat!(
+            extend: concat!(
                 "UPDATE ",
                 $table,
                 " SET lease_expires_at = $5 WHERE name = $1 ",
                 "AND lease_owner = $2 AND lease_generation = $3 AND lease_expires_at > $4"
             ),
-            release: concat!(
+            give_up: concat!(
                 "UPDATE ",
                 $table,
                 " SET lease_owner = NULL, lease_expires_at = NULL ",

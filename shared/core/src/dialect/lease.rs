@@ -18,11 +18,11 @@ pub struct LeaseSql {
     /// whose rows are created by their own feature before anyone leases them.
     pub ensure: Option<&'static str>,
     /// `(key, owner, now, expires_at)` → `lease_generation` when free or expired at `now`.
-    pub acquire: &'static str,
+    pub take: &'static str,
     /// `(key, owner, generation, now, expires_at)`: extend a live lease.
-    pub renew: &'static str,
-    /// `(key, owner, generation)`: release.
-    pub release: &'static str,
+    pub extend: &'static str,
+    /// `(key, owner, generation)`: give the lease up.
+    pub give_up: &'static str,
     /// `(key, owner, generation, now)` → a row while the lease is live, locking it where the
     /// dialect can so a takeover waits for the fenced write to finish.
     pub fence: &'static str,
@@ -50,7 +50,7 @@ impl<S: LeaseDialect> LeaseStore for S {
         }
         let expires_at = now + ttl;
         let rows = self
-            .query_once(sql.acquire, &[key.into(), owner.into(), now.into(), expires_at.into()])
+            .query_once(sql.take, &[key.into(), owner.into(), now.into(), expires_at.into()])
             .await?;
         rows.first()
             .map(|r| {
@@ -79,14 +79,14 @@ impl<S: LeaseDialect> LeaseStore for S {
             now.into(),
             expires_at.into(),
         ];
-        let changed = self.execute_once(self.lease_sql(lease.table).renew, &params).await?;
+        let changed = self.execute_once(self.lease_sql(lease.table).extend, &params).await?;
         Ok((changed == 1).then(|| Lease { expires_at, ..lease.clone() }))
     }
 
     async fn lease_give_up(&self, lease: &Lease) -> Result<bool, StoreError> {
         let params: [SqlValue; 3] =
             [lease.key.as_str().into(), lease.owner.as_str().into(), lease.generation.into()];
-        Ok(self.execute_once(self.lease_sql(lease.table).release, &params).await? == 1)
+        Ok(self.execute_once(self.lease_sql(lease.table).give_up, &params).await? == 1)
     }
 
     async fn lease_fence(

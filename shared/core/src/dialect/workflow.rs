@@ -48,14 +48,14 @@ pub struct WorkflowSql {
     pub session_update_context: &'static str,
     /// `(run_id, worker_id, lease_id, expires_at, now)` → `lease_id` when acquired (free or
     /// expired), no row when another holder's lease is live.
-    pub lease_acquire: &'static str,
+    pub run_lease_take: &'static str,
     /// `(run_id, lease_id, expires_at, now)`: extend a live lease.
-    pub lease_renew: &'static str,
+    pub run_lease_extend: &'static str,
     /// `(run_id, lease_id)`: release.
-    pub lease_release: &'static str,
+    pub run_lease_give_up: &'static str,
     /// `(run_id, lease_id, now)` → a row while that lease is live, locking it where the dialect
     /// can.
-    pub lease_check: &'static str,
+    pub run_lease_fence: &'static str,
     /// `(now, limit)` → `run_id` of running or cancelling runs with no live lease.
     pub runnable: &'static str,
     /// `(id)` → a command row: `id, run_id, node_id, type, payload, status, idempotency_key`.
@@ -189,7 +189,7 @@ async fn write_steps(
     if let Some(fence) = &w.lease {
         let live = tx
             .query_opt(
-                sql.lease_check,
+                sql.run_lease_fence,
                 &[w.run_id.into(), fence.lease_id.as_str().into(), fence.now_ms.into()],
             )
             .await?;
@@ -375,7 +375,7 @@ impl<S: WorkflowDialect> WorkflowStore for S {
         Ok(self.execute_once(self.workflow_sql().session_update_context, &params).await? == 1)
     }
 
-    async fn lease_acquire(
+    async fn run_lease_take(
         &self,
         run_id: &str,
         worker_id: &str,
@@ -393,7 +393,7 @@ impl<S: WorkflowDialect> WorkflowStore for S {
             expires_at.into(),
             now_ms.into(),
         ];
-        let rows = self.query_once(self.workflow_sql().lease_acquire, &params).await?;
+        let rows = self.query_once(self.workflow_sql().run_lease_take, &params).await?;
         Ok(rows.first().map(|_| ExecutionLease {
             run_id: run_id.to_owned(),
             worker_id: worker_id.to_owned(),
@@ -402,7 +402,7 @@ impl<S: WorkflowDialect> WorkflowStore for S {
         }))
     }
 
-    async fn lease_renew(
+    async fn run_lease_extend(
         &self,
         run_id: &str,
         lease_id: &str,
@@ -410,12 +410,12 @@ impl<S: WorkflowDialect> WorkflowStore for S {
         expires_at: i64,
     ) -> Result<bool, StoreError> {
         let params = [run_id.into(), lease_id.into(), expires_at.into(), now_ms.into()];
-        Ok(self.execute_once(self.workflow_sql().lease_renew, &params).await? == 1)
+        Ok(self.execute_once(self.workflow_sql().run_lease_extend, &params).await? == 1)
     }
 
-    async fn lease_release(&self, run_id: &str, lease_id: &str) -> Result<bool, StoreError> {
+    async fn run_lease_give_up(&self, run_id: &str, lease_id: &str) -> Result<bool, StoreError> {
         Ok(self
-            .execute_once(self.workflow_sql().lease_release, &[run_id.into(), lease_id.into()])
+            .execute_once(self.workflow_sql().run_lease_give_up, &[run_id.into(), lease_id.into()])
             .await?
             == 1)
     }

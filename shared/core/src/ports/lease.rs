@@ -6,6 +6,10 @@
 //! generation and has not expired ([`LeaseStore::lease_fence`]). A holder paused past its expiry,
 //! whose lease another took, therefore cannot write: its generation is stale. Lease rows are
 //! ordinary logged tables, so a lease survives a database restart like any other row.
+//!
+//! A workflow run's lease (`execution_leases`, the workflow store's own table) is spoken of in the
+//! same words: `WorkflowStore::run_lease_take | run_lease_extend | run_lease_give_up`, and a
+//! transition written under it carries a `LeaseFence` checked in the transition's transaction.
 
 use async_trait::async_trait;
 use chrono::{DateTime, Duration, Utc};

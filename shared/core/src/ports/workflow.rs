@@ -58,7 +58,7 @@ pub trait WorkflowStore: Send + Sync {
 
     /// Takes the lease on `run_id` for `worker_id` until `expires_at` (ms) if it is free or
     /// expired at `now`; `None` while another holder's lease is live.
-    async fn lease_acquire(
+    async fn run_lease_take(
         &self,
         run_id: &str,
         worker_id: &str,
@@ -67,7 +67,7 @@ pub trait WorkflowStore: Send + Sync {
     ) -> Result<Option<ExecutionLease>, StoreError>;
 
     /// Extends a live lease; `false` when it expired or was taken over.
-    async fn lease_renew(
+    async fn run_lease_extend(
         &self,
         run_id: &str,
         lease_id: &str,
@@ -76,7 +76,7 @@ pub trait WorkflowStore: Send + Sync {
     ) -> Result<bool, StoreError>;
 
     /// Releases a lease (the row is deleted).
-    async fn lease_release(&self, run_id: &str, lease_id: &str) -> Result<bool, StoreError>;
+    async fn run_lease_give_up(&self, run_id: &str, lease_id: &str) -> Result<bool, StoreError>;
 
     /// Runs that are running or cancelling and hold no live lease: work to resume.
     async fn runs_runnable(&self, now_ms: i64, limit: u32) -> Result<Vec<String>, StoreError>;

@@ -277,12 +277,12 @@ pub async fn run_command(
     let worker = format!("pid-{}", std::process::id());
     let start = now_ms(p);
     let Some(lease) =
-        store.lease_acquire(&command.run_id, &worker, start, start + LEASE_MS).await?
+        store.run_lease_take(&command.run_id, &worker, start, start + LEASE_MS).await?
     else {
         return Err(CommandError::Busy(command.run_id.clone()));
     };
     let outcome = execute(p, store_name, store.as_ref(), def, &command, &lease.lease_id).await;
-    let _ = store.lease_release(&command.run_id, &lease.lease_id).await;
+    let _ = store.run_lease_give_up(&command.run_id, &lease.lease_id).await;
     outcome
 }
 

@@ -215,12 +215,12 @@ async fn probe_leases(store: &dyn Store, clock: &dyn Clock) -> Result<Check, Sto
     if let Err(e) = store.commit_transition(&write).await {
         problems.push(format!("cannot create a probe run: {e}"));
     } else {
-        match store.lease_acquire(&run, "verify-a", now, now + 1_000).await? {
+        match store.run_lease_take(&run, "verify-a", now, now + 1_000).await? {
             Some(_) => {
-                if store.lease_acquire(&run, "verify-b", now + 10, now + 1_000).await?.is_some() {
+                if store.run_lease_take(&run, "verify-b", now + 10, now + 1_000).await?.is_some() {
                     problems.push("a live lease did not exclude a competing owner".to_owned());
                 }
-                if store.lease_acquire(&run, "verify-b", now + 2_000, now + 3_000).await?.is_none()
+                if store.run_lease_take(&run, "verify-b", now + 2_000, now + 3_000).await?.is_none()
                 {
                     problems.push("an expired lease was not taken over".to_owned());
                 }
