@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks the layering of jadpo-core and jadpo-engine (run by `make lint`).
+"""Checks the layering of jadpo-core, jadpo-engine and jadpo-store-sql (run by `make lint`).
 
 Each crate's top-level modules (a file or folder under src/) may reference, through `crate::`,
 only the modules its rule allows, and no two modules of a crate may reference each other in a
@@ -26,12 +26,20 @@ RULES = {
         "transaction": ["error", "sql"],
         "model": BOTTOM,
         "ports": BOTTOM + ["model", "transaction"],
-        "dialect": BOTTOM + ["model", "ports", "transaction"],
         "store": ["ports", "transaction"],
         "app": BOTTOM + ["model", "ports", "transaction"],
     },
     # The engine's use cases may use each other as long as no two form a circle.
     "shared/engine/src": None,
+    # The shared store roles: the statement contract at the bottom, then the tables of slots, the
+    # dialect that gathers an adapter's tables, the store that holds one, the roles over it.
+    "shared/store-sql/src": {
+        "statement": [],
+        "tables": ["statement"],
+        "dialect": ["statement", "tables"],
+        "store": ["dialect"],
+        "roles": ["dialect", "statement", "store", "tables"],
+    },
 }
 
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use jadpo_core::{SystemClock, TransactionalStore};
-use jadpo_store_sqlite::{SqliteLocation, SqliteOptions, SqliteStore};
+use jadpo_store_sqlite::{Sqlite, SqliteLocation, SqliteOptions};
 
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -61,9 +61,8 @@ fn read_key(child: &mut Child) -> String {
 
 async fn count(dir: &std::path::Path, store: &str, sql: &str) -> i64 {
     let location = SqliteLocation::File(dir.join(format!(".jadpo/{store}.db")));
-    let store =
-        SqliteStore::open(store, &location, &SqliteOptions::default(), Arc::new(SystemClock))
-            .unwrap_or_else(|e| panic!("{e}"));
+    let store = Sqlite::open(store, &location, &SqliteOptions::default(), Arc::new(SystemClock))
+        .unwrap_or_else(|e| panic!("{e}"));
     let mut tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
     let n = tx.query_one(sql, &[]).await;
     n.and_then(|r| r.get_i64("n")).unwrap_or(-1)

@@ -8,9 +8,6 @@
 //! store        Store: every role together (one Arc<dyn Store> per declared store)
 //!   │
 //!   ▼
-//! dialect      the roles written once over each adapter's statement tables (PipelineSql, ...)
-//!   │
-//!   ▼
 //! ports        one role trait a file (PipelineStore, LeaseStore, ...), the queue, connections
 //!   │
 //!   ▼
@@ -29,7 +26,6 @@
 
 pub mod app;
 pub mod clock;
-pub mod dialect;
 pub mod error;
 pub mod id;
 pub mod model;

@@ -1,6 +1,6 @@
 //! `make lint`'s layering check (`scripts/check-layers.py`) passes on the tree as it is and fails,
-//! naming the edge, when the model references the application API or two modules reference each
-//! other.
+//! naming the edge, when the model references the application API, a statement table reaches up
+//! to the roles that run it, or two modules reference each other.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -9,10 +9,10 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// Copies `shared/core/src` and `shared/engine/src` under a new directory.
+/// Copies the checked crates' sources under a new directory.
 fn copy_of_the_crates() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    for crate_src in ["shared/core/src", "shared/engine/src"] {
+    for crate_src in ["shared/core/src", "shared/engine/src", "shared/store-sql/src"] {
         copy_dir(&repo().join(crate_src), &dir.path().join(crate_src));
     }
     dir
@@ -77,4 +77,16 @@ fn two_use_cases_importing_each_other_fail() {
     assert!(!ok, "{out}");
     assert!(out.contains("reference each other in a circle"), "{out}");
     assert!(out.contains("context") && out.contains("deliver"), "{out}");
+}
+
+#[test]
+fn a_statement_table_reaching_up_to_the_roles_fails() {
+    let copy = copy_of_the_crates();
+    append(copy.path(), "shared/store-sql/src/tables/breaker.rs", "\n// see crate::roles\n");
+    let (ok, out) = check(copy.path());
+    assert!(!ok, "{out}");
+    assert!(
+        out.contains("tables may not reference roles (shared/store-sql/src/tables/breaker.rs:"),
+        "{out}"
+    );
 }

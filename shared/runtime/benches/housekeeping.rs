@@ -27,7 +27,7 @@ use jadpo_engine::housekeeping::{HousekeepingSettings, housekeep};
 use jadpo_engine::migrate;
 use jadpo_engine::{Engine, EngineSettings};
 use jadpo_runtime::queue::RelayLater;
-use jadpo_store_postgres::{PgOptions, PgStore};
+use jadpo_store_postgres::{PgOptions, Postgres};
 use jadpo_test_harness::PgTestDb;
 use serde_json::{Value, json};
 
@@ -127,7 +127,7 @@ async fn seed(store: &dyn Store) {
 async fn main() {
     let db = PgTestDb::empty().await;
     let store: Arc<dyn Store> = Arc::new(
-        PgStore::connect("main", db.url(), &PgOptions { pool_size: 4, ..PgOptions::default() })
+        Postgres::connect("main", db.url(), &PgOptions { pool_size: 4, ..PgOptions::default() })
             .unwrap_or_else(|e| panic!("{e}")),
     );
     let catalog = store.migration_catalog();

@@ -30,7 +30,7 @@ use jadpo_engine::relay::enqueue_now;
 use jadpo_engine::{Engine, EngineSettings};
 use jadpo_local::queue::InProcessQueue;
 use jadpo_runtime::catalog_for;
-use jadpo_store_postgres::{PgOptions, PgStore};
+use jadpo_store_postgres::{PgOptions, Postgres};
 use jadpo_test_harness::PgTestDb;
 use serde_json::{Value, json};
 use tokio::sync::Mutex as AsyncMutex;
@@ -260,7 +260,7 @@ async fn main() {
     let app = app(&starts);
     let db = PgTestDb::empty().await;
     let store: Arc<dyn Store> = Arc::new(
-        PgStore::connect("main", db.url(), &PgOptions { pool_size: 10, ..PgOptions::default() })
+        Postgres::connect("main", db.url(), &PgOptions { pool_size: 10, ..PgOptions::default() })
             .unwrap_or_else(|e| panic!("{e}")),
     );
     let catalog = catalog_for(&app, store.as_ref()).unwrap_or_else(|e| panic!("{e}"));

@@ -23,7 +23,7 @@ use jadpo_engine::workflow::runs::start_run;
 use jadpo_engine::{Engine, EngineSettings};
 use jadpo_local::queue::InProcessQueue;
 use jadpo_runtime::catalog_for;
-use jadpo_store_postgres::{PgOptions, PgStore};
+use jadpo_store_postgres::{PgOptions, Postgres};
 use jadpo_test_harness::PgTestDb;
 use serde_json::{Value, json};
 use tokio::sync::Mutex as AsyncMutex;
@@ -173,7 +173,7 @@ async fn main() {
     let db = PgTestDb::empty().await;
     let options = PgOptions { pool_size: 10, ..PgOptions::default() };
     let store: Arc<dyn Store> =
-        Arc::new(PgStore::connect("main", db.url(), &options).unwrap_or_else(|e| panic!("{e}")));
+        Arc::new(Postgres::connect("main", db.url(), &options).unwrap_or_else(|e| panic!("{e}")));
     let catalog = catalog_for(&app, store.as_ref()).unwrap_or_else(|e| panic!("{e}"));
     migrate::apply(store.as_ref(), &catalog).await.unwrap_or_else(|e| panic!("{e}"));
     let (queue, _unused) = InProcessQueue::new();

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use jadpo_core::app::Application;
 use jadpo_core::model::migrate::{MigrateError, MigrationCatalog};
 use jadpo_core::{Clock, Store, StoreError};
-use jadpo_store_postgres::PgStore;
+use jadpo_store_postgres::Postgres;
 
 use crate::config::{Config, DatabaseUrl, SqlitePath};
 
@@ -36,7 +36,7 @@ pub fn open_stores(config: &Config, clock: Arc<dyn Clock>) -> Result<Stores, Sto
     for store in &config.stores {
         let opened: Arc<dyn Store> = match &store.url {
             DatabaseUrl::Postgres(url) => {
-                Arc::new(PgStore::connect(&store.name, url, &config.postgres)?)
+                Arc::new(Postgres::connect(&store.name, url, &config.postgres)?)
             }
             DatabaseUrl::Sqlite(path) => open_sqlite(&store.name, path, config, &clock)?,
         };
@@ -53,7 +53,7 @@ fn open_sqlite(
     config: &Config,
     clock: &Arc<dyn Clock>,
 ) -> Result<Arc<dyn Store>, StoreError> {
-    use jadpo_store_sqlite::{SqliteLocation, SqliteOptions, SqliteStore};
+    use jadpo_store_sqlite::{Sqlite, SqliteLocation, SqliteOptions};
     let location = match path {
         SqlitePath::File(file) => SqliteLocation::File(file.clone()),
         SqlitePath::Memory => SqliteLocation::Memory,
@@ -61,7 +61,7 @@ fn open_sqlite(
     let defaults = SqliteOptions::default();
     let options =
         SqliteOptions { busy_timeout: config.sqlite_busy_timeout.unwrap_or(defaults.busy_timeout) };
-    Ok(Arc::new(SqliteStore::open(name, &location, &options, Arc::clone(clock))?))
+    Ok(Arc::new(Sqlite::open(name, &location, &options, Arc::clone(clock))?))
 }
 
 /// A deployed function is built without SQLite (it never links it); a `sqlite://` URL there is

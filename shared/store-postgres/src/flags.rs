@@ -1,27 +1,25 @@
 //! Feature-flag statements (PostgreSQL): `jadpo_flags` and `jadpo_flag_changes`.
 
-use jadpo_core::dialect::{FlagDialect, FlagSql};
-
-use crate::PgStore;
+use jadpo_store_sql::{FlagSql, Statement};
 
 const FLAG: &str = "SELECT name, mode, percentage, updated_at, updated_by FROM jadpo_flags";
 
 /// The flag statements.
 pub static FLAGS: FlagSql = FlagSql {
-    get: const_format::concatcp!(FLAG, " WHERE name = $1"),
-    list: const_format::concatcp!(FLAG, " ORDER BY name"),
-    upsert: "INSERT INTO jadpo_flags (name, mode, percentage, updated_at, updated_by) \
+    get: Statement::new(const_format::concatcp!(FLAG, " WHERE name = $1")),
+    list: Statement::new(const_format::concatcp!(FLAG, " ORDER BY name")),
+    upsert: Statement::new(
+        "INSERT INTO jadpo_flags (name, mode, percentage, updated_at, updated_by) \
         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (name) DO UPDATE SET mode = excluded.mode, \
         percentage = excluded.percentage, updated_at = excluded.updated_at, \
         updated_by = excluded.updated_by",
-    change_insert: "INSERT INTO jadpo_flag_changes (id, flag, changed_at, before, after, \
+    ),
+    change_insert: Statement::new(
+        "INSERT INTO jadpo_flag_changes (id, flag, changed_at, before, after, \
         operator, db_role) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-    changes: "SELECT id, flag, changed_at, before, after, operator, db_role \
+    ),
+    changes: Statement::new(
+        "SELECT id, flag, changed_at, before, after, operator, db_role \
         FROM jadpo_flag_changes WHERE flag = $1 ORDER BY changed_at DESC, id DESC LIMIT $2",
+    ),
 };
-
-impl FlagDialect for PgStore {
-    fn flag_sql(&self) -> &'static FlagSql {
-        &FLAGS
-    }
-}

@@ -1,46 +1,58 @@
 //! Housekeeping statements (PostgreSQL). Each batch is picked in a subquery with `FOR UPDATE SKIP LOCKED`, so it never waits on a row a
 //! writer holds.
 
-use jadpo_core::dialect::{HousekeepingDialect, HousekeepingSql};
-
-use crate::PgStore;
+use jadpo_store_sql::{HousekeepingSql, Statement};
 
 /// The housekeeping statements.
 pub static HOUSEKEEPING: HousekeepingSql = HousekeepingSql {
-    delete_idempotency_keys: "DELETE FROM jadpo_idempotency_keys WHERE (scope, key) IN ( \
+    delete_idempotency_keys: Statement::new(
+        "DELETE FROM jadpo_idempotency_keys WHERE (scope, key) IN ( \
         SELECT scope, key FROM jadpo_idempotency_keys WHERE expires_at <= $1 \
         LIMIT $2 FOR UPDATE SKIP LOCKED)",
-    delete_handled: "DELETE FROM jadpo_handled_deliveries WHERE delivery_id IN ( \
+    ),
+    delete_handled: Statement::new(
+        "DELETE FROM jadpo_handled_deliveries WHERE delivery_id IN ( \
         SELECT delivery_id FROM jadpo_handled_deliveries WHERE handled_at < $1 \
         LIMIT $2 FOR UPDATE SKIP LOCKED)",
-    delete_finished: "DELETE FROM jadpo_deliveries WHERE id IN ( \
+    ),
+    delete_finished: Statement::new(
+        "DELETE FROM jadpo_deliveries WHERE id IN ( \
         SELECT id FROM jadpo_deliveries WHERE finished_at < $1 \
         AND status IN ('handled', 'discarded') LIMIT $2 FOR UPDATE SKIP LOCKED)",
-    delete_dead: "DELETE FROM jadpo_deliveries WHERE id IN ( \
+    ),
+    delete_dead: Statement::new(
+        "DELETE FROM jadpo_deliveries WHERE id IN ( \
         SELECT id FROM jadpo_deliveries WHERE finished_at < $1 AND status = 'dead' \
         LIMIT $2 FOR UPDATE SKIP LOCKED)",
-    delete_outbox: "DELETE FROM jadpo_outbox WHERE id IN ( \
+    ),
+    delete_outbox: Statement::new(
+        "DELETE FROM jadpo_outbox WHERE id IN ( \
         SELECT o.id FROM jadpo_outbox o WHERE o.created_at < $1 \
         AND NOT EXISTS (SELECT 1 FROM jadpo_deliveries d WHERE d.outbox_id = o.id) \
         LIMIT $2 FOR UPDATE SKIP LOCKED)",
-    delete_schedule_runs: "DELETE FROM jadpo_schedule_runs WHERE id IN ( \
+    ),
+    delete_schedule_runs: Statement::new(
+        "DELETE FROM jadpo_schedule_runs WHERE id IN ( \
         SELECT id FROM jadpo_schedule_runs WHERE recorded_at < $1 \
         LIMIT $2 FOR UPDATE SKIP LOCKED)",
-    rescue: "UPDATE jadpo_deliveries SET enqueued_at = NULL WHERE id IN ( \
+    ),
+    rescue: Statement::new(
+        "UPDATE jadpo_deliveries SET enqueued_at = NULL WHERE id IN ( \
         SELECT id FROM jadpo_deliveries WHERE status = 'pending' AND enqueued_at < $1 \
         LIMIT $2 FOR UPDATE SKIP LOCKED)",
-    dead_alerts: "UPDATE jadpo_deliveries SET alert_raised_at = $1 WHERE id IN ( \
+    ),
+    dead_alerts: Statement::new(
+        "UPDATE jadpo_deliveries SET alert_raised_at = $1 WHERE id IN ( \
         SELECT id FROM jadpo_deliveries WHERE status = 'dead' AND alert_raised_at IS NULL \
         LIMIT $2 FOR UPDATE SKIP LOCKED) RETURNING id, subscriber, last_failure",
-    overdue_alerts: "UPDATE jadpo_schedules SET overdue_alert_raised_at = $1 WHERE name IN ( \
+    ),
+    overdue_alerts: Statement::new(
+        "UPDATE jadpo_schedules SET overdue_alert_raised_at = $1 WHERE name IN ( \
         SELECT name FROM jadpo_schedules WHERE removed_at IS NULL AND paused_at IS NULL \
         AND overdue_alert_raised_at IS NULL AND next_due_at < $2 \
         LIMIT $3 FOR UPDATE SKIP LOCKED) RETURNING name, next_due_at",
-    complete: "UPDATE jadpo_housekeeping SET last_completed_at = $2 WHERE name = $1",
+    ),
+    complete: Statement::new(
+        "UPDATE jadpo_housekeeping SET last_completed_at = $2 WHERE name = $1",
+    ),
 };
-
-impl HousekeepingDialect for PgStore {
-    fn housekeeping_sql(&self) -> &'static HousekeepingSql {
-        &HOUSEKEEPING
-    }
-}

@@ -30,6 +30,7 @@ use async_trait::async_trait;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use jadpo_core::TransactionalStore;
 use jadpo_core::{Dialect, Row, SqlValue, StoreError, Transaction};
+use jadpo_store_sql::{SqlDialect, SqlStore};
 
 pub use migrate::{builtin_catalog, schema_sql};
 pub use tx::PgTx;
@@ -57,23 +58,42 @@ impl Default for PgOptions {
     }
 }
 
+/// Every store role on PostgreSQL: the shared roles over this adapter's connection.
+pub type PgStore = SqlStore<Postgres>;
+
+/// This adapter's statements for every role.
+pub static DIALECT: SqlDialect = SqlDialect {
+    pipeline: &pipeline::SQL,
+    delivery_admin: &delivery_admin::ADMIN,
+    service_keys: &service_keys::SERVICE_KEYS,
+    leases: lease::leases,
+    schedule: &schedule::SCHEDULES,
+    housekeeping: &housekeeping::HOUSEKEEPING,
+    breaker: &breaker::BREAKERS,
+    flags: &flags::FLAGS,
+    audit: &audit::AUDIT,
+    audit_generated: audit::GENERATED,
+    workflow: &workflow::SQL,
+    execution: workflow::EXECUTION,
+};
+
 /// The store contract on one PostgreSQL database.
 #[derive(Clone)]
-pub struct PgStore {
+pub struct Postgres {
     name: String,
     pool: Pool,
 }
 
-impl std::fmt::Debug for PgStore {
+impl std::fmt::Debug for Postgres {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PgStore").field("name", &self.name).finish_non_exhaustive()
+        f.debug_struct("Postgres").field("name", &self.name).finish_non_exhaustive()
     }
 }
 
-impl PgStore {
+impl Postgres {
     /// A store for `url` (`postgres://user:pass@host:port/db?sslmode=...`). Connections are made
     /// lazily, on first use; call [`TransactionalStore::ping`] to check the database answers.
-    pub fn connect(name: &str, url: &str, options: &PgOptions) -> Result<Self, StoreError> {
+    pub fn connect(name: &str, url: &str, options: &PgOptions) -> Result<PgStore, StoreError> {
         let target = tls::parse_url(url)?;
         let mut config = target.config;
         config.connect_timeout(options.connect_timeout);
@@ -89,7 +109,7 @@ impl PgStore {
             .runtime(Runtime::Tokio1)
             .build()
             .map_err(|e| StoreError::invalid(format!("cannot build the connection pool: {e}")))?;
-        Ok(Self { name: name.to_owned(), pool })
+        Ok(SqlStore::new(Self { name: name.to_owned(), pool }, &DIALECT))
     }
 
     pub(crate) async fn client(&self) -> Result<deadpool_postgres::Object, StoreError> {
@@ -98,7 +118,7 @@ impl PgStore {
 }
 
 #[async_trait]
-impl TransactionalStore for PgStore {
+impl TransactionalStore for Postgres {
     fn name(&self) -> &str {
         &self.name
     }

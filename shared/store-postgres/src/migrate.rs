@@ -11,7 +11,7 @@ use jadpo_core::model::migrate::{AppliedMigration, Ledger, Migration, MigrationC
 use jadpo_core::ports::{MigrationSession, MigrationStore};
 use jadpo_core::{Dialect, SqlValue, StoreError};
 
-use crate::PgStore;
+use crate::Postgres;
 use crate::error::{DriverError, translate};
 use crate::tx::{execute, query};
 
@@ -246,7 +246,7 @@ impl MigrationSession for PgMigrationSession {
 }
 
 #[async_trait]
-impl MigrationStore for PgStore {
+impl MigrationStore for Postgres {
     fn migration_catalog(&self) -> MigrationCatalog {
         builtin_catalog()
     }

@@ -2,9 +2,7 @@
 //! takes and skips rows another relay holds (`FOR UPDATE SKIP LOCKED`), so concurrent relays
 //! never claim the same delivery.
 
-use jadpo_core::dialect::{PipelineDialect, PipelineSql};
-
-use crate::PgStore;
+use jadpo_store_sql::{PipelineSql, Statement};
 
 pub(crate) const DELIVERY_COLUMNS: &str = "d.id, d.subscriber, d.status, d.attempts, d.next_attempt_at, \
     d.enqueued_at, d.last_attempt_at, d.last_failure, d.finished_at, d.created_at, \
@@ -13,59 +11,79 @@ pub(crate) const DELIVERY_COLUMNS: &str = "d.id, d.subscriber, d.status, d.attem
 
 /// PostgreSQL's pipeline statements.
 pub static SQL: PipelineSql = PipelineSql {
-    outbox_insert: "INSERT INTO jadpo_outbox (id, event_type, payload, encoding, traceparent, \
+    outbox_insert: Statement::new(
+        "INSERT INTO jadpo_outbox (id, event_type, payload, encoding, traceparent, \
         tracestate, chain_depth, source, request_id, created_at) \
         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-    deliveries_insert: "INSERT INTO jadpo_deliveries (id, outbox_id, subscriber, next_attempt_at, \
+    ),
+    deliveries_insert: Statement::new(
+        "INSERT INTO jadpo_deliveries (id, outbox_id, subscriber, next_attempt_at, \
         created_at) SELECT d->>'id', $1::text, d->>'subscriber', $2::timestamptz, $2::timestamptz \
         FROM jsonb_array_elements($3::jsonb) AS d",
-    delivery_get: const_format::concatcp!(
+    ),
+    delivery_get: Statement::new(const_format::concatcp!(
         "SELECT ",
         DELIVERY_COLUMNS,
         " FROM jadpo_deliveries d JOIN jadpo_outbox o ON o.id = d.outbox_id WHERE d.id = $1"
-    ),
-    delivery_handled: "UPDATE jadpo_deliveries SET status = 'handled', attempts = attempts + 1, \
+    )),
+    delivery_handled: Statement::new(
+        "UPDATE jadpo_deliveries SET status = 'handled', attempts = attempts + 1, \
         last_attempt_at = $2, finished_at = $2, enqueued_at = NULL \
         WHERE id = $1 AND status = 'pending'",
-    delivery_retry: "UPDATE jadpo_deliveries SET attempts = attempts + 1, last_attempt_at = $2, \
+    ),
+    delivery_retry: Statement::new(
+        "UPDATE jadpo_deliveries SET attempts = attempts + 1, last_attempt_at = $2, \
         last_failure = $3, next_attempt_at = $4, enqueued_at = NULL \
         WHERE id = $1 AND status = 'pending'",
-    delivery_dead: "UPDATE jadpo_deliveries SET status = 'dead', attempts = attempts + 1, \
+    ),
+    delivery_dead: Statement::new(
+        "UPDATE jadpo_deliveries SET status = 'dead', attempts = attempts + 1, \
         last_attempt_at = $2, last_failure = $3, finished_at = $2, enqueued_at = NULL \
         WHERE id = $1 AND status = 'pending'",
-    deliveries_claim_due: "UPDATE jadpo_deliveries SET enqueued_at = $1 WHERE id IN ( \
+    ),
+    deliveries_claim_due: Statement::new(
+        "UPDATE jadpo_deliveries SET enqueued_at = $1 WHERE id IN ( \
         SELECT id FROM jadpo_deliveries WHERE status = 'pending' AND next_attempt_at <= $1 \
         AND (enqueued_at IS NULL OR enqueued_at < $2) ORDER BY next_attempt_at LIMIT $3 \
         FOR UPDATE SKIP LOCKED) \
         RETURNING id, (SELECT traceparent FROM jadpo_outbox o \
         WHERE o.id = jadpo_deliveries.outbox_id) AS traceparent",
+    ),
     // `= ANY(ARRAY(...))` lets the planner probe the primary key even before statistics exist.
-    deliveries_mark_enqueued: "UPDATE jadpo_deliveries SET enqueued_at = $2 WHERE id = ANY(ARRAY(SELECT jsonb_array_elements_text($1::jsonb))) \
+    deliveries_mark_enqueued: Statement::new(
+        "UPDATE jadpo_deliveries SET enqueued_at = $2 WHERE id = ANY(ARRAY(SELECT jsonb_array_elements_text($1::jsonb))) \
         AND status = 'pending' AND attempts = 0 AND enqueued_at IS NULL",
-    deliveries_unmark_enqueued: "UPDATE jadpo_deliveries SET enqueued_at = NULL \
+    ),
+    deliveries_unmark_enqueued: Statement::new(
+        "UPDATE jadpo_deliveries SET enqueued_at = NULL \
         WHERE id = ANY(ARRAY(SELECT jsonb_array_elements_text($1::jsonb))) AND status = 'pending'",
-    deliveries_list: const_format::concatcp!(
+    ),
+    deliveries_list: Statement::new(const_format::concatcp!(
         "SELECT ",
         DELIVERY_COLUMNS,
         " FROM jadpo_deliveries d JOIN jadpo_outbox o ON o.id = d.outbox_id \
         WHERE ($1::text IS NULL OR d.status = $1) AND ($2::text IS NULL OR d.subscriber = $2) \
         ORDER BY d.created_at DESC, d.id DESC LIMIT $3"
-    ),
-    handled_insert: "INSERT INTO jadpo_handled_deliveries (delivery_id, subscriber, handled_at) \
+    )),
+    handled_insert: Statement::new(
+        "INSERT INTO jadpo_handled_deliveries (delivery_id, subscriber, handled_at) \
         VALUES ($1, $2, $3) ON CONFLICT (delivery_id) DO NOTHING",
-    idempotency_delete_expired: "DELETE FROM jadpo_idempotency_keys \
+    ),
+    idempotency_delete_expired: Statement::new(
+        "DELETE FROM jadpo_idempotency_keys \
         WHERE scope = $1 AND key = $2 AND expires_at <= $3",
-    idempotency_insert: "INSERT INTO jadpo_idempotency_keys (scope, key, request_digest, \
+    ),
+    idempotency_insert: Statement::new(
+        "INSERT INTO jadpo_idempotency_keys (scope, key, request_digest, \
         response_status, response_body, created_at, expires_at) VALUES ($1, $2, $3, 0, '', $4, $5) \
         ON CONFLICT (scope, key) DO NOTHING",
-    idempotency_select: "SELECT request_digest, response_status, response_body \
+    ),
+    idempotency_select: Statement::new(
+        "SELECT request_digest, response_status, response_body \
         FROM jadpo_idempotency_keys WHERE scope = $1 AND key = $2",
-    idempotency_store: "UPDATE jadpo_idempotency_keys SET response_status = $3, response_body = $4 \
+    ),
+    idempotency_store: Statement::new(
+        "UPDATE jadpo_idempotency_keys SET response_status = $3, response_body = $4 \
         WHERE scope = $1 AND key = $2",
+    ),
 };
-
-impl PipelineDialect for PgStore {
-    fn pipeline_sql(&self) -> &'static PipelineSql {
-        &SQL
-    }
-}

@@ -6,7 +6,7 @@ use jadpo_core::model::schema::{ColumnInfo, ForeignKeyInfo, IndexInfo, TableSche
 use jadpo_core::ports::SchemaIntrospection;
 use jadpo_core::{SqlValue, StoreError};
 
-use crate::PgStore;
+use crate::Postgres;
 use crate::tx::query;
 
 const TABLES: &str = "SELECT tablename::text AS name FROM pg_catalog.pg_tables
@@ -106,7 +106,7 @@ async fn describe(client: &Object, table: &str) -> Result<Option<TableSchema>, S
 }
 
 #[async_trait]
-impl SchemaIntrospection for PgStore {
+impl SchemaIntrospection for Postgres {
     async fn schema_tables(&self) -> Result<Vec<String>, StoreError> {
         let client = self.client().await?;
         query(&client, TABLES, &[])

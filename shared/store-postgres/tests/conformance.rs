@@ -7,7 +7,7 @@ use std::time::Duration;
 use jadpo_core::{Dialect, Store, StoreErrorKind, TransactionalStore};
 use jadpo_engine::migrate;
 use jadpo_store_conformance::{Fixture, conformance_tests};
-use jadpo_store_postgres::{PgOptions, PgStore, PgTx, builtin_catalog, schema_sql};
+use jadpo_store_postgres::{PgOptions, PgTx, Postgres, builtin_catalog, schema_sql};
 use jadpo_test_harness::PgTestDb;
 
 struct PgFixture(PgTestDb);
@@ -93,7 +93,7 @@ async fn the_pool_never_opens_more_than_its_budget() {
         acquire_timeout: Duration::from_millis(300),
         ..PgOptions::default()
     };
-    let store = PgStore::connect("main", db.url(), &options).unwrap_or_else(|e| panic!("{e}"));
+    let store = Postgres::connect("main", db.url(), &options).unwrap_or_else(|e| panic!("{e}"));
     let a = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
     let b = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
     let third =
@@ -108,7 +108,7 @@ async fn the_pool_never_opens_more_than_its_budget() {
 #[tokio::test]
 async fn an_unreachable_server_is_unavailable_and_retryable() {
     let options = PgOptions { connect_timeout: Duration::from_millis(500), ..PgOptions::default() };
-    let store = PgStore::connect("main", "postgres://postgres@127.0.0.1:1/none", &options)
+    let store = Postgres::connect("main", "postgres://postgres@127.0.0.1:1/none", &options)
         .unwrap_or_else(|e| panic!("{e}"));
     let err = store.ping().await.err().unwrap_or_else(|| panic!("connected to port 1"));
     assert_eq!(err.kind(), StoreErrorKind::Unavailable, "{err}");

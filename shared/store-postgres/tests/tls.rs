@@ -3,12 +3,12 @@
 use std::time::Duration;
 
 use jadpo_core::{StoreErrorKind, TransactionalStore};
-use jadpo_store_postgres::{PgOptions, PgStore};
+use jadpo_store_postgres::{PgOptions, PgStore, Postgres};
 use jadpo_test_harness::PgTlsServer;
 
 fn store(url: &str) -> PgStore {
     let options = PgOptions { connect_timeout: Duration::from_secs(3), ..PgOptions::default() };
-    PgStore::connect("main", url, &options).unwrap_or_else(|e| panic!("{e}"))
+    Postgres::connect("main", url, &options).unwrap_or_else(|e| panic!("{e}"))
 }
 
 async fn uses_tls(store: &PgStore) -> bool {

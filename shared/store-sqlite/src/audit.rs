@@ -4,22 +4,26 @@
 //! transaction, deleted before commit). Identifiers come from the application's declaration,
 //! checked at start to be plain lower-case identifiers, and are quoted here as well.
 
-use jadpo_core::dialect::{AuditDialect, AuditSql};
 use jadpo_core::model::audit::AuditSpec;
-
-use crate::SqliteStore;
+use jadpo_store_sql::{AuditSql, AuditStatements, Statement};
 
 /// The static audit statements.
 pub static AUDIT: AuditSql = AuditSql {
-    set_context: "INSERT OR REPLACE INTO jadpo_audit_context \
+    set_context: Statement::new(
+        "INSERT OR REPLACE INTO jadpo_audit_context \
         (id, actor, action, request_id, trace, now) VALUES (1, $1, $2, $3, $4, $5)",
-    clear_context: Some("DELETE FROM jadpo_audit_context"),
-    rows: "SELECT entity, record_id, seq, changed_at, kind, actor, action, request_id, trace, \
+    ),
+    clear_context: Some(Statement::new("DELETE FROM jadpo_audit_context")),
+    rows: Statement::new(
+        "SELECT entity, record_id, seq, changed_at, kind, actor, action, request_id, trace, \
         changes, encoding FROM jadpo_audit WHERE entity = $1 AND record_id = $2 ORDER BY seq",
-    delete_rows: "DELETE FROM jadpo_audit WHERE entity = $1 AND record_id = $2",
-    expire: "DELETE FROM jadpo_audit WHERE (entity, record_id, seq) IN ( \
+    ),
+    delete_rows: Statement::new("DELETE FROM jadpo_audit WHERE entity = $1 AND record_id = $2"),
+    expire: Statement::new(
+        "DELETE FROM jadpo_audit WHERE (entity, record_id, seq) IN ( \
         SELECT entity, record_id, seq FROM jadpo_audit WHERE entity = $1 AND changed_at < $2 \
         LIMIT $3)",
+    ),
 };
 
 const CONTEXT: &str = "(SELECT {} FROM jadpo_audit_context WHERE id = 1)";
@@ -76,22 +80,19 @@ fn trigger(spec: &AuditSpec, kind: &str) -> [String; 2] {
     ]
 }
 
-impl AuditDialect for SqliteStore {
-    fn audit_sql(&self) -> &'static AuditSql {
-        &AUDIT
-    }
+/// The audit statements generated per audited entity.
+pub const GENERATED: AuditStatements = AuditStatements { trigger_ddl, current, erase };
 
-    fn audit_trigger_ddl(&self, spec: &AuditSpec) -> Vec<String> {
-        ["insert", "update", "delete"].iter().flat_map(|kind| trigger(spec, kind)).collect()
-    }
+fn trigger_ddl(spec: &AuditSpec) -> Vec<String> {
+    ["insert", "update", "delete"].iter().flat_map(|kind| trigger(spec, kind)).collect()
+}
 
-    fn audit_current_sql(&self, spec: &AuditSpec) -> String {
-        let fields: Vec<String> =
-            spec.columns.iter().map(|c| format!("CAST(\"{c}\" AS TEXT) AS \"{c}\"")).collect();
-        format!("SELECT {} FROM \"{}\" WHERE id = $1", fields.join(", "), spec.table)
-    }
+fn current(spec: &AuditSpec) -> String {
+    let fields: Vec<String> =
+        spec.columns.iter().map(|c| format!("CAST(\"{c}\" AS TEXT) AS \"{c}\"")).collect();
+    format!("SELECT {} FROM \"{}\" WHERE id = $1", fields.join(", "), spec.table)
+}
 
-    fn audit_erase_sql(&self, spec: &AuditSpec) -> String {
-        format!("DELETE FROM \"{}\" WHERE id = $1", spec.table)
-    }
+fn erase(spec: &AuditSpec) -> String {
+    format!("DELETE FROM \"{}\" WHERE id = $1", spec.table)
 }

@@ -1,8 +1,6 @@
 //! Circuit-breaker statements (SQLite): `jadpo_circuit_breakers` and the deliveries it holds.
 
-use jadpo_core::dialect::{BreakerDialect, BreakerSql};
-
-use crate::SqliteStore;
+use jadpo_store_sql::{BreakerSql, Statement};
 
 const BREAKER: &str = "SELECT connection, state, failures, opened_at, pause_ms, reopen_at, \
     probe_delivery, probe_started_at, alert_at, alert_raised_at FROM jadpo_circuit_breakers";
@@ -10,26 +8,32 @@ const BREAKER: &str = "SELECT connection, state, failures, opened_at, pause_ms, 
 /// The circuit-breaker statements. SQLite's single writer (`BEGIN IMMEDIATE`) serializes the
 /// transactions that decide, so two delivery functions cannot both take the probe.
 pub static BREAKERS: BreakerSql = BreakerSql {
-    ensure: "INSERT INTO jadpo_circuit_breakers (connection, updated_at) VALUES ($1, $2) \
+    ensure: Statement::new(
+        "INSERT INTO jadpo_circuit_breakers (connection, updated_at) VALUES ($1, $2) \
         ON CONFLICT (connection) DO NOTHING",
-    lock: const_format::concatcp!(BREAKER, " WHERE connection = $1"),
-    write: "UPDATE jadpo_circuit_breakers SET state = $2, failures = $3, opened_at = $4, \
+    ),
+    lock: Statement::new(const_format::concatcp!(BREAKER, " WHERE connection = $1")),
+    write: Statement::new(
+        "UPDATE jadpo_circuit_breakers SET state = $2, failures = $3, opened_at = $4, \
         pause_ms = $5, reopen_at = $6, probe_delivery = $7, probe_started_at = $8, alert_at = $9, \
         alert_raised_at = $10, updated_at = $11 WHERE connection = $1",
-    hold: "UPDATE jadpo_deliveries SET held_connection = $2, held_at = $3, next_attempt_at = $4, \
+    ),
+    hold: Statement::new(
+        "UPDATE jadpo_deliveries SET held_connection = $2, held_at = $3, next_attempt_at = $4, \
         enqueued_at = NULL WHERE id = $1 AND status = 'pending'",
-    unhold: "UPDATE jadpo_deliveries SET held_connection = NULL, held_at = NULL WHERE id = $1",
-    release: "UPDATE jadpo_deliveries SET held_connection = NULL, held_at = NULL, \
+    ),
+    unhold: Statement::new(
+        "UPDATE jadpo_deliveries SET held_connection = NULL, held_at = NULL WHERE id = $1",
+    ),
+    release: Statement::new(
+        "UPDATE jadpo_deliveries SET held_connection = NULL, held_at = NULL, \
         next_attempt_at = $2, enqueued_at = NULL WHERE held_connection = $1 AND status = 'pending'",
-    list: const_format::concatcp!(BREAKER, " ORDER BY connection"),
-    alerts: "UPDATE jadpo_circuit_breakers SET alert_raised_at = $1 WHERE connection IN ( \
+    ),
+    list: Statement::new(const_format::concatcp!(BREAKER, " ORDER BY connection")),
+    alerts: Statement::new(
+        "UPDATE jadpo_circuit_breakers SET alert_raised_at = $1 WHERE connection IN ( \
         SELECT connection FROM jadpo_circuit_breakers WHERE state <> 'closed' \
         AND alert_raised_at IS NULL AND alert_at <= $1 LIMIT $2) \
         RETURNING connection, opened_at",
+    ),
 };
-
-impl BreakerDialect for SqliteStore {
-    fn breaker_sql(&self) -> &'static BreakerSql {
-        &BREAKERS
-    }
-}

@@ -44,6 +44,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use jadpo_core::TransactionalStore;
 use jadpo_core::{Clock, Dialect, Row, SqlValue, StoreError, Transaction};
+use jadpo_store_sql::{SqlDialect, SqlStore};
 use rusqlite::Connection;
 use tokio::sync::Mutex;
 
@@ -71,27 +72,46 @@ impl Default for SqliteOptions {
     }
 }
 
+/// Every store role on SQLite: the shared roles over this adapter's connection.
+pub type SqliteStore = SqlStore<Sqlite>;
+
+/// This adapter's statements for every role.
+pub static DIALECT: SqlDialect = SqlDialect {
+    pipeline: &pipeline::SQL,
+    delivery_admin: &delivery_admin::ADMIN,
+    service_keys: &service_keys::SERVICE_KEYS,
+    leases: lease::leases,
+    schedule: &schedule::SCHEDULES,
+    housekeeping: &housekeeping::HOUSEKEEPING,
+    breaker: &breaker::BREAKERS,
+    flags: &flags::FLAGS,
+    audit: &audit::AUDIT,
+    audit_generated: audit::GENERATED,
+    workflow: &workflow::SQL,
+    execution: workflow::EXECUTION,
+};
+
 /// The store contract on one SQLite database.
-pub struct SqliteStore {
+pub struct Sqlite {
     name: String,
     conn: Arc<Mutex<Connection>>,
     clock: Arc<dyn Clock>,
 }
 
-impl std::fmt::Debug for SqliteStore {
+impl std::fmt::Debug for Sqlite {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SqliteStore").field("name", &self.name).finish_non_exhaustive()
+        f.debug_struct("Sqlite").field("name", &self.name).finish_non_exhaustive()
     }
 }
 
-impl SqliteStore {
+impl Sqlite {
     /// Opens (creating if needed) the database for the store called `name`.
     pub fn open(
         name: &str,
         location: &SqliteLocation,
         options: &SqliteOptions,
         clock: Arc<dyn Clock>,
-    ) -> Result<Self, StoreError> {
+    ) -> Result<SqliteStore, StoreError> {
         let conn = match location {
             SqliteLocation::Memory => Connection::open_in_memory(),
             SqliteLocation::File(path) => {
@@ -105,7 +125,8 @@ impl SqliteStore {
         }
         .map_err(error::translate)?;
         configure(&conn, location, options).map_err(error::translate)?;
-        Ok(Self { name: name.to_owned(), conn: Arc::new(Mutex::new(conn)), clock })
+        let connection = Self { name: name.to_owned(), conn: Arc::new(Mutex::new(conn)), clock };
+        Ok(SqlStore::new(connection, &DIALECT))
     }
 }
 
@@ -128,7 +149,7 @@ fn configure(
 }
 
 #[async_trait]
-impl TransactionalStore for SqliteStore {
+impl TransactionalStore for Sqlite {
     fn name(&self) -> &str {
         &self.name
     }

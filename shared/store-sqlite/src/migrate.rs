@@ -13,7 +13,7 @@ use jadpo_core::{Dialect, SqlValue, StoreError};
 use rusqlite::Connection;
 use tokio::sync::OwnedMutexGuard;
 
-use crate::SqliteStore;
+use crate::Sqlite;
 use crate::error::translate;
 use crate::tx::{execute, query};
 
@@ -227,7 +227,7 @@ impl MigrationSession for SqliteMigrationSession {
 }
 
 #[async_trait]
-impl MigrationStore for SqliteStore {
+impl MigrationStore for Sqlite {
     fn migration_catalog(&self) -> MigrationCatalog {
         builtin_catalog()
     }

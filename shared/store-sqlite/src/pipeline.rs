@@ -1,9 +1,7 @@
 //! The pipeline's statements in SQLite's dialect. One writer at a time, so claiming due
 //! deliveries needs no row locks.
 
-use jadpo_core::dialect::{PipelineDialect, PipelineSql};
-
-use crate::SqliteStore;
+use jadpo_store_sql::{PipelineSql, Statement};
 
 pub(crate) const DELIVERY_COLUMNS: &str = "d.id, d.subscriber, d.status, d.attempts, d.next_attempt_at, \
     d.enqueued_at, d.last_attempt_at, d.last_failure, d.finished_at, d.created_at, \
@@ -12,57 +10,77 @@ pub(crate) const DELIVERY_COLUMNS: &str = "d.id, d.subscriber, d.status, d.attem
 
 /// SQLite's pipeline statements.
 pub static SQL: PipelineSql = PipelineSql {
-    outbox_insert: "INSERT INTO jadpo_outbox (id, event_type, payload, encoding, traceparent, \
+    outbox_insert: Statement::new(
+        "INSERT INTO jadpo_outbox (id, event_type, payload, encoding, traceparent, \
         tracestate, chain_depth, source, request_id, created_at) \
         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-    deliveries_insert: "INSERT INTO jadpo_deliveries (id, outbox_id, subscriber, next_attempt_at, \
+    ),
+    deliveries_insert: Statement::new(
+        "INSERT INTO jadpo_deliveries (id, outbox_id, subscriber, next_attempt_at, \
         created_at) SELECT json_extract(value, '$.id'), $1, json_extract(value, '$.subscriber'), $2, $2 \
         FROM json_each($3)",
-    delivery_get: const_format::concatcp!(
+    ),
+    delivery_get: Statement::new(const_format::concatcp!(
         "SELECT ",
         DELIVERY_COLUMNS,
         " FROM jadpo_deliveries d JOIN jadpo_outbox o ON o.id = d.outbox_id WHERE d.id = $1"
-    ),
-    delivery_handled: "UPDATE jadpo_deliveries SET status = 'handled', attempts = attempts + 1, \
+    )),
+    delivery_handled: Statement::new(
+        "UPDATE jadpo_deliveries SET status = 'handled', attempts = attempts + 1, \
         last_attempt_at = $2, finished_at = $2, enqueued_at = NULL \
         WHERE id = $1 AND status = 'pending'",
-    delivery_retry: "UPDATE jadpo_deliveries SET attempts = attempts + 1, last_attempt_at = $2, \
+    ),
+    delivery_retry: Statement::new(
+        "UPDATE jadpo_deliveries SET attempts = attempts + 1, last_attempt_at = $2, \
         last_failure = $3, next_attempt_at = $4, enqueued_at = NULL \
         WHERE id = $1 AND status = 'pending'",
-    delivery_dead: "UPDATE jadpo_deliveries SET status = 'dead', attempts = attempts + 1, \
+    ),
+    delivery_dead: Statement::new(
+        "UPDATE jadpo_deliveries SET status = 'dead', attempts = attempts + 1, \
         last_attempt_at = $2, last_failure = $3, finished_at = $2, enqueued_at = NULL \
         WHERE id = $1 AND status = 'pending'",
-    deliveries_claim_due: "UPDATE jadpo_deliveries SET enqueued_at = $1 WHERE id IN ( \
+    ),
+    deliveries_claim_due: Statement::new(
+        "UPDATE jadpo_deliveries SET enqueued_at = $1 WHERE id IN ( \
         SELECT id FROM jadpo_deliveries WHERE status = 'pending' AND next_attempt_at <= $1 \
         AND (enqueued_at IS NULL OR enqueued_at < $2) ORDER BY next_attempt_at LIMIT $3) \
         RETURNING id, (SELECT traceparent FROM jadpo_outbox o \
         WHERE o.id = jadpo_deliveries.outbox_id) AS traceparent",
-    deliveries_mark_enqueued: "UPDATE jadpo_deliveries SET enqueued_at = $2 WHERE id IN (SELECT value FROM json_each($1)) \
+    ),
+    deliveries_mark_enqueued: Statement::new(
+        "UPDATE jadpo_deliveries SET enqueued_at = $2 WHERE id IN (SELECT value FROM json_each($1)) \
         AND status = 'pending' AND attempts = 0 AND enqueued_at IS NULL",
-    deliveries_unmark_enqueued: "UPDATE jadpo_deliveries SET enqueued_at = NULL \
+    ),
+    deliveries_unmark_enqueued: Statement::new(
+        "UPDATE jadpo_deliveries SET enqueued_at = NULL \
         WHERE id IN (SELECT value FROM json_each($1)) AND status = 'pending'",
-    deliveries_list: const_format::concatcp!(
+    ),
+    deliveries_list: Statement::new(const_format::concatcp!(
         "SELECT ",
         DELIVERY_COLUMNS,
         " FROM jadpo_deliveries d JOIN jadpo_outbox o ON o.id = d.outbox_id \
         WHERE ($1 IS NULL OR d.status = $1) AND ($2 IS NULL OR d.subscriber = $2) \
         ORDER BY d.created_at DESC, d.id DESC LIMIT $3"
-    ),
-    handled_insert: "INSERT INTO jadpo_handled_deliveries (delivery_id, subscriber, handled_at) \
+    )),
+    handled_insert: Statement::new(
+        "INSERT INTO jadpo_handled_deliveries (delivery_id, subscriber, handled_at) \
         VALUES ($1, $2, $3) ON CONFLICT (delivery_id) DO NOTHING",
-    idempotency_delete_expired: "DELETE FROM jadpo_idempotency_keys \
+    ),
+    idempotency_delete_expired: Statement::new(
+        "DELETE FROM jadpo_idempotency_keys \
         WHERE scope = $1 AND key = $2 AND expires_at <= $3",
-    idempotency_insert: "INSERT INTO jadpo_idempotency_keys (scope, key, request_digest, \
+    ),
+    idempotency_insert: Statement::new(
+        "INSERT INTO jadpo_idempotency_keys (scope, key, request_digest, \
         response_status, response_body, created_at, expires_at) VALUES ($1, $2, $3, 0, '', $4, $5) \
         ON CONFLICT (scope, key) DO NOTHING",
-    idempotency_select: "SELECT request_digest, response_status, response_body \
+    ),
+    idempotency_select: Statement::new(
+        "SELECT request_digest, response_status, response_body \
         FROM jadpo_idempotency_keys WHERE scope = $1 AND key = $2",
-    idempotency_store: "UPDATE jadpo_idempotency_keys SET response_status = $3, response_body = $4 \
+    ),
+    idempotency_store: Statement::new(
+        "UPDATE jadpo_idempotency_keys SET response_status = $3, response_body = $4 \
         WHERE scope = $1 AND key = $2",
+    ),
 };
-
-impl PipelineDialect for SqliteStore {
-    fn pipeline_sql(&self) -> &'static PipelineSql {
-        &SQL
-    }
-}

@@ -8,7 +8,7 @@ use jadpo_core::ports::SchemaIntrospection;
 use jadpo_core::{SqlValue, StoreError};
 use rusqlite::Connection;
 
-use crate::SqliteStore;
+use crate::Sqlite;
 use crate::tx::query;
 
 const TABLES: &str = "SELECT name FROM sqlite_schema
@@ -82,7 +82,7 @@ fn indexes(conn: &Connection, name: &[SqlValue]) -> Result<Vec<IndexInfo>, Store
 }
 
 #[async_trait]
-impl SchemaIntrospection for SqliteStore {
+impl SchemaIntrospection for Sqlite {
     async fn schema_tables(&self) -> Result<Vec<String>, StoreError> {
         let conn = self.conn.lock().await;
         query(&conn, TABLES, &[])?.iter().map(|r| r.get_str("name").map(str::to_owned)).collect()

@@ -1,52 +1,75 @@
 //! The workflow tables' statements in SQLite's: the whole state in `state_json`; the single writer needs no row locks.
 
-use jadpo_core::dialect::{WorkflowDialect, WorkflowSql};
-
-use crate::SqliteStore;
+use jadpo_core::model::workflow::state::ExecutionState;
+use jadpo_core::{Row, SqlValue, StoreError};
+use jadpo_store_sql::{ExecutionLayout, Statement, WorkflowSql, execution_head, ms};
 
 /// The workflow statements.
 pub static SQL: WorkflowSql = WorkflowSql {
-    execution_lock: "SELECT revision FROM workflow_executions WHERE run_id = $1",
-    execution_insert: "INSERT INTO workflow_executions (run_id, workflow_id, workflow_version, status, \
-        current_node_id, revision, state_json, created_at, updated_at) \
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-    execution_update: "UPDATE workflow_executions SET workflow_id = $2, workflow_version = $3, status = $4, \
-        current_node_id = $5, revision = $6, state_json = $7, created_at = $8, updated_at = $9 \
-        WHERE run_id = $1",
-    execution_get: "SELECT state_json FROM workflow_executions WHERE run_id = $1",
-    event_insert: "INSERT INTO workflow_events (id, run_id, seq, type, payload, timestamp) \
+    execution_lock: Statement::new("SELECT revision FROM workflow_executions WHERE run_id = $1"),
+    execution_get: Statement::new("SELECT state_json FROM workflow_executions WHERE run_id = $1"),
+    event_insert: Statement::new(
+        "INSERT INTO workflow_events (id, run_id, seq, type, payload, timestamp) \
         VALUES ($1, $2, $3, $4, $5, $6)",
-    events_list: "SELECT seq, type, payload, timestamp FROM workflow_events WHERE run_id = $1 \
+    ),
+    events_list: Statement::new(
+        "SELECT seq, type, payload, timestamp FROM workflow_events WHERE run_id = $1 \
         ORDER BY seq",
-    command_insert: "INSERT INTO outbox_commands (id, run_id, seq, node_id, type, payload, \
+    ),
+    command_insert: Statement::new(
+        "INSERT INTO outbox_commands (id, run_id, seq, node_id, type, payload, \
         idempotency_key, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-    command_ack: "UPDATE outbox_commands SET status = $2, processed_at = $3 \
+    ),
+    command_ack: Statement::new(
+        "UPDATE outbox_commands SET status = $2, processed_at = $3 \
         WHERE id = $1 AND status = 'pending'",
-    session_lock: "SELECT user_id, revision FROM sessions WHERE id = $1",
-    session_bind: "UPDATE sessions SET active_run_id = $2, updated_at = $3, revision = revision + 1 \
+    ),
+    session_lock: Statement::new("SELECT user_id, revision FROM sessions WHERE id = $1"),
+    session_bind: Statement::new(
+        "UPDATE sessions SET active_run_id = $2, updated_at = $3, revision = revision + 1 \
         WHERE id = $1 AND revision = $4",
-    session_insert: "INSERT INTO sessions (id, user_id, context, created_at, updated_at) \
+    ),
+    session_insert: Statement::new(
+        "INSERT INTO sessions (id, user_id, context, created_at, updated_at) \
         VALUES ($1, $2, $3, $4, $4)",
-    session_get: "SELECT id, user_id, context, active_run_id, revision, context_revision \
+    ),
+    session_get: Statement::new(
+        "SELECT id, user_id, context, active_run_id, revision, context_revision \
         FROM sessions WHERE id = $1",
-    session_update_context: "UPDATE sessions SET context = $3, updated_at = $4, revision = revision + 1, \
+    ),
+    session_update_context: Statement::new(
+        "UPDATE sessions SET context = $3, updated_at = $4, revision = revision + 1, \
         context_revision = context_revision + $6 WHERE id = $1 AND user_id = $2 AND revision = $5",
-    run_lease_take: "INSERT INTO execution_leases (run_id, worker_id, lease_id, expires_at) \
+    ),
+    run_lease_take: Statement::new(
+        "INSERT INTO execution_leases (run_id, worker_id, lease_id, expires_at) \
         VALUES ($1, $2, $3, $4) ON CONFLICT (run_id) DO UPDATE SET worker_id = excluded.worker_id, \
         lease_id = excluded.lease_id, expires_at = excluded.expires_at \
         WHERE execution_leases.expires_at <= $5 RETURNING lease_id",
-    run_lease_extend: "UPDATE execution_leases SET expires_at = $3 \
+    ),
+    run_lease_extend: Statement::new(
+        "UPDATE execution_leases SET expires_at = $3 \
         WHERE run_id = $1 AND lease_id = $2 AND expires_at > $4",
-    run_lease_give_up: "DELETE FROM execution_leases WHERE run_id = $1 AND lease_id = $2",
-    run_lease_fence: "SELECT 1 AS live FROM execution_leases \
+    ),
+    run_lease_give_up: Statement::new(
+        "DELETE FROM execution_leases WHERE run_id = $1 AND lease_id = $2",
+    ),
+    run_lease_fence: Statement::new(
+        "SELECT 1 AS live FROM execution_leases \
         WHERE run_id = $1 AND lease_id = $2 AND expires_at > $3",
-    runnable: "SELECT e.run_id FROM workflow_executions e \
+    ),
+    runnable: Statement::new(
+        "SELECT e.run_id FROM workflow_executions e \
         LEFT JOIN execution_leases l ON l.run_id = e.run_id \
         WHERE e.status IN ('running', 'cancelling') AND (l.run_id IS NULL OR l.expires_at <= $1) \
         ORDER BY e.updated_at LIMIT $2",
-    command_get: "SELECT id, run_id, node_id, type, payload, status, idempotency_key \
+    ),
+    command_get: Statement::new(
+        "SELECT id, run_id, node_id, type, payload, status, idempotency_key \
         FROM outbox_commands WHERE id = $1",
-    commands_claim_due: "INSERT INTO jadpo_command_dispatch (command_id, run_id, enqueued_at) \
+    ),
+    commands_claim_due: Statement::new(
+        "INSERT INTO jadpo_command_dispatch (command_id, run_id, enqueued_at) \
         SELECT c.id, c.run_id, $1 FROM outbox_commands c \
         JOIN workflow_executions e ON e.run_id = c.run_id \
         LEFT JOIN jadpo_command_dispatch d ON d.command_id = c.id \
@@ -54,33 +77,78 @@ pub static SQL: WorkflowSql = WorkflowSql {
         AND (d.command_id IS NULL OR d.enqueued_at < $2) ORDER BY c.created_at LIMIT $3 \
         ON CONFLICT (command_id) DO UPDATE SET enqueued_at = excluded.enqueued_at \
         WHERE jadpo_command_dispatch.enqueued_at < $2 RETURNING command_id",
-    command_mark_enqueued: "INSERT INTO jadpo_command_dispatch (command_id, run_id, enqueued_at) \
+    ),
+    command_mark_enqueued: Statement::new(
+        "INSERT INTO jadpo_command_dispatch (command_id, run_id, enqueued_at) \
         VALUES ($1, $2, $3) ON CONFLICT (command_id) DO UPDATE SET enqueued_at = excluded.enqueued_at",
-    verify_revisions: "SELECT e.run_id, e.revision, m.last_seq FROM workflow_executions e \
+    ),
+    verify_revisions: Statement::new(
+        "SELECT e.run_id, e.revision, m.last_seq FROM workflow_executions e \
         JOIN (SELECT run_id, max(seq) AS last_seq FROM workflow_events GROUP BY run_id) m \
         ON m.run_id = e.run_id WHERE e.revision <> m.last_seq ORDER BY e.run_id",
-    verify_event_ids: "SELECT (SELECT count(*) FROM workflow_events WHERE id <> run_id || ':' || seq) + \
+    ),
+    verify_event_ids: Statement::new(
+        "SELECT (SELECT count(*) FROM workflow_events WHERE id <> run_id || ':' || seq) + \
         (SELECT count(*) FROM (SELECT run_id, seq FROM workflow_events GROUP BY run_id, seq \
         HAVING count(*) > 1) d) AS n",
-    verify_command_times: "SELECT id, status FROM outbox_commands \
+    ),
+    verify_command_times: Statement::new(
+        "SELECT id, status FROM outbox_commands \
         WHERE (status = 'pending' AND processed_at IS NOT NULL) \
         OR (status IN ('completed', 'failed') AND processed_at IS NULL) ORDER BY id",
-    executions_page: "SELECT run_id FROM workflow_executions WHERE run_id > $1 ORDER BY run_id LIMIT $2",
-    sessions_all: "SELECT id FROM sessions ORDER BY id",
-    session_delete: "DELETE FROM sessions WHERE id = $1",
-    execution_delete: "DELETE FROM workflow_executions WHERE run_id = $1",
-    commands_of_run: "SELECT id, seq, node_id, type, payload, status, idempotency_key, created_at, \
+    ),
+    executions_page: Statement::new(
+        "SELECT run_id FROM workflow_executions WHERE run_id > $1 ORDER BY run_id LIMIT $2",
+    ),
+    sessions_all: Statement::new("SELECT id FROM sessions ORDER BY id"),
+    session_delete: Statement::new("DELETE FROM sessions WHERE id = $1"),
+    execution_delete: Statement::new("DELETE FROM workflow_executions WHERE run_id = $1"),
+    commands_of_run: Statement::new(
+        "SELECT id, seq, node_id, type, payload, status, idempotency_key, created_at, \
         processed_at FROM outbox_commands WHERE run_id = $1 ORDER BY seq",
-    command_import: "INSERT INTO outbox_commands (id, run_id, seq, node_id, type, payload, status, \
+    ),
+    command_import: Statement::new(
+        "INSERT INTO outbox_commands (id, run_id, seq, node_id, type, payload, status, \
         idempotency_key, created_at, processed_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-    session_export: "SELECT id, user_id, context, active_run_id, revision, context_revision, \
+    ),
+    session_export: Statement::new(
+        "SELECT id, user_id, context, active_run_id, revision, context_revision, \
         created_at, updated_at FROM sessions WHERE id = $1",
-    session_import: "INSERT INTO sessions (id, user_id, context, active_run_id, revision, \
+    ),
+    session_import: Statement::new(
+        "INSERT INTO sessions (id, user_id, context, active_run_id, revision, \
         context_revision, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+    ),
 };
 
-impl WorkflowDialect for SqliteStore {
-    fn workflow_sql(&self) -> &'static WorkflowSql {
-        &SQL
-    }
+/// The execution row as one JSON document: after [`execution_head`]'s six, `$7` state_json, `$8`
+/// created_at, `$9` updated_at (the state's own columns stay readable to SQL for the indexes).
+pub const EXECUTION: ExecutionLayout = ExecutionLayout {
+    insert: INSERT,
+    update: UPDATE,
+    params: execution_params,
+    from_row: execution_from_row,
+};
+
+const INSERT: &str = "INSERT INTO workflow_executions (run_id, workflow_id, workflow_version, status, \
+        current_node_id, revision, state_json, created_at, updated_at) \
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
+
+const UPDATE: &str = "UPDATE workflow_executions SET workflow_id = $2, workflow_version = $3, status = $4, \
+        current_node_id = $5, revision = $6, state_json = $7, created_at = $8, updated_at = $9 \
+        WHERE run_id = $1";
+
+fn execution_params(s: &ExecutionState) -> Result<Vec<SqlValue>, StoreError> {
+    let mut p = execution_head(s)?;
+    p.extend([
+        serde_json::to_string(s).map_err(|e| StoreError::internal(e.to_string()))?.into(),
+        ms(s.created_at).into(),
+        ms(s.updated_at).into(),
+    ]);
+    Ok(p)
+}
+
+fn execution_from_row(r: &Row) -> Result<ExecutionState, StoreError> {
+    serde_json::from_str(r.get_str("state_json")?)
+        .map_err(|e| StoreError::internal(format!("state_json is not an execution state: {e}")))
 }

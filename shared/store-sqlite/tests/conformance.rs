@@ -6,7 +6,7 @@ use std::sync::Arc;
 use jadpo_core::{Dialect, Store, SystemClock, TransactionalStore};
 use jadpo_engine::migrate;
 use jadpo_store_conformance::{Fixture, conformance_tests};
-use jadpo_store_sqlite::{SqliteLocation, SqliteOptions, SqliteStore, SqliteTx};
+use jadpo_store_sqlite::{Sqlite, SqliteLocation, SqliteOptions, SqliteTx};
 use jadpo_test_harness::SqliteTestDb;
 
 struct SqliteFixture(SqliteTestDb);
@@ -46,7 +46,7 @@ async fn file_databases_use_wal_and_enforce_foreign_keys() {
 #[tokio::test]
 async fn memory_databases_migrate_and_vanish() {
     let open = || {
-        SqliteStore::open(
+        Sqlite::open(
             "main",
             &SqliteLocation::Memory,
             &SqliteOptions::default(),

@@ -20,8 +20,8 @@ use jadpo_local::queue::InProcessQueue;
 use jadpo_local::sink::{self, Sinks};
 use jadpo_runtime::catalog_for;
 use jadpo_runtime::connections::HttpConnections;
-use jadpo_store_postgres::{PgOptions, PgStore};
-use jadpo_store_sqlite::{SqliteLocation, SqliteOptions, SqliteStore};
+use jadpo_store_postgres::{PgOptions, Postgres};
+use jadpo_store_sqlite::{Sqlite, SqliteLocation, SqliteOptions};
 use jadpo_test_harness::PgTestDb;
 use tokio::sync::mpsc::UnboundedReceiver;
 
@@ -97,17 +97,13 @@ async fn open(
     match kind {
         Kind::Sqlite => {
             let location = SqliteLocation::File(dir.join(format!("{name}.db")));
-            let store = SqliteStore::open(
-                name,
-                &location,
-                &SqliteOptions::default(),
-                Arc::new(SystemClock),
-            );
+            let store =
+                Sqlite::open(name, &location, &SqliteOptions::default(), Arc::new(SystemClock));
             Arc::new(store.unwrap_or_else(|e| panic!("{e}")))
         }
         Kind::Postgres => {
             let db = PgTestDb::empty().await;
-            let store = PgStore::connect(name, db.url(), &PgOptions::default())
+            let store = Postgres::connect(name, db.url(), &PgOptions::default())
                 .unwrap_or_else(|e| panic!("{e}"));
             pg.push(db);
             Arc::new(store)

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use jadpo_core::{SqlValue, SystemClock, TransactionalStore};
-use jadpo_store_sqlite::{SqliteLocation, SqliteOptions, SqliteStore};
+use jadpo_store_sqlite::{Sqlite, SqliteLocation, SqliteOptions};
 use jadpo_test_harness::PgTestDb;
 
 const ROUNDS: usize = 7;
@@ -36,7 +36,7 @@ struct Line {
 }
 
 async fn sqlite() -> Result<Line, Box<dyn std::error::Error>> {
-    let store = SqliteStore::open(
+    let store = Sqlite::open(
         "main",
         &SqliteLocation::Memory,
         &SqliteOptions::default(),

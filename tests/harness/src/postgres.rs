@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use jadpo_core::model::migrate::MigrationCatalog;
 use jadpo_engine::migrate;
-use jadpo_store_postgres::{PgOptions, PgStore};
+use jadpo_store_postgres::{PgOptions, PgStore, Postgres};
 use tokio_postgres::NoTls;
 
 use crate::cluster::{Server, server};
@@ -59,7 +59,7 @@ impl PgTestDb {
 
     /// A new store on this database, named `main`, with the default pool.
     pub fn store(&self) -> PgStore {
-        match PgStore::connect("main", &self.url, &PgOptions::default()) {
+        match Postgres::connect("main", &self.url, &PgOptions::default()) {
             Ok(store) => store,
             Err(e) => panic!("cannot connect to the test database {}: {e}", self.name),
         }
@@ -122,7 +122,7 @@ async fn template(server: &Server) -> String {
     admin(server, &format!("CREATE DATABASE {building}")).await;
     {
         let store =
-            match PgStore::connect("main", &server.url_for(&building), &PgOptions::default()) {
+            match Postgres::connect("main", &server.url_for(&building), &PgOptions::default()) {
                 Ok(store) => store,
                 Err(e) => panic!("cannot connect to the template being built: {e}"),
             };

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use jadpo_core::SystemClock;
 use jadpo_engine::migrate;
-use jadpo_store_sqlite::{SqliteLocation, SqliteOptions, SqliteStore};
+use jadpo_store_sqlite::{Sqlite, SqliteLocation, SqliteOptions, SqliteStore};
 
 /// A test's own SQLite file, deleted when this value is dropped.
 pub struct SqliteTestDb {
@@ -49,8 +49,7 @@ impl SqliteTestDb {
     /// A new store on this file, named `main`.
     pub fn store(&self) -> SqliteStore {
         let location = SqliteLocation::File(self.path.clone());
-        match SqliteStore::open("main", &location, &SqliteOptions::default(), Arc::new(SystemClock))
-        {
+        match Sqlite::open("main", &location, &SqliteOptions::default(), Arc::new(SystemClock)) {
             Ok(store) => store,
             Err(e) => panic!("cannot open the SQLite test database {}: {e}", self.path.display()),
         }

@@ -44,3 +44,21 @@ pub enum KeyError {
 pub fn verifier(secret: &str) -> String {
     Sha256::digest(secret.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }
+
+/// Whether `name` can name a service: 1–64 letters, digits, `-`, `_` or `.`.
+pub fn valid_service(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// A new secret: [`PREFIX`] and 32 random bytes in hex.
+pub fn new_secret() -> Result<String, KeyError> {
+    let mut bytes = [0_u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| KeyError::Random(e.to_string()))?;
+    Ok(format!("{PREFIX}{}", bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()))
+}
+
+/// Whether `presented` has a key's shape at all (checked before any lookup).
+pub fn well_formed(presented: &str) -> bool {
+    presented.starts_with(PREFIX) && presented.len() == PREFIX.len() + 64
+}

@@ -3,20 +3,23 @@
 
 use async_trait::async_trait;
 
-use crate::dialect::{WorkflowDialect, execution_params, ms};
-use crate::error::StoreError;
-use crate::model::workflow::rows::RunExport;
-use crate::model::workflow::rows::SessionExport;
-use crate::ports::WorkflowOps;
-use crate::ports::WorkflowStore;
-use crate::sql::SqlValue;
+use jadpo_core::error::StoreError;
+use jadpo_core::model::workflow::rows::RunExport;
+use jadpo_core::model::workflow::rows::SessionExport;
+use jadpo_core::ports::WorkflowOps;
+use jadpo_core::ports::WorkflowStore;
+use jadpo_core::sql::SqlValue;
+use jadpo_core::transaction::TransactionalStore;
+
+use crate::dialect::ms;
+use crate::store::SqlStore;
 
 #[async_trait]
-impl<S: WorkflowDialect> WorkflowOps for S {
+impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
     async fn run_export(&self, run_id: &str) -> Result<Option<RunExport>, StoreError> {
         let Some(state) = self.execution_get(run_id).await? else { return Ok(None) };
         let events = self.execution_events(run_id).await?;
-        let rows = self.query_once(self.workflow_sql().commands_of_run, &[run_id.into()]).await?;
+        let rows = self.sql.workflow.commands_of_run.query_once(self, [run_id.into()]).await?;
         let commands = rows
             .iter()
             .map(|r| {
@@ -33,12 +36,12 @@ impl<S: WorkflowDialect> WorkflowOps for S {
     }
 
     async fn run_import(&self, run: &RunExport) -> Result<(), StoreError> {
-        let sql = self.workflow_sql();
+        let sql = self.sql.workflow;
         let run_id = run.state.run_id.as_str();
         let mut tx = self.begin().await?;
         let result = async {
-            tx.execute(sql.execution_insert, &execution_params(self.dialect(), &run.state)?)
-                .await?;
+            let layout = &self.sql.execution;
+            tx.execute(layout.insert, &(layout.params)(&run.state)?).await?;
             for e in &run.events {
                 let seq =
                     i64::try_from(e.seq).map_err(|_| StoreError::invalid("seq out of range"))?;
@@ -50,7 +53,7 @@ impl<S: WorkflowDialect> WorkflowOps for S {
                     SqlValue::Json(e.payload.clone()),
                     e.timestamp.into(),
                 ];
-                tx.execute(sql.event_insert, &params).await?;
+                sql.event_insert.execute(tx.as_mut(), params).await?;
             }
             for c in &run.commands {
                 let text = |k: &str| c[k].as_str().map_or(SqlValue::Null, SqlValue::from);
@@ -68,7 +71,7 @@ impl<S: WorkflowDialect> WorkflowOps for S {
                     time("created_at"),
                     time("processed_at"),
                 ];
-                tx.execute(sql.command_import, &params).await?;
+                sql.command_import.execute(tx.as_mut(), params).await?;
             }
             Ok::<(), StoreError>(())
         }
@@ -83,7 +86,7 @@ impl<S: WorkflowDialect> WorkflowOps for S {
     }
 
     async fn session_export(&self, id: &str) -> Result<Option<SessionExport>, StoreError> {
-        let rows = self.query_once(self.workflow_sql().session_export, &[id.into()]).await?;
+        let rows = self.sql.workflow.session_export.query_once(self, [id.into()]).await?;
         rows.first()
             .map(|r| {
                 Ok(SessionExport {
@@ -111,11 +114,11 @@ impl<S: WorkflowDialect> WorkflowOps for S {
             ms(s.created_at).into(),
             ms(s.updated_at).into(),
         ];
-        self.execute_once(self.workflow_sql().session_import, &params).await.map(|_| ())
+        self.sql.workflow.session_import.execute_once(self, params).await.map(|_| ())
     }
 
     async fn verify_revisions(&self) -> Result<Vec<(String, i64, i64)>, StoreError> {
-        let rows = self.query_once(self.workflow_sql().verify_revisions, &[]).await?;
+        let rows = self.sql.workflow.verify_revisions.query_once(self, []).await?;
         rows.iter()
             .map(|r| {
                 Ok((
@@ -128,12 +131,12 @@ impl<S: WorkflowDialect> WorkflowOps for S {
     }
 
     async fn verify_event_ids(&self) -> Result<i64, StoreError> {
-        let rows = self.query_once(self.workflow_sql().verify_event_ids, &[]).await?;
+        let rows = self.sql.workflow.verify_event_ids.query_once(self, []).await?;
         rows.first().map_or(Ok(0), |r| r.get_i64("n"))
     }
 
     async fn verify_command_times(&self) -> Result<Vec<(String, String)>, StoreError> {
-        let rows = self.query_once(self.workflow_sql().verify_command_times, &[]).await?;
+        let rows = self.sql.workflow.verify_command_times.query_once(self, []).await?;
         rows.iter()
             .map(|r| Ok((r.get_str("id")?.to_owned(), r.get_str("status")?.to_owned())))
             .collect()
@@ -141,20 +144,20 @@ impl<S: WorkflowDialect> WorkflowOps for S {
 
     async fn executions_page(&self, after: &str, limit: u32) -> Result<Vec<String>, StoreError> {
         let params = [after.into(), i64::from(limit).into()];
-        let rows = self.query_once(self.workflow_sql().executions_page, &params).await?;
+        let rows = self.sql.workflow.executions_page.query_once(self, params).await?;
         rows.iter().map(|r| r.get_str("run_id").map(str::to_owned)).collect()
     }
 
     async fn sessions_all(&self) -> Result<Vec<String>, StoreError> {
-        let rows = self.query_once(self.workflow_sql().sessions_all, &[]).await?;
+        let rows = self.sql.workflow.sessions_all.query_once(self, []).await?;
         rows.iter().map(|r| r.get_str("id").map(str::to_owned)).collect()
     }
 
     async fn session_delete(&self, id: &str) -> Result<(), StoreError> {
-        self.execute_once(self.workflow_sql().session_delete, &[id.into()]).await.map(|_| ())
+        self.sql.workflow.session_delete.execute_once(self, [id.into()]).await.map(|_| ())
     }
 
     async fn execution_delete(&self, run_id: &str) -> Result<(), StoreError> {
-        self.execute_once(self.workflow_sql().execution_delete, &[run_id.into()]).await.map(|_| ())
+        self.sql.workflow.execution_delete.execute_once(self, [run_id.into()]).await.map(|_| ())
     }
 }

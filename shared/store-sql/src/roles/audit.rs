@@ -1,4 +1,4 @@
-//! The audit role over each adapter's own SQL: static statements in [`AuditSql`], and the
+//! The audit role over each adapter's own SQL: static statements in [`crate::AuditSql`], and the
 //! statements generated from a declaration (trigger DDL, the record's current fields, erasure)
 //! by the adapter itself. Generated statements only interpolate identifiers the application
 //! declared, checked at start to be plain lower-case SQL identifiers; values are parameters.
@@ -6,39 +6,13 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use crate::error::StoreError;
-use crate::model::audit::{AuditContext, AuditRow, AuditSpec, Fields};
-use crate::ports::AuditStore;
-use crate::sql::{Row, SqlValue};
-use crate::transaction::{Transaction, TransactionalStore};
+use jadpo_core::error::StoreError;
+use jadpo_core::model::audit::{AuditContext, AuditRow, AuditSpec, Fields};
+use jadpo_core::ports::AuditStore;
+use jadpo_core::sql::{Row, SqlValue};
+use jadpo_core::transaction::{Transaction, TransactionalStore};
 
-/// One dialect's static audit statements.
-#[derive(Debug)]
-pub struct AuditSql {
-    /// `(actor, action, request_id or NULL, trace or NULL, now)`: who is acting in this
-    /// transaction.
-    pub set_context: &'static str,
-    /// `()`: forget it before commit, where it outlives the transaction otherwise.
-    pub clear_context: Option<&'static str>,
-    /// `(entity, record_id)` → its rows by `seq`.
-    pub rows: &'static str,
-    /// `(entity, record_id)`: delete every row about the record (erasure).
-    pub delete_rows: &'static str,
-    /// `(entity, cutoff, limit)`: delete up to `limit` rows changed before `cutoff`.
-    pub expire: &'static str,
-}
-
-/// An adapter that speaks the audit trail.
-pub trait AuditDialect: TransactionalStore {
-    /// The static statements.
-    fn audit_sql(&self) -> &'static AuditSql;
-    /// Idempotent statements installing `spec`'s triggers.
-    fn audit_trigger_ddl(&self, spec: &AuditSpec) -> Vec<String>;
-    /// `(id)` → one row whose columns are `spec`'s audited fields as text.
-    fn audit_current_sql(&self, spec: &AuditSpec) -> String;
-    /// `(id)`: delete the record.
-    fn audit_erase_sql(&self, spec: &AuditSpec) -> String;
-}
+use crate::store::SqlStore;
 
 fn opt(v: Option<&str>) -> SqlValue {
     v.map_or(SqlValue::Null, SqlValue::from)
@@ -63,9 +37,9 @@ fn audit_row(r: &Row) -> Result<AuditRow, StoreError> {
 }
 
 #[async_trait]
-impl<S: AuditDialect> AuditStore for S {
+impl<C: TransactionalStore> AuditStore for SqlStore<C> {
     fn audit_trigger_ddl(&self, spec: &AuditSpec) -> Vec<String> {
-        AuditDialect::audit_trigger_ddl(self, spec)
+        (self.sql.audit_generated.trigger_ddl)(spec)
     }
 
     async fn audit_set_context(
@@ -80,20 +54,19 @@ impl<S: AuditDialect> AuditStore for S {
             opt(ctx.trace),
             ctx.now.into(),
         ];
-        tx.execute(self.audit_sql().set_context, &params).await?;
+        self.sql.audit.set_context.execute(tx, params).await?;
         Ok(())
     }
 
     async fn audit_clear_context(&self, tx: &mut dyn Transaction) -> Result<(), StoreError> {
-        if let Some(sql) = self.audit_sql().clear_context {
-            tx.execute(sql, &[]).await?;
+        if let Some(sql) = self.sql.audit.clear_context {
+            sql.execute(tx, []).await?;
         }
         Ok(())
     }
 
     async fn audit_rows(&self, entity: &str, record_id: &str) -> Result<Vec<AuditRow>, StoreError> {
-        let rows =
-            self.query_once(self.audit_sql().rows, &[entity.into(), record_id.into()]).await?;
+        let rows = self.sql.audit.rows.query_once(self, [entity.into(), record_id.into()]).await?;
         rows.iter().map(audit_row).collect()
     }
 
@@ -102,7 +75,7 @@ impl<S: AuditDialect> AuditStore for S {
         spec: &AuditSpec,
         id: &str,
     ) -> Result<Option<Fields>, StoreError> {
-        let rows = self.query_once(&self.audit_current_sql(spec), &[id.into()]).await?;
+        let rows = self.query_once(&(self.sql.audit_generated.current)(spec), &[id.into()]).await?;
         rows.first()
             .map(|r| {
                 spec.columns
@@ -119,7 +92,7 @@ impl<S: AuditDialect> AuditStore for S {
         spec: &AuditSpec,
         id: &str,
     ) -> Result<u64, StoreError> {
-        tx.execute(&self.audit_erase_sql(spec), &[id.into()]).await
+        tx.execute(&(self.sql.audit_generated.erase)(spec), &[id.into()]).await
     }
 
     async fn audit_delete_rows(
@@ -128,7 +101,7 @@ impl<S: AuditDialect> AuditStore for S {
         entity: &str,
         record_id: &str,
     ) -> Result<u64, StoreError> {
-        tx.execute(self.audit_sql().delete_rows, &[entity.into(), record_id.into()]).await
+        self.sql.audit.delete_rows.execute(tx, [entity.into(), record_id.into()]).await
     }
 
     async fn audit_expire(
@@ -139,6 +112,6 @@ impl<S: AuditDialect> AuditStore for S {
         limit: u32,
     ) -> Result<u64, StoreError> {
         let params = [entity.into(), cutoff.into(), i64::from(limit).into()];
-        tx.execute(self.audit_sql().expire, &params).await
+        self.sql.audit.expire.execute(tx, params).await
     }
 }

@@ -3,33 +3,14 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use crate::error::StoreError;
-use crate::model::flags::StoredFlag;
-use crate::model::flags::{FlagChange, Rollout};
-use crate::ports::FlagStore;
-use crate::sql::Row;
-use crate::transaction::{Transaction, TransactionalStore};
+use jadpo_core::error::StoreError;
+use jadpo_core::model::flags::StoredFlag;
+use jadpo_core::model::flags::{FlagChange, Rollout};
+use jadpo_core::ports::FlagStore;
+use jadpo_core::sql::Row;
+use jadpo_core::transaction::{Transaction, TransactionalStore};
 
-/// One dialect's statements for `jadpo_flags` and `jadpo_flag_changes`.
-#[derive(Debug)]
-pub struct FlagSql {
-    /// `(name)` → `name, mode, percentage, updated_at, updated_by`.
-    pub get: &'static str,
-    /// `()` → every stored flag, by name.
-    pub list: &'static str,
-    /// `(name, mode, percentage, now, who)`: insert or replace.
-    pub upsert: &'static str,
-    /// `(id, flag, changed_at, before, after, operator, db_role)`.
-    pub change_insert: &'static str,
-    /// `(flag, limit)` → changes, newest first.
-    pub changes: &'static str,
-}
-
-/// An adapter that speaks flags through its own [`FlagSql`].
-pub trait FlagDialect: TransactionalStore {
-    /// The adapter's statements.
-    fn flag_sql(&self) -> &'static FlagSql;
-}
+use crate::store::SqlStore;
 
 fn stored(r: &Row) -> Result<StoredFlag, StoreError> {
     let mode = r.get_str("mode")?;
@@ -56,21 +37,21 @@ fn change(r: &Row) -> Result<FlagChange, StoreError> {
 }
 
 #[async_trait]
-impl<S: FlagDialect> FlagStore for S {
+impl<C: TransactionalStore> FlagStore for SqlStore<C> {
     async fn flag_read(
         &self,
         tx: &mut dyn Transaction,
         name: &str,
     ) -> Result<Option<StoredFlag>, StoreError> {
-        tx.query_opt(self.flag_sql().get, &[name.into()]).await?.as_ref().map(stored).transpose()
+        self.sql.flags.get.query_opt(tx, [name.into()]).await?.as_ref().map(stored).transpose()
     }
 
     async fn flag_read_once(&self, name: &str) -> Result<Option<StoredFlag>, StoreError> {
-        self.query_once(self.flag_sql().get, &[name.into()]).await?.first().map(stored).transpose()
+        self.sql.flags.get.query_once(self, [name.into()]).await?.first().map(stored).transpose()
     }
 
     async fn flags_list(&self) -> Result<Vec<StoredFlag>, StoreError> {
-        self.query_once(self.flag_sql().list, &[]).await?.iter().map(stored).collect()
+        self.sql.flags.list.query_once(self, []).await?.iter().map(stored).collect()
     }
 
     async fn flag_write(
@@ -83,7 +64,7 @@ impl<S: FlagDialect> FlagStore for S {
     ) -> Result<(), StoreError> {
         let (mode, pct) = rollout.stored();
         let params = [name.into(), mode.into(), pct.into(), now.into(), who.into()];
-        tx.execute(self.flag_sql().upsert, &params).await?;
+        self.sql.flags.upsert.execute(tx, params).await?;
         Ok(())
     }
 
@@ -101,14 +82,13 @@ impl<S: FlagDialect> FlagStore for S {
             c.operator.as_str().into(),
             c.db_role.as_str().into(),
         ];
-        tx.execute(self.flag_sql().change_insert, &params).await?;
+        self.sql.flags.change_insert.execute(tx, params).await?;
         Ok(())
     }
 
     async fn flag_changes(&self, name: &str, limit: u32) -> Result<Vec<FlagChange>, StoreError> {
-        let rows = self
-            .query_once(self.flag_sql().changes, &[name.into(), i64::from(limit).into()])
-            .await?;
+        let rows =
+            self.sql.flags.changes.query_once(self, [name.into(), i64::from(limit).into()]).await?;
         rows.iter().map(change).collect()
     }
 }

@@ -3,59 +3,16 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use crate::error::StoreError;
-use crate::model::operator::StoredAction;
-use crate::model::schedule::NewRun;
-use crate::model::schedule::NewSchedule;
-use crate::model::schedule::{ScheduleRow, ScheduleRun};
-use crate::ports::ScheduleStore;
-use crate::sql::{Row, SqlValue};
-use crate::transaction::{Transaction, TransactionalStore};
+use jadpo_core::error::StoreError;
+use jadpo_core::model::operator::StoredAction;
+use jadpo_core::model::schedule::NewRun;
+use jadpo_core::model::schedule::NewSchedule;
+use jadpo_core::model::schedule::{ScheduleRow, ScheduleRun};
+use jadpo_core::ports::ScheduleStore;
+use jadpo_core::sql::{Row, SqlValue};
+use jadpo_core::transaction::{Transaction, TransactionalStore};
 
-/// One dialect's statements for `jadpo_schedules`, `jadpo_schedule_runs` and
-/// `jadpo_operator_actions`. Parameters are documented per field.
-#[derive(Debug)]
-pub struct ScheduleSql {
-    /// `()` → every schedule ([`ScheduleRow`]'s columns), by name.
-    pub list: &'static str,
-    /// `(name)` → one schedule.
-    pub get: &'static str,
-    /// `(name, expression, event_type, next_due_at, now)`, inserting nothing on conflict.
-    pub insert: &'static str,
-    /// `(name, expression, event_type, now)`: a changed declaration; the next due time stays.
-    pub redeclare: &'static str,
-    /// `(name, next_due_at, now)`: a removed schedule declared again.
-    pub restore: &'static str,
-    /// `(names, now)`, `names` a JSON array of the declared names: mark the others removed.
-    pub mark_removed: &'static str,
-    /// `(now, limit)` → `name` of active or paused schedules due at `now`, the oldest first.
-    pub due: &'static str,
-    /// `(id, schedule, tick_at, status, trigger, reason, outbox_id, now)`, inserting nothing on
-    /// conflict.
-    pub run_insert: &'static str,
-    /// `(name, next_due_at, last_tick_at, last_run_id or NULL, now)`; clears the overdue alert.
-    pub advance: &'static str,
-    /// `(name, last_run_id, now)`: record an operator's run as the last run.
-    pub set_last_run: &'static str,
-    /// `(run_id)` → `unfinished`: the run's pending deliveries.
-    pub unfinished: &'static str,
-    /// `(name, paused_at or NULL, now)`.
-    pub set_paused: &'static str,
-    /// `(schedule or NULL, limit)` → runs, newest first ([`ScheduleRun`]'s columns).
-    pub runs: &'static str,
-    /// `()` → `role`: the database role in use.
-    pub current_role: &'static str,
-    /// `(id, acted_at, action, item_kind, item, item_state, operator, db_role, detail)`.
-    pub action_insert: &'static str,
-    /// `(item_kind or NULL, item or NULL, limit)` → operator actions, newest first.
-    pub actions: &'static str,
-}
-
-/// An adapter that speaks schedules through its own [`ScheduleSql`].
-pub trait ScheduleDialect: TransactionalStore {
-    /// The adapter's statements.
-    fn schedule_sql(&self) -> &'static ScheduleSql;
-}
+use crate::store::SqlStore;
 
 fn opt(v: Option<&str>) -> SqlValue {
     v.map_or(SqlValue::Null, SqlValue::from)
@@ -104,9 +61,9 @@ fn action_row(r: &Row) -> Result<StoredAction, StoreError> {
 }
 
 #[async_trait]
-impl<S: ScheduleDialect> ScheduleStore for S {
+impl<C: TransactionalStore> ScheduleStore for SqlStore<C> {
     async fn schedules_list(&self) -> Result<Vec<ScheduleRow>, StoreError> {
-        self.query_once(self.schedule_sql().list, &[]).await?.iter().map(schedule_row).collect()
+        self.sql.schedule.list.query_once(self, []).await?.iter().map(schedule_row).collect()
     }
 
     async fn schedule_get(
@@ -114,7 +71,10 @@ impl<S: ScheduleDialect> ScheduleStore for S {
         tx: &mut dyn Transaction,
         name: &str,
     ) -> Result<Option<ScheduleRow>, StoreError> {
-        tx.query_opt(self.schedule_sql().get, &[name.into()])
+        self.sql
+            .schedule
+            .get
+            .query_opt(tx, [name.into()])
             .await?
             .as_ref()
             .map(schedule_row)
@@ -133,7 +93,7 @@ impl<S: ScheduleDialect> ScheduleStore for S {
             s.next_due_at.into(),
             now.into(),
         ];
-        Ok(self.execute_once(self.schedule_sql().insert, &params).await? == 1)
+        Ok(self.sql.schedule.insert.execute_once(self, params).await? == 1)
     }
 
     async fn schedule_redeclare(
@@ -142,7 +102,7 @@ impl<S: ScheduleDialect> ScheduleStore for S {
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
         let params = [s.name.into(), s.expression.into(), s.event_type.into(), now.into()];
-        Ok(self.execute_once(self.schedule_sql().redeclare, &params).await? == 1)
+        Ok(self.sql.schedule.redeclare.execute_once(self, params).await? == 1)
     }
 
     async fn schedule_restore(
@@ -152,7 +112,7 @@ impl<S: ScheduleDialect> ScheduleStore for S {
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
         let params = [name.into(), next_due_at.into(), now.into()];
-        Ok(self.execute_once(self.schedule_sql().restore, &params).await? == 1)
+        Ok(self.sql.schedule.restore.execute_once(self, params).await? == 1)
     }
 
     async fn schedules_mark_removed(
@@ -161,7 +121,7 @@ impl<S: ScheduleDialect> ScheduleStore for S {
         now: DateTime<Utc>,
     ) -> Result<u64, StoreError> {
         let names = SqlValue::Json(declared.iter().map(|n| serde_json::json!(n)).collect());
-        self.execute_once(self.schedule_sql().mark_removed, &[names, now.into()]).await
+        self.sql.schedule.mark_removed.execute_once(self, [names, now.into()]).await
     }
 
     async fn schedules_due(
@@ -169,9 +129,8 @@ impl<S: ScheduleDialect> ScheduleStore for S {
         now: DateTime<Utc>,
         limit: u32,
     ) -> Result<Vec<String>, StoreError> {
-        let rows = self
-            .query_once(self.schedule_sql().due, &[now.into(), i64::from(limit).into()])
-            .await?;
+        let rows =
+            self.sql.schedule.due.query_once(self, [now.into(), i64::from(limit).into()]).await?;
         rows.iter().map(|r| r.get_str("name").map(str::to_owned)).collect()
     }
 
@@ -191,7 +150,7 @@ impl<S: ScheduleDialect> ScheduleStore for S {
             opt(run.outbox_id),
             now.into(),
         ];
-        Ok(tx.execute(self.schedule_sql().run_insert, &params).await? == 1)
+        Ok(self.sql.schedule.run_insert.execute(tx, params).await? == 1)
     }
 
     async fn schedule_advance(
@@ -205,7 +164,7 @@ impl<S: ScheduleDialect> ScheduleStore for S {
     ) -> Result<(), StoreError> {
         let params =
             [name.into(), next_due_at.into(), last_tick_at.into(), opt(last_run_id), now.into()];
-        tx.execute(self.schedule_sql().advance, &params).await?;
+        self.sql.schedule.advance.execute(tx, params).await?;
         Ok(())
     }
 
@@ -216,7 +175,10 @@ impl<S: ScheduleDialect> ScheduleStore for S {
         run_id: &str,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        tx.execute(self.schedule_sql().set_last_run, &[name.into(), run_id.into(), now.into()])
+        self.sql
+            .schedule
+            .set_last_run
+            .execute(tx, [name.into(), run_id.into(), now.into()])
             .await?;
         Ok(())
     }
@@ -226,7 +188,7 @@ impl<S: ScheduleDialect> ScheduleStore for S {
         tx: &mut dyn Transaction,
         run_id: &str,
     ) -> Result<i64, StoreError> {
-        tx.query_one(self.schedule_sql().unfinished, &[run_id.into()]).await?.get_i64("unfinished")
+        self.sql.schedule.unfinished.query_one(tx, [run_id.into()]).await?.get_i64("unfinished")
     }
 
     async fn schedule_set_paused(
@@ -237,7 +199,7 @@ impl<S: ScheduleDialect> ScheduleStore for S {
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
         let paused = paused_at.map_or(SqlValue::Null, SqlValue::from);
-        tx.execute(self.schedule_sql().set_paused, &[name.into(), paused, now.into()]).await?;
+        self.sql.schedule.set_paused.execute(tx, [name.into(), paused, now.into()]).await?;
         Ok(())
     }
 
@@ -247,11 +209,11 @@ impl<S: ScheduleDialect> ScheduleStore for S {
         limit: u32,
     ) -> Result<Vec<ScheduleRun>, StoreError> {
         let params = [opt(schedule), i64::from(limit).into()];
-        self.query_once(self.schedule_sql().runs, &params).await?.iter().map(run_row).collect()
+        self.sql.schedule.runs.query_once(self, params).await?.iter().map(run_row).collect()
     }
 
     async fn db_role(&self, tx: &mut dyn Transaction) -> Result<String, StoreError> {
-        Ok(tx.query_one(self.schedule_sql().current_role, &[]).await?.get_str("role")?.to_owned())
+        Ok(self.sql.schedule.current_role.query_one(tx, []).await?.get_str("role")?.to_owned())
     }
 
     async fn operator_action_insert(
@@ -270,7 +232,7 @@ impl<S: ScheduleDialect> ScheduleStore for S {
             a.db_role.as_str().into(),
             opt(a.detail.as_deref()),
         ];
-        tx.execute(self.schedule_sql().action_insert, &params).await?;
+        self.sql.schedule.action_insert.execute(tx, params).await?;
         Ok(())
     }
 
@@ -281,10 +243,6 @@ impl<S: ScheduleDialect> ScheduleStore for S {
         limit: u32,
     ) -> Result<Vec<StoredAction>, StoreError> {
         let params = [opt(item_kind), opt(item), i64::from(limit).into()];
-        self.query_once(self.schedule_sql().actions, &params)
-            .await?
-            .iter()
-            .map(action_row)
-            .collect()
+        self.sql.schedule.actions.query_once(self, params).await?.iter().map(action_row).collect()
     }
 }

@@ -3,41 +3,14 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use crate::error::StoreError;
-use crate::model::alert::Alert;
-use crate::model::breaker::{Breaker, State};
-use crate::ports::BreakerStore;
-use crate::sql::{Row, SqlValue};
-use crate::transaction::{Transaction, TransactionalStore};
+use jadpo_core::error::StoreError;
+use jadpo_core::model::alert::Alert;
+use jadpo_core::model::breaker::{Breaker, State};
+use jadpo_core::ports::BreakerStore;
+use jadpo_core::sql::{Row, SqlValue};
+use jadpo_core::transaction::{Transaction, TransactionalStore};
 
-/// One dialect's statements for `jadpo_circuit_breakers` and held deliveries.
-#[derive(Debug)]
-pub struct BreakerSql {
-    /// `(connection, now)`: create a closed breaker unless one exists.
-    pub ensure: &'static str,
-    /// `(connection)` → the row ([`Breaker`]'s columns), locked where the dialect can.
-    pub lock: &'static str,
-    /// `(connection, state, failures, opened_at, pause_ms, reopen_at, probe_delivery,
-    /// probe_started_at, alert_at, alert_raised_at, now)`: the whole row.
-    pub write: &'static str,
-    /// `(id, connection, now, until)`: hold a pending delivery until `until`.
-    pub hold: &'static str,
-    /// `(id)`: the delivery let through as the probe is no longer held.
-    pub unhold: &'static str,
-    /// `(connection, now)`: release the held pending deliveries of `connection`, due now.
-    pub release: &'static str,
-    /// `()` → every breaker, by connection.
-    pub list: &'static str,
-    /// `(now, limit)` → `connection, opened_at`: open breakers past their alert time whose alert
-    /// is not raised, marking it raised.
-    pub alerts: &'static str,
-}
-
-/// An adapter that speaks breakers through its own [`BreakerSql`].
-pub trait BreakerDialect: TransactionalStore {
-    /// The adapter's statements.
-    fn breaker_sql(&self) -> &'static BreakerSql;
-}
+use crate::store::SqlStore;
 
 fn breaker(r: &Row) -> Result<Breaker, StoreError> {
     let state = r.get_str("state")?;
@@ -61,16 +34,16 @@ fn time(t: Option<DateTime<Utc>>) -> SqlValue {
 }
 
 #[async_trait]
-impl<S: BreakerDialect> BreakerStore for S {
+impl<C: TransactionalStore> BreakerStore for SqlStore<C> {
     async fn breaker_lock(
         &self,
         tx: &mut dyn Transaction,
         connection: &str,
         now: DateTime<Utc>,
     ) -> Result<Breaker, StoreError> {
-        let sql = self.breaker_sql();
-        tx.execute(sql.ensure, &[connection.into(), now.into()]).await?;
-        breaker(&tx.query_one(sql.lock, &[connection.into()]).await?)
+        let sql = self.sql.breaker;
+        sql.ensure.execute(tx, [connection.into(), now.into()]).await?;
+        breaker(&sql.lock.query_one(tx, [connection.into()]).await?)
     }
 
     async fn breaker_write(
@@ -92,7 +65,7 @@ impl<S: BreakerDialect> BreakerStore for S {
             time(b.alert_raised_at),
             now.into(),
         ];
-        tx.execute(self.breaker_sql().write, &params).await?;
+        self.sql.breaker.write.execute(tx, params).await?;
         Ok(())
     }
 
@@ -105,11 +78,11 @@ impl<S: BreakerDialect> BreakerStore for S {
         until: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
         let params = [id.into(), connection.into(), now.into(), until.into()];
-        Ok(tx.execute(self.breaker_sql().hold, &params).await? == 1)
+        Ok(self.sql.breaker.hold.execute(tx, params).await? == 1)
     }
 
     async fn delivery_unhold(&self, tx: &mut dyn Transaction, id: &str) -> Result<(), StoreError> {
-        tx.execute(self.breaker_sql().unhold, &[id.into()]).await?;
+        self.sql.breaker.unhold.execute(tx, [id.into()]).await?;
         Ok(())
     }
 
@@ -119,11 +92,11 @@ impl<S: BreakerDialect> BreakerStore for S {
         connection: &str,
         now: DateTime<Utc>,
     ) -> Result<u64, StoreError> {
-        tx.execute(self.breaker_sql().release, &[connection.into(), now.into()]).await
+        self.sql.breaker.release.execute(tx, [connection.into(), now.into()]).await
     }
 
     async fn breakers_list(&self) -> Result<Vec<Breaker>, StoreError> {
-        self.query_once(self.breaker_sql().list, &[]).await?.iter().map(breaker).collect()
+        self.sql.breaker.list.query_once(self, []).await?.iter().map(breaker).collect()
     }
 
     async fn breaker_alerts(
@@ -132,8 +105,7 @@ impl<S: BreakerDialect> BreakerStore for S {
         now: DateTime<Utc>,
         limit: u32,
     ) -> Result<Vec<Alert>, StoreError> {
-        let rows =
-            tx.query(self.breaker_sql().alerts, &[now.into(), i64::from(limit).into()]).await?;
+        let rows = self.sql.breaker.alerts.query(tx, [now.into(), i64::from(limit).into()]).await?;
         rows.iter()
             .map(|r| {
                 let since =

@@ -3,49 +3,16 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use crate::error::StoreError;
-use crate::model::alert::Alert;
-use crate::model::housekeeping::RecordClass;
-use crate::ports::HousekeepingStore;
-use crate::transaction::{Transaction, TransactionalStore};
+use jadpo_core::error::StoreError;
+use jadpo_core::model::alert::Alert;
+use jadpo_core::model::housekeeping::RecordClass;
+use jadpo_core::ports::HousekeepingStore;
+use jadpo_core::transaction::{Transaction, TransactionalStore};
 
-/// One dialect's housekeeping statements. Each deletes or updates at most `limit` rows, picking
-/// them in a subquery (PostgreSQL skips rows a writer holds, so a batch never waits on one).
-#[derive(Debug)]
-pub struct HousekeepingSql {
-    /// `(now, limit)`: expired idempotency keys.
-    pub delete_idempotency_keys: &'static str,
-    /// `(cutoff, limit)`: handled-delivery records handled before `cutoff`.
-    pub delete_handled: &'static str,
-    /// `(cutoff, limit)`: handled or discarded deliveries finished before `cutoff`.
-    pub delete_finished: &'static str,
-    /// `(cutoff, limit)`: dead deliveries dead before `cutoff`.
-    pub delete_dead: &'static str,
-    /// `(cutoff, limit)`: outbox rows created before `cutoff` with no delivery left.
-    pub delete_outbox: &'static str,
-    /// `(cutoff, limit)`: schedule runs recorded before `cutoff`.
-    pub delete_schedule_runs: &'static str,
-    /// `(enqueued_before, limit)`: clear the queue stamp of pending deliveries put on the queue
-    /// before `enqueued_before`, so the relay sends them again.
-    pub rescue: &'static str,
-    /// `(now, limit)` → `id, subscriber, last_failure`: dead deliveries whose alert is not raised,
-    /// marking it raised.
-    pub dead_alerts: &'static str,
-    /// `(now, due_before, limit)` → `name, next_due_at`: active schedules due before
-    /// `due_before` whose alert is not raised, marking it raised.
-    pub overdue_alerts: &'static str,
-    /// `(name, now)`: the pass completed.
-    pub complete: &'static str,
-}
-
-/// An adapter that speaks housekeeping through its own [`HousekeepingSql`].
-pub trait HousekeepingDialect: TransactionalStore {
-    /// The adapter's statements.
-    fn housekeeping_sql(&self) -> &'static HousekeepingSql;
-}
+use crate::store::SqlStore;
 
 #[async_trait]
-impl<S: HousekeepingDialect> HousekeepingStore for S {
+impl<C: TransactionalStore> HousekeepingStore for SqlStore<C> {
     async fn housekeeping_delete(
         &self,
         tx: &mut dyn Transaction,
@@ -53,7 +20,7 @@ impl<S: HousekeepingDialect> HousekeepingStore for S {
         cutoff: DateTime<Utc>,
         limit: u32,
     ) -> Result<u64, StoreError> {
-        let sql = self.housekeeping_sql();
+        let sql = self.sql.housekeeping;
         let statement = match class {
             RecordClass::IdempotencyKeys => sql.delete_idempotency_keys,
             RecordClass::HandledDeliveries => sql.delete_handled,
@@ -67,7 +34,7 @@ impl<S: HousekeepingDialect> HousekeepingStore for S {
                 ));
             }
         };
-        tx.execute(statement, &[cutoff.into(), i64::from(limit).into()]).await
+        statement.execute(tx, [cutoff.into(), i64::from(limit).into()]).await
     }
 
     async fn housekeeping_rescue(
@@ -76,8 +43,8 @@ impl<S: HousekeepingDialect> HousekeepingStore for S {
         enqueued_before: DateTime<Utc>,
         limit: u32,
     ) -> Result<u64, StoreError> {
-        let statement = self.housekeeping_sql().rescue;
-        tx.execute(statement, &[enqueued_before.into(), i64::from(limit).into()]).await
+        let statement = self.sql.housekeeping.rescue;
+        statement.execute(tx, [enqueued_before.into(), i64::from(limit).into()]).await
     }
 
     async fn housekeeping_dead_alerts(
@@ -86,8 +53,8 @@ impl<S: HousekeepingDialect> HousekeepingStore for S {
         now: DateTime<Utc>,
         limit: u32,
     ) -> Result<Vec<Alert>, StoreError> {
-        let statement = self.housekeeping_sql().dead_alerts;
-        let rows = tx.query(statement, &[now.into(), i64::from(limit).into()]).await?;
+        let statement = self.sql.housekeeping.dead_alerts;
+        let rows = statement.query(tx, [now.into(), i64::from(limit).into()]).await?;
         rows.iter()
             .map(|r| {
                 Ok(Alert {
@@ -110,9 +77,9 @@ impl<S: HousekeepingDialect> HousekeepingStore for S {
         due_before: DateTime<Utc>,
         limit: u32,
     ) -> Result<Vec<Alert>, StoreError> {
-        let statement = self.housekeeping_sql().overdue_alerts;
+        let statement = self.sql.housekeeping.overdue_alerts;
         let params = [now.into(), due_before.into(), i64::from(limit).into()];
-        let rows = tx.query(statement, &params).await?;
+        let rows = statement.query(tx, params).await?;
         rows.iter()
             .map(|r| {
                 Ok(Alert {
@@ -133,7 +100,7 @@ impl<S: HousekeepingDialect> HousekeepingStore for S {
         name: &str,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        tx.execute(self.housekeeping_sql().complete, &[name.into(), now.into()]).await?;
+        self.sql.housekeeping.complete.execute(tx, [name.into(), now.into()]).await?;
         Ok(())
     }
 }

@@ -1,0 +1,161 @@
+//! [`SqlDialect`]: everything an adapter tells the shared roles about its SQL, as one value.
+//! Plain data rather than a trait, so the roles' behaviour stays here and an adapter can only
+//! choose text.
+
+use chrono::{DateTime, Utc};
+use jadpo_core::model::audit::AuditSpec;
+use jadpo_core::model::lease::LeaseTable;
+use jadpo_core::model::workflow::state::{ExecutionState, ExecutionStatus};
+use jadpo_core::{Row, SqlValue, StoreError};
+
+use crate::statement::Slot;
+use crate::tables::{
+    AuditSql, BreakerSql, DeliveryAdminSql, FlagSql, HousekeepingSql, LeaseSql, PipelineSql,
+    ScheduleSql, ServiceKeySql, WorkflowSql,
+};
+
+/// One dialect's statements for every role.
+#[derive(Debug)]
+pub struct SqlDialect {
+    /// Outbox, deliveries, handled records, idempotency keys.
+    pub pipeline: &'static PipelineSql,
+    /// The operator's view of deliveries.
+    pub delivery_admin: &'static DeliveryAdminSql,
+    /// Service keys' verifiers.
+    pub service_keys: &'static ServiceKeySql,
+    /// The lease statements of each leased table.
+    pub leases: fn(LeaseTable) -> &'static LeaseSql,
+    /// Schedules, their runs and the operator-action log.
+    pub schedule: &'static ScheduleSql,
+    /// Housekeeping's batches and alerts.
+    pub housekeeping: &'static HousekeepingSql,
+    /// Circuit breakers and held deliveries.
+    pub breaker: &'static BreakerSql,
+    /// Feature flags and their history.
+    pub flags: &'static FlagSql,
+    /// The audit trail's static statements.
+    pub audit: &'static AuditSql,
+    /// The audit statements generated from an entity's declaration.
+    pub audit_generated: AuditStatements,
+    /// The workflow tables.
+    pub workflow: &'static WorkflowSql,
+    /// The execution row, whose physical columns differ per dialect.
+    pub execution: ExecutionLayout,
+}
+
+/// The audit statements written per audited entity. They interpolate only identifiers the
+/// application declared (checked at start to be plain lower-case SQL identifiers); values are
+/// parameters.
+#[derive(Debug, Clone, Copy)]
+pub struct AuditStatements {
+    /// Idempotent statements installing the entity's triggers.
+    pub trigger_ddl: fn(&AuditSpec) -> Vec<String>,
+    /// `(id)` → one row whose columns are the entity's audited fields as text.
+    pub current: fn(&AuditSpec) -> String,
+    /// `(id)`: delete the record.
+    pub erase: fn(&AuditSpec) -> String,
+}
+
+/// The execution row in the dialect's physical layout: PostgreSQL keeps the state in columns,
+/// SQLite as one JSON document.
+#[derive(Debug, Clone, Copy)]
+pub struct ExecutionLayout {
+    /// Inserts an execution; parameters as [`params`](Self::params) lays them out.
+    pub insert: &'static str,
+    /// Updates an execution (by `$1`, the run id); parameters as [`params`](Self::params).
+    pub update: &'static str,
+    /// The row's parameters: `$1` run_id, then the dialect's columns.
+    pub params: fn(&ExecutionState) -> Result<Vec<SqlValue>, StoreError>,
+    /// The state back from a row of `WorkflowSql::execution_get`.
+    pub from_row: fn(&Row) -> Result<ExecutionState, StoreError>,
+}
+
+/// The columns every execution layout starts with: `$1` run_id, `$2` workflow_id, `$3`
+/// workflow_version, `$4` status, `$5` current_node_id, `$6` revision; each adapter's
+/// [`ExecutionLayout::params`] appends its own.
+pub fn execution_head(s: &ExecutionState) -> Result<Vec<SqlValue>, StoreError> {
+    let revision =
+        i64::try_from(s.revision).map_err(|_| StoreError::invalid("revision out of range"))?;
+    Ok(vec![
+        s.run_id.as_str().into(),
+        s.workflow_id.as_str().into(),
+        s.workflow_version.as_str().into(),
+        s.status.as_str().into(),
+        s.current_node_id.as_deref().map_or(SqlValue::Null, SqlValue::from),
+        revision.into(),
+    ])
+}
+
+/// Milliseconds since the epoch as a timestamp (the workflow model keeps times in ms).
+pub fn ms(t: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp_millis(t).unwrap_or_default()
+}
+
+impl SqlDialect {
+    /// Every statement slot, with its declared parameters and this dialect's text: the static
+    /// tables, each leased table's, the execution row's (declared by its layout's parameter
+    /// count) and the audit statements generated for `audit_probe`.
+    pub fn slots(&self, audit_probe: &AuditSpec) -> Result<Vec<Slot>, StoreError> {
+        let mut slots = Vec::new();
+        slots.extend(self.pipeline.slots());
+        slots.extend(self.delivery_admin.slots());
+        slots.extend(self.service_keys.slots());
+        for table in [LeaseTable::Housekeeping, LeaseTable::Schedules] {
+            slots.extend((self.leases)(table).slots());
+        }
+        slots.extend(self.schedule.slots());
+        slots.extend(self.housekeeping.slots());
+        slots.extend(self.breaker.slots());
+        slots.extend(self.flags.slots());
+        slots.extend(self.audit.slots());
+        slots.extend(self.workflow.slots());
+        let arity = (self.execution.params)(&probe_state())?.len();
+        let layout: &'static [&'static str] = LAYOUT_PARAMS.get(..arity).ok_or_else(|| {
+            StoreError::internal(format!("an execution layout of {arity} parameters"))
+        })?;
+        slots.push(Slot {
+            name: "ExecutionLayout.insert",
+            params: layout,
+            text: Some(self.execution.insert),
+        });
+        slots.push(Slot {
+            name: "ExecutionLayout.update",
+            params: layout,
+            text: Some(self.execution.update),
+        });
+        let current = leak((self.audit_generated.current)(audit_probe));
+        let erase = leak((self.audit_generated.erase)(audit_probe));
+        slots.push(Slot { name: "AuditStatements.current", params: &["id"], text: Some(current) });
+        slots.push(Slot { name: "AuditStatements.erase", params: &["id"], text: Some(erase) });
+        Ok(slots)
+    }
+}
+
+fn probe_state() -> ExecutionState {
+    ExecutionState {
+        run_id: "probe".into(),
+        workflow_id: "probe".into(),
+        workflow_version: "1".into(),
+        status: ExecutionStatus::Running,
+        current_node_id: None,
+        revision: 1,
+        input: serde_json::Value::Null,
+        data: serde_json::Map::new(),
+        error: None,
+        cancellation_state: None,
+        loop_state: None,
+        created_at: 0,
+        updated_at: 0,
+    }
+}
+
+/// Names for an execution layout's parameters, positionally (the layout documents them).
+const LAYOUT_PARAMS: &[&str] = &[
+    "run_id", "p2", "p3", "p4", "p5", "p6", "p7", "p8", "p9", "p10", "p11", "p12", "p13", "p14",
+    "p15", "p16",
+];
+
+/// Generated text made `'static` for a [`Slot`]; only the contract test generates it.
+fn leak(text: String) -> &'static str {
+    Box::leak(text.into_boxed_str())
+}

@@ -1,0 +1,14 @@
+//! The store roles implemented once for [`crate::SqlStore`]: each runs its table's statements
+//! in order, binds their parameters and decodes rows by column name.
+
+mod audit;
+mod breaker;
+mod delivery_admin;
+mod flags;
+mod housekeeping;
+mod lease;
+mod pipeline;
+mod schedule;
+mod service_keys;
+pub(crate) mod workflow;
+mod workflow_ops;

@@ -1,0 +1,190 @@
+//! The pipeline role implemented once over each adapter's own SQL.
+//!
+//! An adapter supplies its dialect's statements as a [`crate::PipelineSql`] (the text lives
+//! beside the adapter, as every SQL statement does) and gets [`PipelineStore`] from the
+//! implementation here, so the two adapters cannot drift in behaviour, only in SQL.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use jadpo_core::error::StoreError;
+use jadpo_core::model::delivery::{
+    Delivery, DeliveryFilter, ENCODING_JSON_V1, NewDelivery, NewEvent, Outcome, QueuedDelivery,
+    StoredResponse,
+};
+use jadpo_core::ports::PipelineStore;
+use jadpo_core::sql::SqlValue;
+use jadpo_core::transaction::{Transaction, TransactionalStore};
+
+use crate::store::SqlStore;
+
+fn id_list(ids: &[String]) -> SqlValue {
+    SqlValue::Json(ids.iter().map(|id| serde_json::Value::String(id.clone())).collect())
+}
+
+fn text(v: &Option<String>) -> SqlValue {
+    v.as_deref().map_or(SqlValue::Null, SqlValue::from)
+}
+
+#[async_trait]
+impl<C: TransactionalStore> PipelineStore for SqlStore<C> {
+    async fn outbox_append(
+        &self,
+        tx: &mut dyn Transaction,
+        event: &NewEvent,
+        deliveries: &[NewDelivery],
+    ) -> Result<(), StoreError> {
+        let sql = self.sql.pipeline;
+        let params = [
+            event.id.as_str().into(),
+            event.event_type.as_str().into(),
+            event.payload.to_string().into(),
+            ENCODING_JSON_V1.into(),
+            text(&event.traceparent),
+            text(&event.tracestate),
+            event.chain_depth.into(),
+            event.source.as_str().into(),
+            text(&event.request_id),
+            event.created_at.into(),
+        ];
+        sql.outbox_insert.execute(tx, params).await?;
+        if deliveries.is_empty() {
+            return Ok(());
+        }
+        let rows: Vec<serde_json::Value> = deliveries
+            .iter()
+            .map(|d| serde_json::json!({"id": d.id, "subscriber": d.subscriber}))
+            .collect();
+        let params =
+            [event.id.as_str().into(), event.created_at.into(), SqlValue::Json(rows.into())];
+        sql.deliveries_insert.execute(tx, params).await?;
+        Ok(())
+    }
+
+    async fn delivery_get(&self, id: &str) -> Result<Option<Delivery>, StoreError> {
+        let sql = self.sql.pipeline.delivery_get;
+        let rows = sql.query_once(self, [id.into()]).await?;
+        rows.first().map(Delivery::from_row).transpose()
+    }
+
+    async fn delivery_record_outcome(
+        &self,
+        id: &str,
+        outcome: &Outcome,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let sql = self.sql.pipeline;
+        let changed = match outcome {
+            Outcome::Handled => {
+                sql.delivery_handled.execute_once(self, [id.into(), now.into()]).await?
+            }
+            Outcome::Failed { failure, retry_at: Some(at) } => {
+                let params = [id.into(), now.into(), failure.as_str().into(), (*at).into()];
+                sql.delivery_retry.execute_once(self, params).await?
+            }
+            Outcome::Failed { failure, retry_at: None } => {
+                let params = [id.into(), now.into(), failure.as_str().into()];
+                sql.delivery_dead.execute_once(self, params).await?
+            }
+        };
+        Ok(changed == 1)
+    }
+
+    async fn deliveries_claim_due(
+        &self,
+        now: DateTime<Utc>,
+        lost_before: DateTime<Utc>,
+        limit: usize,
+    ) -> Result<Vec<QueuedDelivery>, StoreError> {
+        let sql = self.sql.pipeline.deliveries_claim_due;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = sql.query_once(self, [now.into(), lost_before.into(), limit.into()]).await?;
+        rows.iter()
+            .map(|r| {
+                Ok(QueuedDelivery {
+                    id: r.get_str("id")?.to_owned(),
+                    traceparent: r.get_opt_str("traceparent")?.map(str::to_owned),
+                })
+            })
+            .collect()
+    }
+
+    async fn deliveries_mark_enqueued(
+        &self,
+        ids: &[String],
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let sql = self.sql.pipeline.deliveries_mark_enqueued;
+        sql.execute_once(self, [id_list(ids), now.into()]).await.map(|_| ())
+    }
+
+    async fn deliveries_unmark_enqueued(&self, ids: &[String]) -> Result<(), StoreError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let sql = self.sql.pipeline.deliveries_unmark_enqueued;
+        sql.execute_once(self, [id_list(ids)]).await.map(|_| ())
+    }
+
+    async fn deliveries_list(&self, filter: &DeliveryFilter) -> Result<Vec<Delivery>, StoreError> {
+        let sql = self.sql.pipeline.deliveries_list;
+        let params = [
+            filter.status.map_or(SqlValue::Null, |s| s.as_str().into()),
+            text(&filter.subscriber),
+            i64::from(filter.limit.max(1)).into(),
+        ];
+        sql.query_once(self, params).await?.iter().map(Delivery::from_row).collect()
+    }
+
+    async fn handled_insert(
+        &self,
+        tx: &mut dyn Transaction,
+        delivery_id: &str,
+        subscriber: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let sql = self.sql.pipeline.handled_insert;
+        Ok(sql.execute(tx, [delivery_id.into(), subscriber.into(), now.into()]).await? == 1)
+    }
+
+    async fn idempotency_claim(
+        &self,
+        tx: &mut dyn Transaction,
+        scope: &str,
+        key: &str,
+        digest: &str,
+        now: DateTime<Utc>,
+        expires_at: DateTime<Utc>,
+    ) -> Result<Option<StoredResponse>, StoreError> {
+        let sql = self.sql.pipeline;
+        sql.idempotency_delete_expired.execute(tx, [scope.into(), key.into(), now.into()]).await?;
+        let params = [scope.into(), key.into(), digest.into(), now.into(), expires_at.into()];
+        if sql.idempotency_insert.execute(tx, params).await? == 1 {
+            return Ok(None);
+        }
+        let row = sql.idempotency_select.query_one(tx, [scope.into(), key.into()]).await?;
+        let status = u16::try_from(row.get_i64("response_status")?)
+            .map_err(|_| StoreError::internal("stored response status out of range"))?;
+        Ok(Some(StoredResponse {
+            request_digest: row.get_str("request_digest")?.to_owned(),
+            status,
+            body: row.get_str("response_body")?.to_owned(),
+        }))
+    }
+
+    async fn idempotency_store_response(
+        &self,
+        tx: &mut dyn Transaction,
+        scope: &str,
+        key: &str,
+        status: u16,
+        body: &str,
+    ) -> Result<(), StoreError> {
+        let sql = self.sql.pipeline.idempotency_store;
+        sql.execute(tx, [scope.into(), key.into(), i64::from(status).into(), body.into()]).await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,317 @@
+//! The workflow store implemented once over each adapter's own SQL: the nine steps of a
+//! transition in one transaction, Sessions, run leases and commands. The execution row's
+//! physical layout differs per dialect ([`crate::ExecutionLayout`]).
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+use jadpo_core::error::StoreError;
+use jadpo_core::model::workflow::rows::CommandRow;
+use jadpo_core::model::workflow::rows::ExecutionLease;
+use jadpo_core::model::workflow::rows::SessionRecord;
+use jadpo_core::model::workflow::rows::TransitionError;
+use jadpo_core::model::workflow::rows::TransitionWrite;
+use jadpo_core::model::workflow::state::{ExecutionState, RuntimeEvent};
+use jadpo_core::ports::WorkflowStore;
+use jadpo_core::sql::{Row, SqlValue};
+
+use crate::dialect::{ExecutionLayout, ms};
+use crate::store::SqlStore;
+use crate::tables::WorkflowSql;
+use jadpo_core::transaction::{Transaction, TransactionalStore};
+
+async fn write_steps(
+    sql: &WorkflowSql,
+    layout: &ExecutionLayout,
+    tx: &mut dyn Transaction,
+    w: &TransitionWrite<'_>,
+) -> Result<(), TransitionError> {
+    let t = w.transition;
+    if let Some(fence) = &w.lease {
+        let live = sql
+            .run_lease_fence
+            .query_opt(tx, [w.run_id.into(), fence.lease_id.as_str().into(), fence.now_ms.into()])
+            .await?;
+        if live.is_none() {
+            return Err(TransitionError::LeaseLost(w.run_id.to_owned()));
+        }
+    }
+    // 1–2: lock/read the current revision and compare.
+    let current = sql.execution_lock.query_opt(tx, [w.run_id.into()]).await?;
+    let actual =
+        current.map(|r| r.get_i64("revision")).transpose()?.map(|r| u64::try_from(r).unwrap_or(0));
+    if actual != w.expected_revision {
+        return Err(TransitionError::StaleRevision {
+            run_id: w.run_id.to_owned(),
+            expected: w.expected_revision,
+            actual,
+        });
+    }
+    // 3: the materialized execution.
+    let params = (layout.params)(&t.state)?;
+    let statement = if actual.is_none() { layout.insert } else { layout.update };
+    tx.execute(statement, &params).await?;
+    // 4: the events.
+    for e in &t.events {
+        let seq = i64::try_from(e.seq).map_err(|_| StoreError::invalid("seq out of range"))?;
+        let params = [
+            e.id(w.run_id).into(),
+            w.run_id.into(),
+            seq.into(),
+            e.event_type.as_str().into(),
+            SqlValue::Json(e.payload.clone()),
+            e.timestamp.into(),
+        ];
+        sql.event_insert.execute(tx, params).await?;
+    }
+    // 5: new commands.
+    let now = ms(t.state.updated_at);
+    for c in &t.commands {
+        let seq = i64::try_from(c.seq).map_err(|_| StoreError::invalid("seq out of range"))?;
+        let key = c.idempotency_key.as_deref().map_or(SqlValue::Null, SqlValue::from);
+        let params = [
+            c.id.as_str().into(),
+            w.run_id.into(),
+            seq.into(),
+            c.node_id.as_str().into(),
+            c.command_type.as_str().into(),
+            SqlValue::Json(c.payload.clone()),
+            key,
+            now.into(),
+        ];
+        sql.command_insert.execute(tx, params).await?;
+    }
+    // 6: acknowledgements.
+    for a in &t.acks {
+        if sql
+            .command_ack
+            .execute(tx, [a.command_id.as_str().into(), a.status.into(), now.into()])
+            .await?
+            != 1
+        {
+            return Err(TransitionError::CommandNotPending(a.command_id.clone()));
+        }
+    }
+    // 7–9: the Session binding.
+    if let Some(s) = &w.session {
+        let row = sql.session_lock.query_opt(tx, [s.session_id.as_str().into()]).await?;
+        let Some(row) = row.filter(|r| r.get_str("user_id").is_ok_and(|u| u == s.user_id)) else {
+            return Err(TransitionError::SessionNotFound(s.session_id.clone()));
+        };
+        let actual = row.get_i64("revision")?;
+        if actual != s.expected_revision {
+            return Err(TransitionError::StaleSession {
+                session_id: s.session_id.clone(),
+                expected: s.expected_revision,
+                actual,
+            });
+        }
+        let params =
+            [s.session_id.as_str().into(), w.run_id.into(), now.into(), s.expected_revision.into()];
+        if sql.session_bind.execute(tx, params).await? != 1 {
+            return Err(TransitionError::StaleSession {
+                session_id: s.session_id.clone(),
+                expected: s.expected_revision,
+                actual,
+            });
+        }
+    }
+    Ok(())
+}
+
+fn session_from_row(r: &Row) -> Result<SessionRecord, StoreError> {
+    Ok(SessionRecord {
+        id: r.get_str("id")?.to_owned(),
+        user_id: r.get_str("user_id")?.to_owned(),
+        context: r.get_json("context")?,
+        active_run_id: r.get_opt_str("active_run_id")?.map(str::to_owned),
+        revision: r.get_i64("revision")?,
+        context_revision: r.get_i64("context_revision")?,
+    })
+}
+
+#[async_trait]
+impl<C: TransactionalStore> WorkflowStore for SqlStore<C> {
+    async fn commit_transition(&self, write: &TransitionWrite<'_>) -> Result<(), TransitionError> {
+        let mut tx = self.begin().await?;
+        match write_steps(self.sql.workflow, &self.sql.execution, tx.as_mut(), write).await {
+            Ok(()) => tx.commit().await.map_err(|e| match e.kind() {
+                jadpo_core::StoreErrorKind::Conflict => TransitionError::StaleRevision {
+                    run_id: write.run_id.to_owned(),
+                    expected: write.expected_revision,
+                    actual: None,
+                },
+                _ => TransitionError::Store(e),
+            }),
+            Err(e) => {
+                let _ = tx.rollback().await;
+                // A concurrent first insert of the same run or event loses on a unique key.
+                match e {
+                    TransitionError::Store(s)
+                        if s.kind() == jadpo_core::StoreErrorKind::Conflict =>
+                    {
+                        Err(TransitionError::StaleRevision {
+                            run_id: write.run_id.to_owned(),
+                            expected: write.expected_revision,
+                            actual: None,
+                        })
+                    }
+                    other => Err(other),
+                }
+            }
+        }
+    }
+
+    async fn execution_get(&self, run_id: &str) -> Result<Option<ExecutionState>, StoreError> {
+        let rows = self.sql.workflow.execution_get.query_once(self, [run_id.into()]).await?;
+        rows.first().map(self.sql.execution.from_row).transpose()
+    }
+
+    async fn execution_events(&self, run_id: &str) -> Result<Vec<RuntimeEvent>, StoreError> {
+        let rows = self.sql.workflow.events_list.query_once(self, [run_id.into()]).await?;
+        rows.iter()
+            .map(|r| {
+                Ok(RuntimeEvent {
+                    seq: u64::try_from(r.get_i64("seq")?).unwrap_or(0),
+                    event_type: r.get_str("type")?.to_owned(),
+                    payload: r.get_json("payload")?,
+                    timestamp: r.get_i64("timestamp")?,
+                })
+            })
+            .collect()
+    }
+
+    async fn session_create(
+        &self,
+        id: &str,
+        user_id: &str,
+        context: &Value,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let params = [id.into(), user_id.into(), SqlValue::Json(context.clone()), now.into()];
+        self.sql.workflow.session_insert.execute_once(self, params).await.map(|_| ())
+    }
+
+    async fn session_get(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
+        let rows = self.sql.workflow.session_get.query_once(self, [id.into()]).await?;
+        rows.first().map(session_from_row).transpose()
+    }
+
+    async fn session_update_context(
+        &self,
+        id: &str,
+        user_id: &str,
+        context: &Value,
+        expected_revision: i64,
+        context_changed: bool,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let params = [
+            id.into(),
+            user_id.into(),
+            SqlValue::Json(context.clone()),
+            now.into(),
+            expected_revision.into(),
+            i64::from(context_changed).into(),
+        ];
+        Ok(self.sql.workflow.session_update_context.execute_once(self, params).await? == 1)
+    }
+
+    async fn run_lease_take(
+        &self,
+        run_id: &str,
+        worker_id: &str,
+        now_ms: i64,
+        expires_at: i64,
+    ) -> Result<Option<ExecutionLease>, StoreError> {
+        let secs = u64::try_from(now_ms.div_euclid(1000)).unwrap_or(0);
+        let nanos = u32::try_from(now_ms.rem_euclid(1000) * 1_000_000).unwrap_or(0);
+        let lease_id = uuid::Uuid::new_v7(uuid::Timestamp::from_unix(uuid::NoContext, secs, nanos))
+            .to_string();
+        let params = [
+            run_id.into(),
+            worker_id.into(),
+            lease_id.as_str().into(),
+            expires_at.into(),
+            now_ms.into(),
+        ];
+        let rows = self.sql.workflow.run_lease_take.query_once(self, params).await?;
+        Ok(rows.first().map(|_| ExecutionLease {
+            run_id: run_id.to_owned(),
+            worker_id: worker_id.to_owned(),
+            lease_id,
+            expires_at,
+        }))
+    }
+
+    async fn run_lease_extend(
+        &self,
+        run_id: &str,
+        lease_id: &str,
+        now_ms: i64,
+        expires_at: i64,
+    ) -> Result<bool, StoreError> {
+        let params = [run_id.into(), lease_id.into(), expires_at.into(), now_ms.into()];
+        Ok(self.sql.workflow.run_lease_extend.execute_once(self, params).await? == 1)
+    }
+
+    async fn run_lease_give_up(&self, run_id: &str, lease_id: &str) -> Result<bool, StoreError> {
+        Ok(self
+            .sql
+            .workflow
+            .run_lease_give_up
+            .execute_once(self, [run_id.into(), lease_id.into()])
+            .await?
+            == 1)
+    }
+
+    async fn runs_runnable(&self, now_ms: i64, limit: u32) -> Result<Vec<String>, StoreError> {
+        let rows = self
+            .sql
+            .workflow
+            .runnable
+            .query_once(self, [now_ms.into(), i64::from(limit).into()])
+            .await?;
+        rows.iter().map(|r| r.get_str("run_id").map(str::to_owned)).collect()
+    }
+
+    async fn command_get(&self, id: &str) -> Result<Option<CommandRow>, StoreError> {
+        let rows = self.sql.workflow.command_get.query_once(self, [id.into()]).await?;
+        rows.first()
+            .map(|r| {
+                Ok(CommandRow {
+                    id: r.get_str("id")?.to_owned(),
+                    run_id: r.get_str("run_id")?.to_owned(),
+                    node_id: r.get_str("node_id")?.to_owned(),
+                    command_type: r.get_str("type")?.to_owned(),
+                    payload: r.get_json("payload")?,
+                    status: r.get_str("status")?.to_owned(),
+                    idempotency_key: r.get_opt_str("idempotency_key")?.map(str::to_owned),
+                })
+            })
+            .transpose()
+    }
+
+    async fn commands_claim_due(
+        &self,
+        now: DateTime<Utc>,
+        lost_before: DateTime<Utc>,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let sql = self.sql.workflow.commands_claim_due;
+        let rows = sql.query_once(self, [now.into(), lost_before.into(), limit.into()]).await?;
+        rows.iter().map(|r| r.get_str("command_id").map(str::to_owned)).collect()
+    }
+
+    async fn command_mark_enqueued(
+        &self,
+        id: &str,
+        run_id: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let sql = self.sql.workflow.command_mark_enqueued;
+        sql.execute_once(self, [id.into(), run_id.into(), now.into()]).await.map(|_| ())
+    }
+}

@@ -1,0 +1,33 @@
+//! `HousekeepingSql`: the slots of the housekeeping role's statements, each with its parameters.
+
+use crate::statements;
+
+statements! {
+    /// One dialect's housekeeping statements. Each deletes or updates at most `limit` rows, picking
+    /// them in a subquery (PostgreSQL skips rows a writer holds, so a batch never waits on one).
+    pub struct HousekeepingSql {
+        /// Expired idempotency keys.
+        delete_idempotency_keys(now, limit),
+        /// Handled-delivery records handled before `cutoff`.
+        delete_handled(cutoff, limit),
+        /// Handled or discarded deliveries finished before `cutoff`.
+        delete_finished(cutoff, limit),
+        /// Dead deliveries dead before `cutoff`.
+        delete_dead(cutoff, limit),
+        /// Outbox rows created before `cutoff` with no delivery left.
+        delete_outbox(cutoff, limit),
+        /// Schedule runs recorded before `cutoff`.
+        delete_schedule_runs(cutoff, limit),
+        /// Clear the queue stamp of pending deliveries put on the queue before `enqueued_before`, so
+        /// the relay sends them again.
+        rescue(enqueued_before, limit),
+        /// Returns `id, subscriber, last_failure`: dead deliveries whose alert is not raised, marking
+        /// it raised.
+        dead_alerts(now, limit),
+        /// Returns `name, next_due_at`: active schedules due before `due_before` whose alert is not
+        /// raised, marking it raised.
+        overdue_alerts(now, due_before, limit),
+        /// The pass completed.
+        complete(name, now),
+    }
+}

@@ -1,0 +1,24 @@
+//! The statement tables, one per role: which statements a role runs and the parameters of
+//! each, in order. The text is each adapter's.
+
+mod audit;
+mod breaker;
+mod delivery_admin;
+mod flags;
+mod housekeeping;
+mod lease;
+mod pipeline;
+mod schedule;
+mod service_keys;
+mod workflow;
+
+pub use audit::AuditSql;
+pub use breaker::BreakerSql;
+pub use delivery_admin::DeliveryAdminSql;
+pub use flags::FlagSql;
+pub use housekeeping::HousekeepingSql;
+pub use lease::LeaseSql;
+pub use pipeline::PipelineSql;
+pub use schedule::ScheduleSql;
+pub use service_keys::ServiceKeySql;
+pub use workflow::WorkflowSql;

@@ -1,0 +1,73 @@
+//! `WorkflowSql`: the slots of the workflow role's statements, each with its parameters.
+
+use crate::statements;
+
+statements! {
+    /// One dialect's statements for the workflow tables.
+    pub struct WorkflowSql {
+        /// Returns `revision`, locking the row where the dialect can.
+        execution_lock(run_id),
+        /// Returns the execution's row.
+        execution_get(run_id),
+        /// One event of a run's log.
+        event_insert(id, run_id, seq, event_type, payload, timestamp),
+        /// Returns events in `seq` order: `seq, type, payload, timestamp`.
+        events_list(run_id),
+        /// One new command, pending.
+        command_insert(id, run_id, seq, node_id, command_type, payload, idempotency_key, created_at),
+        /// On a pending command.
+        command_ack(id, status, processed_at),
+        /// Returns `user_id, revision`, locking the row where the dialect can.
+        session_lock(session_id),
+        /// Bind the Session to the run, if its revision is still the expected one.
+        session_bind(session_id, run_id, now, expected_revision),
+        /// A new Session.
+        session_insert(id, user_id, context, now),
+        /// Returns the Session row.
+        session_get(id),
+        /// Replace the context.
+        session_update_context(id, user_id, context, now, expected_revision, context_changed),
+        /// Returns `lease_id` when acquired (free or expired), no row when another holder's lease is
+        /// live.
+        run_lease_take(run_id, worker_id, lease_id, expires_at, now),
+        /// Extend a live lease.
+        run_lease_extend(run_id, lease_id, expires_at, now),
+        /// Release.
+        run_lease_give_up(run_id, lease_id),
+        /// Returns a row while that lease is live, locking it where the dialect can.
+        run_lease_fence(run_id, lease_id, now),
+        /// Returns `run_id` of running or cancelling runs with no live lease.
+        runnable(now, limit),
+        /// Returns a command row: `id, run_id, node_id, type, payload, status, idempotency_key`.
+        command_get(id),
+        /// Returns `command_id` of pending commands of live runs never put on the queue or put there
+        /// before `lost_before`, stamped as enqueued at `now`.
+        commands_claim_due(now, lost_before, limit),
+        /// Stamp a command as put on the queue (insert or refresh).
+        command_mark_enqueued(command_id, run_id, now),
+        /// Returns `run_id, revision, last_seq` of runs with events whose revision differs from their
+        /// last event's seq.
+        verify_revisions(),
+        /// Returns `n`: events whose id is not `${run_id}:${seq}`, or whose `(run_id, seq)` repeats.
+        verify_event_ids(),
+        /// Returns `id, status`: commands whose `processed_at` does not fit their status.
+        verify_command_times(),
+        /// Returns `run_id` of runs in id order, for paging.
+        executions_page(after, limit),
+        /// Returns `id` of every Session.
+        sessions_all(),
+        /// Delete a Session (verification probes only).
+        session_delete(id),
+        /// Delete an execution, cascading to its events, commands and lease.
+        execution_delete(run_id),
+        /// Returns every command of a run: `id, seq, node_id, type, payload, status, idempotency_key,
+        /// created_at, processed_at`, in `seq` order.
+        commands_of_run(run_id),
+        /// A command as exported.
+        command_import(id, run_id, seq, node_id, command_type, payload, status, idempotency_key, created_at, processed_at),
+        /// Returns every column of a Session.
+        session_export(id),
+        /// A Session as exported.
+        session_import(id, user_id, context, active_run_id, revision, context_revision, created_at, updated_at),
+    }
+}
