@@ -38,4 +38,4 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{StoreError, StoreErrorKind};
 pub use sql::{Dialect, Row, SqlValue};
 pub use store::Store;
-pub use transaction::{Transaction, TransactionalStore, commit_or_rollback};
+pub use transaction::{On, Transaction, TransactionalStore, commit_or_rollback};

@@ -63,6 +63,17 @@ pub trait Transaction: Send {
     }
 }
 
+/// Where a statement runs, for the calls where the caller has the choice: inside its
+/// transaction (it sees the transaction's own writes and commits or rolls back with them), or on
+/// its own (one round trip, autocommit: for a read that belongs to no transaction, or one on
+/// another store than the transaction's).
+pub enum On<'a> {
+    /// Inside this transaction.
+    Tx(&'a mut dyn Transaction),
+    /// On its own.
+    Own,
+}
+
 /// The role that opens transactions and answers health checks.
 #[async_trait]
 pub trait TransactionalStore: Send + Sync {

@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use jadpo_core::On;
+
 use jadpo_core::id::new_id;
 use jadpo_core::model::flags::{FlagChange, Rollout, StoredFlag};
 use jadpo_core::{Store, StoreError};
@@ -16,7 +18,6 @@ pub enum FlagOpError {
     /// The application declares no such flag.
     #[error("no flag named {name:?} is declared (flags: {declared})")]
     Unknown {
-        /// The name.
         name: String,
         /// The declared flags.
         declared: String,
@@ -60,7 +61,8 @@ impl<'a> FlagOps<'a> {
         let store = self.store()?;
         let mut change = Change::begin(store.as_ref(), operator, self.p.clock.as_ref()).await?;
         let result = async {
-            let before = store.flag_read(change.tx(), name).await?.map_or(default, |f| f.rollout);
+            let before =
+                store.flag_read(On::Tx(change.tx()), name).await?.map_or(default, |f| f.rollout);
             if before == rollout {
                 return Ok(None);
             }

@@ -192,7 +192,8 @@ pub async fn flag_changes_are_recorded_with_who_made_them(fx: &dyn Fixture) {
     let steps: Vec<_> = history.iter().map(|c| (c.before.as_str(), c.after.as_str())).collect();
     assert_eq!(steps, [("25%", "on"), ("off", "25%")]);
     assert!(matches!(ops.set("gamma", Rollout::On, &fay).await, Err(FlagOpError::Unknown { .. })));
-    let stored = ok(store.flag_read_once("beta").await, "read").map(|f| (f.rollout, f.updated_by));
+    let stored = ok(store.flag_read(jadpo_core::On::Own, "beta").await, "read")
+        .map(|f| (f.rollout, f.updated_by));
     assert_eq!(stored, Some((Rollout::On, "fay".to_owned())));
 }
 

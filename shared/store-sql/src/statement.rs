@@ -5,7 +5,7 @@
 //! order — and lists them ([`Slot`]) for the test that reads every adapter's text and checks
 //! that it uses exactly `$1` … `$N`.
 
-use jadpo_core::{Row, SqlValue, StoreError, Transaction, TransactionalStore};
+use jadpo_core::{On, Row, SqlValue, StoreError, Transaction, TransactionalStore};
 
 /// One statement's text, taking `N` parameters `$1` … `$N`.
 #[derive(Debug, Clone, Copy)]
@@ -68,6 +68,19 @@ impl<const N: usize> Statement<N> {
         params: [SqlValue; N],
     ) -> Result<u64, StoreError> {
         store.execute_once(self.text, &params).await
+    }
+
+    /// Runs where the caller chose: inside its transaction, or on its own on `store`.
+    pub async fn query_on(
+        self,
+        on: On<'_>,
+        store: &dyn TransactionalStore,
+        params: [SqlValue; N],
+    ) -> Result<Vec<Row>, StoreError> {
+        match on {
+            On::Tx(tx) => tx.query(self.text, &params).await,
+            On::Own => store.query_once(self.text, &params).await,
+        }
     }
 
     /// Runs on its own (autocommit); its rows.

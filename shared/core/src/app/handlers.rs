@@ -13,7 +13,7 @@ use crate::model::event::{Emitted, Event};
 use crate::model::flags::Rollout;
 use crate::ports::FlagStore;
 use crate::ports::{ConnectionError, ConnectionRequest, Connections};
-use crate::transaction::Transaction;
+use crate::transaction::{On, Transaction};
 
 /// Calls connection `name`; an error status or an unreachable service fails the handler.
 async fn call_connection(
@@ -99,11 +99,8 @@ impl<'t> HandlerContext<'t> {
         let default = access.app.flag_default(name).ok_or_else(|| {
             HandlerError::Failed(format!("flag {name:?} is not declared by the application"))
         })?;
-        let stored = if access.same_store {
-            access.store.flag_read(self.tx, name).await?
-        } else {
-            access.store.flag_read_once(name).await?
-        };
+        let on = if access.same_store { On::Tx(&mut *self.tx) } else { On::Own };
+        let stored = access.store.flag_read(on, name).await?;
         let rollout = stored.map_or(default, |f| f.rollout);
         self.flag_cache.insert(name.to_owned(), rollout);
         Ok(rollout.enabled_for(name, subject))
@@ -260,9 +257,7 @@ pub trait Subscriber: Send + Sync {
 /// A workflow command as its capability receives it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CommandRequest {
-    /// The command's id.
     pub command_id: String,
-    /// The run.
     pub run_id: String,
     /// The issuing node.
     pub node_id: String,

@@ -7,19 +7,14 @@ use chrono::{DateTime, Utc};
 use crate::error::StoreError;
 use crate::model::flags::StoredFlag;
 use crate::model::flags::{FlagChange, Rollout};
-use crate::transaction::Transaction;
+use crate::transaction::{On, Transaction};
 
 /// The flag role.
 #[async_trait]
 pub trait FlagStore: Send + Sync {
-    /// Flag `name` read inside `tx`.
-    async fn flag_read(
-        &self,
-        tx: &mut dyn Transaction,
-        name: &str,
-    ) -> Result<Option<StoredFlag>, StoreError>;
-    /// Flag `name` read in its own statement.
-    async fn flag_read_once(&self, name: &str) -> Result<Option<StoredFlag>, StoreError>;
+    /// Flag `name`, read where the caller chooses: an action reads it inside its own
+    /// transaction when the flags live in the same store, on its own otherwise.
+    async fn flag_read(&self, on: On<'_>, name: &str) -> Result<Option<StoredFlag>, StoreError>;
     /// Every stored flag.
     async fn flags_list(&self) -> Result<Vec<StoredFlag>, StoreError>;
     /// Sets flag `name` inside `tx`.

@@ -8,7 +8,7 @@ use jadpo_core::model::flags::StoredFlag;
 use jadpo_core::model::flags::{FlagChange, Rollout};
 use jadpo_core::ports::FlagStore;
 use jadpo_core::sql::Row;
-use jadpo_core::transaction::{Transaction, TransactionalStore};
+use jadpo_core::transaction::{On, Transaction, TransactionalStore};
 
 use crate::store::SqlStore;
 
@@ -38,16 +38,8 @@ fn change(r: &Row) -> Result<FlagChange, StoreError> {
 
 #[async_trait]
 impl<C: TransactionalStore> FlagStore for SqlStore<C> {
-    async fn flag_read(
-        &self,
-        tx: &mut dyn Transaction,
-        name: &str,
-    ) -> Result<Option<StoredFlag>, StoreError> {
-        self.sql.flags.get.query_opt(tx, [name.into()]).await?.as_ref().map(stored).transpose()
-    }
-
-    async fn flag_read_once(&self, name: &str) -> Result<Option<StoredFlag>, StoreError> {
-        self.sql.flags.get.query_once(self, [name.into()]).await?.first().map(stored).transpose()
+    async fn flag_read(&self, on: On<'_>, name: &str) -> Result<Option<StoredFlag>, StoreError> {
+        self.sql.flags.get.query_on(on, self, [name.into()]).await?.first().map(stored).transpose()
     }
 
     async fn flags_list(&self) -> Result<Vec<StoredFlag>, StoreError> {
