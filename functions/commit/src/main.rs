@@ -1,11 +1,11 @@
 //! Lambda `commit`: API Gateway HTTP API → `POST /actions/{name}`, `GET /healthz`. Wiring only:
-//! the routes are `jadpo_runtime::http`, the work is `jadpo_engine::commit::commit`.
+//! the routes are `jadpo_http`, the work is `jadpo_engine::commit::commit`.
 
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use jadpo_runtime::http::{HttpState, router};
-use jadpo_runtime::lambda::{deployed_engine, exit_code};
+use jadpo_http::{HttpState, router};
+use jadpo_lambda::{deployed_engine, exit_code};
 use jadpo_runtime::telemetry;
 
 #[tokio::main]

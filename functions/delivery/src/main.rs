@@ -1,11 +1,11 @@
 //! Lambda `delivery`: an SQS batch → subscribers, answering `SqsBatchResponse` so that only the
 //! messages that met an infrastructure fault are retried. Wiring only: the work is
-//! `jadpo_runtime::lambda::deliver_batch`.
+//! `jadpo_lambda::deliver_batch`.
 
 use std::process::ExitCode;
 
 use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
-use jadpo_runtime::lambda::{deliver_batch, deployed_engine, exit_code};
+use jadpo_lambda::{deliver_batch, deployed_engine, exit_code};
 use jadpo_runtime::telemetry;
 use lambda_runtime::{Error, LambdaEvent, service_fn};
 

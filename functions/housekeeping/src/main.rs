@@ -1,10 +1,11 @@
 //! Lambda `housekeeping`: on each scheduled event (EventBridge, hourly), one housekeeping pass
 //! over every store under its lease. Wiring only: the work is
-//! `jadpo_runtime::lambda::housekeeping_pass`.
+//! `jadpo_runtime::passes::housekeeping_pass`.
 
 use std::process::ExitCode;
 
-use jadpo_runtime::lambda::{deployed_engine, exit_code, housekeeping_pass, lease_owner};
+use jadpo_lambda::{deployed_engine, exit_code};
+use jadpo_runtime::passes::{housekeeping_pass, lease_owner};
 use jadpo_runtime::telemetry;
 use lambda_runtime::{Error, LambdaEvent, service_fn};
 use serde_json::Value;

@@ -35,14 +35,14 @@ pub async fn schedule_loop(
     interval: Duration,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let owner = jadpo_runtime::lambda::lease_owner("local-tick");
+    let owner = jadpo_runtime::passes::lease_owner("local-tick");
     let mut tick = tokio::time::interval(interval);
     loop {
         tokio::select! {
             _ = tick.tick() => {}
             _ = shutdown.changed() => return,
         }
-        match jadpo_runtime::lambda::tick_pass(&engine, &owner).await {
+        match jadpo_runtime::passes::tick_pass(&engine, &owner).await {
             Ok(report) if !report.is_quiet() => {
                 tracing::info!(report = %report.to_json(), "schedule tick");
             }
@@ -58,14 +58,14 @@ pub async fn housekeeping_loop(
     interval: Duration,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let owner = jadpo_runtime::lambda::lease_owner("local-housekeeping");
+    let owner = jadpo_runtime::passes::lease_owner("local-housekeeping");
     let mut tick = tokio::time::interval(interval);
     loop {
         tokio::select! {
             _ = tick.tick() => {}
             _ = shutdown.changed() => return,
         }
-        if let Err(e) = jadpo_runtime::lambda::housekeeping_pass(&engine, &owner).await {
+        if let Err(e) = jadpo_runtime::passes::housekeeping_pass(&engine, &owner).await {
             tracing::warn!(error = %e, "housekeeping failed; the next pass retries");
         }
     }

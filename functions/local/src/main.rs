@@ -12,10 +12,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
+use jadpo_http::{HttpState, router};
 use jadpo_local::loops::{delivery_loop, housekeeping_loop, relay_loop, schedule_loop};
 use jadpo_local::queue::InProcessQueue;
 use jadpo_local::sink::{self, Sinks};
-use jadpo_runtime::http::{HttpState, router};
 use jadpo_runtime::{Config, Mode, Wiring, migrate_all, telemetry};
 use tokio::sync::watch;
 

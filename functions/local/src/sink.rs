@@ -13,7 +13,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{post, put};
 use serde_json::{Value, json};
 
-use jadpo_runtime::http::problem;
+use jadpo_http::problem;
 
 #[derive(Debug, Default)]
 struct Sink {

@@ -1,10 +1,11 @@
 //! Lambda `outbox-relay`: on each scheduled event, one relay pass bounded by the invocation's
-//! deadline. Wiring only: the work is `jadpo_runtime::lambda::relay_pass`.
+//! deadline. Wiring only: the work is `jadpo_runtime::passes::relay_pass`.
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant, SystemTime};
 
-use jadpo_runtime::lambda::{deployed_engine, exit_code, relay_pass};
+use jadpo_lambda::{deployed_engine, exit_code};
+use jadpo_runtime::passes::relay_pass;
 use jadpo_runtime::telemetry;
 use lambda_runtime::{Error, LambdaEvent, service_fn};
 use serde_json::{Value, json};

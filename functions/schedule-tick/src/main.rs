@@ -1,10 +1,11 @@
 //! Lambda `schedule-tick`: on each scheduled event (EventBridge, every minute), one tick pass:
 //! every due schedule's runs and skipped ticks recorded under its lease. Wiring only: the work is
-//! `jadpo_runtime::lambda::tick_pass`.
+//! `jadpo_runtime::passes::tick_pass`.
 
 use std::process::ExitCode;
 
-use jadpo_runtime::lambda::{deployed_engine, exit_code, lease_owner, tick_pass};
+use jadpo_lambda::{deployed_engine, exit_code};
+use jadpo_runtime::passes::{lease_owner, tick_pass};
 use jadpo_runtime::telemetry;
 use lambda_runtime::{Error, LambdaEvent, service_fn};
 use serde_json::Value;

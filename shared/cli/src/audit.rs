@@ -24,7 +24,6 @@ pub(crate) enum AuditCommand {
     },
     /// Erase a record: delete it and its audit rows in one transaction.
     Erase {
-        /// The entity.
         entity: String,
         /// The record's id.
         id: String,

@@ -22,7 +22,6 @@ pub(crate) enum BreakersCommand {
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Target {
-    /// The connection.
     connection: String,
     /// Who is acting (recorded); default `JADPO_OPERATOR`, else the OS user.
     #[arg(long, env = "JADPO_OPERATOR")]

@@ -20,7 +20,6 @@ pub enum AuditError {
     /// The record does not exist (erasure).
     #[error("no {entity} record with id {id:?}")]
     NoRecord {
-        /// The entity.
         entity: String,
         /// The id.
         id: String,

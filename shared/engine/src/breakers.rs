@@ -24,7 +24,6 @@ pub enum BreakerOpError {
 /// What a forced change did in one store.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Forced {
-    /// The store.
     pub store: String,
     /// Whether the breaker changed (`false`: it was already in that state; nothing recorded).
     pub changed: bool,

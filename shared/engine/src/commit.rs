@@ -15,7 +15,6 @@ use crate::context::Engine;
 /// One request to run an action.
 #[derive(Debug, Clone)]
 pub struct CommitRequest {
-    /// The action's name.
     pub action: String,
     /// The request's JSON body.
     pub input: Value,
@@ -23,7 +22,6 @@ pub struct CommitRequest {
     pub caller: String,
     /// The `Idempotency-Key` header, if any.
     pub idempotency_key: Option<String>,
-    /// [`request_digest`] of the request.
     pub request_digest: String,
     /// W3C trace context of the request.
     pub traceparent: Option<String>,
@@ -62,31 +60,17 @@ pub enum CommitError {
     Rejected {
         /// HTTP status.
         status: u16,
-        /// Title.
         title: String,
-        /// Detail.
         detail: String,
     },
     /// The action emitted an event the application does not declare (`500`, a bug).
     #[error("action {action:?} emitted event {event:?}, which is not declared")]
-    UndeclaredEvent {
-        /// The action.
-        action: String,
-        /// The event.
-        event: String,
-    },
+    UndeclaredEvent { action: String, event: String },
     /// A chain of events went deeper than the limit.
     #[error(
         "event chain depth {depth} exceeds the limit of {limit}; the event {event:?} was refused"
     )]
-    ChainTooDeep {
-        /// The event.
-        event: String,
-        /// Its depth.
-        depth: u32,
-        /// The limit.
-        limit: u32,
-    },
+    ChainTooDeep { event: String, depth: u32, limit: u32 },
     /// The action failed (`500`).
     #[error("action failed: {0}")]
     Failed(String),

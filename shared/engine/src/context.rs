@@ -21,7 +21,6 @@ pub struct Engine {
     pub stores: BTreeMap<String, Arc<dyn Store>>,
     /// Where deliveries travel.
     pub queue: Arc<dyn Queue>,
-    /// The clock.
     pub clock: Arc<dyn Clock>,
     /// The external services handlers call.
     pub connections: Arc<dyn Connections>,

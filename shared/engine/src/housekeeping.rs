@@ -40,7 +40,6 @@ impl HousekeepingSettings {
 /// What one pass over one store did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HousekeepingReport {
-    /// The store.
     pub store: String,
     /// Why the pass did nothing (another housekeeper holds the lease), or stopped early (the
     /// lease was lost).
@@ -68,7 +67,6 @@ pub enum HousekeepingError {
     /// The database failed.
     #[error("housekeeping of store {store:?} failed: {source}")]
     Store {
-        /// The store.
         store: String,
         /// The fault.
         source: StoreError,

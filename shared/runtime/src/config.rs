@@ -44,7 +44,6 @@ pub enum ConfigError {
     /// A store has no URL and no local default applies.
     #[error("store {store:?} has no database: set {variable}")]
     MissingUrl {
-        /// The store.
         store: String,
         /// The variable to set.
         variable: String,
@@ -52,7 +51,6 @@ pub enum ConfigError {
     /// A URL is neither PostgreSQL nor SQLite.
     #[error("{variable} must start with postgres://, postgresql:// or sqlite://, got {shown:?}")]
     BadUrl {
-        /// The variable.
         variable: String,
         /// The URL with any password hidden.
         shown: String,
@@ -60,7 +58,6 @@ pub enum ConfigError {
     /// A declared connection has no URL (outside local runs).
     #[error("connection {connection:?} has no URL: set {variable}")]
     MissingConnectionUrl {
-        /// The connection.
         connection: String,
         /// The variable to set.
         variable: String,
@@ -68,7 +65,6 @@ pub enum ConfigError {
     /// A connection URL is not an http(s) URL.
     #[error("{variable} must be an http:// or https:// URL, got {shown:?}")]
     BadConnectionUrl {
-        /// The variable.
         variable: String,
         /// The URL with any password hidden.
         shown: String,
@@ -79,7 +75,6 @@ pub enum ConfigError {
     /// A number is not a number, or out of range.
     #[error("{variable} must be {expected}, got {value:?}")]
     BadNumber {
-        /// The variable.
         variable: String,
         /// What was expected.
         expected: String,
@@ -100,7 +95,6 @@ pub enum ConfigError {
     /// `DATABASE_URL_<STORE>` was given for the default store, which reads `DATABASE_URL`.
     #[error("{variable} is not read: the default store {store:?} takes its URL from DATABASE_URL")]
     DefaultStoreVariable {
-        /// The variable.
         variable: String,
         /// The default store.
         store: String,
@@ -110,7 +104,6 @@ pub enum ConfigError {
         "{variable} is set, but the application declares no store {store:?} (it has: {declared})"
     )]
     UndeclaredStore {
-        /// The variable.
         variable: String,
         /// The store it names.
         store: String,

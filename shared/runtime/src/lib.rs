@@ -2,16 +2,16 @@
 //!
 //! It reads the environment once into typed [`config::Config`] (the core never reads it), opens
 //! one store per declared store from its URL ([`stores`]), builds each store's migration
-//! catalog with the application's own migrations, assembles the [`jadpo_engine::Engine`],
-//! serves the commit function's HTTP surface ([`http`]), and sets up tracing. Functions, the local
-//! process and the CLI all start here, so they agree on what each variable means. What only the
-//! local process runs (the in-process queue, its loops, the sink) lives in `jadpo-local`, so the
-//! deployed functions never link it.
+//! catalog with the application's own migrations, assembles the [`jadpo_engine::Engine`]
+//! ([`Wiring`]), runs one pass of each scheduled job ([`passes`]), and sets up tracing.
+//! Functions, the local process and the CLI all start here, so they agree on what each variable
+//! means. Each audience's own part is a crate of its own, so a binary links only what it runs: the
+//! commit HTTP surface is `jadpo-http`, the Lambda edge `jadpo-lambda`, and what only the local
+//! process runs (the in-process queue, its loops, the sink) `jadpo-local`.
 
 pub mod config;
 pub mod connections;
-pub mod http;
-pub mod lambda;
+pub mod passes;
 pub mod queue;
 pub mod stores;
 pub mod telemetry;

@@ -5,7 +5,7 @@ use chrono::Duration;
 use jadpo_core::model::housekeeping::RecordClass;
 use jadpo_engine::deliver::DeliveryResult;
 use jadpo_engine::dispatch::Dispatched;
-use jadpo_runtime::lambda::{housekeeping_pass, tick_pass};
+use jadpo_runtime::passes::{housekeeping_pass, tick_pass};
 use jadpo_test_env::{Env, Kind, commit_and_enqueue, request, t0};
 use serde_json::json;
 

@@ -14,9 +14,7 @@ pub type Col = (&'static str, &'static str, bool, Option<&'static str>);
 pub struct SpecTable {
     /// Table name.
     pub name: &'static str,
-    /// Columns.
     pub columns: Vec<Col>,
-    /// Primary key.
     pub primary_key: &'static [&'static str],
     /// Foreign keys `(column, referenced table, referenced column)`, all `ON DELETE CASCADE`.
     pub cascades: &'static [(&'static str, &'static str, &'static str)],

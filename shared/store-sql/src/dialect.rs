@@ -149,6 +149,21 @@ fn probe_state() -> ExecutionState {
     }
 }
 
+/// Checks every slot of `dialect` against its declaration ([`crate::check`]), with the audit
+/// statements generated for a probe entity: the number of slots read, or every mismatch.
+pub fn check_dialect(dialect: &SqlDialect) -> Result<usize, Vec<String>> {
+    let probe = AuditSpec {
+        entity: "note".into(),
+        store: "main".into(),
+        table: "notes".into(),
+        columns: vec!["title".into(), "body".into()],
+        retention: std::time::Duration::from_secs(60),
+    };
+    let slots = dialect.slots(&probe).map_err(|e| vec![e.to_string()])?;
+    let wrong: Vec<String> = slots.iter().filter_map(crate::statement::check).collect();
+    if wrong.is_empty() { Ok(slots.len()) } else { Err(wrong) }
+}
+
 /// Names for an execution layout's parameters, positionally (the layout documents them).
 const LAYOUT_PARAMS: &[&str] = &[
     "run_id", "p2", "p3", "p4", "p5", "p6", "p7", "p8", "p9", "p10", "p11", "p12", "p13", "p14",

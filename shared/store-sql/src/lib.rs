@@ -30,7 +30,9 @@ mod statement;
 mod store;
 mod tables;
 
-pub use dialect::{AuditStatements, ExecutionLayout, SqlDialect, execution_head, ms};
+pub use dialect::{
+    AuditStatements, ExecutionLayout, SqlDialect, check_dialect, execution_head, ms,
+};
 pub use statement::{Slot, SlotText, Statement, check, placeholders};
 pub use store::SqlStore;
 pub use tables::{

@@ -41,7 +41,6 @@ pub enum AppError {
     BadName {
         /// What was named.
         kind: &'static str,
-        /// The name.
         name: String,
     },
     /// The same name was declared twice.
@@ -49,7 +48,6 @@ pub enum AppError {
     Duplicate {
         /// What was named.
         kind: &'static str,
-        /// The name.
         name: String,
     },
     /// Something names a store nobody declared.
@@ -57,35 +55,19 @@ pub enum AppError {
     UnknownStore {
         /// What uses it.
         what: String,
-        /// The store.
         store: String,
         /// The declared stores.
         declared: String,
     },
     /// A subscriber listens to an event nobody declared.
     #[error("subscriber {subscriber:?} listens to event {event:?}, which is not declared")]
-    UnknownEvent {
-        /// The subscriber.
-        subscriber: String,
-        /// The event.
-        event: String,
-    },
+    UnknownEvent { subscriber: String, event: String },
     /// A subscriber calls a connection nobody declared.
     #[error("subscriber {subscriber:?} calls connection {connection:?}, which is not declared")]
-    UnknownConnection {
-        /// The subscriber.
-        subscriber: String,
-        /// The connection.
-        connection: String,
-    },
+    UnknownConnection { subscriber: String, connection: String },
     /// A workflow uses a capability nobody declared.
     #[error("workflow {workflow:?} uses capability {capability:?}, which is not declared")]
-    UnknownCapability {
-        /// The workflow.
-        workflow: String,
-        /// The capability.
-        capability: String,
-    },
+    UnknownCapability { workflow: String, capability: String },
     /// No store at all.
     #[error("an application declares at least one store")]
     NoStore,
@@ -94,12 +76,7 @@ pub enum AppError {
     BadSchedule(#[from] ScheduleError),
     /// A schedule emits an event nobody declared.
     #[error("schedule {schedule:?} emits event {event:?}, which is not declared")]
-    ScheduleEvent {
-        /// The schedule.
-        schedule: String,
-        /// The event.
-        event: String,
-    },
+    ScheduleEvent { schedule: String, event: String },
 }
 
 /// A declared action.

@@ -84,7 +84,6 @@ pub struct AuditContext<'a> {
 pub struct AuditRow {
     /// The entity's born name.
     pub entity: String,
-    /// The record's id.
     pub record_id: String,
     /// Its place among the record's changes (from 1).
     pub seq: i64,

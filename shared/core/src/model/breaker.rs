@@ -81,9 +81,7 @@ impl State {
 /// One breaker row.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Breaker {
-    /// The connection.
     pub connection: String,
-    /// Its state.
     pub state: State,
     /// The current run of connection failures.
     pub failures: u32,

@@ -17,9 +17,7 @@ pub const ENCODING_JSON_V1: i64 = 1;
 pub struct NewEvent {
     /// Row id (UUIDv7).
     pub id: String,
-    /// Event type.
     pub event_type: String,
-    /// Payload.
     pub payload: Value,
     /// W3C `traceparent` of the request or delivery that emitted it.
     pub traceparent: Option<String>,
@@ -42,7 +40,6 @@ pub struct NewDelivery {
     pub id: String,
     /// The outbox row.
     pub outbox_id: String,
-    /// The subscriber.
     pub subscriber: String,
     /// When.
     pub created_at: DateTime<Utc>,
@@ -86,9 +83,7 @@ impl DeliveryStatus {
 pub struct Delivery {
     /// Row id.
     pub id: String,
-    /// The subscriber.
     pub subscriber: String,
-    /// Status.
     pub status: DeliveryStatus,
     /// Attempts made.
     pub attempts: u32,

@@ -18,9 +18,7 @@ pub struct Emitted {
 pub struct Event {
     /// The outbox row's id.
     pub id: String,
-    /// The event type.
     pub event_type: String,
-    /// The payload.
     pub payload: Value,
     /// How deep in a chain of events it is (0 for one emitted by a request).
     pub chain_depth: u32,

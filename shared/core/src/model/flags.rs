@@ -101,7 +101,6 @@ pub fn bucket(flag: &str, subject: &str) -> u8 {
 pub struct FlagChange {
     /// Its id.
     pub id: String,
-    /// The flag.
     pub flag: String,
     /// When.
     pub changed_at: DateTime<Utc>,
@@ -118,7 +117,6 @@ pub struct FlagChange {
 /// A stored flag.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredFlag {
-    /// Its name.
     pub name: String,
     /// Its state.
     pub rollout: Rollout,

@@ -16,7 +16,6 @@ pub enum LeaseTable {
 /// A held lease.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Lease {
-    /// The table.
     pub table: LeaseTable,
     /// The row's key.
     pub key: String,

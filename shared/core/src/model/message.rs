@@ -13,14 +13,12 @@ pub enum Pointer {
     Delivery {
         /// The store holding the delivery row (the event's store).
         store: String,
-        /// The delivery's id.
         delivery_id: String,
     },
     /// A workflow command to run.
     Command {
         /// The store holding the command and its run.
         store: String,
-        /// The command's id.
         command_id: String,
     },
 }

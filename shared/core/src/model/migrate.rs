@@ -168,9 +168,7 @@ fn check_sequence(ledger: Ledger, list: &[Migration], after: u32) -> Result<(), 
 /// A migration the database says is applied.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AppliedMigration {
-    /// Its ledger.
     pub ledger: Ledger,
-    /// Its version.
     pub version: u32,
     /// The checksum Jadpo recorded, or `None` for a version only the spec's ledger has.
     pub checksum: Option<String>,
@@ -247,9 +245,7 @@ impl MigrationState {
 /// One line of `jadpo migrate status`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MigrationStatus {
-    /// Ledger.
     pub ledger: Ledger,
-    /// Version.
     pub version: u32,
     /// Name (empty for a version this build does not know).
     pub name: String,
@@ -368,36 +364,21 @@ pub enum MigrateError {
          from the one recorded in jadpo_migrations. Applied migrations are immutable: restore its \
          original text and add a new migration with the change"
     )]
-    ChecksumMismatch {
-        /// Ledger.
-        ledger: Ledger,
-        /// Version.
-        version: u32,
-        /// Name.
-        name: String,
-    },
+    ChecksumMismatch { ledger: Ledger, version: u32, name: String },
     /// The database has a version this build does not ship.
     #[error(
         "the database has {ledger} migration {version}, which this build does not know: \
          it was applied by a newer build; deploy that build or restore a compatible backup"
     )]
-    UnknownApplied {
-        /// Ledger.
-        ledger: Ledger,
-        /// Version.
-        version: u32,
-    },
+    UnknownApplied { ledger: Ledger, version: u32 },
     /// A migration below the highest applied version is missing.
     #[error(
         "{ledger} migration {version} ({name}) is not applied, but version {highest} is: \
          migrations must be applied in order; give it a version above {highest}"
     )]
     OutOfOrder {
-        /// Ledger.
         ledger: Ledger,
-        /// Version.
         version: u32,
-        /// Name.
         name: String,
         /// Highest applied version of the ledger.
         highest: u32,

@@ -51,9 +51,7 @@ pub struct TableSchema {
     pub columns: Vec<ColumnInfo>,
     /// Primary-key columns, in key order.
     pub primary_key: Vec<String>,
-    /// Foreign keys.
     pub foreign_keys: Vec<ForeignKeyInfo>,
-    /// Indexes.
     pub indexes: Vec<IndexInfo>,
 }
 

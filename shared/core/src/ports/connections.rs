@@ -38,19 +38,13 @@ pub enum ConnectionError {
     /// The service could not be reached or timed out.
     #[error("connection {connection:?} is unreachable: {reason}")]
     Unreachable {
-        /// The connection.
         connection: String,
         /// Why.
         reason: String,
     },
     /// The service answered with an error status.
     #[error("connection {connection:?} answered {status}")]
-    Status {
-        /// The connection.
-        connection: String,
-        /// The status.
-        status: u16,
-    },
+    Status { connection: String, status: u16 },
 }
 
 /// The port through which handlers call connections.

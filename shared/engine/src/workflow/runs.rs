@@ -42,7 +42,6 @@ pub enum EngineError {
     /// The caller's expected revision is stale.
     #[error("run {run_id} is at revision {actual}, not {expected}")]
     Stale {
-        /// The run.
         run_id: String,
         /// What the caller expected.
         expected: u64,

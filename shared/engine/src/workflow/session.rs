@@ -26,7 +26,6 @@ pub enum SessionError {
     /// The Session names a run that does not exist, or whose workflow is not registered here.
     #[error("session {session} is bound to run {run}, which {why}; refusing to restore it")]
     BrokenBinding {
-        /// The Session.
         session: String,
         /// The run it names.
         run: String,

@@ -266,7 +266,6 @@ pub fn tick_id(schedule: &str, tick: DateTime<Utc>) -> String {
 /// A schedule's stored state.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScheduleRow {
-    /// Its name.
     pub name: String,
     /// The expression in force ([`When::describe`]).
     pub expression: String,
@@ -276,7 +275,6 @@ pub struct ScheduleRow {
     pub next_due_at: DateTime<Utc>,
     /// The last tick recorded (run or skipped).
     pub last_tick_at: Option<DateTime<Utc>>,
-    /// The last run's id.
     pub last_run_id: Option<String>,
     /// When an operator paused it.
     pub paused_at: Option<DateTime<Utc>>,
@@ -324,7 +322,6 @@ impl ScheduleRow {
 pub struct ScheduleRun {
     /// Its identity ([`tick_id`] for ticks).
     pub id: String,
-    /// The schedule.
     pub schedule: String,
     /// The tick's time (an operator's run: when it was asked for).
     pub tick_at: DateTime<Utc>,
@@ -343,11 +340,9 @@ pub struct ScheduleRun {
 /// A schedule to create.
 #[derive(Debug, Clone)]
 pub struct NewSchedule<'a> {
-    /// Its name.
     pub name: &'a str,
     /// [`super::When::describe`].
     pub expression: &'a str,
-    /// Its event.
     pub event_type: &'a str,
     /// Its first due time.
     pub next_due_at: DateTime<Utc>,
@@ -358,9 +353,7 @@ pub struct NewSchedule<'a> {
 pub struct NewRun<'a> {
     /// Its identity.
     pub id: &'a str,
-    /// The schedule.
     pub schedule: &'a str,
-    /// The tick.
     pub tick_at: DateTime<Utc>,
     /// Skipped with this reason, or run (`None`).
     pub skipped: Option<&'a str>,

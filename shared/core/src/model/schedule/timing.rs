@@ -16,7 +16,6 @@ pub enum ScheduleError {
     BadCron {
         /// `schedule "name": ` or empty.
         schedule: String,
-        /// The expression.
         expression: String,
         /// The parser's reason.
         why: String,
@@ -28,7 +27,6 @@ pub enum ScheduleError {
     BadZone {
         /// `schedule "name": ` or empty.
         schedule: String,
-        /// The zone.
         zone: String,
     },
     /// A rate under one second or not in whole seconds.
@@ -36,13 +34,11 @@ pub enum ScheduleError {
     BadRate {
         /// `schedule "name": ` or empty.
         schedule: String,
-        /// The period.
         period: std::time::Duration,
     },
     /// The expression never matches again (e.g. a date in the past).
     #[error("cron expression {expression:?} has no time after {after}: {why}")]
     NoNextTime {
-        /// The expression.
         expression: String,
         /// The time searched from.
         after: DateTime<Utc>,

@@ -84,7 +84,6 @@ pub enum DefinitionError {
     /// A node points at a node that does not exist.
     #[error("workflow {workflow:?}: node {node:?} leads to {missing:?}, which does not exist")]
     UnknownNode {
-        /// The workflow.
         workflow: String,
         /// The node with the edge.
         node: String,
@@ -96,16 +95,10 @@ pub enum DefinitionError {
     NoStart(String),
     /// A node id is used twice.
     #[error("workflow {workflow:?}: node {node:?} is declared twice")]
-    Duplicate {
-        /// The workflow.
-        workflow: String,
-        /// The node.
-        node: String,
-    },
+    Duplicate { workflow: String, node: String },
     /// A repeat's body never leads back to it.
     #[error("workflow {workflow:?}: the body of repeat node {node:?} never leads back to it")]
     OpenLoop {
-        /// The workflow.
         workflow: String,
         /// The repeat node.
         node: String,

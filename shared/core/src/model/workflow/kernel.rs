@@ -17,16 +17,13 @@ pub enum Incoming {
     },
     /// A command finished.
     CommandCompleted {
-        /// The command's id.
         command_id: String,
         /// The node that issued it (from the command row).
         node_id: String,
-        /// Its result.
         result: Value,
     },
     /// A command failed.
     CommandFailed {
-        /// The command's id.
         command_id: String,
         /// The node that issued it.
         node_id: String,
@@ -34,12 +31,7 @@ pub enum Incoming {
         error: String,
     },
     /// An external event arrived.
-    External {
-        /// Its type.
-        event_type: String,
-        /// Its payload.
-        payload: Value,
-    },
+    External { event_type: String, payload: Value },
     /// Cancel the run (compensating completed steps).
     Cancel {
         /// Why.
@@ -58,7 +50,6 @@ pub struct NewCommand {
     pub node_id: String,
     /// The capability (command type).
     pub command_type: String,
-    /// Its payload.
     pub payload: Value,
     /// The provider's idempotency key, resolved from the node's template.
     pub idempotency_key: Option<String>,
@@ -67,7 +58,6 @@ pub struct NewCommand {
 /// An acknowledgement of a finished command, written with the transition.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommandAck {
-    /// The command's id.
     pub command_id: String,
     /// `completed` or `failed`.
     pub status: &'static str,

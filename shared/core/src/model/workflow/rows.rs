@@ -26,13 +26,10 @@ pub struct SessionExport {
     pub id: String,
     /// Owner.
     pub user_id: String,
-    /// Context.
     pub context: Value,
     /// Bound run.
     pub active_run_id: Option<String>,
-    /// Revision.
     pub revision: i64,
-    /// Context revision.
     pub context_revision: i64,
     /// Created (Unix ms).
     pub created_at: i64,
@@ -43,7 +40,6 @@ pub struct SessionExport {
 /// The Session half of a transition that starts a run in a Session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionWrite {
-    /// The Session.
     pub session_id: String,
     /// Who must own it.
     pub user_id: String,
@@ -63,7 +59,6 @@ pub struct LeaseFence {
 /// A lease on a run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExecutionLease {
-    /// The run.
     pub run_id: String,
     /// The holder.
     pub worker_id: String,
@@ -76,7 +71,6 @@ pub struct ExecutionLease {
 /// One transition to commit.
 #[derive(Debug, Clone)]
 pub struct TransitionWrite<'a> {
-    /// The run.
     pub run_id: &'a str,
     /// The revision the transition was decided on; `None` for a new run.
     pub expected_revision: Option<u64>,
@@ -94,7 +88,6 @@ pub enum TransitionError {
     /// The run's revision is not the expected one (another transition won).
     #[error("run {run_id} is at revision {actual:?}, not {expected:?}")]
     StaleRevision {
-        /// The run.
         run_id: String,
         /// What the caller expected.
         expected: Option<u64>,
@@ -107,7 +100,6 @@ pub enum TransitionError {
     /// The Session's revision is not the expected one.
     #[error("session {session_id} is at revision {actual}, not {expected}")]
     StaleSession {
-        /// The Session.
         session_id: String,
         /// What the caller expected.
         expected: i64,
@@ -147,13 +139,11 @@ pub struct SessionRecord {
 pub struct CommandRow {
     /// Id.
     pub id: String,
-    /// The run.
     pub run_id: String,
     /// The issuing node.
     pub node_id: String,
     /// The capability.
     pub command_type: String,
-    /// Payload.
     pub payload: Value,
     /// `pending`, `completed`, `failed`.
     pub status: String,

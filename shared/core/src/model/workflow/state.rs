@@ -90,13 +90,10 @@ impl RuntimeEvent {
 /// The materialized state of a run (`workflow_executions`; SQLite's `state_json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExecutionState {
-    /// Run id.
     pub run_id: String,
-    /// Workflow id.
     pub workflow_id: String,
     /// Graph version.
     pub workflow_version: String,
-    /// Status.
     pub status: ExecutionStatus,
     /// The node the run is at.
     pub current_node_id: Option<String>,

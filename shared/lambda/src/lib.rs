@@ -1,22 +1,17 @@
-//! Lambda edge helpers: what the deployed functions do with their events, and the wiring they
-//! share. Infrastructure faults (a store down, an unreadable message) are reported per message
+//! `jadpo-lambda`: the Lambda edge the five deployed functions share: starting (the deployed
+//! engine from the environment, an exit status that logs why a start failed) and the delivery
+//! function's SQS batch. Each function's `main.rs` is wiring only; the passes the scheduled
+//! functions run are `jadpo_runtime::passes`, shared with the local process. Infrastructure faults (a store down, an unreadable message) are reported per message
 //! as `batchItemFailures`, so SQS retries them and, past the queue's `maxReceiveCount`, moves
 //! them to the dead-letter queue; a subscriber's own failure is recorded on its delivery instead.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
-use jadpo_core::SystemClock;
 use jadpo_core::app::Application;
 use jadpo_engine::Engine;
 use jadpo_engine::dispatch::dispatch;
-use jadpo_engine::housekeeping::{HousekeepingError, HousekeepingReport, housekeep_all};
-use jadpo_engine::relay::{RelayReport, relay};
-use jadpo_engine::schedule::{ScheduleOpError, TickReport, tick};
-
-use crate::config::Mode;
-use crate::wiring::Wiring;
+use jadpo_runtime::{Mode, Wiring};
 
 /// Why a function could not start.
 #[derive(Debug, thiserror::Error)]
@@ -26,10 +21,10 @@ pub enum StartError {
     App(#[from] jadpo_core::app::AppError),
     /// The configuration is invalid, or a store could not be opened.
     #[error(transparent)]
-    Wiring(#[from] crate::wiring::WiringError),
+    Wiring(#[from] jadpo_runtime::WiringError),
     /// The HTTP client for connections could not be built.
     #[error(transparent)]
-    Client(#[from] crate::connections::ClientError),
+    Client(#[from] jadpo_runtime::connections::ClientError),
     /// The queue could not be set up.
     #[error(transparent)]
     Queue(#[from] jadpo_queue_sqs::SetupError),
@@ -82,42 +77,4 @@ pub async fn deliver_batch(p: &Engine, event: SqsEvent) -> SqsBatchResponse {
     let mut response = SqsBatchResponse::default();
     response.batch_item_failures = failures;
     response
-}
-
-/// A lease owner naming this process: the role, the process id and a unique suffix, so a
-/// log line shows which invocation held a lease.
-pub fn lease_owner(role: &str) -> String {
-    format!("{role}:{}:{}", std::process::id(), jadpo_core::id::new_id(&SystemClock))
-}
-
-/// One tick pass over the schedule store.
-pub async fn tick_pass(p: &Engine, owner: &str) -> Result<TickReport, ScheduleOpError> {
-    tick(p, owner).await
-}
-
-/// Why a housekeeping pass failed in at least one store (the others were still done).
-#[derive(Debug, thiserror::Error)]
-#[error("housekeeping failed in {} store(s): {}", .0.len(), .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
-pub struct HousekeepingFailed(pub Vec<HousekeepingError>);
-
-/// One housekeeping pass over every store; the reports, or the failures after every store was
-/// tried.
-pub async fn housekeeping_pass(
-    p: &Engine,
-    owner: &str,
-) -> Result<Vec<HousekeepingReport>, HousekeepingFailed> {
-    let (reports, failures) = housekeep_all(p, owner).await;
-    for report in &reports {
-        tracing::info!(report = %report.to_json(), "housekeeping pass");
-    }
-    if failures.is_empty() { Ok(reports) } else { Err(HousekeepingFailed(failures)) }
-}
-
-/// One relay pass, stopping `margin` before `deadline` (the invocation's own deadline).
-pub async fn relay_pass(
-    p: &Engine,
-    deadline: Instant,
-    margin: Duration,
-) -> Result<RelayReport, jadpo_core::StoreError> {
-    relay(p, deadline.checked_sub(margin).unwrap_or_else(Instant::now)).await
 }

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use jadpo_runtime::http::{HttpState, router};
+use jadpo_http::{HttpState, router};
 use jadpo_test_env::{Env, Kind};
 use serde_json::{Value, json};
 use tower::ServiceExt;

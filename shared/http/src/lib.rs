@@ -1,4 +1,4 @@
-//! The commit function's HTTP surface, shared by Lambda (`lambda_http`) and the local process.
+//! `jadpo-http`: the commit function's HTTP surface, shared by Lambda (`lambda_http`) and the local process.
 //!
 //! * `GET /healthz`: every store answers `SELECT 1` → `200`, else `503`.
 //! * `POST /actions/{name}`: authenticated by `Authorization: Bearer <service key>`; the JSON

@@ -1,0 +1,49 @@
+//! One pass of each scheduled job, as the deployed functions and the local process run it: the
+//! relay (bounded by the invocation's deadline), a schedule tick, housekeeping over every store,
+//! and the lease owner that names the process holding a lease.
+
+use std::time::{Duration, Instant};
+
+use jadpo_core::SystemClock;
+use jadpo_engine::Engine;
+use jadpo_engine::housekeeping::{HousekeepingError, HousekeepingReport, housekeep_all};
+use jadpo_engine::relay::{RelayReport, relay};
+use jadpo_engine::schedule::{ScheduleOpError, TickReport, tick};
+
+/// A lease owner naming this process: the role, the process id and a unique suffix, so a
+/// log line shows which invocation held a lease.
+pub fn lease_owner(role: &str) -> String {
+    format!("{role}:{}:{}", std::process::id(), jadpo_core::id::new_id(&SystemClock))
+}
+
+/// One tick pass over the schedule store.
+pub async fn tick_pass(p: &Engine, owner: &str) -> Result<TickReport, ScheduleOpError> {
+    tick(p, owner).await
+}
+
+/// Why a housekeeping pass failed in at least one store (the others were still done).
+#[derive(Debug, thiserror::Error)]
+#[error("housekeeping failed in {} store(s): {}", .0.len(), .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+pub struct HousekeepingFailed(pub Vec<HousekeepingError>);
+
+/// One housekeeping pass over every store; the reports, or the failures after every store was
+/// tried.
+pub async fn housekeeping_pass(
+    p: &Engine,
+    owner: &str,
+) -> Result<Vec<HousekeepingReport>, HousekeepingFailed> {
+    let (reports, failures) = housekeep_all(p, owner).await;
+    for report in &reports {
+        tracing::info!(report = %report.to_json(), "housekeeping pass");
+    }
+    if failures.is_empty() { Ok(reports) } else { Err(HousekeepingFailed(failures)) }
+}
+
+/// One relay pass, stopping `margin` before `deadline` (the invocation's own deadline).
+pub async fn relay_pass(
+    p: &Engine,
+    deadline: Instant,
+    margin: Duration,
+) -> Result<RelayReport, jadpo_core::StoreError> {
+    relay(p, deadline.checked_sub(margin).unwrap_or_else(Instant::now)).await
+}
