@@ -38,7 +38,8 @@ RULES = {
         "tables": ["statement"],
         "dialect": ["statement", "tables"],
         "store": ["dialect"],
-        "roles": ["dialect", "statement", "store", "tables"],
+        "rows": [],
+        "roles": ["dialect", "rows", "statement", "store", "tables"],
     },
 }
 

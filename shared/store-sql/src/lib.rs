@@ -26,6 +26,7 @@
 
 mod dialect;
 mod roles;
+mod rows;
 mod statement;
 mod store;
 mod tables;

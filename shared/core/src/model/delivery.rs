@@ -5,9 +5,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::error::StoreError;
 use crate::model::event::Event;
-use crate::sql::Row;
 
 /// The `encoding` written with every outbox payload: JSON text, UTF-8.
 pub const ENCODING_JSON_V1: i64 = 1;
@@ -103,39 +101,6 @@ pub struct Delivery {
     pub event: Event,
     /// W3C `traceparent` of the emitting request.
     pub traceparent: Option<String>,
-}
-
-impl Delivery {
-    /// Reads a delivery joined with its outbox row (the adapters select the same column names).
-    pub fn from_row(row: &Row) -> Result<Self, StoreError> {
-        let status = row.get_str("status")?;
-        let count = |column: &str| -> Result<u32, StoreError> {
-            u32::try_from(row.get_i64(column)?)
-                .map_err(|_| StoreError::internal(format!("{column} out of range")))
-        };
-        Ok(Self {
-            id: row.get_str("id")?.to_owned(),
-            subscriber: row.get_str("subscriber")?.to_owned(),
-            status: DeliveryStatus::parse(status).ok_or_else(|| {
-                StoreError::internal(format!("unknown delivery status {status:?}"))
-            })?,
-            attempts: count("attempts")?,
-            next_attempt_at: row.get_timestamp("next_attempt_at")?,
-            enqueued_at: row.get_opt_timestamp("enqueued_at")?,
-            last_attempt_at: row.get_opt_timestamp("last_attempt_at")?,
-            last_failure: row.get_opt_str("last_failure")?.map(str::to_owned),
-            finished_at: row.get_opt_timestamp("finished_at")?,
-            created_at: row.get_timestamp("created_at")?,
-            event: Event {
-                id: row.get_str("outbox_id")?.to_owned(),
-                event_type: row.get_str("event_type")?.to_owned(),
-                payload: row.get_json("payload")?,
-                chain_depth: count("chain_depth")?,
-                created_at: row.get_timestamp("event_created_at")?,
-            },
-            traceparent: row.get_opt_str("traceparent")?.map(str::to_owned),
-        })
-    }
 }
 
 /// What a delivery attempt came to.

@@ -8,6 +8,7 @@ use jadpo_core::model::delivery::Delivery;
 use jadpo_core::ports::DeliveryAdminStore;
 use jadpo_core::transaction::{Transaction, TransactionalStore};
 
+use crate::rows;
 use crate::store::SqlStore;
 
 #[async_trait]
@@ -18,7 +19,7 @@ impl<C: TransactionalStore> DeliveryAdminStore for SqlStore<C> {
         id: &str,
     ) -> Result<Option<Delivery>, StoreError> {
         let row = self.sql.delivery_admin.get_locked.query_opt(tx, [id.into()]).await?;
-        row.as_ref().map(Delivery::from_row).transpose()
+        row.as_ref().map(rows::delivery).transpose()
     }
 
     async fn delivery_retry(

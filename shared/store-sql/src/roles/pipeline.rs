@@ -16,6 +16,7 @@ use jadpo_core::ports::PipelineStore;
 use jadpo_core::sql::SqlValue;
 use jadpo_core::transaction::{Transaction, TransactionalStore};
 
+use crate::rows;
 use crate::store::SqlStore;
 
 fn id_list(ids: &[String]) -> SqlValue {
@@ -64,7 +65,7 @@ impl<C: TransactionalStore> PipelineStore for SqlStore<C> {
     async fn delivery_get(&self, id: &str) -> Result<Option<Delivery>, StoreError> {
         let sql = self.sql.pipeline.delivery_get;
         let rows = sql.query_once(self, [id.into()]).await?;
-        rows.first().map(Delivery::from_row).transpose()
+        rows.first().map(rows::delivery).transpose()
     }
 
     async fn delivery_record_outcome(
@@ -136,7 +137,7 @@ impl<C: TransactionalStore> PipelineStore for SqlStore<C> {
             text(&filter.subscriber),
             i64::from(filter.limit.max(1)).into(),
         ];
-        sql.query_once(self, params).await?.iter().map(Delivery::from_row).collect()
+        sql.query_once(self, params).await?.iter().map(rows::delivery).collect()
     }
 
     async fn handled_insert(

@@ -10,7 +10,7 @@ statements! {
         /// `deliveries` is a JSON array of `{"id", "subscriber"}`: one row each, due at once, in one
         /// statement.
         deliveries_insert(outbox_id, created_at, deliveries),
-        /// Returns a delivery joined with its outbox row ([`Delivery::from_row`]'s columns).
+        /// Returns a delivery joined with its outbox row (the columns a delivery is read from).
         delivery_get(id),
         /// Pending → handled.
         delivery_handled(id, now),
