@@ -3,7 +3,8 @@
 //!
 //! Stores default to SQLite files under `./.jadpo/` (`DATABASE_URL` and
 //! `DATABASE_URL_<STORE>` point them elsewhere, PostgreSQL included). On start it migrates every
-//! store, issues a local service key and prints a curl line to try; it serves HTTP on
+//! store, issues a local service key (scoped to the application's actions, runs and Sessions)
+//! and prints a curl line to try; it serves HTTP on
 //! `JADPO_LISTEN` (default `127.0.0.1:3000`). Ctrl-C stops accepting requests, then drains the
 //! deliveries already queued before exiting.
 
@@ -12,6 +13,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
+use jadpo_core::model::service_key::{IssuedKey, Scopes};
+use jadpo_engine::keys::KeyOps;
+use jadpo_engine::operator::Operator;
 use jadpo_http::{HttpState, router};
 use jadpo_local::loops::{delivery_loop, housekeeping_loop, relay_loop, schedule_loop};
 use jadpo_local::queue::InProcessQueue;
@@ -31,11 +35,11 @@ async fn main() -> anyhow::Result<()> {
     let engine = wiring.engine(Arc::new(queue), wiring.http_connections()?);
     let keys =
         Arc::clone(stores.get(app.default_store()).context("the default store is not configured")?);
-    let key = keys.service_key_issue("local", None, wiring.clock.as_ref()).await?;
+    let key = local_key(&engine).await?;
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("cannot listen on {} (set JADPO_LISTEN)", config.listen))?;
-    print_banner(config, &key.secret, keys.name());
+    print_banner(config, &key, keys.name());
 
     let (stop, stopped) = watch::channel(false);
     let relay = tokio::spawn(relay_loop(engine.clone(), Duration::from_secs(1), stopped.clone()));
@@ -63,13 +67,27 @@ async fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-fn print_banner(config: &Config, key: &str, default_store: &str) {
+/// The local run's service key: every action the application declares, runs and Sessions —
+/// each named, not `*`, so the key shows what a scoped key looks like. Its issue is recorded as
+/// an operator action by `jadpo-local`.
+async fn local_key(engine: &jadpo_engine::Engine) -> anyhow::Result<IssuedKey> {
+    let mut scopes: Vec<String> =
+        engine.app.action_names().map(|a| format!("action:{a}")).collect();
+    scopes.extend(["runs".to_owned(), "sessions".to_owned()]);
+    let scopes = Scopes::parse(&scopes)?;
+    let operator = Operator::new("jadpo-local")?;
+    Ok(KeyOps::new(engine).issue("local", None, &scopes, &operator).await?)
+}
+
+fn print_banner(config: &Config, key: &IssuedKey, default_store: &str) {
     let addr = config.listen;
     println!("jadpo-local listening on http://{addr}");
     for store in &config.stores {
         println!("  store {:<10} {}", store.name, store.url.display());
     }
-    println!("  service key (store {default_store}, shown once): {key}");
+    println!("  service key (store {default_store}, shown once): {}", key.secret);
+    println!("  its scopes: {}", key.scopes);
+    let key = &key.secret;
     println!("try:");
     println!(
         "  curl -s -X POST http://{addr}/actions/place_order -H 'Authorization: Bearer {key}' \

@@ -24,33 +24,117 @@ fn stderr(out: &Output) -> String {
 }
 
 #[tokio::test]
-async fn keys_are_printed_once_and_verify() {
+async fn keys_are_issued_scoped_listed_revoked_and_rotated_each_recorded() {
     let db = SqliteTestDb::migrated().await;
+    let url = db.url();
+    let issue = ["keys", "issue", "--service", "web", "--scope", "action:place_order"];
     let out: Value = serde_json::from_str(&ok(&jadpo(
-        &db.url(),
-        &["keys", "issue", "--service", "web", "--json"],
+        &url,
+        &[&issue[..], &["--scope", "runs", "--operator", "ann", "--json"]].concat(),
     )))
     .unwrap_or_else(|e| panic!("{e}"));
     let secret = out["key"].as_str().unwrap_or_default().to_owned();
-    assert_eq!(out["service"], "web");
+    let id = out["id"].as_str().unwrap_or_default().to_owned();
+    assert_eq!(
+        (out["service"].clone(), out["scopes"].clone()),
+        (json!("web"), json!("action:place_order runs"))
+    );
     let store = db.store();
     let found =
         store.service_key_verify(&secret, Utc::now()).await.unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(found.as_deref(), Some("web"));
-    let human =
-        ok(&jadpo(&db.url(), &["keys", "issue", "--service", "batch", "--expires-in-days", "30"]));
+    assert_eq!(found.map(|k| k.service), Some("web".to_owned()));
+    let human = ok(&jadpo(
+        &url,
+        &[
+            "keys",
+            "issue",
+            "--service",
+            "batch",
+            "--scope",
+            "*",
+            "--expires-in-days",
+            "30",
+            "--operator",
+            "ann",
+        ],
+    ));
     assert!(
-        human.contains("shown once") && human.contains("jadpo_sk_") && human.contains("expires "),
+        human.contains("shown once")
+            && human.contains("jadpo_sk_")
+            && human.contains("expires ")
+            && human.contains("scopes: *"),
         "{human}"
     );
-    let bad = jadpo(&db.url(), &["keys", "issue", "--service", "no spaces"]);
+    // Listed without any secret.
+    let listed = ok(&jadpo(&url, &["keys", "list", "--json"]));
+    assert!(listed.contains(&id) && !listed.contains(&secret[9..]), "{listed}");
+    // Rotated: the old key stops, the new one works with the same scopes.
+    let rotated: Value = serde_json::from_str(&ok(&jadpo(
+        &url,
+        &["keys", "rotate", &id, "--operator", "ann", "--json"],
+    )))
+    .unwrap_or_else(|e| panic!("{e}"));
+    let new_secret = rotated["key"].as_str().unwrap_or_default().to_owned();
+    assert_eq!(rotated["scopes"], json!("action:place_order runs"));
+    let now = Utc::now();
+    assert_eq!(
+        store.service_key_verify(&secret, now).await.ok(),
+        Some(None),
+        "a rotated key worked"
+    );
+    let new = store.service_key_verify(&new_secret, now).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(new.map(|k| k.scopes.to_stored()), Some("action:place_order runs".to_owned()));
+    // Revoked: the new key stops too; revoking again is refused and records nothing.
+    let new_id = rotated["id"].as_str().unwrap_or_default().to_owned();
+    ok(&jadpo(&url, &["keys", "revoke", &new_id, "--operator", "ann"]));
+    assert_eq!(store.service_key_verify(&new_secret, Utc::now()).await.ok(), Some(None));
+    let again = jadpo(&url, &["keys", "revoke", &new_id, "--operator", "ann"]);
+    assert!(
+        !again.status.success() && stderr(&again).contains("revoked already"),
+        "{}",
+        stderr(&again)
+    );
+    let actions =
+        jadpo_core::ports::ScheduleStore::operator_actions(&store, Some("service_key"), None, 10)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+    let mut seen: Vec<_> = actions.iter().map(|a| a.action.as_str()).collect();
+    seen.sort_unstable();
+    assert_eq!(seen, ["keys.issue", "keys.issue", "keys.revoke", "keys.rotate"], "{actions:?}");
+    assert!(actions.iter().all(|a| a.operator == "ann" && !a.item_state.contains(&secret[9..])));
+
+    let bad = jadpo(
+        &url,
+        &["keys", "issue", "--service", "no spaces", "--scope", "*", "--operator", "ann"],
+    );
     assert!(
         !bad.status.success() && stderr(&bad).contains("service name \"no spaces\""),
         "{}",
         stderr(&bad)
     );
-    let zero = jadpo(&db.url(), &["keys", "issue", "--service", "x", "--expires-in-days", "0"]);
+    let unscoped = jadpo(&url, &["keys", "issue", "--service", "x", "--operator", "ann"]);
+    assert_eq!(unscoped.status.code(), Some(2), "a key without --scope: {}", stderr(&unscoped));
+    let unknown = jadpo(
+        &url,
+        &["keys", "issue", "--service", "x", "--scope", "action:nope", "--operator", "ann"],
+    );
+    assert!(
+        !unknown.status.success() && stderr(&unknown).contains("action:nope"),
+        "{}",
+        stderr(&unknown)
+    );
+    let bad_scope =
+        jadpo(&url, &["keys", "issue", "--service", "x", "--scope", "root", "--operator", "ann"]);
+    assert!(
+        !bad_scope.status.success() && stderr(&bad_scope).contains("\"root\""),
+        "{}",
+        stderr(&bad_scope)
+    );
+    let zero =
+        jadpo(&url, &["keys", "issue", "--service", "x", "--scope", "*", "--expires-in-days", "0"]);
     assert_eq!(zero.status.code(), Some(2));
+    let listed = store.service_keys_list().await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(listed.len(), 3, "a refused issue stored a key");
 }
 
 async fn seed(db: &SqliteTestDb) {

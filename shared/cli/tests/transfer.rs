@@ -24,7 +24,7 @@ async fn seed(url: &str, store: &dyn Store) {
     ok(&jadpo(url, &["migrate", "apply"]));
     let def = jadpo_app::checkout().unwrap_or_else(|e| panic!("{e}"));
     store
-        .session_create("s-1", "alice", &json!({"tenant": "t1"}), Utc::now())
+        .session_create("s-1", "alice", &json!({"tenant": "t1"}), Utc::now(), None)
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let mut state = None;
@@ -39,6 +39,7 @@ async fn seed(url: &str, store: &dyn Store) {
             expected_revision: 0,
         });
         let write = TransitionWrite {
+            owner: None,
             run_id: "run-1",
             expected_revision: state
                 .as_ref()

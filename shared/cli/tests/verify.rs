@@ -24,6 +24,7 @@ async fn seed(url: &str, store: &dyn Store) {
         decide(&def, None, &Incoming::Start { input: json!({"order_id": "o-1"}) }, "run-1", 1_000)
             .unwrap_or_else(|e| panic!("{e}"));
     let write = TransitionWrite {
+        owner: None,
         run_id: "run-1",
         expected_revision: None,
         transition: &t,
@@ -32,7 +33,7 @@ async fn seed(url: &str, store: &dyn Store) {
     };
     store.commit_transition(&write).await.unwrap_or_else(|e| panic!("{e}"));
     store
-        .session_create("s-1", "alice", &json!({"tenant": "t1"}), Utc::now())
+        .session_create("s-1", "alice", &json!({"tenant": "t1"}), Utc::now(), None)
         .await
         .unwrap_or_else(|e| panic!("{e}"));
 }

@@ -13,8 +13,8 @@
 //! * background work: [`schedule`] (tick passes, operator verbs), [`housekeeping`] (retention,
 //!   rescue, alerts), each under fenced leases;
 //! * [`workflow`]: runs, Sessions and `jadpo verify`;
-//! * operators: [`deliveries`], [`breakers`], [`flags`] and [`audit`] verbs, each change recorded
-//!   through [`operator`] in the same transaction.
+//! * operators: [`deliveries`], [`breakers`], [`flags`], [`audit`] and [`keys`] verbs, each change
+//!   recorded through [`operator`] in the same transaction.
 
 /// A named fault-injection point: with the `failpoints` feature and the point configured
 /// (`fail::cfg(name, "return")`), the enclosing function returns an "unavailable" error there,
@@ -41,6 +41,7 @@ pub mod deliveries;
 pub mod dispatch;
 pub mod flags;
 pub mod housekeeping;
+pub mod keys;
 pub mod migrate;
 pub mod operator;
 pub mod relay;

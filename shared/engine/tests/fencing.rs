@@ -144,7 +144,7 @@ async fn a_housekeeper_that_lost_its_lease_deletes_nothing(kind: Kind) {
 async fn a_command_whose_run_lease_was_taken_commits_nothing(kind: Kind) {
     let _turn = POINTS.lock().await;
     let mut env = Env::shop(kind).await;
-    let started = start_run(&env.engine, "checkout", json!({"order_id": "o-7"}), None).await;
+    let started = start_run(&env.engine, "checkout", json!({"order_id": "o-7"}), None, None).await;
     let run = started.unwrap_or_else(|e| panic!("{e}")).run_id;
     let reserve = env.rx.try_recv().unwrap_or_else(|e| panic!("the reserve command: {e}"));
     let (store_name, before) = find_run(&env.engine, &run).await.unwrap_or_else(|e| panic!("{e}"));

@@ -11,7 +11,7 @@ use jadpo_test_env::{Env, Kind};
 use serde_json::json;
 
 async fn started(env: &mut Env) -> String {
-    let state = start_run(&env.engine, "checkout", json!({"order_id": "o-7"}), None).await;
+    let state = start_run(&env.engine, "checkout", json!({"order_id": "o-7"}), None, None).await;
     let state = state.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(state.status, ExecutionStatus::Running);
     state.run_id

@@ -14,10 +14,13 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::{FromRequestParts, Path, State};
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use jadpo_core::model::principal::Principal;
+use jadpo_core::model::service_key::{Scope, Scopes};
 use jadpo_core::{Store, id::new_id};
 use jadpo_engine::Engine;
 use jadpo_engine::commit::{CommitError, CommitRequest, commit, request_digest};
@@ -54,7 +57,7 @@ pub fn problem(status: StatusCode, title: &str, detail: &str) -> Response {
 
 /// A problem not yet rendered: small enough to pass around as an error.
 #[derive(Debug)]
-pub(crate) struct Problem {
+pub struct Problem {
     status: StatusCode,
     title: &'static str,
     detail: String,
@@ -95,24 +98,94 @@ async fn healthz(State(state): State<HttpState>) -> Response {
     }
 }
 
-pub(crate) async fn authenticate(
+/// The principal a request acts for, resolved once at the edge for every route that takes it: a
+/// handler that names `Caller` never runs for a request without a live credential (`401`). A
+/// service key also says what it may do ([`Caller::may`], [`Caller::may_run`]: `403` otherwise).
+#[derive(Debug, Clone)]
+pub struct Caller {
+    /// Who the request acts for.
+    pub principal: Principal,
+    /// What a service key may do; `None` for a user, whom the routes' own checks govern.
+    scopes: Option<Scopes>,
+    route: String,
+}
+
+impl Caller {
+    /// Refuses (`403`) a service key without `scope` (`Runs` or `Sessions`).
+    pub fn may(&self, scope: &Scope) -> Result<(), Problem> {
+        self.allowed(self.scopes.as_ref().is_none_or(|s| s.allow(scope)), &scope.as_text())
+    }
+
+    /// Refuses (`403`) a service key that may not run action `name`.
+    pub fn may_run(&self, name: &str) -> Result<(), Problem> {
+        let allowed = self.scopes.as_ref().is_none_or(|s| s.allow_action(name));
+        self.allowed(allowed, &format!("action:{name}"))
+    }
+
+    fn allowed(&self, allowed: bool, needed: &str) -> Result<(), Problem> {
+        if allowed {
+            return Ok(());
+        }
+        let kind = self.principal.kind();
+        tracing::info!(route = %self.route, principal = kind, reason = "scope", needed, "request refused");
+        let scopes = self.scopes.as_ref().map(Scopes::to_stored).unwrap_or_default();
+        Err(Problem::new(
+            StatusCode::FORBIDDEN,
+            "Forbidden",
+            format!("this service key's scopes ({scopes}) do not include {needed}"),
+        ))
+    }
+}
+
+impl FromRequestParts<HttpState> for Caller {
+    type Rejection = Problem;
+
+    async fn from_request_parts(parts: &mut Parts, state: &HttpState) -> Result<Self, Problem> {
+        let route = parts.uri.path().to_owned();
+        match authenticate(state, &parts.headers).await {
+            Ok((principal, scopes)) => Ok(Self { principal, scopes, route }),
+            Err((reason, problem)) => {
+                // The route and the reason, never the credential.
+                tracing::info!(route = %route, principal = "none", reason, "request refused");
+                Err(problem)
+            }
+        }
+    }
+}
+
+async fn authenticate(
     state: &HttpState,
     headers: &HeaderMap,
-) -> Result<String, Problem> {
-    let unauthorized = |detail: &str| Problem {
-        header: Some((header::WWW_AUTHENTICATE, "Bearer")),
-        ..Problem::new(StatusCode::UNAUTHORIZED, "Unauthorized", detail)
+) -> Result<(Principal, Option<Scopes>), (&'static str, Problem)> {
+    let unauthorized = |reason: &'static str, detail: &str| {
+        let problem = Problem {
+            header: Some((header::WWW_AUTHENTICATE, "Bearer")),
+            ..Problem::new(StatusCode::UNAUTHORIZED, "Unauthorized", detail)
+        };
+        (reason, problem)
     };
     let presented = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
-        .ok_or_else(|| unauthorized("send Authorization: Bearer <service key>"))?;
+        .ok_or_else(|| unauthorized("no credential", "send Authorization: Bearer <service key>"))?;
     let now = state.engine.clock.now();
     match state.keys.service_key_verify(presented.trim(), now).await {
-        Ok(Some(service)) => Ok(service),
-        Ok(None) => Err(unauthorized("the service key is unknown, expired or revoked")),
-        Err(e) => Err(store_problem(&e)),
+        Ok(Some(key)) => Ok((Principal::Service(key.service), Some(key.scopes))),
+        Ok(None) => Err(unauthorized(
+            "unknown, expired or revoked service key",
+            "the service key is unknown, expired or revoked",
+        )),
+        Err(e) => Err(("store failure", store_problem(&e))),
+    }
+}
+
+/// The caller string an action sees and idempotency keys are scoped by: a service's name (as
+/// before principals), a user's owner string.
+fn caller_name(principal: &Principal) -> String {
+    match principal {
+        Principal::Service(name) => name.clone(),
+        Principal::User(_) => principal.owner(),
     }
 }
 
@@ -138,14 +211,15 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, Problem> {
 
 async fn run_action(
     State(state): State<HttpState>,
+    caller: Caller,
     Path(name): Path<String>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let caller = match authenticate(&state, &headers).await {
-        Ok(caller) => caller,
-        Err(problem) => return problem.into_response(),
-    };
+    if let Err(problem) = caller.may_run(&name) {
+        return problem.into_response();
+    }
+    let caller = caller_name(&caller.principal);
     if state.engine.app.action(&name).is_none() {
         return problem(
             StatusCode::NOT_FOUND,

@@ -1,21 +1,25 @@
-//! Workflow and Session routes: `/runs` and `/sessions` (authenticated like actions).
+//! Workflow and Session routes: `/runs` and `/sessions`. Each acts for the request's principal
+//! ([`Caller`]): what it creates is recorded as the principal's, and a run or Session of any other
+//! principal answers 404 on every route, as if it did not exist.
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, patch, post};
+use jadpo_core::model::principal::Principal;
+use jadpo_core::model::service_key::Scope;
 use jadpo_core::model::workflow::kernel::KernelError;
 use jadpo_core::model::workflow::rows::TransitionError;
 use jadpo_engine::workflow::runs::{
-    EngineError, cancel_run, find_run, post_event, run_events, start_run,
+    EngineError, cancel_run, find_owned_run, post_event, run_events, start_run,
 };
 use jadpo_engine::workflow::session::{self, SessionError};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{HttpState, Problem, authenticate, store_problem};
+use super::{Caller, HttpState, Problem, store_problem};
 
 /// The routes, to merge into the commit router.
 pub(super) fn routes() -> Router<HttpState> {
@@ -82,28 +86,29 @@ struct NewRun {
     #[serde(default)]
     input: Value,
     session_id: Option<String>,
-    user_id: Option<String>,
 }
 
-async fn create_run(State(state): State<HttpState>, headers: HeaderMap, bytes: Bytes) -> Response {
+async fn create_run(State(state): State<HttpState>, caller: Caller, bytes: Bytes) -> Response {
     let result = async {
-        authenticate(&state, &headers).await?;
+        caller.may(&Scope::Runs)?;
+        let principal = &caller.principal;
         let req: NewRun = body(&bytes)?;
-        let session = match (&req.session_id, &req.user_id) {
-            (Some(s), Some(u)) => Some((s.as_str(), u.as_str())),
-            (None, _) => None,
-            (Some(_), None) => {
-                return Err(Problem::new(
-                    StatusCode::BAD_REQUEST,
-                    "Missing user_id",
-                    "a run in a session needs its user_id",
-                ));
+        // The Session must be the caller's; its user is the Session's own, never the request's.
+        let session = match &req.session_id {
+            Some(id) => {
+                let store = sessions_store(&state)?;
+                let s = session::restore_owned(store.as_ref(), id, principal, &registered(&state))
+                    .await
+                    .map_err(|e| session_problem(&e))?;
+                Some((s.id, s.user_id))
             }
+            None => None,
         };
-        let run = start_run(&state.engine, &req.workflow, req.input, session)
+        let session = session.as_ref().map(|(id, user)| (id.as_str(), user.as_str()));
+        let run = start_run(&state.engine, &req.workflow, req.input, session, Some(principal))
             .await
             .map_err(|e| engine_problem(&e))?;
-        Ok((
+        Ok::<_, Problem>((
             StatusCode::CREATED,
             axum::Json(
                 json!({"run_id": run.run_id, "status": run.status, "revision": run.revision}),
@@ -115,12 +120,14 @@ async fn create_run(State(state): State<HttpState>, headers: HeaderMap, bytes: B
 
 async fn get_run(
     State(state): State<HttpState>,
-    headers: HeaderMap,
+    caller: Caller,
     Path(id): Path<String>,
 ) -> Response {
     let result = async {
-        authenticate(&state, &headers).await?;
-        let (_, run) = find_run(&state.engine, &id).await.map_err(|e| engine_problem(&e))?;
+        caller.may(&Scope::Runs)?;
+        let principal = &caller.principal;
+        let (_, run) =
+            find_owned_run(&state.engine, &id, principal).await.map_err(|e| engine_problem(&e))?;
         Ok::<_, Problem>(axum::Json(state_json(&run)))
     };
     result.await.into_response()
@@ -128,11 +135,13 @@ async fn get_run(
 
 async fn list_events(
     State(state): State<HttpState>,
-    headers: HeaderMap,
+    caller: Caller,
     Path(id): Path<String>,
 ) -> Response {
     let result = async {
-        authenticate(&state, &headers).await?;
+        caller.may(&Scope::Runs)?;
+        let principal = &caller.principal;
+        find_owned_run(&state.engine, &id, principal).await.map_err(|e| engine_problem(&e))?;
         let events = run_events(&state.engine, &id).await.map_err(|e| engine_problem(&e))?;
         let events: Vec<Value> = events
             .iter()
@@ -155,12 +164,14 @@ struct NewEvent {
 
 async fn add_event(
     State(state): State<HttpState>,
-    headers: HeaderMap,
+    caller: Caller,
     Path(id): Path<String>,
     bytes: Bytes,
 ) -> Response {
     let result = async {
-        authenticate(&state, &headers).await?;
+        caller.may(&Scope::Runs)?;
+        let principal = &caller.principal;
+        find_owned_run(&state.engine, &id, principal).await.map_err(|e| engine_problem(&e))?;
         let req: NewEvent = body(&bytes)?;
         let run =
             post_event(&state.engine, &id, &req.event_type, req.payload, req.expected_revision)
@@ -173,11 +184,13 @@ async fn add_event(
 
 async fn cancel(
     State(state): State<HttpState>,
-    headers: HeaderMap,
+    caller: Caller,
     Path(id): Path<String>,
 ) -> Response {
     let result = async {
-        authenticate(&state, &headers).await?;
+        caller.may(&Scope::Runs)?;
+        let principal = &caller.principal;
+        find_owned_run(&state.engine, &id, principal).await.map_err(|e| engine_problem(&e))?;
         let run = cancel_run(&state.engine, &id, "cancelled over HTTP")
             .await
             .map_err(|e| engine_problem(&e))?;
@@ -206,7 +219,8 @@ fn registered(state: &HttpState) -> impl Fn(&str) -> bool + '_ {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct NewSession {
-    user_id: String,
+    /// Only a service names the user it acts for; a user's Session is their own.
+    user_id: Option<String>,
     #[serde(default = "empty_object")]
     context: Value,
 }
@@ -215,36 +229,39 @@ fn empty_object() -> Value {
     json!({})
 }
 
-async fn create_session(
-    State(state): State<HttpState>,
-    headers: HeaderMap,
-    bytes: Bytes,
-) -> Response {
-    let result = async {
-        authenticate(&state, &headers).await?;
-        let req: NewSession = body(&bytes)?;
-        if req.user_id.trim().is_empty() {
-            return Err(Problem::new(
-                StatusCode::BAD_REQUEST,
-                "Missing user_id",
-                "user_id must not be empty",
-            ));
+/// The user a new Session is for: a signed-in user's own id, or the one a service names.
+fn session_user(principal: &Principal, named: Option<String>) -> Result<String, Problem> {
+    let bad = |detail: &str| Problem::new(StatusCode::BAD_REQUEST, "Bad user_id", detail);
+    match (principal, named) {
+        (Principal::User(id), None) => Ok(id.clone()),
+        (Principal::User(_), Some(_)) => {
+            Err(bad("a signed-in user's Session is their own: leave user_id out"))
         }
+        (Principal::Service(_), Some(u)) if !u.trim().is_empty() => Ok(u),
+        (Principal::Service(_), _) => Err(bad("a service names the user it acts for in user_id")),
+    }
+}
+
+async fn create_session(State(state): State<HttpState>, caller: Caller, bytes: Bytes) -> Response {
+    let result = async {
+        caller.may(&Scope::Sessions)?;
+        let principal = &caller.principal;
+        let req: NewSession = body(&bytes)?;
+        let user_id = session_user(principal, req.user_id)?;
         let store = sessions_store(&state)?;
         let id = jadpo_core::id::new_id(state.engine.clock.as_ref()).to_string();
         let now = state.engine.clock.now();
-        let context = req.context;
-        let s = session::load_or_create_session(
+        let s = session::create_owned_session(
             store.as_ref(),
             &id,
-            &req.user_id,
+            &user_id,
+            principal,
             now,
-            &registered(&state),
-            move || context,
+            req.context,
         )
         .await
         .map_err(|e| session_problem(&e))?;
-        Ok((
+        Ok::<_, Problem>((
             StatusCode::CREATED,
             axum::Json(
                 json!({"id": s.id, "revision": s.revision, "context_revision": s.context_revision}),
@@ -254,31 +271,19 @@ async fn create_session(
     result.await.into_response()
 }
 
-#[derive(Deserialize)]
-struct Owner {
-    user_id: Option<String>,
-}
-
 async fn get_session(
     State(state): State<HttpState>,
-    headers: HeaderMap,
+    caller: Caller,
     Path(id): Path<String>,
-    Query(owner): Query<Owner>,
 ) -> Response {
     let result = async {
-        authenticate(&state, &headers).await?;
-        let Some(user_id) = owner.user_id else {
-            return Err(Problem::new(
-                StatusCode::BAD_REQUEST,
-                "Missing user_id",
-                "pass ?user_id=...",
-            ));
-        };
+        caller.may(&Scope::Sessions)?;
+        let principal = &caller.principal;
         let store = sessions_store(&state)?;
-        let s = session::restore_session(store.as_ref(), &id, &user_id, &registered(&state))
+        let s = session::restore_owned(store.as_ref(), &id, principal, &registered(&state))
             .await
             .map_err(|e| session_problem(&e))?;
-        Ok(axum::Json(session_json(&s)))
+        Ok::<_, Problem>(axum::Json(session_json(&s)))
     };
     result.await.into_response()
 }
@@ -286,24 +291,24 @@ async fn get_session(
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ContextPatch {
-    user_id: String,
     patch: Value,
     expected_revision: i64,
 }
 
 async fn patch_context(
     State(state): State<HttpState>,
-    headers: HeaderMap,
+    caller: Caller,
     Path(id): Path<String>,
     bytes: Bytes,
 ) -> Response {
     let result = async {
-        authenticate(&state, &headers).await?;
-        let req: ContextPatch = body(&bytes)?;
+        caller.may(&Scope::Sessions)?;
+        let principal = &caller.principal;
         let store = sessions_store(&state)?;
-        let s = session::restore_session(store.as_ref(), &id, &req.user_id, &registered(&state))
+        let s = session::restore_owned(store.as_ref(), &id, principal, &registered(&state))
             .await
             .map_err(|e| session_problem(&e))?;
+        let req: ContextPatch = body(&bytes)?;
         if s.revision != req.expected_revision {
             return Err(session_problem(&SessionError::Stale(id)));
         }
@@ -311,7 +316,7 @@ async fn patch_context(
         let s = session::update_context(store.as_ref(), &s, &req.patch, now)
             .await
             .map_err(|e| session_problem(&e))?;
-        Ok(axum::Json(session_json(&s)))
+        Ok::<_, Problem>(axum::Json(session_json(&s)))
     };
     result.await.into_response()
 }

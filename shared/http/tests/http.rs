@@ -4,6 +4,8 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
+use jadpo_core::model::service_key::Scopes;
+use jadpo_engine::keys::issue_unrecorded;
 use jadpo_http::{HttpState, router};
 use jadpo_test_env::{Env, Kind};
 use serde_json::{Value, json};
@@ -15,10 +17,21 @@ struct Call {
     body: Value,
 }
 
+/// A key for `service` allowed `scopes`, valid until `expires_at`.
+async fn scoped_key(
+    env: &Env,
+    service: &str,
+    scopes: &[&str],
+    expires_at: Option<chrono::DateTime<chrono::Utc>>,
+) -> String {
+    let scopes = Scopes::parse(scopes).unwrap_or_else(|e| panic!("{e}"));
+    let clock = env.engine.clock.as_ref();
+    let issued = issue_unrecorded(env.store("main").as_ref(), service, expires_at, &scopes, clock);
+    issued.await.unwrap_or_else(|e| panic!("{e}")).secret
+}
+
 async fn key(env: &Env) -> String {
-    let store = env.store("main");
-    let issued = store.service_key_issue("web", None, env.engine.clock.as_ref()).await;
-    issued.unwrap_or_else(|e| panic!("{e}")).secret
+    scoped_key(env, "web", &["*"], None).await
 }
 
 async fn call(
@@ -73,18 +86,10 @@ async fn callers_must_present_a_live_service_key() {
     let bad = call(&env, "POST", "/actions/place_order", Some(&forged), None, ORDER).await;
     assert!(is_problem(&bad, StatusCode::UNAUTHORIZED));
     assert_eq!(orders(&env).await, 0, "an unauthenticated request ran");
-    let store = env.store("main");
-    let expiring = store
-        .service_key_issue(
-            "web",
-            Some(jadpo_test_env::t0() + chrono::Duration::minutes(5)),
-            env.engine.clock.as_ref(),
-        )
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let soon = Some(jadpo_test_env::t0() + chrono::Duration::minutes(5));
+    let expiring = scoped_key(&env, "web", &["*"], soon).await;
     env.clock.advance(chrono::Duration::minutes(6));
-    let expired =
-        call(&env, "POST", "/actions/place_order", Some(&expiring.secret), None, ORDER).await;
+    let expired = call(&env, "POST", "/actions/place_order", Some(&expiring), None, ORDER).await;
     assert!(is_problem(&expired, StatusCode::UNAUTHORIZED));
 }
 
@@ -231,17 +236,8 @@ async fn runs_and_sessions_over_http() {
             (session.body["revision"].clone(), session.body["context_revision"].clone()),
             (json!(0), json!(0))
         );
-        let foreign =
-            call(&env, "GET", &format!("/sessions/{sid}?user_id=mallory"), k, None, "").await;
-        assert!(
-            is_problem(&foreign, StatusCode::NOT_FOUND),
-            "another user's session must look absent"
-        );
-        let patch = |rev: i64| {
-            format!(
-                r#"{{"user_id": "alice", "patch": {{"lang": "fr"}}, "expected_revision": {rev}}}"#
-            )
-        };
+        let patch =
+            |rev: i64| format!(r#"{{"patch": {{"lang": "fr"}}, "expected_revision": {rev}}}"#);
         let stale =
             call(&env, "PATCH", &format!("/sessions/{sid}/context"), k, None, &patch(3)).await;
         assert!(is_problem(&stale, StatusCode::CONFLICT));
@@ -254,19 +250,138 @@ async fn runs_and_sessions_over_http() {
             patched.body
         );
         let in_session = format!(
-            r#"{{"workflow": "checkout", "input": {{"order_id": "o-10"}}, "session_id": "{sid}", "user_id": "alice"}}"#
+            r#"{{"workflow": "checkout", "input": {{"order_id": "o-10"}}, "session_id": "{sid}"}}"#
         );
         let bound = call(&env, "POST", "/runs", k, None, &in_session).await;
         assert_eq!(bound.status, StatusCode::CREATED, "{}", bound.body);
-        let view = call(&env, "GET", &format!("/sessions/{sid}?user_id=alice"), k, None, "").await;
+        let view = call(&env, "GET", &format!("/sessions/{sid}"), k, None, "").await;
+        assert_eq!(view.body["user_id"], json!("alice"), "{}", view.body);
         assert_eq!(view.body["active_run_id"], bound.body["run_id"]);
         assert_eq!(view.body["revision"], json!(2));
-        let no_user =
-            format!(r#"{{"workflow": "checkout", "input": {{}}, "session_id": "{sid}"}}"#);
-        let no_user = call(&env, "POST", "/runs", k, None, &no_user).await;
-        assert!(is_problem(&no_user, StatusCode::BAD_REQUEST));
+        let no_session = r#"{"workflow": "checkout", "input": {}, "session_id": "nope"}"#;
+        let no_session = call(&env, "POST", "/runs", k, None, no_session).await;
+        assert!(is_problem(&no_session, StatusCode::NOT_FOUND), "{}", no_session.body);
+        let nobody = r#"{"context": {}}"#;
+        let nobody = call(&env, "POST", "/sessions", k, None, nobody).await;
+        assert!(is_problem(&nobody, StatusCode::BAD_REQUEST), "a service names the user");
         let bound_run = bound.body["run_id"].as_str().unwrap_or_default();
         let cancelled = call(&env, "POST", &format!("/runs/{bound_run}/cancel"), k, None, "").await;
         assert_eq!(cancelled.body["status"], "cancelling", "{}", cancelled.body);
     }
 }
+
+/// What another principal's (or no principal's) request may not touch: every `/runs` and
+/// `/sessions` route, each tried as a second service (404, as if absent) and with no credential
+/// (401), and the first service's run and Session unchanged afterwards.
+async fn every_route_acts_for_its_principal_only(kind: Kind) {
+    let mut env = Env::shop(kind).await;
+    let owner = key(&env).await;
+    let other = scoped_key(&env, "intruder", &["*"], None).await;
+    let mine = Some(owner.as_str());
+    let session = r#"{"user_id": "alice", "context": {"tenant": "t1"}}"#;
+    let session = call(&env, "POST", "/sessions", mine, None, session).await;
+    let sid = session.body["id"].as_str().unwrap_or_default().to_owned();
+    let run = format!(
+        r#"{{"workflow": "checkout", "input": {{"order_id": "o-1"}}, "session_id": "{sid}"}}"#
+    );
+    let run = call(&env, "POST", "/runs", mine, None, &run).await;
+    assert_eq!(run.status, StatusCode::CREATED, "{}", run.body);
+    let rid = run.body["run_id"].as_str().unwrap_or_default().to_owned();
+    env.drain().await;
+    let before_run = call(&env, "GET", &format!("/runs/{rid}"), mine, None, "").await;
+    let before_session = call(&env, "GET", &format!("/sessions/{sid}"), mine, None, "").await;
+    assert_eq!(before_run.status, StatusCode::OK, "{}", before_run.body);
+    assert_eq!(before_session.status, StatusCode::OK, "{}", before_session.body);
+    let revision = before_run.body["revision"].as_u64().unwrap_or(0);
+
+    let event = format!(
+        r#"{{"type": "shipment.confirmed", "payload": {{}}, "expected_revision": {revision}}}"#
+    );
+    let routes: Vec<(&str, String, String)> = vec![
+        ("GET", format!("/runs/{rid}"), String::new()),
+        ("GET", format!("/runs/{rid}/events"), String::new()),
+        ("POST", format!("/runs/{rid}/events"), event),
+        ("POST", format!("/runs/{rid}/cancel"), String::new()),
+        ("GET", format!("/sessions/{sid}"), String::new()),
+        (
+            "PATCH",
+            format!("/sessions/{sid}/context"),
+            r#"{"patch": {"tenant": "evil"}, "expected_revision": 1}"#.to_owned(),
+        ),
+        (
+            "POST",
+            "/runs".to_owned(),
+            format!(
+                r#"{{"workflow": "checkout", "input": {{"order_id": "o-2"}}, "session_id": "{sid}"}}"#
+            ),
+        ),
+    ];
+    for (method, path, body) in &routes {
+        let foreign = call(&env, method, path, Some(&other), None, body).await;
+        assert!(
+            is_problem(&foreign, StatusCode::NOT_FOUND),
+            "{method} {path} as another: {} {}",
+            foreign.status,
+            foreign.body
+        );
+        let anonymous = call(&env, method, path, None, None, body).await;
+        assert!(
+            is_problem(&anonymous, StatusCode::UNAUTHORIZED),
+            "{method} {path} as no one: {}",
+            anonymous.status
+        );
+    }
+    let after_run = call(&env, "GET", &format!("/runs/{rid}"), mine, None, "").await;
+    let after_session = call(&env, "GET", &format!("/sessions/{sid}"), mine, None, "").await;
+    assert_eq!(after_run.body, before_run.body, "another principal changed the run");
+    assert_eq!(after_session.body, before_session.body, "another principal changed the Session");
+    let runs = env.count("main", "SELECT count(*) AS n FROM workflow_executions").await;
+    assert_eq!(runs, 1, "another principal started a run in someone else's Session");
+    // The owner still can.
+    let cancelled = call(&env, "POST", &format!("/runs/{rid}/cancel"), mine, None, "").await;
+    assert_eq!(cancelled.status, StatusCode::OK, "{}", cancelled.body);
+}
+
+/// A service key does only what its scopes allow (403 otherwise, nothing written); a revoked
+/// key authenticates nobody (401).
+async fn a_key_does_only_what_its_scopes_allow(kind: Kind) {
+    let env = Env::shop(kind).await;
+    let orders_only = scoped_key(&env, "web", &["action:place_order"], None).await;
+    let runs_only = scoped_key(&env, "ops", &["runs"], None).await;
+    let placed = call(&env, "POST", "/actions/place_order", Some(&orders_only), None, ORDER).await;
+    assert_eq!(placed.status, StatusCode::CREATED, "{}", placed.body);
+    let start = r#"{"workflow": "checkout", "input": {"order_id": "o-1"}}"#;
+    let refused = call(&env, "POST", "/runs", Some(&orders_only), None, start).await;
+    assert!(is_problem(&refused, StatusCode::FORBIDDEN), "{} {}", refused.status, refused.body);
+    assert!(
+        refused.body["detail"].as_str().unwrap_or_default().contains("runs"),
+        "{}",
+        refused.body
+    );
+    let session = r#"{"user_id": "alice"}"#;
+    let refused = call(&env, "POST", "/sessions", Some(&runs_only), None, session).await;
+    assert!(is_problem(&refused, StatusCode::FORBIDDEN), "{}", refused.body);
+    let refused = call(&env, "POST", "/actions/place_order", Some(&runs_only), None, ORDER).await;
+    assert!(is_problem(&refused, StatusCode::FORBIDDEN), "{}", refused.body);
+    assert_eq!(orders(&env).await, 1, "a refused request wrote");
+    let runs = env.count("main", "SELECT count(*) AS n FROM workflow_executions").await;
+    assert_eq!(runs, 0, "a refused request started a run");
+    let started = call(&env, "POST", "/runs", Some(&runs_only), None, start).await;
+    assert_eq!(started.status, StatusCode::CREATED, "{}", started.body);
+
+    let store = env.store("main");
+    let id = store.service_keys_list().await.unwrap_or_else(|e| panic!("{e}"));
+    let id = id.iter().find(|k| k.service == "web").map(|k| k.id.clone()).unwrap_or_default();
+    let mut tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
+    let now = env.engine.clock.now();
+    let revoked = store.service_key_revoke(tx.as_mut(), &id, now).await;
+    assert_eq!(revoked.ok(), Some(true));
+    tx.commit().await.unwrap_or_else(|e| panic!("{e}"));
+    let after = call(&env, "POST", "/actions/place_order", Some(&orders_only), None, ORDER).await;
+    assert!(is_problem(&after, StatusCode::UNAUTHORIZED), "a revoked key worked: {}", after.body);
+}
+
+jadpo_test_env::both!(
+    every_route_acts_for_its_principal_only,
+    a_key_does_only_what_its_scopes_allow
+);

@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 use aws_lambda_events::event::eventbridge::EventBridgeEvent;
 use aws_lambda_events::event::sqs::{SqsEvent, SqsMessage};
 use jadpo_core::model::delivery::{DeliveryFilter, DeliveryStatus};
+use jadpo_core::model::service_key::Scopes;
+use jadpo_engine::keys::issue_unrecorded;
 use jadpo_http::{HttpState, router};
 use jadpo_lambda::deliver_batch;
 use jadpo_queue_sqs::{SqsQueue, client_for_endpoint};
@@ -66,7 +68,9 @@ async fn an_api_gateway_request_flows_through_sqs_to_its_subscribers() {
     let sqs = SqsQueue::new(client, &url);
     let mut env = Env::shop(Kind::Postgres).await;
     env.engine.queue = Arc::new(sqs.clone());
-    let key = env.store("main").service_key_issue("web", None, env.engine.clock.as_ref()).await;
+    let scopes = Scopes::all();
+    let clock = env.engine.clock.as_ref();
+    let key = issue_unrecorded(env.store("main").as_ref(), "web", None, &scopes, clock).await;
     let key = key.unwrap_or_else(|e| panic!("{e}")).secret;
 
     // API Gateway HTTP API v2 → lambda_http's request → the commit router.

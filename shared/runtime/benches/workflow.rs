@@ -93,6 +93,7 @@ async fn transitions(store: &Arc<dyn Store>, clients: usize) -> (f64, f64) {
                     let t = decide(&def, None, &Incoming::Start { input: json!({}) }, &run, 1_000)
                         .unwrap_or_else(|e| panic!("{e}"));
                     let write = TransitionWrite {
+                        owner: None,
                         run_id: &run,
                         expected_revision: None,
                         transition: &t,
@@ -148,7 +149,9 @@ async fn runs_end_to_end(base: &Engine, clients: usize, runs: usize) -> f64 {
             let p = p.clone();
             tokio::spawn(async move {
                 for _ in 0..runs / clients {
-                    start_run(&p, "three", json!({}), None).await.unwrap_or_else(|e| panic!("{e}"));
+                    start_run(&p, "three", json!({}), None, None)
+                        .await
+                        .unwrap_or_else(|e| panic!("{e}"));
                 }
             })
         })

@@ -1,5 +1,7 @@
 //! Conformance cases for the pipeline role: outbox, deliveries, handled records, idempotency.
 
+use jadpo_core::model::service_key::{Scopes, VerifiedKey};
+use jadpo_engine::keys::issue_unrecorded;
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
@@ -243,13 +245,13 @@ pub async fn concurrent_claims_are_disjoint(fx: &dyn Fixture) {
 pub async fn service_keys_are_stored_as_verifiers(fx: &dyn Fixture) {
     let store = migrated(fx).await;
     let clock = jadpo_core::ManualClock::new(t0());
-    let key = ok(
-        store.service_key_issue("shop-web", Some(t0() + Duration::hours(1)), &clock).await,
-        "issue",
-    );
+    let scopes = ok(Scopes::parse(&["action:place_order", "runs"]), "scopes");
+    let expires = Some(t0() + Duration::hours(1));
+    let key =
+        ok(issue_unrecorded(store.as_ref(), "shop-web", expires, &scopes, &clock).await, "issue");
     assert!(key.secret.starts_with("jadpo_sk_") && key.secret.len() == 73, "{}", key.secret);
     let found = ok(store.service_key_verify(&key.secret, t0()).await, "verify");
-    assert_eq!(found.as_deref(), Some("shop-web"));
+    assert_eq!(found, Some(VerifiedKey { service: "shop-web".into(), scopes: scopes.clone() }));
     let mut wrong = key.secret.clone();
     wrong.replace_range(20..21, if &key.secret[20..21] == "0" { "1" } else { "0" });
     assert_eq!(ok(store.service_key_verify(&wrong, t0()).await, "verify"), None);
@@ -268,8 +270,25 @@ pub async fn service_keys_are_stored_as_verifiers(fx: &dyn Fixture) {
     let verifier = ok(rows[0].get_str("verifier"), "verifier");
     assert_eq!(verifier, jadpo_core::model::service_key::verifier(&key.secret));
     assert!(!verifier.contains(&key.secret[9..]), "the secret is stored");
-    let err = store.service_key_issue("bad name!", None, &clock).await.err().map(|e| e.to_string());
-    assert!(err.unwrap_or_default().contains("service name \"bad name!\""));
+    let err = issue_unrecorded(store.as_ref(), "bad name!", None, &scopes, &clock).await;
+    assert!(
+        err.err().map(|e| e.to_string()).unwrap_or_default().contains("service name \"bad name!\"")
+    );
+    // Listed without secrets; revoked, it authenticates nobody, and revoking again changes nothing.
+    let listed = ok(store.service_keys_list().await, "list");
+    assert_eq!(listed.len(), 1);
+    assert_eq!((listed[0].id.as_str(), &listed[0].scopes), (key.id.as_str(), &scopes));
+    let mut tx = ok(store.begin().await, "begin");
+    assert!(ok(store.service_key_revoke(tx.as_mut(), &key.id, t0()).await, "revoke"));
+    assert!(!ok(store.service_key_revoke(tx.as_mut(), &key.id, t0()).await, "revoke again"));
+    let got = ok(store.service_key_get(tx.as_mut(), &key.id).await, "get");
+    ok(tx.commit().await, "commit");
+    assert_eq!(got.and_then(|k| k.revoked_at), Some(t0()));
+    assert_eq!(
+        ok(store.service_key_verify(&key.secret, t0()).await, "verify"),
+        None,
+        "a revoked key worked"
+    );
 }
 
 /// The lease primitive: one holder; a holder paused past its expiry loses the lease to another,

@@ -1,7 +1,7 @@
 //! The specification's physical column reference, as data.
 //!
 //! The workflow store's physical columns as its specification fixes them (SQLite v3 and
-//! PostgreSQL v4; `docs/tables.md` describes the tables). Types are written as the specification
+//! PostgreSQL v4, plus the `owner` column jadpo migration 8 adds to runs and Sessions; `docs/tables.md` describes the tables). Types are written as the specification
 //! writes them and translated to what each database prints; defaults are compared without casts
 //! and case.
 
@@ -48,6 +48,8 @@ fn sqlite_tables() -> Vec<SpecTable> {
                 ("state_json", "TEXT", true, None),
                 ("created_at", "INTEGER", true, None),
                 ("updated_at", "INTEGER", true, None),
+                // jadpo migration 8: the principal that created the run.
+                ("owner", "TEXT", false, None),
             ],
             primary_key: &["run_id"],
             cascades: &[],
@@ -112,6 +114,8 @@ fn sqlite_tables() -> Vec<SpecTable> {
                 ("context_revision", "INTEGER", true, Some("0")),
                 ("created_at", "INTEGER", true, None),
                 ("updated_at", "INTEGER", true, None),
+                // jadpo migration 8: the principal that created the Session.
+                ("owner", "TEXT", false, None),
             ],
             primary_key: &["id"],
             cascades: &[],
@@ -140,6 +144,8 @@ fn postgres_tables() -> Vec<SpecTable> {
                 ("loop_state", "JSONB", false, None),
                 ("created_at", "TIMESTAMPTZ", true, None),
                 ("updated_at", "TIMESTAMPTZ", true, None),
+                // jadpo migration 8: the principal that created the run.
+                ("owner", V255, false, None),
             ],
             primary_key: &["run_id"],
             cascades: &[],
@@ -204,6 +210,8 @@ fn postgres_tables() -> Vec<SpecTable> {
                 ("context_revision", "BIGINT", true, Some("0")),
                 ("created_at", "TIMESTAMPTZ", true, None),
                 ("updated_at", "TIMESTAMPTZ", true, None),
+                // jadpo migration 8: the principal that created the Session.
+                ("owner", V255, false, None),
             ],
             primary_key: &["id"],
             cascades: &[],

@@ -70,6 +70,7 @@ async fn commit(
 ) -> Result<(), TransitionError> {
     store
         .commit_transition(&TransitionWrite {
+            owner: None,
             run_id: run,
             expected_revision: expected,
             transition: t,
@@ -212,7 +213,7 @@ pub async fn concurrent_writers_on_one_run_have_one_winner(fx: &dyn Fixture) {
 pub async fn sessions_bind_starts_and_refuse_wrong_owner_or_stale_revision(fx: &dyn Fixture) {
     let store = migrated(fx).await;
     let now = chrono::DateTime::from_timestamp(1_767_225_600, 0).unwrap_or_default();
-    ok(store.session_create("s-1", "alice", &json!({"tenant": "t1"}), now).await, "session");
+    ok(store.session_create("s-1", "alice", &json!({"tenant": "t1"}), now, None).await, "session");
     let write = |user: &str, rev: i64| {
         Some(SessionWrite {
             session_id: "s-1".into(),
@@ -240,7 +241,7 @@ pub async fn sessions_bind_starts_and_refuse_wrong_owner_or_stale_revision(fx: &
 pub async fn two_starts_in_one_session_have_one_winner(fx: &dyn Fixture) {
     let store = migrated(fx).await;
     let now = chrono::DateTime::from_timestamp(1_767_225_600, 0).unwrap_or_default();
-    ok(store.session_create("s-1", "alice", &json!({}), now).await, "session");
+    ok(store.session_create("s-1", "alice", &json!({}), now, None).await, "session");
     let race = |run: &'static str| {
         let s = fx.open();
         async move {
@@ -327,6 +328,7 @@ pub async fn leases_have_one_holder_and_fence_writes(fx: &dyn Fixture) {
     );
     let t1 = complete(&t0.state, &t0, json!("a"));
     let fenced = |lease: &str| TransitionWrite {
+        owner: None,
         run_id: "run-1",
         expected_revision: Some(t0.state.revision),
         transition: &t1,

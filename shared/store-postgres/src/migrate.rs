@@ -113,6 +113,18 @@ pub fn builtin_catalog() -> MigrationCatalog {
             "audit",
             include_str!("../../../migrations/postgres/0007_audit.sql"),
         ),
+        Migration::new(
+            Ledger::Jadpo,
+            8,
+            "owners",
+            include_str!("../../../migrations/postgres/0008_owners.sql"),
+        ),
+        Migration::new(
+            Ledger::Jadpo,
+            9,
+            "service_key_scopes",
+            include_str!("../../../migrations/postgres/0009_service_key_scopes.sql"),
+        ),
     ];
     match MigrationCatalog::builtin(Dialect::Postgres, workflow, jadpo) {
         Ok(catalog) => catalog,
@@ -355,6 +367,8 @@ mod tests {
             (Ledger::Jadpo, 5),
             (Ledger::Jadpo, 6),
             (Ledger::Jadpo, 7),
+            (Ledger::Jadpo, 8),
+            (Ledger::Jadpo, 9),
         ]);
         assert_eq!(versions, expected);
         assert!(c.all().all(|m| !m.sql.trim().is_empty()));
@@ -363,7 +377,7 @@ mod tests {
     #[test]
     fn schema_script_guards_every_migration_and_quotes_names() {
         let sql = schema_sql(&builtin_catalog()).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(sql.matches("DO $jadpo_block$").count(), 11);
+        assert_eq!(sql.matches("DO $jadpo_block$").count(), 13);
         assert!(sql.starts_with("-- Jadpo schema"));
         assert!(sql.contains("pg_advisory_xact_lock"));
         assert!(sql.trim_end().ends_with("COMMIT;"));

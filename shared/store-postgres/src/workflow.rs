@@ -15,6 +15,10 @@ pub static SQL: WorkflowSql = WorkflowSql {
         data, error, cancellation_state, loop_state, created_at, updated_at FROM workflow_executions \
         WHERE run_id = $1",
     ),
+    execution_set_owner: Statement::new(
+        "UPDATE workflow_executions SET owner = $2 WHERE run_id = $1",
+    ),
+    execution_owner: Statement::new("SELECT owner FROM workflow_executions WHERE run_id = $1"),
     event_insert: Statement::new(
         "INSERT INTO workflow_events (id, run_id, seq, type, payload, timestamp) \
         VALUES ($1, $2, $3, $4, $5, $6)",
@@ -37,11 +41,11 @@ pub static SQL: WorkflowSql = WorkflowSql {
         WHERE id = $1 AND revision = $4",
     ),
     session_insert: Statement::new(
-        "INSERT INTO sessions (id, user_id, context, created_at, updated_at) \
-        VALUES ($1, $2, $3, $4, $4)",
+        "INSERT INTO sessions (id, user_id, context, created_at, updated_at, owner) \
+        VALUES ($1, $2, $3, $4, $4, $5)",
     ),
     session_get: Statement::new(
-        "SELECT id, user_id, context, active_run_id, revision, context_revision \
+        "SELECT id, user_id, context, active_run_id, revision, context_revision, owner \
         FROM sessions WHERE id = $1",
     ),
     session_update_context: Statement::new(

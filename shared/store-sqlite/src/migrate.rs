@@ -114,6 +114,18 @@ pub fn builtin_catalog() -> MigrationCatalog {
             "audit",
             include_str!("../../../migrations/sqlite/0007_audit.sql"),
         ),
+        Migration::new(
+            Ledger::Jadpo,
+            8,
+            "owners",
+            include_str!("../../../migrations/sqlite/0008_owners.sql"),
+        ),
+        Migration::new(
+            Ledger::Jadpo,
+            9,
+            "service_key_scopes",
+            include_str!("../../../migrations/sqlite/0009_service_key_scopes.sql"),
+        ),
     ];
     match MigrationCatalog::builtin(Dialect::Sqlite, workflow, jadpo) {
         Ok(catalog) => catalog,

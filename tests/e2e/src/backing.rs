@@ -90,7 +90,16 @@ impl Backing {
 
     /// A new service key for the `main` store, in clear.
     pub async fn service_key(&self) -> String {
-        let key = self.store("main").service_key_issue("web", None, &SystemClock).await;
+        let scopes = jadpo_core::model::service_key::Scopes::all();
+        let store = self.store("main");
+        let key = jadpo_engine::keys::issue_unrecorded(
+            store.as_ref(),
+            "web",
+            None,
+            &scopes,
+            &SystemClock,
+        )
+        .await;
         key.unwrap_or_else(|e| panic!("{e}")).secret
     }
 

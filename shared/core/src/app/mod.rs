@@ -193,6 +193,11 @@ impl Application {
         self.actions.get(name)
     }
 
+    /// Every action's name, in order.
+    pub fn action_names(&self) -> impl Iterator<Item = &str> {
+        self.actions.keys().map(String::as_str)
+    }
+
     /// The subscriber called `name`.
     pub fn subscriber(&self, name: &str) -> Option<&SubscriberSpec> {
         self.subscribers.get(name)

@@ -1,28 +1,50 @@
-//! The service-key role: issue a key (its verifier stored), verify a presented one.
+//! The service-key role: issue a key (its verifier stored), verify a presented one, and the
+//! operator's view: list, revoke.
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use crate::clock::Clock;
 use crate::error::StoreError;
-use crate::model::service_key::IssuedKey;
-use crate::model::service_key::KeyError;
+use crate::model::service_key::{IssuedKey, KeyError, KeyInfo, Scopes, VerifiedKey};
+use crate::transaction::Transaction;
 
 /// The role that keeps service keys.
 #[async_trait]
 pub trait ServiceKeyStore: Send + Sync {
-    /// Issues a key for `service`, valid until `expires_at`.
+    /// Issues a key for `service` inside `tx`, valid until `expires_at`, allowed `scopes`.
     async fn service_key_issue(
         &self,
+        tx: &mut dyn Transaction,
         service: &str,
         expires_at: Option<DateTime<Utc>>,
+        scopes: &Scopes,
         clock: &dyn Clock,
     ) -> Result<IssuedKey, KeyError>;
 
-    /// The service a presented key authenticates, or `None` (unknown, expired or revoked).
+    /// The service a presented key authenticates and what it may do, or `None` (unknown,
+    /// expired or revoked).
     async fn service_key_verify(
         &self,
         presented: &str,
         now: DateTime<Utc>,
-    ) -> Result<Option<String>, StoreError>;
+    ) -> Result<Option<VerifiedKey>, StoreError>;
+
+    /// Every key, newest first, without secrets or verifiers.
+    async fn service_keys_list(&self) -> Result<Vec<KeyInfo>, StoreError>;
+
+    /// Key `id` inside `tx`, locked where the dialect can.
+    async fn service_key_get(
+        &self,
+        tx: &mut dyn Transaction,
+        id: &str,
+    ) -> Result<Option<KeyInfo>, StoreError>;
+
+    /// Revokes key `id` at `now` unless it is revoked already; whether it was.
+    async fn service_key_revoke(
+        &self,
+        tx: &mut dyn Transaction,
+        id: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError>;
 }

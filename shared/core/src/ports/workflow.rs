@@ -32,13 +32,17 @@ pub trait WorkflowStore: Send + Sync {
     /// A run's events in `seq` order.
     async fn execution_events(&self, run_id: &str) -> Result<Vec<RuntimeEvent>, StoreError>;
 
-    /// Creates a Session owned by `user_id`.
+    /// Who owns run `run_id` (`Principal::owner`); `None` when the run is missing or has no owner.
+    async fn execution_owner(&self, run_id: &str) -> Result<Option<String>, StoreError>;
+
+    /// Creates a Session for `user_id`, owned by the principal `owner` when given.
     async fn session_create(
         &self,
         id: &str,
         user_id: &str,
         context: &Value,
         now: DateTime<Utc>,
+        owner: Option<&str>,
     ) -> Result<(), StoreError>;
 
     /// A Session.

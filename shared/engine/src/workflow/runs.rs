@@ -15,6 +15,7 @@ use serde_json::Value;
 use jadpo_core::app::{CapabilityContext, CommandRequest, HandlerError};
 use jadpo_core::id::new_id;
 use jadpo_core::model::message::Pointer;
+use jadpo_core::model::principal::Principal;
 use jadpo_core::model::workflow::def::WorkflowDef;
 use jadpo_core::model::workflow::kernel::{Incoming, KernelError, NewCommand, decide};
 use jadpo_core::model::workflow::rows::{
@@ -105,18 +106,36 @@ pub async fn find_run(p: &Engine, run_id: &str) -> Result<(String, ExecutionStat
     Err(EngineError::NotFound(run_id.to_owned()))
 }
 
+/// Finds run `run_id` for `principal`: [`EngineError::NotFound`] unless the principal owns it,
+/// so another principal cannot even tell that it exists.
+pub async fn find_owned_run(
+    p: &Engine,
+    run_id: &str,
+    principal: &Principal,
+) -> Result<(String, ExecutionState), EngineError> {
+    let (store, state) = find_run(p, run_id).await?;
+    let owner = p.store(&store)?.execution_owner(run_id).await?;
+    if principal.owns(owner.as_deref()) {
+        Ok((store, state))
+    } else {
+        Err(EngineError::NotFound(run_id.to_owned()))
+    }
+}
+
 /// A run's events, in `seq` order.
 pub async fn run_events(p: &Engine, run_id: &str) -> Result<Vec<RuntimeEvent>, EngineError> {
     let (store, _) = find_run(p, run_id).await?;
     Ok(p.store(&store)?.execution_events(run_id).await?)
 }
 
-/// Starts `workflow` with `input`, bound to Session `(session_id, user_id)` when given.
+/// Starts `workflow` with `input`, bound to Session `(session_id, user_id)` when given, owned by
+/// `owner` when given (a run started over HTTP is its caller's; the Session must be too).
 pub async fn start_run(
     p: &Engine,
     workflow: &str,
     input: Value,
     session: Option<(&str, &str)>,
+    owner: Option<&Principal>,
 ) -> Result<ExecutionState, EngineError> {
     let (def, store_name) = p
         .app
@@ -127,6 +146,9 @@ pub async fn start_run(
     let session = match session {
         Some((id, user)) => {
             let s = restore_session(store.as_ref(), id, user, &registered(p)).await?;
+            if owner.is_some_and(|o| !o.owns(s.owner.as_deref())) {
+                return Err(SessionError::NotFound(id.to_owned()).into());
+            }
             Some(SessionWrite {
                 session_id: s.id,
                 user_id: s.user_id,
@@ -136,7 +158,9 @@ pub async fn start_run(
         None => None,
     };
     let t = decide(def, None, &Incoming::Start { input }, &run_id, now_ms(p))?;
+    let owner = owner.map(Principal::owner);
     let write = TransitionWrite {
+        owner: owner.as_deref(),
         run_id: &run_id,
         expected_revision: None,
         transition: &t,
@@ -168,6 +192,7 @@ async fn transition(
         .ok_or_else(|| EngineError::UnknownWorkflow(state.workflow_id.clone()))?;
     let t = decide(def, Some(&state), &incoming, run_id, now_ms(p))?;
     let write = TransitionWrite {
+        owner: None,
         run_id,
         expected_revision: Some(state.revision),
         transition: &t,
@@ -335,6 +360,7 @@ async fn execute(
     let t = decide(def, Some(&state), &incoming, &command.run_id, now)
         .map_err(|e| CommandError::Unrunnable(format!("run {}: {e}", command.run_id)))?;
     let write = TransitionWrite {
+        owner: None,
         run_id: &command.run_id,
         expected_revision: Some(state.revision),
         transition: &t,

@@ -10,6 +10,7 @@
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
+use jadpo_core::model::principal::Principal;
 use jadpo_core::model::workflow::rows::SessionRecord;
 use jadpo_core::ports::WorkflowStore;
 use jadpo_core::{StoreError, StoreErrorKind};
@@ -69,6 +70,36 @@ pub async fn restore_session(
     Ok(s)
 }
 
+/// Restores Session `id` for `principal`: [`SessionError::NotFound`] unless the principal owns
+/// it, and a broken binding fails closed.
+pub async fn restore_owned(
+    store: &dyn WorkflowStore,
+    id: &str,
+    principal: &Principal,
+    registered: &(dyn Fn(&str) -> bool + Sync),
+) -> Result<SessionRecord, SessionError> {
+    let s = store.session_get(id).await?.filter(|s| principal.owns(s.owner.as_deref()));
+    let s = s.ok_or_else(|| SessionError::NotFound(id.to_owned()))?;
+    check_binding(store, &s, registered).await?;
+    Ok(s)
+}
+
+/// Creates Session `id` for `user_id` with `context`, owned by `owner`.
+pub async fn create_owned_session(
+    store: &dyn WorkflowStore,
+    id: &str,
+    user_id: &str,
+    owner: &Principal,
+    now: DateTime<Utc>,
+    context: Value,
+) -> Result<SessionRecord, SessionError> {
+    if !context.is_object() {
+        return Err(SessionError::NotAnObject);
+    }
+    store.session_create(id, user_id, &context, now, Some(&owner.owner())).await?;
+    store.session_get(id).await?.ok_or_else(|| SessionError::NotFound(id.to_owned()))
+}
+
 /// Loads Session `id` for `user_id`, creating it with `hydrate()`'s context when it does not
 /// exist (hydrate is not called for an existing Session).
 pub async fn load_or_create_session(
@@ -86,7 +117,7 @@ pub async fn load_or_create_session(
     if !context.is_object() {
         return Err(SessionError::NotAnObject);
     }
-    match store.session_create(id, user_id, &context, now).await {
+    match store.session_create(id, user_id, &context, now, None).await {
         Ok(()) => {}
         // Created meanwhile by another process: load theirs.
         Err(e) if e.kind() == StoreErrorKind::Conflict => {}

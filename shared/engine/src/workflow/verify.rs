@@ -206,6 +206,7 @@ async fn probe_leases(store: &dyn Store, clock: &dyn Clock) -> Result<Check, Sto
     let t = decide(&def, None, &Incoming::Start { input: json!({}) }, &run, now)
         .map_err(|e| StoreError::internal(e.to_string()))?;
     let write = TransitionWrite {
+        owner: None,
         run_id: &run,
         expected_revision: None,
         transition: &t,

@@ -1,4 +1,5 @@
-//! The service-key role implemented once over each adapter's own SQL.
+//! The service-key role implemented once over each adapter's own SQL: only a key's verifier is
+//! stored; a key is read back with what it may do.
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -7,20 +8,39 @@ use jadpo_core::clock::Clock;
 use jadpo_core::error::StoreError;
 use jadpo_core::id::new_id;
 use jadpo_core::model::service_key::{
-    IssuedKey, KeyError, new_secret, valid_service, verifier, well_formed,
+    IssuedKey, KeyError, KeyInfo, Scopes, VerifiedKey, new_secret, valid_service, verifier,
+    well_formed,
 };
 use jadpo_core::ports::ServiceKeyStore;
-use jadpo_core::sql::SqlValue;
-use jadpo_core::transaction::TransactionalStore;
+use jadpo_core::sql::{Row, SqlValue};
+use jadpo_core::transaction::{Transaction, TransactionalStore};
 
 use crate::store::SqlStore;
+
+fn scopes(r: &Row) -> Result<Scopes, StoreError> {
+    Scopes::from_stored(r.get_str("scopes")?)
+        .map_err(|e| StoreError::internal(format!("stored scopes: {e}")))
+}
+
+fn key_info(r: &Row) -> Result<KeyInfo, StoreError> {
+    Ok(KeyInfo {
+        id: r.get_str("id")?.to_owned(),
+        service: r.get_str("service")?.to_owned(),
+        scopes: scopes(r)?,
+        issued_at: r.get_timestamp("issued_at")?,
+        expires_at: r.get_opt_timestamp("expires_at")?,
+        revoked_at: r.get_opt_timestamp("revoked_at")?,
+    })
+}
 
 #[async_trait]
 impl<C: TransactionalStore> ServiceKeyStore for SqlStore<C> {
     async fn service_key_issue(
         &self,
+        tx: &mut dyn Transaction,
         service: &str,
         expires_at: Option<DateTime<Utc>>,
+        scopes: &Scopes,
         clock: &dyn Clock,
     ) -> Result<IssuedKey, KeyError> {
         if !valid_service(service) {
@@ -34,29 +54,54 @@ impl<C: TransactionalStore> ServiceKeyStore for SqlStore<C> {
             verifier(&secret).into(),
             clock.now().into(),
             expires_at.map_or(SqlValue::Null, SqlValue::from),
+            scopes.to_stored().into(),
         ];
-        let mut tx = self.begin().await?;
-        self.sql.service_keys.key_insert.execute(tx.as_mut(), params).await?;
-        tx.commit().await?;
-        Ok(IssuedKey { secret, id, service: service.to_owned(), expires_at })
+        self.sql.service_keys.key_insert.execute(tx, params).await?;
+        Ok(IssuedKey {
+            secret,
+            id,
+            service: service.to_owned(),
+            expires_at,
+            scopes: scopes.clone(),
+        })
     }
 
     async fn service_key_verify(
         &self,
         presented: &str,
         now: DateTime<Utc>,
-    ) -> Result<Option<String>, StoreError> {
+    ) -> Result<Option<VerifiedKey>, StoreError> {
         if !well_formed(presented) {
             return Ok(None);
         }
-        let mut tx = self.begin().await?;
-        let row = self
-            .sql
-            .service_keys
-            .key_find_live
-            .query_opt(tx.as_mut(), [verifier(presented).into(), now.into()])
-            .await?;
-        tx.rollback().await?;
-        row.map(|r| r.get_str("service").map(str::to_owned)).transpose()
+        let params = [verifier(presented).into(), now.into()];
+        let rows = self.sql.service_keys.key_find_live.query_once(self, params).await?;
+        rows.first()
+            .map(|r| {
+                Ok(VerifiedKey { service: r.get_str("service")?.to_owned(), scopes: scopes(r)? })
+            })
+            .transpose()
+    }
+
+    async fn service_keys_list(&self) -> Result<Vec<KeyInfo>, StoreError> {
+        self.sql.service_keys.keys_list.query_once(self, []).await?.iter().map(key_info).collect()
+    }
+
+    async fn service_key_get(
+        &self,
+        tx: &mut dyn Transaction,
+        id: &str,
+    ) -> Result<Option<KeyInfo>, StoreError> {
+        let row = self.sql.service_keys.key_get.query_opt(tx, [id.into()]).await?;
+        row.as_ref().map(key_info).transpose()
+    }
+
+    async fn service_key_revoke(
+        &self,
+        tx: &mut dyn Transaction,
+        id: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        Ok(self.sql.service_keys.key_revoke.execute(tx, [id.into(), now.into()]).await? == 1)
     }
 }

@@ -52,6 +52,9 @@ async fn write_steps(
     let params = (layout.params)(&t.state)?;
     let statement = if actual.is_none() { layout.insert } else { layout.update };
     tx.execute(statement, &params).await?;
+    if let (None, Some(owner)) = (actual, w.owner) {
+        sql.execution_set_owner.execute(tx, [w.run_id.into(), owner.into()]).await?;
+    }
     // 4: the events.
     for e in &t.events {
         let seq = i64::try_from(e.seq).map_err(|_| StoreError::invalid("seq out of range"))?;
@@ -128,6 +131,7 @@ fn session_from_row(r: &Row) -> Result<SessionRecord, StoreError> {
         active_run_id: r.get_opt_str("active_run_id")?.map(str::to_owned),
         revision: r.get_i64("revision")?,
         context_revision: r.get_i64("context_revision")?,
+        owner: r.get_opt_str("owner")?.map(str::to_owned),
     })
 }
 
@@ -188,9 +192,24 @@ impl<C: TransactionalStore> WorkflowStore for SqlStore<C> {
         user_id: &str,
         context: &Value,
         now: DateTime<Utc>,
+        owner: Option<&str>,
     ) -> Result<(), StoreError> {
-        let params = [id.into(), user_id.into(), SqlValue::Json(context.clone()), now.into()];
+        let params = [
+            id.into(),
+            user_id.into(),
+            SqlValue::Json(context.clone()),
+            now.into(),
+            owner.map_or(SqlValue::Null, SqlValue::from),
+        ];
         self.sql.workflow.session_insert.execute_once(self, params).await.map(|_| ())
+    }
+
+    async fn execution_owner(&self, run_id: &str) -> Result<Option<String>, StoreError> {
+        let rows = self.sql.workflow.execution_owner.query_once(self, [run_id.into()]).await?;
+        Ok(match rows.first() {
+            Some(r) => r.get_opt_str("owner")?.map(str::to_owned),
+            None => None,
+        })
     }
 
     async fn session_get(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {

@@ -9,6 +9,10 @@ statements! {
         execution_lock(run_id),
         /// Returns the execution's row.
         execution_get(run_id),
+        /// Records the principal that created a new run (in its first transition's transaction).
+        execution_set_owner(run_id, owner),
+        /// Returns `owner` of the run.
+        execution_owner(run_id),
         /// One event of a run's log.
         event_insert(id, run_id, seq, event_type, payload, timestamp),
         /// Returns events in `seq` order: `seq, type, payload, timestamp`.
@@ -21,8 +25,8 @@ statements! {
         session_lock(session_id),
         /// Bind the Session to the run, if its revision is still the expected one.
         session_bind(session_id, run_id, now, expected_revision),
-        /// A new Session.
-        session_insert(id, user_id, context, now),
+        /// A new Session; `owner` may be NULL.
+        session_insert(id, user_id, context, now, owner),
         /// Returns the Session row.
         session_get(id),
         /// Replace the context.

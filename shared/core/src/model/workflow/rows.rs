@@ -80,6 +80,8 @@ pub struct TransitionWrite<'a> {
     pub session: Option<SessionWrite>,
     /// The lease the writer holds, if it writes under one.
     pub lease: Option<LeaseFence>,
+    /// For a new run, the principal that creates it (`Principal::owner`), written with it.
+    pub owner: Option<&'a str>,
 }
 
 /// Why a transition did not commit. Nothing was written.
@@ -132,6 +134,9 @@ pub struct SessionRecord {
     pub revision: i64,
     /// Advances only when the context changes.
     pub context_revision: i64,
+    /// The principal that created it (`Principal::owner`); `None` for a Session from before
+    /// owners were recorded, which no principal reaches over HTTP.
+    pub owner: Option<String>,
 }
 
 /// A command row, as the delivery side reads it.

@@ -1,0 +1,62 @@
+//! Who a request acts for. The HTTP edge resolves every request to exactly one [`Principal`] or
+//! refuses it; everything it creates is recorded as owned by that principal
+//! ([`Principal::owner`]), and everything it reads or changes must be owned by it.
+
+use std::fmt;
+
+/// The caller a request acts for.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Principal {
+    /// A service, authenticated by a service key: its name.
+    Service(String),
+    /// A person, authenticated by a browser session or an API token: the user's id.
+    User(String),
+}
+
+impl Principal {
+    /// `service` or `user`, for logs and problems (never the credential).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Service(_) => "service",
+            Self::User(_) => "user",
+        }
+    }
+
+    /// The owner written on what this principal creates: `service:<name>` or `user:<id>`. The
+    /// kind is part of it, so a service and a user that share a name never share an object.
+    pub fn owner(&self) -> String {
+        match self {
+            Self::Service(name) => format!("service:{name}"),
+            Self::User(id) => format!("user:{id}"),
+        }
+    }
+
+    /// Whether an object recorded with `owner` is this principal's. An object with no owner (made
+    /// before owners were recorded) is no principal's.
+    pub fn owns(&self, owner: Option<&str>) -> bool {
+        owner.is_some_and(|o| o == self.owner())
+    }
+}
+
+impl fmt::Display for Principal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.owner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_owner_names_the_kind_so_a_service_and_a_user_never_share_objects() {
+        let service = Principal::Service("shop".into());
+        let user = Principal::User("shop".into());
+        assert_eq!(service.owner(), "service:shop");
+        assert_eq!(user.owner(), "user:shop");
+        assert!(service.owns(Some("service:shop")));
+        assert!(!user.owns(Some("service:shop")));
+        assert!(!service.owns(Some("service:shop2")));
+        assert!(!service.owns(None), "an object without an owner is nobody's");
+    }
+}
