@@ -87,7 +87,7 @@ pub(crate) async fn run(command: KeysCommand) -> anyhow::Result<()> {
                     "{}  {:<16} {:<40} issued {}  {state}",
                     k.id,
                     k.service,
-                    k.scopes,
+                    k.scopes.to_stored(),
                     k.issued_at.to_rfc3339()
                 );
             }
