@@ -24,7 +24,7 @@ async fn seed(url: &str, store: &dyn Store) {
     ok(&jadpo(url, &["migrate", "apply"]));
     let def = jadpo_app::checkout().unwrap_or_else(|e| panic!("{e}"));
     store
-        .session_create("s-1", "alice", &json!({"tenant": "t1"}), Utc::now(), None)
+        .session_create("s-1", "alice", &json!({"tenant": "t1"}), Utc::now(), Some("service:web"))
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let mut state = None;
@@ -39,7 +39,7 @@ async fn seed(url: &str, store: &dyn Store) {
             expected_revision: 0,
         });
         let write = TransitionWrite {
-            owner: None,
+            owner: Some("service:web"),
             run_id: "run-1",
             expected_revision: state
                 .as_ref()
@@ -101,6 +101,10 @@ async fn a_sqlite_store_moves_to_postgres_and_verifies() {
         .unwrap_or_else(|e| panic!("{e}"))
         .unwrap_or_else(|| panic!("no session"));
     assert_eq!((session.active_run_id.as_deref(), session.revision), (Some("run-1"), 1));
+    // Owners travel with the export: the run and the Session stay their principal's.
+    assert_eq!(session.owner.as_deref(), Some("service:web"));
+    let owner = target.execution_owner("run-1").await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(owner.as_deref(), Some("service:web"));
 
     let again = jadpo(pg.url(), &["import", "--input", &file_arg]);
     assert!(

@@ -117,11 +117,12 @@ pub static SQL: WorkflowSql = WorkflowSql {
     ),
     session_export: Statement::new(
         "SELECT id, user_id, context, active_run_id, revision, context_revision, \
-        created_at, updated_at FROM sessions WHERE id = $1",
+        created_at, updated_at, owner FROM sessions WHERE id = $1",
     ),
     session_import: Statement::new(
         "INSERT INTO sessions (id, user_id, context, active_run_id, revision, \
-        context_revision, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        context_revision, created_at, updated_at, owner) \
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
     ),
 };
 

@@ -32,7 +32,8 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
                 }))
             })
             .collect::<Result<Vec<_>, StoreError>>()?;
-        Ok(Some(RunExport { state, events, commands }))
+        let owner = self.execution_owner(run_id).await?;
+        Ok(Some(RunExport { state, events, commands, owner }))
     }
 
     async fn run_import(&self, run: &RunExport) -> Result<(), StoreError> {
@@ -42,6 +43,10 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
         let result = async {
             let layout = &self.sql.execution;
             tx.execute(layout.insert, &(layout.params)(&run.state)?).await?;
+            if let Some(owner) = &run.owner {
+                let params = [run_id.into(), owner.as_str().into()];
+                sql.execution_set_owner.execute(tx.as_mut(), params).await?;
+            }
             for e in &run.events {
                 let seq =
                     i64::try_from(e.seq).map_err(|_| StoreError::invalid("seq out of range"))?;
@@ -98,6 +103,7 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
                     context_revision: r.get_i64("context_revision")?,
                     created_at: r.get_timestamp("created_at")?.timestamp_millis(),
                     updated_at: r.get_timestamp("updated_at")?.timestamp_millis(),
+                    owner: r.get_opt_str("owner")?.map(str::to_owned),
                 })
             })
             .transpose()
@@ -113,6 +119,7 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
             s.context_revision.into(),
             ms(s.created_at).into(),
             ms(s.updated_at).into(),
+            s.owner.as_deref().map_or(SqlValue::Null, SqlValue::from),
         ];
         self.sql.workflow.session_import.execute_once(self, params).await.map(|_| ())
     }

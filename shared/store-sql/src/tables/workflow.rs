@@ -72,6 +72,6 @@ statements! {
         /// Returns every column of a Session.
         session_export(id),
         /// A Session as exported.
-        session_import(id, user_id, context, active_run_id, revision, context_revision, created_at, updated_at),
+        session_import(id, user_id, context, active_run_id, revision, context_revision, created_at, updated_at, owner),
     }
 }

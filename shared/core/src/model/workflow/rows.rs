@@ -17,6 +17,9 @@ pub struct RunExport {
     pub events: Vec<RuntimeEvent>,
     /// Every command, with its status and times (Unix ms).
     pub commands: Vec<Value>,
+    /// The principal that owns the run (absent in exports from before owners were recorded).
+    #[serde(default)]
+    pub owner: Option<String>,
 }
 
 /// A Session as exported.
@@ -35,6 +38,9 @@ pub struct SessionExport {
     pub created_at: i64,
     /// Updated (Unix ms).
     pub updated_at: i64,
+    /// The principal that owns the Session (absent in exports from before owners were recorded).
+    #[serde(default)]
+    pub owner: Option<String>,
 }
 
 /// The Session half of a transition that starts a run in a Session.
