@@ -3,7 +3,7 @@
 //! It acts on the stores whose URLs it is given: `DATABASE_URL` for the default store and
 //! `DATABASE_URL_<STORE>` for the others (with only `DATABASE_URL`, on that one database).
 //! Every verb prints for people by default and JSON with `--json`; failures exit non-zero with a
-//! message that says what to do. Today: `migrate apply | status | sql`, `keys issue | list | revoke | rotate`,
+//! message that says what to do. Today: `migrate apply | status | sql`, `keys issue | list | revoke | rotate`, `tokens issue | end`,
 //! `deliveries list | show`, `schedules list | runs | pause | resume | trigger`, `breakers list | open | close`, `flags list | set | history`, `audit show | erase`, `verify`, `export`, `import`.
 
 mod audit;
@@ -14,6 +14,7 @@ mod flags;
 mod keys;
 mod migrate;
 mod schedules;
+mod tokens;
 mod transfer;
 mod verify;
 
@@ -32,9 +33,12 @@ enum Command {
     /// Apply, list or print the schema migrations.
     #[command(subcommand)]
     Migrate(migrate::MigrateCommand),
-    /// Issue service keys for callers of the commit function.
+    /// Issue, list, revoke and rotate service keys for callers of the commit function.
     #[command(subcommand)]
     Keys(keys::KeysCommand),
+    /// Issue users' API tokens; sign a user out everywhere.
+    #[command(subcommand)]
+    Tokens(tokens::TokensCommand),
     /// Show a record's audit trail; erase a record with its audit rows.
     #[command(subcommand)]
     Audit(audit::AuditCommand),
@@ -64,6 +68,7 @@ async fn main() -> std::process::ExitCode {
     let result = match cli.command {
         Command::Migrate(command) => migrate::run(command).await,
         Command::Keys(command) => keys::run(command).await,
+        Command::Tokens(command) => tokens::run(command).await,
         Command::Deliveries(command) => deliveries::run(command).await,
         Command::Breakers(command) => breakers::run(command).await,
         Command::Audit(command) => audit::run(command).await,

@@ -9,7 +9,7 @@ use jadpo_test_harness::{PgTestDb, SqliteTestDb};
 use serde_json::Value;
 
 /// How many migrations the jadpo ledger has.
-const JADPO: usize = 9;
+const JADPO: usize = 10;
 
 fn jadpo(database_url: Option<&str>, args: &[&str]) -> Output {
     common::jadpo_with(database_url, args)

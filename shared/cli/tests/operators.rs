@@ -137,6 +137,37 @@ async fn keys_are_issued_scoped_listed_revoked_and_rotated_each_recorded() {
     assert_eq!(listed.len(), 3, "a refused issue stored a key");
 }
 
+#[tokio::test]
+async fn tokens_are_issued_and_ended_each_recorded() {
+    let db = SqliteTestDb::migrated().await;
+    let url = db.url();
+    let issue = ["tokens", "issue", "--user", "alice", "--operator", "ann", "--json"];
+    let out: Value =
+        serde_json::from_str(&ok(&jadpo(&url, &issue))).unwrap_or_else(|e| panic!("{e}"));
+    let token = out["token"].as_str().unwrap_or_default().to_owned();
+    assert!(token.starts_with("jadpo_at_"), "{out}");
+    let store = db.store();
+    let user =
+        jadpo_core::ports::UserSessionStore::user_session_verify(&store, &token, Utc::now()).await;
+    assert_eq!(user.ok().flatten().as_deref(), Some("alice"));
+    let ended = ok(&jadpo(&url, &["tokens", "end", "--user", "alice", "--operator", "ann"]));
+    assert!(ended.contains("ended 1 live session"), "{ended}");
+    let user =
+        jadpo_core::ports::UserSessionStore::user_session_verify(&store, &token, Utc::now()).await;
+    assert_eq!(user.ok(), Some(None), "a signed-out token worked");
+    let actions =
+        jadpo_core::ports::ScheduleStore::operator_actions(&store, Some("user_session"), None, 10)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+    let mut seen: Vec<_> = actions.iter().map(|a| a.action.as_str()).collect();
+    seen.sort_unstable();
+    assert_eq!(seen, ["tokens.end_all", "tokens.issue"]);
+    assert!(actions.iter().all(|a| !a.item_state.contains(&token[9..])
+        && !a.detail.as_deref().unwrap_or_default().contains(&token[9..])));
+    let bad = jadpo(&url, &["tokens", "issue", "--user", "", "--operator", "ann"]);
+    assert!(!bad.status.success() && stderr(&bad).contains("user id"), "{}", stderr(&bad));
+}
+
 async fn seed(db: &SqliteTestDb) {
     let store = db.store();
     let now = Utc::now();

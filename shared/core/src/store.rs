@@ -5,6 +5,7 @@
 //! * [`crate::ports::MigrationStore`] applies and lists migrations under the two ledgers.
 //! * [`crate::ports::SchemaIntrospection`] describes tables, for `jadpo check` and conformance.
 //! * [`crate::ports::ServiceKeyStore`] keeps service keys' verifiers.
+//! * [`crate::ports::UserSessionStore`] keeps users' API tokens' verifiers.
 //! * [`crate::ports::LeaseStore`] takes, extends and fences generation-numbered leases.
 //! * [`crate::ports::WorkflowStore`] commits workflow transitions and keeps Sessions;
 //!   [`crate::ports::WorkflowOps`] verifies, exports and imports them.
@@ -23,6 +24,7 @@ use crate::ports::MigrationStore;
 use crate::ports::ScheduleStore;
 use crate::ports::SchemaIntrospection;
 use crate::ports::ServiceKeyStore;
+use crate::ports::UserSessionStore;
 use crate::ports::{DeliveryAdminStore, PipelineStore};
 use crate::ports::{WorkflowOps, WorkflowStore};
 use crate::transaction::TransactionalStore;
@@ -34,6 +36,7 @@ pub trait Store:
     + SchemaIntrospection
     + PipelineStore
     + ServiceKeyStore
+    + UserSessionStore
     + WorkflowStore
     + WorkflowOps
     + LeaseStore
@@ -52,6 +55,7 @@ impl<T> Store for T where
         + SchemaIntrospection
         + PipelineStore
         + ServiceKeyStore
+        + UserSessionStore
         + WorkflowStore
         + WorkflowOps
         + LeaseStore

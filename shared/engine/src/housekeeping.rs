@@ -25,7 +25,7 @@ impl HousekeepingSettings {
     pub fn cutoff(&self, class: RecordClass, now: DateTime<Utc>) -> DateTime<Utc> {
         let s = self;
         let keep = match class {
-            RecordClass::IdempotencyKeys => Duration::ZERO,
+            RecordClass::IdempotencyKeys | RecordClass::UserSessions => Duration::ZERO,
             RecordClass::HandledDeliveries => s.handled_retention,
             RecordClass::FinishedDeliveries | RecordClass::OutboxRows => s.finished_retention,
             RecordClass::DeadDeliveries => s.dead_retention,

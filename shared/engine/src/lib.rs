@@ -13,8 +13,8 @@
 //! * background work: [`schedule`] (tick passes, operator verbs), [`housekeeping`] (retention,
 //!   rescue, alerts), each under fenced leases;
 //! * [`workflow`]: runs, Sessions and `jadpo verify`;
-//! * operators: [`deliveries`], [`breakers`], [`flags`], [`audit`] and [`keys`] verbs, each change
-//!   recorded through [`operator`] in the same transaction.
+//! * operators: [`deliveries`], [`breakers`], [`flags`], [`audit`], [`keys`] and [`tokens`] verbs,
+//!   each change recorded through [`operator`] in the same transaction.
 
 /// A named fault-injection point: with the `failpoints` feature and the point configured
 /// (`fail::cfg(name, "return")`), the enclosing function returns an "unavailable" error there,
@@ -47,6 +47,7 @@ pub mod operator;
 pub mod relay;
 pub mod schedule;
 pub mod settings;
+pub mod tokens;
 pub mod workflow;
 
 pub use context::Engine;

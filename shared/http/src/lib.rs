@@ -21,6 +21,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use jadpo_core::model::principal::Principal;
 use jadpo_core::model::service_key::{Scope, Scopes};
+use jadpo_core::model::user_session::is_token;
 use jadpo_core::{Store, id::new_id};
 use jadpo_engine::Engine;
 use jadpo_engine::commit::{CommitError, CommitRequest, commit, request_digest};
@@ -116,9 +117,13 @@ impl Caller {
         self.allowed(self.scopes.as_ref().is_none_or(|s| s.allow(scope)), &scope.as_text())
     }
 
-    /// Refuses (`403`) a service key that may not run action `name`.
+    /// Refuses (`403`) a service key that may not run action `name`, and every user: actions do
+    /// not yet declare that signed-in users may call them, so none may.
     pub fn may_run(&self, name: &str) -> Result<(), Problem> {
-        let allowed = self.scopes.as_ref().is_none_or(|s| s.allow_action(name));
+        let allowed = match &self.principal {
+            Principal::Service(_) => self.scopes.as_ref().is_none_or(|s| s.allow_action(name)),
+            Principal::User(_) => false,
+        };
         self.allowed(allowed, &format!("action:{name}"))
     }
 
@@ -128,12 +133,13 @@ impl Caller {
         }
         let kind = self.principal.kind();
         tracing::info!(route = %self.route, principal = kind, reason = "scope", needed, "request refused");
-        let scopes = self.scopes.as_ref().map(Scopes::to_stored).unwrap_or_default();
-        Err(Problem::new(
-            StatusCode::FORBIDDEN,
-            "Forbidden",
-            format!("this service key's scopes ({scopes}) do not include {needed}"),
-        ))
+        let detail = match &self.scopes {
+            Some(s) => {
+                format!("this service key's scopes ({}) do not include {needed}", s.to_stored())
+            }
+            None => format!("{needed} is not open to signed-in users"),
+        };
+        Err(Problem::new(StatusCode::FORBIDDEN, "Forbidden", detail))
     }
 }
 
@@ -168,9 +174,22 @@ async fn authenticate(
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
-        .ok_or_else(|| unauthorized("no credential", "send Authorization: Bearer <service key>"))?;
+        .ok_or_else(|| {
+            unauthorized("no credential", "send Authorization: Bearer <service key or API token>")
+        })?;
+    let presented = presented.trim();
     let now = state.engine.clock.now();
-    match state.keys.service_key_verify(presented.trim(), now).await {
+    if is_token(presented) {
+        return match state.keys.user_session_verify(presented, now).await {
+            Ok(Some(user)) => Ok((Principal::User(user), None)),
+            Ok(None) => Err(unauthorized(
+                "unknown, ended or expired API token",
+                "the API token is unknown, ended or expired",
+            )),
+            Err(e) => Err(("store failure", store_problem(&e))),
+        };
+    }
+    match state.keys.service_key_verify(presented, now).await {
         Ok(Some(key)) => Ok((Principal::Service(key.service), Some(key.scopes))),
         Ok(None) => Err(unauthorized(
             "unknown, expired or revoked service key",

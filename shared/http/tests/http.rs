@@ -381,7 +381,58 @@ async fn a_key_does_only_what_its_scopes_allow(kind: Kind) {
     assert!(is_problem(&after, StatusCode::UNAUTHORIZED), "a revoked key worked: {}", after.body);
 }
 
+/// A user, known by an API token, acts as themself: their Session's user is theirs and cannot be
+/// named, another user's Session and run answer 404, actions are not open to users yet (403), and
+/// a token whose user was signed out everywhere authenticates nobody (401).
+async fn a_user_acts_as_themself(kind: Kind) {
+    let env = Env::shop(kind).await;
+    let until = jadpo_test_env::t0() + chrono::Duration::days(1);
+    let clock = env.engine.clock.as_ref();
+    let store = env.store("main");
+    let token = |user: &'static str| {
+        let store = Arc::clone(store);
+        async move {
+            let issued = jadpo_engine::tokens::issue_unrecorded(store.as_ref(), user, until, clock);
+            issued.await.unwrap_or_else(|e| panic!("{e}")).secret
+        }
+    };
+    let (alice, bob) = (token("alice").await, token("bob").await);
+    let named = call(&env, "POST", "/sessions", Some(&alice), None, r#"{"user_id": "bob"}"#).await;
+    assert!(is_problem(&named, StatusCode::BAD_REQUEST), "a user named another: {}", named.body);
+    let own = call(&env, "POST", "/sessions", Some(&alice), None, r#"{"context": {"a": 1}}"#).await;
+    assert_eq!(own.status, StatusCode::CREATED, "{}", own.body);
+    let sid = own.body["id"].as_str().unwrap_or_default().to_owned();
+    let view = call(&env, "GET", &format!("/sessions/{sid}"), Some(&alice), None, "").await;
+    assert_eq!(view.body["user_id"], json!("alice"), "{}", view.body);
+    let start = format!(
+        r#"{{"workflow": "checkout", "input": {{"order_id": "o-1"}}, "session_id": "{sid}"}}"#
+    );
+    let run = call(&env, "POST", "/runs", Some(&alice), None, &start).await;
+    assert_eq!(run.status, StatusCode::CREATED, "{}", run.body);
+    let rid = run.body["run_id"].as_str().unwrap_or_default().to_owned();
+    for path in [format!("/sessions/{sid}"), format!("/runs/{rid}")] {
+        let foreign = call(&env, "GET", &path, Some(&bob), None, "").await;
+        assert!(is_problem(&foreign, StatusCode::NOT_FOUND), "{path} as bob: {}", foreign.body);
+    }
+    let action = call(&env, "POST", "/actions/place_order", Some(&alice), None, ORDER).await;
+    assert!(is_problem(&action, StatusCode::FORBIDDEN), "{}", action.body);
+    assert_eq!(orders(&env).await, 0);
+    let mut tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
+    let ended = store.user_sessions_end(tx.as_mut(), "alice", env.engine.clock.now()).await;
+    assert_eq!(ended.ok(), Some(1));
+    tx.commit().await.unwrap_or_else(|e| panic!("{e}"));
+    let after = call(&env, "GET", &format!("/sessions/{sid}"), Some(&alice), None, "").await;
+    assert!(
+        is_problem(&after, StatusCode::UNAUTHORIZED),
+        "a signed-out token worked: {}",
+        after.body
+    );
+    let still = call(&env, "GET", &format!("/runs/{rid}"), Some(&bob), None, "").await;
+    assert!(is_problem(&still, StatusCode::NOT_FOUND));
+}
+
 jadpo_test_env::both!(
     every_route_acts_for_its_principal_only,
-    a_key_does_only_what_its_scopes_allow
+    a_key_does_only_what_its_scopes_allow,
+    a_user_acts_as_themself,
 );

@@ -68,6 +68,7 @@ macro_rules! conformance_tests {
             idempotency_keys_are_claimed_once_and_expire,
             concurrent_claims_are_disjoint,
             service_keys_are_stored_as_verifiers,
+            user_tokens_are_stored_as_verifiers,
             leases_fence_a_holder_paused_past_expiry,
         );
         $crate::conformance_tests!(@schedule $fixture;

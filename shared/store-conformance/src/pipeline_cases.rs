@@ -291,6 +291,62 @@ pub async fn service_keys_are_stored_as_verifiers(fx: &dyn Fixture) {
     );
 }
 
+/// Users' API tokens: stored as verifiers only; a token works until its end or until its user
+/// is signed out everywhere, and another user's sign-out leaves it alone.
+pub async fn user_tokens_are_stored_as_verifiers(fx: &dyn Fixture) {
+    use jadpo_core::model::user_session::TokenError;
+    use jadpo_engine::tokens::issue_unrecorded as issue;
+    let store = migrated(fx).await;
+    let clock = jadpo_core::ManualClock::new(t0());
+    let until = t0() + Duration::hours(1);
+    let alice = ok(issue(store.as_ref(), "alice", until, &clock).await, "issue");
+    let bob = ok(issue(store.as_ref(), "bob", until, &clock).await, "issue");
+    assert!(alice.secret.starts_with("jadpo_at_") && alice.secret.len() == 73, "{}", alice.secret);
+    let verify = |t: &str, at| {
+        let store = Arc::clone(&store);
+        let t = t.to_owned();
+        async move { ok(store.user_session_verify(&t, at).await, "verify") }
+    };
+    assert_eq!(verify(&alice.secret, t0()).await.as_deref(), Some("alice"));
+    assert_eq!(verify(&bob.secret, t0()).await.as_deref(), Some("bob"));
+    assert_eq!(verify(&alice.secret.replace("jadpo_at_", "jadpo_sk_"), t0()).await, None);
+    assert_eq!(verify(&alice.secret, until).await, None, "a token worked at its end");
+    let mut tx = ok(store.begin().await, "begin");
+    assert_eq!(ok(store.user_sessions_end(tx.as_mut(), "alice", t0()).await, "end"), 1);
+    ok(tx.commit().await, "commit");
+    assert_eq!(verify(&alice.secret, t0()).await, None, "a signed-out token worked");
+    assert_eq!(
+        verify(&bob.secret, t0()).await.as_deref(),
+        Some("bob"),
+        "another user's token ended"
+    );
+    let mut tx = ok(store.begin().await, "begin");
+    let rows = ok(tx.query("SELECT * FROM jadpo_sessions", &[]).await, "select");
+    ok(tx.rollback().await, "rollback");
+    for row in &rows {
+        for (column, value) in row.columns().iter().zip(row.values()) {
+            let text = format!("{value:?}");
+            for secret in [&alice.secret, &bob.secret] {
+                assert!(!text.contains(&secret[9..]), "{column} holds a token");
+            }
+        }
+    }
+    let bad = issue(store.as_ref(), "", until, &clock).await;
+    assert!(matches!(bad, Err(TokenError::BadUser(_))), "{bad:?}");
+    let dead = issue(store.as_ref(), "carol", t0(), &clock).await;
+    assert!(matches!(dead, Err(TokenError::NoLifetime)), "{dead:?}");
+    assert_eq!(rows.len(), 2, "a refused issue stored a session");
+    // Housekeeping deletes the ended session, not the live one.
+    use jadpo_core::model::housekeeping::RecordClass::UserSessions;
+    let mut tx = ok(store.begin().await, "begin");
+    let later = t0() + Duration::seconds(1);
+    let deleted =
+        ok(store.housekeeping_delete(tx.as_mut(), UserSessions, later, 100).await, "delete");
+    ok(tx.commit().await, "commit");
+    assert_eq!(deleted, 1);
+    assert_eq!(verify(&bob.secret, t0()).await.as_deref(), Some("bob"));
+}
+
 /// The lease primitive: one holder; a holder paused past its expiry loses the lease to another,
 /// cannot extend it, and is fenced out of writing; the generation grows with every acquisition.
 pub async fn leases_fence_a_holder_paused_past_expiry(fx: &dyn Fixture) {

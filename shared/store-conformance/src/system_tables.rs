@@ -277,6 +277,24 @@ static POSTGRES: &[SystemTable] = &[
         foreign_keys: &[],
         indexes: &[(&["verifier"], true)],
     },
+    SystemTable {
+        name: "jadpo_sessions",
+        columns: &[
+            ("id", "text", true, None),
+            ("user_id", "text", true, None),
+            ("kind", "text", true, None),
+            ("token_verifier", "text", true, None),
+            ("csrf_verifier", "text", false, None),
+            ("started_at", "timestamp with time zone", true, None),
+            ("last_seen_at", "timestamp with time zone", true, None),
+            ("idle_limit_s", "bigint", false, None),
+            ("expires_at", "timestamp with time zone", true, None),
+            ("ended_at", "timestamp with time zone", false, None),
+        ],
+        primary_key: &["id"],
+        foreign_keys: &[],
+        indexes: &[(&["expires_at"], false), (&["token_verifier"], true), (&["user_id"], false)],
+    },
 ];
 
 static SQLITE: &[SystemTable] = &[
@@ -537,5 +555,23 @@ static SQLITE: &[SystemTable] = &[
         primary_key: &["id"],
         foreign_keys: &[],
         indexes: &[(&["verifier"], true)],
+    },
+    SystemTable {
+        name: "jadpo_sessions",
+        columns: &[
+            ("id", "TEXT", true, None),
+            ("user_id", "TEXT", true, None),
+            ("kind", "TEXT", true, None),
+            ("token_verifier", "TEXT", true, None),
+            ("csrf_verifier", "TEXT", false, None),
+            ("started_at", "INTEGER", true, None),
+            ("last_seen_at", "INTEGER", true, None),
+            ("idle_limit_s", "INTEGER", false, None),
+            ("expires_at", "INTEGER", true, None),
+            ("ended_at", "INTEGER", false, None),
+        ],
+        primary_key: &["id"],
+        foreign_keys: &[],
+        indexes: &[(&["expires_at"], false), (&["token_verifier"], true), (&["user_id"], false)],
     },
 ];

@@ -22,6 +22,7 @@ mod schema;
 mod service_keys;
 pub mod tls;
 mod tx;
+mod user_sessions;
 mod workflow;
 
 use std::time::Duration;
@@ -66,6 +67,7 @@ pub static DIALECT: SqlDialect = SqlDialect {
     pipeline: &pipeline::SQL,
     delivery_admin: &delivery_admin::ADMIN,
     service_keys: &service_keys::SERVICE_KEYS,
+    user_sessions: &user_sessions::USER_SESSIONS,
     leases: lease::leases,
     schedule: &schedule::SCHEDULES,
     housekeeping: &housekeeping::HOUSEKEEPING,

@@ -125,6 +125,12 @@ pub fn builtin_catalog() -> MigrationCatalog {
             "service_key_scopes",
             include_str!("../../../migrations/postgres/0009_service_key_scopes.sql"),
         ),
+        Migration::new(
+            Ledger::Jadpo,
+            10,
+            "user_sessions",
+            include_str!("../../../migrations/postgres/0010_user_sessions.sql"),
+        ),
     ];
     match MigrationCatalog::builtin(Dialect::Postgres, workflow, jadpo) {
         Ok(catalog) => catalog,
@@ -369,6 +375,7 @@ mod tests {
             (Ledger::Jadpo, 7),
             (Ledger::Jadpo, 8),
             (Ledger::Jadpo, 9),
+            (Ledger::Jadpo, 10),
         ]);
         assert_eq!(versions, expected);
         assert!(c.all().all(|m| !m.sql.trim().is_empty()));
@@ -377,7 +384,7 @@ mod tests {
     #[test]
     fn schema_script_guards_every_migration_and_quotes_names() {
         let sql = schema_sql(&builtin_catalog()).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(sql.matches("DO $jadpo_block$").count(), 13);
+        assert_eq!(sql.matches("DO $jadpo_block$").count(), 14);
         assert!(sql.starts_with("-- Jadpo schema"));
         assert!(sql.contains("pg_advisory_xact_lock"));
         assert!(sql.trim_end().ends_with("COMMIT;"));

@@ -11,7 +11,7 @@ use jadpo_core::{Row, SqlValue, StoreError};
 use crate::statement::Slot;
 use crate::tables::{
     AuditSql, BreakerSql, DeliveryAdminSql, FlagSql, HousekeepingSql, LeaseSql, PipelineSql,
-    ScheduleSql, ServiceKeySql, WorkflowSql,
+    ScheduleSql, ServiceKeySql, UserSessionSql, WorkflowSql,
 };
 
 /// One dialect's statements for every role.
@@ -23,6 +23,8 @@ pub struct SqlDialect {
     pub delivery_admin: &'static DeliveryAdminSql,
     /// Service keys' verifiers.
     pub service_keys: &'static ServiceKeySql,
+    /// Users' sessions (API tokens).
+    pub user_sessions: &'static UserSessionSql,
     /// The lease statements of each leased table.
     pub leases: fn(LeaseTable) -> &'static LeaseSql,
     /// Schedules, their runs and the operator-action log.
@@ -100,6 +102,7 @@ impl SqlDialect {
         slots.extend(self.pipeline.slots());
         slots.extend(self.delivery_admin.slots());
         slots.extend(self.service_keys.slots());
+        slots.extend(self.user_sessions.slots());
         for table in [LeaseTable::Housekeeping, LeaseTable::Schedules] {
             slots.extend((self.leases)(table).slots());
         }

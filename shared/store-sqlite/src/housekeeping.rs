@@ -36,6 +36,11 @@ pub static HOUSEKEEPING: HousekeepingSql = HousekeepingSql {
         SELECT id FROM jadpo_schedule_runs WHERE recorded_at < $1 \
         LIMIT $2)",
     ),
+    delete_user_sessions: Statement::new(
+        "DELETE FROM jadpo_sessions WHERE id IN ( \
+        SELECT id FROM jadpo_sessions WHERE ended_at < $1 OR expires_at < $1 \
+        LIMIT $2)",
+    ),
     rescue: Statement::new(
         "UPDATE jadpo_deliveries SET enqueued_at = NULL WHERE id IN ( \
         SELECT id FROM jadpo_deliveries WHERE status = 'pending' AND enqueued_at < $1 \

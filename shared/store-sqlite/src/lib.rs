@@ -35,6 +35,7 @@ mod schedule;
 mod schema;
 mod service_keys;
 mod tx;
+mod user_sessions;
 mod workflow;
 
 use std::path::PathBuf;
@@ -80,6 +81,7 @@ pub static DIALECT: SqlDialect = SqlDialect {
     pipeline: &pipeline::SQL,
     delivery_admin: &delivery_admin::ADMIN,
     service_keys: &service_keys::SERVICE_KEYS,
+    user_sessions: &user_sessions::USER_SESSIONS,
     leases: lease::leases,
     schedule: &schedule::SCHEDULES,
     housekeeping: &housekeeping::HOUSEKEEPING,

@@ -126,6 +126,12 @@ pub fn builtin_catalog() -> MigrationCatalog {
             "service_key_scopes",
             include_str!("../../../migrations/sqlite/0009_service_key_scopes.sql"),
         ),
+        Migration::new(
+            Ledger::Jadpo,
+            10,
+            "user_sessions",
+            include_str!("../../../migrations/sqlite/0010_user_sessions.sql"),
+        ),
     ];
     match MigrationCatalog::builtin(Dialect::Sqlite, workflow, jadpo) {
         Ok(catalog) => catalog,

@@ -20,6 +20,8 @@ pub enum RecordClass {
     OutboxRows,
     /// `jadpo_schedule_runs` older than `schedule_run_retention`.
     ScheduleRuns,
+    /// `jadpo_sessions` ended or past their end: they authenticate nobody, so they go at once.
+    UserSessions,
     /// `jadpo_audit` rows older than their entity's declared retention.
     AuditRows,
 }
@@ -27,13 +29,14 @@ pub enum RecordClass {
 impl RecordClass {
     /// Every class with a retention of its own, in the order a pass deletes them (deliveries
     /// before their outbox rows); audit rows follow, per entity.
-    pub const ALL: [Self; 6] = [
+    pub const ALL: [Self; 7] = [
         Self::IdempotencyKeys,
         Self::HandledDeliveries,
         Self::FinishedDeliveries,
         Self::DeadDeliveries,
         Self::OutboxRows,
         Self::ScheduleRuns,
+        Self::UserSessions,
     ];
 
     /// The name in reports and logs.
@@ -45,6 +48,7 @@ impl RecordClass {
             Self::DeadDeliveries => "dead_deliveries",
             Self::OutboxRows => "outbox_rows",
             Self::ScheduleRuns => "schedule_runs",
+            Self::UserSessions => "user_sessions",
             Self::AuditRows => "audit_rows",
         }
     }

@@ -18,4 +18,5 @@ pub mod principal;
 pub mod schedule;
 pub mod schema;
 pub mod service_key;
+pub mod user_session;
 pub mod workflow;

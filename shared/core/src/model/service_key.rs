@@ -190,9 +190,14 @@ pub fn valid_service(name: &str) -> bool {
 
 /// A new secret: [`PREFIX`] and 32 random bytes in hex.
 pub fn new_secret() -> Result<String, KeyError> {
+    random_secret(PREFIX).map_err(KeyError::Random)
+}
+
+/// `prefix` and 32 random bytes in hex: 256 bits, so a fast digest is a sound verifier.
+pub fn random_secret(prefix: &str) -> Result<String, String> {
     let mut bytes = [0_u8; 32];
-    getrandom::fill(&mut bytes).map_err(|e| KeyError::Random(e.to_string()))?;
-    Ok(format!("{PREFIX}{}", bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()))
+    getrandom::fill(&mut bytes).map_err(|e| format!("no randomness available: {e}"))?;
+    Ok(format!("{prefix}{}", bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()))
 }
 
 /// Whether `presented` has a key's shape at all (checked before any lookup).

@@ -16,6 +16,7 @@ pub mod queue;
 pub mod schedule;
 pub mod schema;
 pub mod service_keys;
+pub mod user_sessions;
 pub mod workflow;
 pub mod workflow_ops;
 
@@ -34,5 +35,6 @@ pub use queue::{Queue, QueueError, QueueMessage, SendReport};
 pub use schedule::ScheduleStore;
 pub use schema::SchemaIntrospection;
 pub use service_keys::ServiceKeyStore;
+pub use user_sessions::UserSessionStore;
 pub use workflow::WorkflowStore;
 pub use workflow_ops::WorkflowOps;

@@ -28,6 +28,7 @@ impl<C: TransactionalStore> HousekeepingStore for SqlStore<C> {
             RecordClass::DeadDeliveries => sql.delete_dead,
             RecordClass::OutboxRows => sql.delete_outbox,
             RecordClass::ScheduleRuns => sql.delete_schedule_runs,
+            RecordClass::UserSessions => sql.delete_user_sessions,
             RecordClass::AuditRows => {
                 return Err(StoreError::internal(
                     "audit rows are deleted per entity (audit_expire)",

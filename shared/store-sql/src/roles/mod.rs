@@ -10,5 +10,6 @@ mod lease;
 mod pipeline;
 mod schedule;
 mod service_keys;
+mod user_sessions;
 pub(crate) mod workflow;
 mod workflow_ops;

@@ -18,6 +18,8 @@ statements! {
         delete_outbox(cutoff, limit),
         /// Schedule runs recorded before `cutoff`.
         delete_schedule_runs(cutoff, limit),
+        /// Users' sessions ended before `cutoff` or whose end is before it.
+        delete_user_sessions(cutoff, limit),
         /// Clear the queue stamp of pending deliveries put on the queue before `enqueued_before`, so
         /// the relay sends them again.
         rescue(enqueued_before, limit),

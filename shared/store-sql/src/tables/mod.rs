@@ -10,6 +10,7 @@ mod lease;
 mod pipeline;
 mod schedule;
 mod service_keys;
+mod user_sessions;
 mod workflow;
 
 pub use audit::AuditSql;
@@ -21,4 +22,5 @@ pub use lease::LeaseSql;
 pub use pipeline::PipelineSql;
 pub use schedule::ScheduleSql;
 pub use service_keys::ServiceKeySql;
+pub use user_sessions::UserSessionSql;
 pub use workflow::WorkflowSql;

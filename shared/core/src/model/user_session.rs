@@ -1,0 +1,84 @@
+//! Users' sessions: how a person is known to the HTTP API. An API token is `jadpo_at_` and 64 hex
+//! digits, shown once; the store keeps only its verifier (the SHA-256 of the whole token, as for
+//! service keys), the user, and when the session started, was last seen and ends. Ending a
+//! session (sign-out, "sign out everywhere") and its absolute end stop it authenticating anyone.
+
+use chrono::{DateTime, Utc};
+
+use crate::error::StoreError;
+use crate::model::service_key::random_secret;
+
+/// What every API token starts with.
+pub const TOKEN_PREFIX: &str = "jadpo_at_";
+
+/// The kinds of session `jadpo_sessions` keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionKind {
+    /// A token a program presents as `Authorization: Bearer jadpo_at_…`.
+    ApiToken,
+}
+
+impl SessionKind {
+    /// As stored.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ApiToken => "api_token",
+        }
+    }
+}
+
+/// A newly issued API token: the secret, shown once, and its record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IssuedToken {
+    /// The token to give the user; never stored.
+    pub secret: String,
+    pub id: String,
+    pub user_id: String,
+    /// When it stops working.
+    pub expires_at: DateTime<Utc>,
+}
+
+/// Why a token could not be issued.
+#[derive(Debug, thiserror::Error)]
+pub enum TokenError {
+    /// The user id is empty, too long or holds control characters.
+    #[error("user id {0:?} must be 1–255 characters without control characters")]
+    BadUser(String),
+    /// The end is not after the start.
+    #[error("a token must end after it is issued")]
+    NoLifetime,
+    /// The operating system gave no randomness.
+    #[error("{0}")]
+    Random(String),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Whether `id` can name a user.
+pub fn valid_user(id: &str) -> bool {
+    (1..=255).contains(&id.len()) && !id.chars().any(char::is_control)
+}
+
+/// A new API token.
+pub fn new_token() -> Result<String, TokenError> {
+    random_secret(TOKEN_PREFIX).map_err(TokenError::Random)
+}
+
+/// Whether `presented` has an API token's shape at all (checked before any lookup).
+pub fn is_token(presented: &str) -> bool {
+    presented.starts_with(TOKEN_PREFIX) && presented.len() == TOKEN_PREFIX.len() + 64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_have_their_own_prefix_and_users_a_plain_id() {
+        let t = new_token().unwrap_or_else(|e| panic!("{e}"));
+        assert!(is_token(&t) && !is_token(&t[1..]) && !is_token("jadpo_sk_00"), "{t}");
+        assert!(valid_user("alice") && valid_user("c-1@example.com"));
+        assert!(!valid_user("") && !valid_user("a\nb") && !valid_user(&"x".repeat(256)));
+    }
+}

@@ -1,0 +1,87 @@
+//! `jadpo tokens issue | end`: users' API tokens as operators issue and end them, each change
+//! recorded in `jadpo_operator_actions` in the same transaction ([`Change`]). Tokens live in the
+//! application's default store, beside its service keys.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use jadpo_core::model::operator::OperatorAction;
+use jadpo_core::model::user_session::{IssuedToken, TokenError};
+use jadpo_core::{Store, StoreError};
+use serde_json::{Value, json};
+
+use crate::context::Engine;
+use crate::operator::{Change, Operator};
+
+/// Users' API tokens as operators see and change them.
+pub struct TokenOps<'a> {
+    p: &'a Engine,
+}
+
+impl<'a> TokenOps<'a> {
+    /// The tokens of `p`'s application (in its default store).
+    pub fn new(p: &'a Engine) -> Self {
+        Self { p }
+    }
+
+    fn store(&self) -> Result<Arc<dyn Store>, StoreError> {
+        Ok(Arc::clone(self.p.store(self.p.app.default_store())?))
+    }
+
+    /// Issues an API token for `user_id` as `operator`, working until `expires_at`; the secret
+    /// is in the result, shown once.
+    pub async fn issue(
+        &self,
+        user_id: &str,
+        expires_at: DateTime<Utc>,
+        operator: &Operator,
+    ) -> Result<IssuedToken, TokenError> {
+        let store = self.store()?;
+        let clock = self.p.clock.as_ref();
+        let mut change = Change::begin(store.as_ref(), operator, clock).await?;
+        let result = async {
+            let token = store.api_token_issue(change.tx(), user_id, expires_at, clock).await?;
+            let detail = format!("user {user_id}, until {}", expires_at.to_rfc3339());
+            change.record(&action("tokens.issue", &token.id, Value::Null, Some(detail))).await?;
+            Ok(token)
+        }
+        .await;
+        change.finish(result).await
+    }
+
+    /// Ends every live session of `user_id` as `operator` ("sign out everywhere"); how many.
+    pub async fn end_all(&self, user_id: &str, operator: &Operator) -> Result<u64, TokenError> {
+        let store = self.store()?;
+        let mut change = Change::begin(store.as_ref(), operator, self.p.clock.as_ref()).await?;
+        let result = async {
+            let now = change.now();
+            let ended = store.user_sessions_end(change.tx(), user_id, now).await?;
+            let state = json!({"live_sessions": ended});
+            change.record(&action("tokens.end_all", user_id, state, None)).await?;
+            Ok(ended)
+        }
+        .await;
+        change.finish(result).await
+    }
+}
+
+fn action<'a>(
+    name: &'a str,
+    item: &'a str,
+    before: Value,
+    detail: Option<String>,
+) -> OperatorAction<'a> {
+    OperatorAction { action: name, item_kind: "user_session", item, item_state: before, detail }
+}
+
+/// Issues a token in a transaction of its own, with no operator record: for fixtures and tests.
+pub async fn issue_unrecorded(
+    store: &dyn Store,
+    user_id: &str,
+    expires_at: DateTime<Utc>,
+    clock: &dyn jadpo_core::Clock,
+) -> Result<IssuedToken, TokenError> {
+    let mut tx = store.begin().await?;
+    let result = store.api_token_issue(tx.as_mut(), user_id, expires_at, clock).await;
+    jadpo_core::commit_or_rollback(tx, result).await
+}
