@@ -118,6 +118,13 @@ pub async fn find_owned_run(
     if principal.owns(owner.as_deref()) {
         Ok((store, state))
     } else {
+        // Answered as if absent; logged with who asked, never a credential.
+        tracing::info!(
+            run_id,
+            principal = principal.kind(),
+            reason = "not the owner",
+            "request refused"
+        );
         Err(EngineError::NotFound(run_id.to_owned()))
     }
 }

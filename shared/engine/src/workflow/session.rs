@@ -78,8 +78,19 @@ pub async fn restore_owned(
     principal: &Principal,
     registered: &(dyn Fn(&str) -> bool + Sync),
 ) -> Result<SessionRecord, SessionError> {
-    let s = store.session_get(id).await?.filter(|s| principal.owns(s.owner.as_deref()));
-    let s = s.ok_or_else(|| SessionError::NotFound(id.to_owned()))?;
+    let Some(s) = store.session_get(id).await? else {
+        return Err(SessionError::NotFound(id.to_owned()));
+    };
+    if !principal.owns(s.owner.as_deref()) {
+        // Answered as if absent; logged with who asked, never a credential.
+        tracing::info!(
+            session_id = id,
+            principal = principal.kind(),
+            reason = "not the owner",
+            "request refused"
+        );
+        return Err(SessionError::NotFound(id.to_owned()));
+    }
     check_binding(store, &s, registered).await?;
     Ok(s)
 }
