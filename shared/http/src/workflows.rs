@@ -13,7 +13,7 @@ use jadpo_core::model::service_key::Scope;
 use jadpo_core::model::workflow::kernel::KernelError;
 use jadpo_core::model::workflow::rows::TransitionError;
 use jadpo_engine::workflow::runs::{
-    EngineError, cancel_run, find_owned_run, post_event, run_events, start_run,
+    EngineError, InSession, cancel_run, find_owned_run, post_event, run_events, start_run,
 };
 use jadpo_engine::workflow::session::{self, SessionError};
 use serde::Deserialize;
@@ -94,17 +94,7 @@ async fn create_run(State(state): State<HttpState>, caller: Caller, bytes: Bytes
         let principal = &caller.principal;
         let req: NewRun = body(&bytes)?;
         // The Session must be the caller's; its user is the Session's own, never the request's.
-        let session = match &req.session_id {
-            Some(id) => {
-                let store = sessions_store(&state)?;
-                let s = session::restore_owned(store.as_ref(), id, principal, &registered(&state))
-                    .await
-                    .map_err(|e| session_problem(&e))?;
-                Some((s.id, s.user_id))
-            }
-            None => None,
-        };
-        let session = session.as_ref().map(|(id, user)| (id.as_str(), user.as_str()));
+        let session = req.session_id.as_deref().map(|id| InSession::OwnedBy { id, principal });
         let run = start_run(&state.engine, &req.workflow, req.input, session, Some(principal))
             .await
             .map_err(|e| engine_problem(&e))?;

@@ -25,7 +25,7 @@ use jadpo_core::model::workflow::state::{ExecutionState, RuntimeEvent};
 use jadpo_core::ports::QueueMessage;
 use jadpo_core::{Store, StoreError};
 
-use super::session::{SessionError, restore_session};
+use super::session::{SessionError, restore_owned, restore_session};
 use crate::context::Engine;
 
 /// How long a command's executor holds the run's lease.
@@ -135,13 +135,22 @@ pub async fn run_events(p: &Engine, run_id: &str) -> Result<Vec<RuntimeEvent>, E
     Ok(p.store(&store)?.execution_events(run_id).await?)
 }
 
-/// Starts `workflow` with `input`, bound to Session `(session_id, user_id)` when given, owned by
-/// `owner` when given (a run started over HTTP is its caller's; the Session must be too).
+/// The Session a new run starts in, and who may use it.
+#[derive(Debug, Clone, Copy)]
+pub enum InSession<'a> {
+    /// Session `id` of user `user` (the application's own calls).
+    OfUser { id: &'a str, user: &'a str },
+    /// Session `id`, which `principal` must own (a request's): another's is `NotFound`.
+    OwnedBy { id: &'a str, principal: &'a Principal },
+}
+
+/// Starts `workflow` with `input`, bound to `session` when given, owned by `owner` when given (a
+/// run started over HTTP is its caller's).
 pub async fn start_run(
     p: &Engine,
     workflow: &str,
     input: Value,
-    session: Option<(&str, &str)>,
+    session: Option<InSession<'_>>,
     owner: Option<&Principal>,
 ) -> Result<ExecutionState, EngineError> {
     let (def, store_name) = p
@@ -150,20 +159,20 @@ pub async fn start_run(
         .ok_or_else(|| EngineError::UnknownWorkflow(workflow.to_owned()))?;
     let store = p.store(store_name)?;
     let run_id = new_id(p.clock.as_ref()).to_string();
-    let session = match session {
-        Some((id, user)) => {
-            let s = restore_session(store.as_ref(), id, user, &registered(p)).await?;
-            if owner.is_some_and(|o| !o.owns(s.owner.as_deref())) {
-                return Err(SessionError::NotFound(id.to_owned()).into());
-            }
-            Some(SessionWrite {
-                session_id: s.id,
-                user_id: s.user_id,
-                expected_revision: s.revision,
-            })
+    let s = match session {
+        Some(InSession::OfUser { id, user }) => {
+            Some(restore_session(store.as_ref(), id, user, &registered(p)).await?)
+        }
+        Some(InSession::OwnedBy { id, principal }) => {
+            Some(restore_owned(store.as_ref(), id, principal, &registered(p)).await?)
         }
         None => None,
     };
+    let session = s.map(|s| SessionWrite {
+        session_id: s.id,
+        user_id: s.user_id,
+        expected_revision: s.revision,
+    });
     let t = decide(def, None, &Incoming::Start { input }, &run_id, now_ms(p))?;
     let owner = owner.map(Principal::owner);
     let write = TransitionWrite {
