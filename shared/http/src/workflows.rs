@@ -13,7 +13,8 @@ use jadpo_core::model::service_key::Scope;
 use jadpo_core::model::workflow::kernel::KernelError;
 use jadpo_core::model::workflow::rows::TransitionError;
 use jadpo_engine::workflow::runs::{
-    EngineError, InSession, cancel_run, find_owned_run, post_event, run_events, start_run,
+    EngineError, InSession, cancel_run, check_owned_run, find_owned_run, post_event, run_events,
+    start_run,
 };
 use jadpo_engine::workflow::session::{self, SessionError};
 use serde::Deserialize;
@@ -131,7 +132,7 @@ async fn list_events(
     let result = async {
         caller.may(&Scope::Runs)?;
         let principal = &caller.principal;
-        find_owned_run(&state.engine, &id, principal).await.map_err(|e| engine_problem(&e))?;
+        check_owned_run(&state.engine, &id, principal).await.map_err(|e| engine_problem(&e))?;
         let events = run_events(&state.engine, &id).await.map_err(|e| engine_problem(&e))?;
         let events: Vec<Value> = events
             .iter()
@@ -161,7 +162,7 @@ async fn add_event(
     let result = async {
         caller.may(&Scope::Runs)?;
         let principal = &caller.principal;
-        find_owned_run(&state.engine, &id, principal).await.map_err(|e| engine_problem(&e))?;
+        check_owned_run(&state.engine, &id, principal).await.map_err(|e| engine_problem(&e))?;
         let req: NewEvent = body(&bytes)?;
         let run =
             post_event(&state.engine, &id, &req.event_type, req.payload, req.expected_revision)
@@ -180,7 +181,7 @@ async fn cancel(
     let result = async {
         caller.may(&Scope::Runs)?;
         let principal = &caller.principal;
-        find_owned_run(&state.engine, &id, principal).await.map_err(|e| engine_problem(&e))?;
+        check_owned_run(&state.engine, &id, principal).await.map_err(|e| engine_problem(&e))?;
         let run = cancel_run(&state.engine, &id, "cancelled over HTTP")
             .await
             .map_err(|e| engine_problem(&e))?;

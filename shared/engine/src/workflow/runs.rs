@@ -106,18 +106,19 @@ pub async fn find_run(p: &Engine, run_id: &str) -> Result<(String, ExecutionStat
     Err(EngineError::NotFound(run_id.to_owned()))
 }
 
-/// Finds run `run_id` for `principal`: [`EngineError::NotFound`] unless the principal owns it,
-/// so another principal cannot even tell that it exists.
-pub async fn find_owned_run(
+/// Checks that `principal` owns run `run_id` with one small read per workflow store (the owner
+/// column, not the state): [`EngineError::NotFound`] otherwise, so another principal cannot even
+/// tell that it exists. The routes that then transition the run read its state once, there.
+pub async fn check_owned_run(
     p: &Engine,
     run_id: &str,
     principal: &Principal,
-) -> Result<(String, ExecutionState), EngineError> {
-    let (store, state) = find_run(p, run_id).await?;
-    let owner = p.store(&store)?.execution_owner(run_id).await?;
-    if principal.owns(owner.as_deref()) {
-        Ok((store, state))
-    } else {
+) -> Result<(), EngineError> {
+    for store in p.app.workflow_stores() {
+        let Some(owner) = p.store(store)?.execution_owner(run_id).await? else { continue };
+        if principal.owns(Some(&owner)) {
+            return Ok(());
+        }
         // Answered as if absent; logged with who asked, never a credential.
         tracing::info!(
             run_id,
@@ -125,8 +126,19 @@ pub async fn find_owned_run(
             reason = "not the owner",
             "request refused"
         );
-        Err(EngineError::NotFound(run_id.to_owned()))
+        break;
     }
+    Err(EngineError::NotFound(run_id.to_owned()))
+}
+
+/// Finds run `run_id` for `principal` ([`check_owned_run`], then its state).
+pub async fn find_owned_run(
+    p: &Engine,
+    run_id: &str,
+    principal: &Principal,
+) -> Result<(String, ExecutionState), EngineError> {
+    check_owned_run(p, run_id, principal).await?;
+    find_run(p, run_id).await
 }
 
 /// A run's events, in `seq` order.

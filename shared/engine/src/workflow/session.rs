@@ -64,7 +64,17 @@ pub async fn restore_session(
     user_id: &str,
     registered: &(dyn Fn(&str) -> bool + Sync),
 ) -> Result<SessionRecord, SessionError> {
-    let s = store.session_get(id).await?.filter(|s| s.user_id == user_id);
+    restore_if(store, id, registered, |s| s.user_id == user_id).await
+}
+
+/// Session `id` when `keep` accepts it (else `NotFound`), its binding checked.
+async fn restore_if(
+    store: &dyn WorkflowStore,
+    id: &str,
+    registered: &(dyn Fn(&str) -> bool + Sync),
+    keep: impl FnOnce(&SessionRecord) -> bool + Send,
+) -> Result<SessionRecord, SessionError> {
+    let s = store.session_get(id).await?.filter(keep);
     let s = s.ok_or_else(|| SessionError::NotFound(id.to_owned()))?;
     check_binding(store, &s, registered).await?;
     Ok(s)
@@ -78,21 +88,20 @@ pub async fn restore_owned(
     principal: &Principal,
     registered: &(dyn Fn(&str) -> bool + Sync),
 ) -> Result<SessionRecord, SessionError> {
-    let Some(s) = store.session_get(id).await? else {
-        return Err(SessionError::NotFound(id.to_owned()));
-    };
-    if !principal.owns(s.owner.as_deref()) {
-        // Answered as if absent; logged with who asked, never a credential.
-        tracing::info!(
-            session_id = id,
-            principal = principal.kind(),
-            reason = "not the owner",
-            "request refused"
-        );
-        return Err(SessionError::NotFound(id.to_owned()));
-    }
-    check_binding(store, &s, registered).await?;
-    Ok(s)
+    restore_if(store, id, registered, |s| {
+        let owns = principal.owns(s.owner.as_deref());
+        if !owns {
+            // Answered as if absent; logged with who asked, never a credential.
+            tracing::info!(
+                session_id = id,
+                principal = principal.kind(),
+                reason = "not the owner",
+                "request refused"
+            );
+        }
+        owns
+    })
+    .await
 }
 
 /// Creates Session `id` for `user_id` with `context`, owned by `owner`.
