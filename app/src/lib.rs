@@ -3,8 +3,11 @@
 //! * Stores: `main` (orders; `DATABASE_URL`) and `warehouse` (reservations;
 //!   `DATABASE_URL_WAREHOUSE`), so delivery across stores is exercised. Orders are audited
 //!   (entity `order`): every change is in `jadpo_audit` (`jadpo audit show order ID`).
-//! * Action `place_order` (`POST /actions/place_order` with `{"customer": "c1", "items":
-//!   [{"sku": "A", "qty": 1}]}`) writes an order and emits `order.placed`.
+//! * Users: `customers` (`shop_customers` in `main`), who sign in by a mailed link or code (the
+//!   mail goes through `mailer`); a first sign-in creates the customer.
+//! * Action `place_order` (`POST /actions/place_order` with `{"items": [{"sku": "A", "qty": 1}]}`)
+//!   writes an order and emits `order.placed`. A signed-in customer orders for themself; a
+//!   service names the customer (`"customer": "c1"`).
 //! * Subscriber `reserve_stock` writes one reservation per item in `warehouse`.
 //! * Workflow `checkout` (`POST /runs`): reserve → charge through `payments` → wait for
 //!   `shipment.confirmed` → complete, compensated (release, refund) on cancel.
@@ -19,7 +22,7 @@ mod orders;
 mod sales;
 
 use jadpo_core::Dialect;
-use jadpo_core::app::{AppError, Application, RetryPolicy};
+use jadpo_core::app::{AppError, Application, Callers, FirstSignIn, RetryPolicy, UserEntity};
 use jadpo_core::model::audit::AuditSpec;
 use jadpo_core::model::flags::Rollout;
 use jadpo_core::model::migrate::{Ledger, Migration};
@@ -69,7 +72,12 @@ pub fn application() -> Result<Application, ShopError> {
         .capability("release", Release)
         .capability("charge", Charge)
         .capability("refund", Refund)
-        .action("place_order", "main", PlaceOrder)
+        .users(
+            UserEntity::new("customer", "main", "shop_customers")
+                .email_sign_in("mailer")
+                .on_first_sign_in(FirstSignIn::Create),
+        )
+        .action_for("place_order", "main", Callers::users_and_services(), PlaceOrder)
         .subscriber(
             "reserve_stock",
             "order.placed",
@@ -102,6 +110,7 @@ pub fn application() -> Result<Application, ShopError> {
                     "shop_sales_summaries",
                     include_str!("../migrations/sqlite/main_0005_sales_summaries.sql"),
                 ),
+                (6, "shop_customers", include_str!("../migrations/sqlite/main_0006_customers.sql")),
             ]),
         )
         .migrations(
@@ -113,6 +122,11 @@ pub fn application() -> Result<Application, ShopError> {
                     6,
                     "shop_sales_summaries",
                     include_str!("../migrations/postgres/main_0006_sales_summaries.sql"),
+                ),
+                (
+                    7,
+                    "shop_customers",
+                    include_str!("../migrations/postgres/main_0007_customers.sql"),
                 ),
             ]),
         )
@@ -155,7 +169,8 @@ mod tests {
         assert_eq!(app.connections(), ["mailer".to_owned(), "payments".to_owned()]);
         assert!(app.workflow("checkout").is_some_and(|(_, store)| store == "main"));
         assert_eq!(app.migrations_for("warehouse", Dialect::Postgres).len(), 1);
-        assert_eq!(app.migrations_for("main", Dialect::Sqlite).len(), 2);
+        assert_eq!(app.migrations_for("main", Dialect::Sqlite).len(), 3);
+        assert_eq!(app.users_store(), "main");
         let summary = app.schedule("sales_summary").unwrap_or_else(|| panic!("schedule"));
         assert_eq!(summary.when.describe(), "every 60s");
         assert_eq!(app.schedule_store(), "main");

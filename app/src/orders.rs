@@ -2,6 +2,7 @@
 
 use async_trait::async_trait;
 use jadpo_core::app::{Action, ActionOutput, Event, HandlerContext, HandlerError, Subscriber};
+use jadpo_core::model::principal::Principal;
 use jadpo_core::{Dialect, SqlValue};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -18,6 +19,13 @@ pub struct Item {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct OrderInput {
+    customer: Option<String>,
+    items: Vec<Item>,
+}
+
+/// An order ready to write: whose, and what.
+#[derive(Debug)]
+struct Order {
     customer: String,
     items: Vec<Item>,
 }
@@ -26,11 +34,22 @@ fn invalid(detail: impl Into<String>) -> HandlerError {
     HandlerError::rejected(422, "Invalid order", detail)
 }
 
-fn parse(input: Value) -> Result<OrderInput, HandlerError> {
+/// The order in `input`, for `principal`: a signed-in customer's own (the body names no
+/// customer), or the customer a service names.
+fn parse(input: Value, principal: Option<&Principal>) -> Result<Order, HandlerError> {
     let order: OrderInput = serde_json::from_value(input).map_err(|e| invalid(e.to_string()))?;
-    if order.customer.trim().is_empty() {
+    let customer = match (principal, order.customer) {
+        (Some(Principal::User(id)), None) => id.clone(),
+        (Some(Principal::User(_)), Some(_)) => {
+            return Err(invalid("a signed-in customer orders for themself: leave out customer"));
+        }
+        (_, Some(customer)) => customer,
+        (_, None) => return Err(invalid("missing field `customer`: name the customer")),
+    };
+    if customer.trim().is_empty() {
         return Err(invalid("customer must not be empty"));
     }
+    let order = Order { customer, items: order.items };
     if order.items.is_empty() {
         return Err(invalid("an order has at least one item"));
     }
@@ -51,7 +70,7 @@ impl Action for PlaceOrder {
         ctx: &mut HandlerContext<'_>,
         input: Value,
     ) -> Result<ActionOutput, HandlerError> {
-        let order = parse(input)?;
+        let order = parse(input, ctx.principal())?;
         let id = ctx.new_id();
         let items = json!(order.items);
         let now = ctx.now();
@@ -137,9 +156,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_signed_in_customer_orders_for_themself_and_a_service_names_the_customer() {
+        let alice = Principal::User("alice".into());
+        let shop = Principal::Service("web".into());
+        let items = json!([{"sku": "A", "qty": 1}]);
+        let own = parse(json!({"items": items}), Some(&alice)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(own.customer, "alice");
+        let other = parse(json!({"customer": "bob", "items": items}), Some(&alice));
+        assert!(other.err().is_some_and(|e| e.to_string().contains("themself")));
+        let named = parse(json!({"customer": "bob", "items": items}), Some(&shop));
+        assert_eq!(named.map(|o| o.customer).ok().as_deref(), Some("bob"));
+        let unnamed = parse(json!({"items": items}), Some(&shop));
+        assert!(unnamed.err().is_some_and(|e| e.to_string().contains("name the customer")));
+    }
+
+    #[test]
     fn orders_are_validated() {
-        assert!(parse(json!({"customer": "c1", "items": [{"sku": "A", "qty": 1}]})).is_ok());
-        let err = |v: Value| parse(v).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(parse(json!({"customer": "c1", "items": [{"sku": "A", "qty": 1}]}), None).is_ok());
+        let err = |v: Value| parse(v, None).err().map(|e| e.to_string()).unwrap_or_default();
         assert!(
             err(json!({"customer": "", "items": [{"sku": "A", "qty": 1}]})).contains("customer")
         );
@@ -149,6 +183,7 @@ mod tests {
                 .contains("qty of at least 1")
         );
         assert!(err(json!({"customer": "c"})).contains("missing field `items`"));
+        assert!(err(json!({"items": [{"sku": "A", "qty": 1}]})).contains("name the customer"));
         assert!(err(json!({"customer": "c", "items": [], "x": 1})).contains("unknown field"));
     }
 }

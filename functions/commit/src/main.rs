@@ -2,9 +2,8 @@
 //! the routes are `jadpo_http`, the work is `jadpo_engine::commit::commit`.
 
 use std::process::ExitCode;
-use std::sync::Arc;
 
-use jadpo_http::{HttpState, router};
+use jadpo_http::{HttpState, WebSettings, router};
 use jadpo_lambda::{deployed_engine, exit_code};
 use jadpo_runtime::telemetry;
 
@@ -16,8 +15,11 @@ async fn main() -> ExitCode {
 
 async fn run() -> Result<(), lambda_http::Error> {
     let app = jadpo_app::application()?;
-    let default_store = app.default_store().to_owned();
     let engine = deployed_engine(app).await?;
-    let keys = Arc::clone(engine.store(&default_store)?);
-    lambda_http::run(router(HttpState { engine, keys })).await
+    // Mailed sign-in links point at the public URL; cookies are always `Secure` when deployed.
+    let web = WebSettings {
+        public_url: std::env::var("JADPO_PUBLIC_URL").ok().filter(|u| !u.is_empty()),
+        secure_cookies: true,
+    };
+    lambda_http::run(router(HttpState::new(engine, web)?)).await
 }

@@ -16,8 +16,9 @@ use anyhow::Context;
 use jadpo_core::model::service_key::{IssuedKey, Scopes};
 use jadpo_engine::keys::KeyOps;
 use jadpo_engine::operator::Operator;
-use jadpo_http::{HttpState, router};
+use jadpo_http::{HttpState, WebSettings, router};
 use jadpo_local::loops::{delivery_loop, housekeeping_loop, relay_loop, schedule_loop};
+use jadpo_local::page;
 use jadpo_local::queue::InProcessQueue;
 use jadpo_local::sink::{self, Sinks};
 use jadpo_runtime::{Config, Mode, Wiring, migrate_all, telemetry};
@@ -50,14 +51,23 @@ async fn main() -> anyhow::Result<()> {
         stopped.clone(),
     ));
     let worker = tokio::spawn(delivery_loop(engine.clone(), rx, stopped));
-    let state = HttpState { engine, keys };
-    axum::serve(listener, router(state).merge(sink::router(Sinks::default())))
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-            tracing::info!("stopping: no new requests; draining queued deliveries");
-        })
-        .await
-        .context("the HTTP server failed")?;
+    // Mailed sign-in links point here (`JADPO_PUBLIC_URL` when the listen address is not it).
+    let public_url = std::env::var("JADPO_PUBLIC_URL")
+        .ok()
+        .filter(|u| !u.is_empty())
+        .unwrap_or_else(|| format!("http://{}", config.listen));
+    let web = WebSettings { public_url: Some(public_url), secure_cookies: false };
+    let state = HttpState::new(engine, web)?;
+    axum::serve(
+        listener,
+        router(state).merge(sink::router(Sinks::default())).merge(page::router()),
+    )
+    .with_graceful_shutdown(async {
+        let _ = tokio::signal::ctrl_c().await;
+        tracing::info!("stopping: no new requests; draining queued deliveries");
+    })
+    .await
+    .context("the HTTP server failed")?;
     let _ = stop.send(true);
     let _ = relay.await;
     let _ = ticks.await;
@@ -93,6 +103,9 @@ fn print_banner(config: &Config, key: &IssuedKey, default_store: &str) {
         "  curl -s -X POST http://{addr}/actions/place_order -H 'Authorization: Bearer {key}' \
          -H 'Content-Type: application/json' -H 'Idempotency-Key: order-1' \
          -d '{{\"customer\": \"c1\", \"items\": [{{\"sku\": \"A\", \"qty\": 1}}]}}'"
+    );
+    println!(
+        "  sign in as a customer: open http://{addr}/ (the link and code print here, and land at /sink/mailer)"
     );
     println!("  watch the mailer sink: curl -s http://{addr}/sink/mailer");
     println!(

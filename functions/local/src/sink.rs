@@ -65,6 +65,10 @@ async fn receive(
     }
     let key = headers.get("idempotency-key").and_then(|v| v.to_str().ok()).map(str::to_owned);
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    if let (Some(link), Some(code)) = (body["link"].as_str(), body["code"].as_str()) {
+        // A sign-in mail: where a person running the local process looks for it.
+        println!("mail to {}: sign in at {link} or with code {code}", body["to"]);
+    }
     let count = sinks.with(&name, |s| {
         s.received.push(json!({"idempotency_key": key, "body": body}));
         s.received.len()

@@ -147,13 +147,17 @@ async fn tokens_are_issued_and_ended_each_recorded() {
     let token = out["token"].as_str().unwrap_or_default().to_owned();
     assert!(token.starts_with("jadpo_at_"), "{out}");
     let store = db.store();
+    const API: jadpo_core::model::user_session::SessionKind =
+        jadpo_core::model::user_session::SessionKind::ApiToken;
     let user =
-        jadpo_core::ports::UserSessionStore::user_session_verify(&store, &token, Utc::now()).await;
-    assert_eq!(user.ok().flatten().as_deref(), Some("alice"));
+        jadpo_core::ports::UserSessionStore::user_session_verify(&store, &token, API, Utc::now())
+            .await;
+    assert_eq!(user.ok().flatten().map(|s| s.user_id).as_deref(), Some("alice"));
     let ended = ok(&jadpo(&url, &["tokens", "end", "--user", "alice", "--operator", "ann"]));
     assert!(ended.contains("ended 1 live session"), "{ended}");
     let user =
-        jadpo_core::ports::UserSessionStore::user_session_verify(&store, &token, Utc::now()).await;
+        jadpo_core::ports::UserSessionStore::user_session_verify(&store, &token, API, Utc::now())
+            .await;
     assert_eq!(user.ok(), Some(None), "a signed-out token worked");
     let actions =
         jadpo_core::ports::ScheduleStore::operator_actions(&store, Some("user_session"), None, 10)

@@ -5,7 +5,8 @@
 //! * [`crate::ports::MigrationStore`] applies and lists migrations under the two ledgers.
 //! * [`crate::ports::SchemaIntrospection`] describes tables, for `jadpo check` and conformance.
 //! * [`crate::ports::ServiceKeyStore`] keeps service keys' verifiers.
-//! * [`crate::ports::UserSessionStore`] keeps users' API tokens' verifiers.
+//! * [`crate::ports::UserSessionStore`] keeps users' API tokens' and browser sessions' verifiers;
+//!   [`crate::ports::SignInStore`] keeps sign-in requests (magic links and codes by email).
 //! * [`crate::ports::LeaseStore`] takes, extends and fences generation-numbered leases.
 //! * [`crate::ports::WorkflowStore`] commits workflow transitions and keeps Sessions;
 //!   [`crate::ports::WorkflowOps`] verifies, exports and imports them.
@@ -24,6 +25,7 @@ use crate::ports::MigrationStore;
 use crate::ports::ScheduleStore;
 use crate::ports::SchemaIntrospection;
 use crate::ports::ServiceKeyStore;
+use crate::ports::SignInStore;
 use crate::ports::UserSessionStore;
 use crate::ports::{DeliveryAdminStore, PipelineStore};
 use crate::ports::{WorkflowOps, WorkflowStore};
@@ -37,6 +39,7 @@ pub trait Store:
     + PipelineStore
     + ServiceKeyStore
     + UserSessionStore
+    + SignInStore
     + WorkflowStore
     + WorkflowOps
     + LeaseStore
@@ -56,6 +59,7 @@ impl<T> Store for T where
         + PipelineStore
         + ServiceKeyStore
         + UserSessionStore
+        + SignInStore
         + WorkflowStore
         + WorkflowOps
         + LeaseStore

@@ -8,6 +8,7 @@ use sha2::{Digest, Sha256};
 use jadpo_core::app::{Emitted, HandlerContext, HandlerError};
 use jadpo_core::id::new_id;
 use jadpo_core::model::delivery::{NewDelivery, NewEvent, QueuedDelivery};
+use jadpo_core::model::principal::Principal;
 use jadpo_core::{Store, StoreError, Transaction};
 
 use crate::context::Engine;
@@ -20,6 +21,9 @@ pub struct CommitRequest {
     pub input: Value,
     /// Who is calling (the service key's service): the idempotency scope.
     pub caller: String,
+    /// The principal the request acts for, as the action sees it (`None`: a request open to
+    /// anyone that carried no credential, or the runtime itself).
+    pub principal: Option<Principal>,
     /// The `Idempotency-Key` header, if any.
     pub idempotency_key: Option<String>,
     pub request_digest: String,
@@ -167,8 +171,12 @@ async fn run_action(
     crate::fault!("commit.after_claim");
     let audited = p.app.has_audited(&spec.store);
     if audited {
+        // The acting principal (`service:web`, `user:<id>`); the caller string for the runtime's
+        // own requests, which have none.
+        let actor =
+            request.principal.as_ref().map_or_else(|| request.caller.clone(), Principal::owner);
         let who = jadpo_core::model::audit::AuditContext {
-            actor: &request.caller,
+            actor: &actor,
             action: &request.action,
             request_id: Some(&request.request_id),
             trace: request.traceparent.as_deref(),
@@ -178,7 +186,8 @@ async fn run_action(
     }
     let mut ctx =
         HandlerContext::new(tx, p.connections.as_ref(), now, request.idempotency_key.clone())
-            .with_flags(p.flag_access(&spec.store));
+            .with_flags(p.flag_access(&spec.store))
+            .with_principal(request.principal.as_ref());
     let output = spec.handler.run(&mut ctx, request.input.clone()).await.map_err(|e| match e {
         HandlerError::Rejected { status, title, detail } => {
             CommitError::Rejected { status, title, detail }

@@ -9,6 +9,8 @@ use std::sync::Arc;
 use jadpo_core::app::{HandlerContext, HandlerError, SubscriberSpec};
 use jadpo_core::model::breaker::{AttemptResult, Gate};
 use jadpo_core::model::delivery::{Delivery, DeliveryStatus, Outcome};
+use jadpo_core::model::sign_in;
+use jadpo_core::ports::SignInStore;
 use jadpo_core::{Store, StoreError};
 
 use crate::breaker::{admit, settle};
@@ -142,7 +144,11 @@ async fn run_subscriber(
     }
     let mut ctx =
         HandlerContext::new(tx.as_mut(), p.connections.as_ref(), now, Some(delivery.id.clone()))
-            .with_flags(p.flag_access(&spec.store));
+            .with_flags(p.flag_access(&spec.store))
+            .with_sign_in(
+                (spec.name == sign_in::MAIL_SUBSCRIBER)
+                    .then_some(store.as_ref() as &dyn SignInStore),
+            );
     let result = spec.handler.handle(&mut ctx, &delivery.event).await;
     let connection_failed = ctx.connection_failed();
     let emitted = ctx.into_emitted();

@@ -30,6 +30,8 @@ impl HousekeepingSettings {
             RecordClass::FinishedDeliveries | RecordClass::OutboxRows => s.finished_retention,
             RecordClass::DeadDeliveries => s.dead_retention,
             RecordClass::ScheduleRuns => s.schedule_run_retention,
+            // The send window: a row younger than it still counts its address's sends.
+            RecordClass::SignInRequests => jadpo_core::model::sign_in::SEND_WINDOW,
             // Per entity; see `housekeep`'s `audit` argument.
             RecordClass::AuditRows => Duration::MAX,
         };

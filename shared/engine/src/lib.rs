@@ -43,10 +43,12 @@ pub mod flags;
 pub mod housekeeping;
 pub mod keys;
 pub mod migrate;
+pub mod oidc;
 pub mod operator;
 pub mod relay;
 pub mod schedule;
 pub mod settings;
+pub mod sign_in;
 pub mod tokens;
 pub mod workflow;
 

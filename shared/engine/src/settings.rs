@@ -19,6 +19,10 @@ pub struct EngineSettings {
     pub schedules: ScheduleSettings,
     /// Housekeeping passes.
     pub housekeeping: HousekeepingSettings,
+    /// Sign-in by email: sends per hour, wrong codes, a link's lifetime.
+    pub sign_in: jadpo_core::model::sign_in::SignInLimits,
+    /// Browser sessions' idle and absolute limits.
+    pub browser_sessions: jadpo_core::model::user_session::BrowserLimits,
 }
 
 impl Default for EngineSettings {
@@ -30,6 +34,8 @@ impl Default for EngineSettings {
             relay_batch: 100,
             schedules: ScheduleSettings::default(),
             housekeeping: HousekeepingSettings::default(),
+            sign_in: jadpo_core::model::sign_in::SignInLimits::default(),
+            browser_sessions: jadpo_core::model::user_session::BrowserLimits::default(),
         }
     }
 }

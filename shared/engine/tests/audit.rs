@@ -12,6 +12,7 @@ async fn an_orders_audit_trail_names_who_and_replays(kind: Kind) {
     let body = json!({"customer": "c1", "items": [{"sku": "A", "qty": 2}]});
     let request = CommitRequest {
         caller: "web-shop".to_owned(),
+        principal: Some(jadpo_core::model::principal::Principal::Service("web-shop".to_owned())),
         traceparent: Some("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01".to_owned()),
         request_id: "req-42".to_owned(),
         ..jadpo_test_env::request("place_order", body)
@@ -22,7 +23,7 @@ async fn an_orders_audit_trail_names_who_and_replays(kind: Kind) {
     let rows = main.audit_rows("order", &id).await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(rows.len(), 1, "{rows:?}");
     let r = &rows[0];
-    assert_eq!((r.kind.as_str(), r.actor.as_str()), ("insert", "web-shop"));
+    assert_eq!((r.kind.as_str(), r.actor.as_str()), ("insert", "service:web-shop"));
     assert_eq!(
         (r.action.as_deref(), r.request_id.as_deref()),
         (Some("place_order"), Some("req-42"))

@@ -32,6 +32,7 @@ fn request() -> CommitRequest {
         request_digest: request_digest("POST", "/actions/place_order", body.to_string().as_bytes()),
         input: body,
         caller: "client".to_owned(),
+        principal: None,
         idempotency_key: Some("order-1".to_owned()),
         traceparent: None,
         tracestate: None,

@@ -23,6 +23,7 @@ fn order_request(key: Option<&str>, body: Value) -> CommitRequest {
         action: "place_order".to_owned(),
         input: body,
         caller: "test".to_owned(),
+        principal: None,
         idempotency_key: key.map(str::to_owned),
         request_digest: digest,
         traceparent: Some("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01".to_owned()),

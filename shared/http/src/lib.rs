@@ -1,12 +1,12 @@
 //! `jadpo-http`: the commit function's HTTP surface, shared by Lambda (`lambda_http`) and the local process.
 //!
 //! * `GET /healthz`: every store answers `SELECT 1` → `200`, else `503`.
-//! * `POST /actions/{name}`: authenticated by `Authorization: Bearer <service key>`; the JSON
-//!   body is the action's input; an `Idempotency-Key` header makes the request idempotent per
-//!   caller. Answers the action's status and JSON body; a replay carries `Idempotency-Replayed:
-//!   true`.
-//!
+//! * `POST /actions/{name}`: for the callers the action declares (a service key, a signed-in
+//!   user's API token or browser session, or anyone); the JSON body is the action's input; an
+//!   `Idempotency-Key` header makes the request idempotent per caller. Answers the action's
+//!   status and JSON body; a replay carries `Idempotency-Replayed: true`.
 //! * `/runs` and `/sessions`: workflow runs and Sessions ([`workflows`]).
+//! * `/sign-in/…`, `/sign-out`, `/me`: sign-in by email, browser sessions ([`sign_in`]).
 //!
 //! Every error is `application/problem+json` (RFC 9457) and changes nothing.
 
@@ -14,21 +14,22 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{FromRequestParts, Path, State};
-use axum::http::request::Parts;
+use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use jadpo_core::model::principal::Principal;
-use jadpo_core::model::service_key::{Scope, Scopes};
-use jadpo_core::model::user_session::is_token;
 use jadpo_core::{Store, id::new_id};
 use jadpo_engine::Engine;
 use jadpo_engine::commit::{CommitError, CommitRequest, commit, request_digest};
 use jadpo_engine::relay::enqueue_now;
 use serde_json::{Value, json};
 
+mod auth;
+mod sign_in;
 mod workflows;
+
+pub use auth::{CSRF_COOKIE, CSRF_HEADER, Caller, MaybeCaller, SESSION_COOKIE, admitted, cookie};
 
 /// What the handlers share.
 #[derive(Clone)]
@@ -37,6 +38,29 @@ pub struct HttpState {
     pub engine: Engine,
     /// The store holding service keys (the default store).
     pub keys: Arc<dyn Store>,
+    /// The store holding users' sessions and sign-in requests (the user entity's).
+    pub users: Arc<dyn Store>,
+    /// How sign-in links and cookies are made.
+    pub web: WebSettings,
+}
+
+impl HttpState {
+    /// The state for `engine`: keys in the default store, sessions in the users' store.
+    pub fn new(engine: Engine, web: WebSettings) -> Result<Self, jadpo_core::StoreError> {
+        let keys = Arc::clone(engine.store(engine.app.default_store())?);
+        let users = Arc::clone(engine.store(engine.app.users_store())?);
+        Ok(Self { engine, keys, users, web })
+    }
+}
+
+/// How sign-in links and cookies are made.
+#[derive(Debug, Clone)]
+pub struct WebSettings {
+    /// Where people reach this server (`https://shop.example.com`): mailed links point there.
+    /// `None`: sign-in by email answers `503` until it is set (`JADPO_PUBLIC_URL`).
+    pub public_url: Option<String>,
+    /// Whether cookies are `Secure` (deployed: always; locally over plain HTTP: not).
+    pub secure_cookies: bool,
 }
 
 /// The commit router.
@@ -45,6 +69,7 @@ pub fn router(state: HttpState) -> Router {
         .route("/healthz", get(healthz))
         .route("/actions/{name}", post(run_action))
         .merge(workflows::routes())
+        .merge(sign_in::routes())
         .fallback(|| async { problem(StatusCode::NOT_FOUND, "Not found", "no such route") })
         .with_state(state)
 }
@@ -99,112 +124,13 @@ async fn healthz(State(state): State<HttpState>) -> Response {
     }
 }
 
-/// The principal a request acts for, resolved once at the edge for every route that takes it: a
-/// handler that names `Caller` never runs for a request without a live credential (`401`). A
-/// service key also says what it may do ([`Caller::may`], [`Caller::may_run`]: `403` otherwise).
-#[derive(Debug, Clone)]
-pub struct Caller {
-    /// Who the request acts for.
-    pub principal: Principal,
-    /// What a service key may do; `None` for a user, whom the routes' own checks govern.
-    scopes: Option<Scopes>,
-    route: String,
-}
-
-impl Caller {
-    /// Refuses (`403`) a service key without `scope` (`Runs` or `Sessions`).
-    pub fn may(&self, scope: &Scope) -> Result<(), Problem> {
-        self.allowed(self.scopes.as_ref().is_none_or(|s| s.allow(scope)), &scope.as_text())
-    }
-
-    /// Refuses (`403`) a service key that may not run action `name`, and every user: actions do
-    /// not yet declare that signed-in users may call them, so none may.
-    pub fn may_run(&self, name: &str) -> Result<(), Problem> {
-        let allowed = match &self.principal {
-            Principal::Service(_) => self.scopes.as_ref().is_none_or(|s| s.allow_action(name)),
-            Principal::User(_) => false,
-        };
-        self.allowed(allowed, &format!("action:{name}"))
-    }
-
-    fn allowed(&self, allowed: bool, needed: &str) -> Result<(), Problem> {
-        if allowed {
-            return Ok(());
-        }
-        let kind = self.principal.kind();
-        tracing::info!(route = %self.route, principal = kind, reason = "scope", needed, "request refused");
-        let detail = match &self.scopes {
-            Some(s) => {
-                format!("this service key's scopes ({}) do not include {needed}", s.to_stored())
-            }
-            None => format!("{needed} is not open to signed-in users"),
-        };
-        Err(Problem::new(StatusCode::FORBIDDEN, "Forbidden", detail))
-    }
-}
-
-impl FromRequestParts<HttpState> for Caller {
-    type Rejection = Problem;
-
-    async fn from_request_parts(parts: &mut Parts, state: &HttpState) -> Result<Self, Problem> {
-        let route = parts.uri.path().to_owned();
-        match authenticate(state, &parts.headers).await {
-            Ok((principal, scopes)) => Ok(Self { principal, scopes, route }),
-            Err((reason, problem)) => {
-                // The route and the reason, never the credential.
-                tracing::info!(route = %route, principal = "none", reason, "request refused");
-                Err(problem)
-            }
-        }
-    }
-}
-
-async fn authenticate(
-    state: &HttpState,
-    headers: &HeaderMap,
-) -> Result<(Principal, Option<Scopes>), (&'static str, Problem)> {
-    let unauthorized = |reason: &'static str, detail: &str| {
-        let problem = Problem {
-            header: Some((header::WWW_AUTHENTICATE, "Bearer")),
-            ..Problem::new(StatusCode::UNAUTHORIZED, "Unauthorized", detail)
-        };
-        (reason, problem)
-    };
-    let presented = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .ok_or_else(|| {
-            unauthorized("no credential", "send Authorization: Bearer <service key or API token>")
-        })?;
-    let presented = presented.trim();
-    let now = state.engine.clock.now();
-    if is_token(presented) {
-        return match state.keys.user_session_verify(presented, now).await {
-            Ok(Some(user)) => Ok((Principal::User(user), None)),
-            Ok(None) => Err(unauthorized(
-                "unknown, ended or expired API token",
-                "the API token is unknown, ended or expired",
-            )),
-            Err(e) => Err(("store failure", store_problem(&e))),
-        };
-    }
-    match state.keys.service_key_verify(presented, now).await {
-        Ok(Some(key)) => Ok((Principal::Service(key.service), Some(key.scopes))),
-        Ok(None) => Err(unauthorized(
-            "unknown, expired or revoked service key",
-            "the service key is unknown, expired or revoked",
-        )),
-        Err(e) => Err(("store failure", store_problem(&e))),
-    }
-}
-
 /// The caller string an action sees and idempotency keys are scoped by: a service's name (as
-/// before principals), a user's owner string.
-fn caller_name(principal: &Principal) -> String {
+/// before principals), a user's owner string, `anonymous` for no credential.
+fn caller_name(principal: Option<&Principal>) -> String {
     match principal {
-        Principal::Service(name) => name.clone(),
-        Principal::User(_) => principal.owner(),
+        Some(Principal::Service(name)) => name.clone(),
+        Some(user) => user.owner(),
+        None => "anonymous".to_owned(),
     }
 }
 
@@ -230,23 +156,33 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, Problem> {
 
 async fn run_action(
     State(state): State<HttpState>,
-    caller: Caller,
+    MaybeCaller(caller): MaybeCaller,
     Path(name): Path<String>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    if let Err(problem) = caller.may_run(&name) {
-        return problem.into_response();
-    }
-    let caller = caller_name(&caller.principal);
-    if state.engine.app.action(&name).is_none() {
+    let Some(spec) = state.engine.app.action(&name) else {
         return problem(
             StatusCode::NOT_FOUND,
             "Unknown action",
             &format!("no action named {name:?}"),
         );
+    };
+    let allowed = admitted(caller.as_ref(), &spec.callers, &format!("action {name:?}"))
+        .and_then(|()| caller.as_ref().map_or(Ok(()), |c| c.may_run(&name)));
+    if let Err(problem) = allowed {
+        return problem.into_response();
     }
+    let principal = caller.map(|c| c.principal);
     let key = match idempotency_key(&headers) {
+        Ok(Some(_)) if principal.is_none() => {
+            // Keys are scoped by caller; every anonymous request would share one scope.
+            return problem(
+                StatusCode::BAD_REQUEST,
+                "Bad Idempotency-Key",
+                "an Idempotency-Key needs a credential: anonymous requests cannot be replayed",
+            );
+        }
         Ok(key) => key,
         Err(problem) => return problem.into_response(),
     };
@@ -265,7 +201,8 @@ async fn run_action(
         action: name.clone(),
         request_digest: request_digest("POST", &format!("/actions/{name}"), &body),
         input,
-        caller,
+        caller: caller_name(principal.as_ref()),
+        principal,
         idempotency_key: key,
         traceparent: header_text(&headers, "traceparent"),
         tracestate: header_text(&headers, "tracestate"),

@@ -20,7 +20,7 @@ use jadpo_engine::workflow::session::{self, SessionError};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Caller, HttpState, Problem, store_problem};
+use super::{Caller, HttpState, Problem, admitted, store_problem};
 
 /// The routes, to merge into the commit router.
 pub(super) fn routes() -> Router<HttpState> {
@@ -94,6 +94,9 @@ async fn create_run(State(state): State<HttpState>, caller: Caller, bytes: Bytes
         caller.may(&Scope::Runs)?;
         let principal = &caller.principal;
         let req: NewRun = body(&bytes)?;
+        if let Some(callers) = state.engine.app.workflow_callers(&req.workflow) {
+            admitted(Some(&caller), callers, &format!("workflow {:?}", req.workflow))?;
+        }
         // The Session must be the caller's; its user is the Session's own, never the request's.
         let session = req.session_id.as_deref().map(|id| InSession::OwnedBy { id, principal });
         let run = start_run(&state.engine, &req.workflow, req.input, session, Some(principal))

@@ -6,7 +6,7 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use jadpo_core::model::service_key::Scopes;
 use jadpo_engine::keys::issue_unrecorded;
-use jadpo_http::{HttpState, router};
+use jadpo_http::{HttpState, WebSettings, router};
 use jadpo_test_env::{Env, Kind};
 use serde_json::{Value, json};
 use tower::ServiceExt;
@@ -42,7 +42,8 @@ async fn call(
     idem: Option<&str>,
     body: &str,
 ) -> Call {
-    let state = HttpState { engine: env.engine.clone(), keys: Arc::clone(env.store("main")) };
+    let web = WebSettings { public_url: Some("https://shop.test".into()), secure_cookies: true };
+    let state = HttpState::new(env.engine.clone(), web).unwrap_or_else(|e| panic!("{e}"));
     let mut request =
         Request::builder().method(method).uri(path).header("content-type", "application/json");
     if let Some(key) = auth {
@@ -382,7 +383,7 @@ async fn a_key_does_only_what_its_scopes_allow(kind: Kind) {
 }
 
 /// A user, known by an API token, acts as themself: their Session's user is theirs and cannot be
-/// named, another user's Session and run answer 404, actions are not open to users yet (403), and
+/// named, another user's Session and run answer 404, an order is their own (never the body's), and
 /// a token whose user was signed out everywhere authenticates nobody (401).
 async fn a_user_acts_as_themself(kind: Kind) {
     let env = Env::shop(kind).await;
@@ -414,9 +415,15 @@ async fn a_user_acts_as_themself(kind: Kind) {
         let foreign = call(&env, "GET", &path, Some(&bob), None, "").await;
         assert!(is_problem(&foreign, StatusCode::NOT_FOUND), "{path} as bob: {}", foreign.body);
     }
-    let action = call(&env, "POST", "/actions/place_order", Some(&alice), None, ORDER).await;
-    assert!(is_problem(&action, StatusCode::FORBIDDEN), "{}", action.body);
+    // `place_order` is declared for signed-in users too: the customer is the user, never the body.
+    let for_c1 = call(&env, "POST", "/actions/place_order", Some(&alice), None, ORDER).await;
+    assert!(is_problem(&for_c1, StatusCode::UNPROCESSABLE_ENTITY), "{}", for_c1.body);
     assert_eq!(orders(&env).await, 0);
+    let own = r#"{"items": [{"sku": "A", "qty": 1}]}"#;
+    let action = call(&env, "POST", "/actions/place_order", Some(&alice), None, own).await;
+    assert_eq!(action.status, StatusCode::CREATED, "{}", action.body);
+    let mine = "SELECT count(*) AS n FROM shop_orders WHERE customer = 'alice'";
+    assert_eq!(env.count("main", mine).await, 1);
     let mut tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
     let ended = store.user_sessions_end(tx.as_mut(), "alice", env.engine.clock.now()).await;
     assert_eq!(ended.ok(), Some(1));

@@ -10,7 +10,7 @@ use aws_lambda_events::event::sqs::{SqsEvent, SqsMessage};
 use jadpo_core::model::delivery::{DeliveryFilter, DeliveryStatus};
 use jadpo_core::model::service_key::Scopes;
 use jadpo_engine::keys::issue_unrecorded;
-use jadpo_http::{HttpState, router};
+use jadpo_http::{HttpState, WebSettings, router};
 use jadpo_lambda::deliver_batch;
 use jadpo_queue_sqs::{SqsQueue, client_for_endpoint};
 use jadpo_runtime::passes::relay_pass;
@@ -78,7 +78,8 @@ async fn an_api_gateway_request_flows_through_sqs_to_its_subscribers() {
     let lambda_request: lambda_http::request::LambdaRequest =
         serde_json::from_str(&raw).unwrap_or_else(|e| panic!("{e}"));
     let request: lambda_http::Request = lambda_request.into();
-    let state = HttpState { engine: env.engine.clone(), keys: Arc::clone(env.store("main")) };
+    let web = WebSettings { public_url: Some("https://shop.test".into()), secure_cookies: true };
+    let state = HttpState::new(env.engine.clone(), web).unwrap_or_else(|e| panic!("{e}"));
     let response = router(state).oneshot(request).await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(response.status(), 201);
 

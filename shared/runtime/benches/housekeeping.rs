@@ -72,6 +72,7 @@ fn request(i: u64) -> CommitRequest {
         action: "touch".into(),
         input: json!({}),
         caller: "bench".into(),
+        principal: None,
         idempotency_key: Some(format!("w-{i}")),
         request_digest: "d".into(),
         traceparent: None,

@@ -120,6 +120,7 @@ fn request(i: usize) -> CommitRequest {
         action: "place".into(),
         input: json!({"items": [{"sku": "A", "qty": 1}]}),
         caller: "bench".into(),
+        principal: None,
         idempotency_key: None,
         request_digest: String::new(),
         traceparent: None,

@@ -55,10 +55,6 @@ impl Connections for HttpConnections {
             .get(&request.connection)
             .ok_or_else(|| ConnectionError::Unknown(request.connection.clone()))?;
         let url = format!("{}{}", base.as_str().trim_end_matches('/'), request.path);
-        let unreachable = |reason: String| ConnectionError::Unreachable {
-            connection: request.connection.clone(),
-            reason,
-        };
         let mut builder = self
             .client
             .post(&url)
@@ -67,13 +63,36 @@ impl Connections for HttpConnections {
         if let Some(key) = &request.idempotency_key {
             builder = builder.header("idempotency-key", key);
         }
-        let response = builder.send().await.map_err(|e| unreachable(e.to_string()))?;
-        let status = response.status().as_u16();
-        if !(200..300).contains(&status) {
-            return Err(ConnectionError::Status { connection: request.connection.clone(), status });
-        }
-        let bytes = response.bytes().await.map_err(|e| unreachable(e.to_string()))?;
-        let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-        Ok(ConnectionResponse { status, body })
+        answer(&request.connection, builder).await
     }
+
+    async fn get(
+        &self,
+        connection: &str,
+        path: &str,
+    ) -> Result<ConnectionResponse, ConnectionError> {
+        let base = self
+            .bases
+            .get(connection)
+            .ok_or_else(|| ConnectionError::Unknown(connection.to_owned()))?;
+        let url = format!("{}{path}", base.as_str().trim_end_matches('/'));
+        answer(connection, self.client.get(&url)).await
+    }
+}
+
+/// Sends `builder`'s request: a 2xx answer's JSON body, or why not.
+async fn answer(
+    connection: &str,
+    builder: reqwest::RequestBuilder,
+) -> Result<ConnectionResponse, ConnectionError> {
+    let unreachable =
+        |reason: String| ConnectionError::Unreachable { connection: connection.to_owned(), reason };
+    let response = builder.send().await.map_err(|e| unreachable(e.to_string()))?;
+    let status = response.status().as_u16();
+    if !(200..300).contains(&status) {
+        return Err(ConnectionError::Status { connection: connection.to_owned(), status });
+    }
+    let bytes = response.bytes().await.map_err(|e| unreachable(e.to_string()))?;
+    let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    Ok(ConnectionResponse { status, body })
 }

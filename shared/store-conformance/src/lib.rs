@@ -13,6 +13,7 @@ pub mod operator_cases;
 pub mod pipeline_cases;
 pub mod schedule_cases;
 pub mod shape_cases;
+pub mod sign_in_cases;
 pub mod spec;
 pub mod system_tables;
 pub mod workflow_cases;
@@ -70,6 +71,10 @@ macro_rules! conformance_tests {
             service_keys_are_stored_as_verifiers,
             user_tokens_are_stored_as_verifiers,
             leases_fence_a_holder_paused_past_expiry,
+        );
+        $crate::conformance_tests!(@sign_in $fixture;
+            sign_in_requests_are_one_time_and_limited,
+            browser_sessions_keep_verifiers_and_end,
         );
         $crate::conformance_tests!(@schedule $fixture;
             two_ticks_at_once_record_one_run,
@@ -141,6 +146,15 @@ macro_rules! conformance_tests {
             async fn $case() {
                 let fixture = $fixture.await;
                 $crate::pipeline_cases::$case(&fixture).await;
+            }
+        )*
+    };
+    (@sign_in $fixture:expr; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() {
+                let fixture = $fixture.await;
+                $crate::sign_in_cases::$case(&fixture).await;
             }
         )*
     };

@@ -294,7 +294,7 @@ pub async fn service_keys_are_stored_as_verifiers(fx: &dyn Fixture) {
 /// Users' API tokens: stored as verifiers only; a token works until its end or until its user
 /// is signed out everywhere, and another user's sign-out leaves it alone.
 pub async fn user_tokens_are_stored_as_verifiers(fx: &dyn Fixture) {
-    use jadpo_core::model::user_session::TokenError;
+    use jadpo_core::model::user_session::{SessionKind, TokenError};
     use jadpo_engine::tokens::issue_unrecorded as issue;
     let store = migrated(fx).await;
     let clock = jadpo_core::ManualClock::new(t0());
@@ -305,7 +305,10 @@ pub async fn user_tokens_are_stored_as_verifiers(fx: &dyn Fixture) {
     let verify = |t: &str, at| {
         let store = Arc::clone(&store);
         let t = t.to_owned();
-        async move { ok(store.user_session_verify(&t, at).await, "verify") }
+        async move {
+            let live = store.user_session_verify(&t, SessionKind::ApiToken, at).await;
+            ok(live, "verify").map(|s| s.user_id)
+        }
     };
     assert_eq!(verify(&alice.secret, t0()).await.as_deref(), Some("alice"));
     assert_eq!(verify(&bob.secret, t0()).await.as_deref(), Some("bob"));

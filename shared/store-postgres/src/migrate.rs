@@ -131,6 +131,18 @@ pub fn builtin_catalog() -> MigrationCatalog {
             "user_sessions",
             include_str!("../../../migrations/postgres/0010_user_sessions.sql"),
         ),
+        Migration::new(
+            Ledger::Jadpo,
+            11,
+            "sign_in_requests",
+            include_str!("../../../migrations/postgres/0011_sign_in_requests.sql"),
+        ),
+        Migration::new(
+            Ledger::Jadpo,
+            12,
+            "sign_in_links",
+            include_str!("../../../migrations/postgres/0012_sign_in_links.sql"),
+        ),
     ];
     match MigrationCatalog::builtin(Dialect::Postgres, workflow, jadpo) {
         Ok(catalog) => catalog,
@@ -376,6 +388,8 @@ mod tests {
             (Ledger::Jadpo, 8),
             (Ledger::Jadpo, 9),
             (Ledger::Jadpo, 10),
+            (Ledger::Jadpo, 11),
+            (Ledger::Jadpo, 12),
         ]);
         assert_eq!(versions, expected);
         assert!(c.all().all(|m| !m.sql.trim().is_empty()));
@@ -384,7 +398,7 @@ mod tests {
     #[test]
     fn schema_script_guards_every_migration_and_quotes_names() {
         let sql = schema_sql(&builtin_catalog()).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(sql.matches("DO $jadpo_block$").count(), 14);
+        assert_eq!(sql.matches("DO $jadpo_block$").count(), 16);
         assert!(sql.starts_with("-- Jadpo schema"));
         assert!(sql.contains("pg_advisory_xact_lock"));
         assert!(sql.trim_end().ends_with("COMMIT;"));

@@ -11,7 +11,7 @@ use jadpo_core::{Row, SqlValue, StoreError};
 use crate::statement::Slot;
 use crate::tables::{
     AuditSql, BreakerSql, DeliveryAdminSql, FlagSql, HousekeepingSql, LeaseSql, PipelineSql,
-    ScheduleSql, ServiceKeySql, UserSessionSql, WorkflowSql,
+    ScheduleSql, ServiceKeySql, SignInSql, UserSessionSql, WorkflowSql,
 };
 
 /// One dialect's statements for every role.
@@ -23,8 +23,10 @@ pub struct SqlDialect {
     pub delivery_admin: &'static DeliveryAdminSql,
     /// Service keys' verifiers.
     pub service_keys: &'static ServiceKeySql,
-    /// Users' sessions (API tokens).
+    /// Users' sessions (API tokens, browser sessions).
     pub user_sessions: &'static UserSessionSql,
+    /// Sign-in requests (magic links and codes by email).
+    pub sign_in: &'static SignInSql,
     /// The lease statements of each leased table.
     pub leases: fn(LeaseTable) -> &'static LeaseSql,
     /// Schedules, their runs and the operator-action log.
@@ -103,6 +105,7 @@ impl SqlDialect {
         slots.extend(self.delivery_admin.slots());
         slots.extend(self.service_keys.slots());
         slots.extend(self.user_sessions.slots());
+        slots.extend(self.sign_in.slots());
         for table in [LeaseTable::Housekeeping, LeaseTable::Schedules] {
             slots.extend((self.leases)(table).slots());
         }

@@ -38,5 +38,5 @@ pub use statement::{Slot, SlotText, Statement, check, placeholders};
 pub use store::SqlStore;
 pub use tables::{
     AuditSql, BreakerSql, DeliveryAdminSql, FlagSql, HousekeepingSql, LeaseSql, PipelineSql,
-    ScheduleSql, ServiceKeySql, UserSessionSql, WorkflowSql,
+    ScheduleSql, ServiceKeySql, SignInSql, UserSessionSql, WorkflowSql,
 };

@@ -41,6 +41,12 @@ pub static HOUSEKEEPING: HousekeepingSql = HousekeepingSql {
         SELECT id FROM jadpo_sessions WHERE ended_at < $1 OR expires_at < $1 \
         LIMIT $2)",
     ),
+    delete_sign_in_requests: Statement::new(
+        "DELETE FROM jadpo_sign_in_requests WHERE address_digest IN ( \
+        SELECT address_digest FROM jadpo_sign_in_requests \
+        WHERE expires_at < $1 AND window_started_at < $1 \
+        LIMIT $2)",
+    ),
     rescue: Statement::new(
         "UPDATE jadpo_deliveries SET enqueued_at = NULL WHERE id IN ( \
         SELECT id FROM jadpo_deliveries WHERE status = 'pending' AND enqueued_at < $1 \

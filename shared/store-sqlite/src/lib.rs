@@ -34,6 +34,7 @@ mod pipeline;
 mod schedule;
 mod schema;
 mod service_keys;
+mod sign_in;
 mod tx;
 mod user_sessions;
 mod workflow;
@@ -82,6 +83,7 @@ pub static DIALECT: SqlDialect = SqlDialect {
     delivery_admin: &delivery_admin::ADMIN,
     service_keys: &service_keys::SERVICE_KEYS,
     user_sessions: &user_sessions::USER_SESSIONS,
+    sign_in: &sign_in::SIGN_IN,
     leases: lease::leases,
     schedule: &schedule::SCHEDULES,
     housekeeping: &housekeeping::HOUSEKEEPING,

@@ -132,6 +132,18 @@ pub fn builtin_catalog() -> MigrationCatalog {
             "user_sessions",
             include_str!("../../../migrations/sqlite/0010_user_sessions.sql"),
         ),
+        Migration::new(
+            Ledger::Jadpo,
+            11,
+            "sign_in_requests",
+            include_str!("../../../migrations/sqlite/0011_sign_in_requests.sql"),
+        ),
+        Migration::new(
+            Ledger::Jadpo,
+            12,
+            "sign_in_links",
+            include_str!("../../../migrations/sqlite/0012_sign_in_links.sql"),
+        ),
     ];
     match MigrationCatalog::builtin(Dialect::Sqlite, workflow, jadpo) {
         Ok(catalog) => catalog,

@@ -70,6 +70,7 @@ pub fn request(action: &str, body: serde_json::Value) -> jadpo_engine::commit::C
         ),
         input: body,
         caller: "test".to_owned(),
+        principal: None,
         idempotency_key: None,
         traceparent: None,
         tracestate: None,

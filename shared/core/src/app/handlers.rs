@@ -11,7 +11,9 @@ use serde_json::Value;
 use crate::error::StoreError;
 use crate::model::event::{Emitted, Event};
 use crate::model::flags::Rollout;
+use crate::model::principal::Principal;
 use crate::ports::FlagStore;
+use crate::ports::SignInStore;
 use crate::ports::{ConnectionError, ConnectionRequest, Connections};
 use crate::transaction::{On, Transaction};
 
@@ -46,6 +48,8 @@ pub struct HandlerContext<'t> {
     connection_failed: bool,
     flags: Option<FlagAccess<'t>>,
     flag_cache: std::collections::BTreeMap<String, Rollout>,
+    principal: Option<&'t Principal>,
+    sign_in: Option<&'t dyn SignInStore>,
 }
 
 /// Where a handler's flags are read: the flags store, and whether it is the handler's own
@@ -77,7 +81,32 @@ impl<'t> HandlerContext<'t> {
             connection_failed: false,
             flags: None,
             flag_cache: std::collections::BTreeMap::new(),
+            principal: None,
+            sign_in: None,
         }
+    }
+
+    /// Says who the request acts for (an action's caller; none for a subscriber or a request
+    /// open to anyone that carried no credential).
+    pub fn with_principal(mut self, principal: Option<&'t Principal>) -> Self {
+        self.principal = principal;
+        self
+    }
+
+    /// Who the request acts for: a signed-in user or a service, or `None`.
+    pub fn principal(&self) -> Option<&Principal> {
+        self.principal
+    }
+
+    /// Lets the runtime's own sign-in mail subscriber reach the sign-in requests of its store.
+    pub fn with_sign_in(mut self, store: Option<&'t dyn SignInStore>) -> Self {
+        self.sign_in = store;
+        self
+    }
+
+    /// The sign-in requests of this handler's store, for the runtime's own sign-in mail.
+    pub fn sign_in_store(&self) -> Option<&'t dyn SignInStore> {
+        self.sign_in
     }
 
     /// Lets the handler read flags.

@@ -5,8 +5,10 @@
 //! twice) are reported by [`ApplicationBuilder::build`], naming what is wrong, so a bad
 //! declaration stops a process at start rather than at the first request.
 
+mod callers;
 mod handlers;
 mod retry;
+mod users;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -17,7 +19,9 @@ pub use handlers::{
 };
 
 pub use crate::model::event::{Emitted, Event};
+pub use callers::Callers;
 pub use retry::RetryPolicy;
+pub use users::{FirstSignIn, OidcProvider, SignInMail, UserEntity, sign_in_link};
 
 use crate::model::audit::AuditSpec;
 use crate::model::breaker::BreakerPolicy;
@@ -25,6 +29,7 @@ use crate::model::flags::Rollout;
 use crate::model::migrate::Migration;
 use crate::model::schedule::ScheduleError;
 use crate::model::schedule::{Schedule, ScheduleSpec};
+use crate::model::sign_in::{self, SignInLimits};
 use crate::model::workflow::def::WorkflowDef;
 use crate::sql::Dialect;
 
@@ -74,6 +79,10 @@ pub enum AppError {
     /// A schedule's timing is invalid.
     #[error(transparent)]
     BadSchedule(#[from] ScheduleError),
+    /// The user entity's store, table or columns are not plain SQL identifiers, or its mail
+    /// connection is not declared.
+    #[error("user entity: {0}")]
+    BadUsers(String),
     /// A schedule emits an event nobody declared.
     #[error("schedule {schedule:?} emits event {event:?}, which is not declared")]
     ScheduleEvent { schedule: String, event: String },
@@ -86,6 +95,8 @@ pub struct ActionSpec {
     pub name: String,
     /// The store its transaction runs on.
     pub store: String,
+    /// Who may call it.
+    pub callers: Callers,
     /// Its code.
     pub handler: Arc<dyn Action>,
 }
@@ -125,6 +136,8 @@ pub struct Application {
     flags: BTreeMap<String, Rollout>,
     flags_store: Option<String>,
     audited: Vec<AuditSpec>,
+    workflow_callers: BTreeMap<String, Callers>,
+    users: Option<UserEntity>,
 }
 
 impl std::fmt::Debug for Application {
@@ -159,6 +172,8 @@ impl Application {
                 flags: BTreeMap::new(),
                 flags_store: None,
                 audited: Vec::new(),
+                workflow_callers: BTreeMap::new(),
+                users: None,
             },
             actions: Vec::new(),
             subscribers: Vec::new(),
@@ -214,6 +229,22 @@ impl Application {
     /// The workflow `id` and the store its runs live in.
     pub fn workflow(&self, id: &str) -> Option<(&Arc<WorkflowDef>, &str)> {
         self.workflows.get(id).map(|(d, s)| (d, s.as_str()))
+    }
+
+    /// Who may start workflow `id`.
+    pub fn workflow_callers(&self, id: &str) -> Option<&Callers> {
+        self.workflow_callers.get(id)
+    }
+
+    /// The application's users, if it declares them.
+    pub fn users(&self) -> Option<&UserEntity> {
+        self.users.as_ref()
+    }
+
+    /// The store users' sessions and sign-in requests live in: the user entity's, else the
+    /// default store.
+    pub fn users_store(&self) -> &str {
+        self.users.as_ref().map_or_else(|| self.default_store(), |u| u.store.as_str())
     }
 
     /// The stores holding workflow runs.
@@ -331,14 +362,48 @@ impl ApplicationBuilder {
         self
     }
 
-    /// Declares an action running on `store`.
+    /// Declares an action running on `store`, callable by services ([`Callers::services`]).
     #[must_use]
-    pub fn action(mut self, name: &str, store: &str, handler: impl Action + 'static) -> Self {
+    pub fn action(self, name: &str, store: &str, handler: impl Action + 'static) -> Self {
+        self.action_for(name, store, Callers::services(), handler)
+    }
+
+    /// Declares an action running on `store` that `callers` may call.
+    #[must_use]
+    pub fn action_for(
+        mut self,
+        name: &str,
+        store: &str,
+        callers: Callers,
+        handler: impl Action + 'static,
+    ) -> Self {
         self.actions.push(ActionSpec {
             name: name.to_owned(),
             store: store.to_owned(),
+            callers,
             handler: Arc::new(handler),
         });
+        self
+    }
+
+    /// Declares the application's users ([`UserEntity`]). With sign-in by email, it also declares
+    /// the sign-in mail's event and the runtime's subscriber that sends it.
+    #[must_use]
+    pub fn users(mut self, users: UserEntity) -> Self {
+        if let Some(connection) = &users.mail_connection {
+            let mail =
+                SignInMail { connection: connection.clone(), limits: SignInLimits::default() };
+            self.app.events.push(sign_in::MAIL_EVENT.to_owned());
+            self = self.subscriber_via(
+                sign_in::MAIL_SUBSCRIBER,
+                sign_in::MAIL_EVENT,
+                &users.store,
+                RetryPolicy::default(),
+                connection,
+                mail,
+            );
+        }
+        self.app.users = Some(users);
         self
     }
 
@@ -398,10 +463,18 @@ impl ApplicationBuilder {
         self
     }
 
-    /// Declares a workflow whose runs live in `store`.
+    /// Declares a workflow whose runs live in `store`, which signed-in users and services may
+    /// start ([`Callers::users_and_services`]).
     #[must_use]
-    pub fn workflow(mut self, def: WorkflowDef, store: &str) -> Self {
+    pub fn workflow(self, def: WorkflowDef, store: &str) -> Self {
+        self.workflow_for(def, store, Callers::users_and_services())
+    }
+
+    /// Declares a workflow whose runs live in `store`, which `callers` may start.
+    #[must_use]
+    pub fn workflow_for(mut self, def: WorkflowDef, store: &str, callers: Callers) -> Self {
         let id = def.id().to_owned();
+        self.app.workflow_callers.insert(id.clone(), callers);
         if self.app.workflows.insert(id.clone(), (Arc::new(def), store.to_owned())).is_some() {
             self.duplicate_workflow.get_or_insert(id);
         }
@@ -523,6 +596,10 @@ impl ApplicationBuilder {
         if let Some(store) = &app.flags_store {
             store_known("flags".to_owned(), store)?;
         }
+        if let Some(users) = &app.users {
+            store_known(format!("user entity {:?}", users.entity), &users.store)?;
+            check_users(users, &app.connections)?;
+        }
         for a in &app.audited {
             store_known(format!("audited entity {:?}", a.entity), &a.store)?;
             check_audit(a)?;
@@ -573,17 +650,56 @@ fn check_stores(stores: &[String]) -> Result<(), AppError> {
     Ok(())
 }
 
+/// Whether `s` is a plain lower-case SQL identifier, safe to interpolate.
+fn plain(s: &str) -> bool {
+    let mut chars = s.chars();
+    s.len() <= 63
+        && chars.next().is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// The user statements interpolate the entity's identifiers; its mail goes through a declared
+/// connection.
+fn check_users(users: &UserEntity, connections: &[String]) -> Result<(), AppError> {
+    if let Some(bad) = users.identifiers().into_iter().find(|n| !plain(n)) {
+        return Err(AppError::BadUsers(format!(
+            "{bad:?} is not a plain lower-case SQL identifier"
+        )));
+    }
+    if let Some(c) = users.mail_connection.as_ref().filter(|c| !connections.contains(c)) {
+        return Err(AppError::BadUsers(format!(
+            "sign-in mail goes through connection {c:?}, which is not declared"
+        )));
+    }
+    for (i, p) in users.oidc.iter().enumerate() {
+        if !plain(&p.name) || users.oidc[..i].iter().any(|q| q.name == p.name) {
+            return Err(AppError::BadUsers(format!(
+                "provider name {:?} must be a unique lower-case identifier",
+                p.name
+            )));
+        }
+        if !connections.contains(&p.keys_connection) {
+            return Err(AppError::BadUsers(format!(
+                "provider {:?} reads its keys through connection {:?}, which is not declared",
+                p.name, p.keys_connection
+            )));
+        }
+        if !p.issuer.starts_with("https://") || p.audience.is_empty() {
+            return Err(AppError::BadUsers(format!(
+                "provider {:?} needs an https:// issuer and an audience",
+                p.name
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Audit triggers are generated DDL: every identifier in them must be a plain SQL identifier.
 fn check_audit(a: &AuditSpec) -> Result<(), AppError> {
-    let plain = |s: &str| {
-        let mut chars = s.chars();
-        chars.next().is_some_and(|c| c.is_ascii_lowercase() || c == '_')
-            && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-    };
     let bad = std::iter::once(&a.entity)
         .chain(std::iter::once(&a.table))
         .chain(a.columns.iter())
-        .find(|n| !plain(n) || n.len() > 63);
+        .find(|n| !plain(n));
     if let Some(name) = bad {
         return Err(AppError::BadName {
             kind: "audited entity, table or column",

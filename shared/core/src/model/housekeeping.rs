@@ -22,6 +22,8 @@ pub enum RecordClass {
     ScheduleRuns,
     /// `jadpo_sessions` ended or past their end: they authenticate nobody, so they go at once.
     UserSessions,
+    /// `jadpo_sign_in_requests` whose link and hourly send window are both over.
+    SignInRequests,
     /// `jadpo_audit` rows older than their entity's declared retention.
     AuditRows,
 }
@@ -29,7 +31,7 @@ pub enum RecordClass {
 impl RecordClass {
     /// Every class with a retention of its own, in the order a pass deletes them (deliveries
     /// before their outbox rows); audit rows follow, per entity.
-    pub const ALL: [Self; 7] = [
+    pub const ALL: [Self; 8] = [
         Self::IdempotencyKeys,
         Self::HandledDeliveries,
         Self::FinishedDeliveries,
@@ -37,6 +39,7 @@ impl RecordClass {
         Self::OutboxRows,
         Self::ScheduleRuns,
         Self::UserSessions,
+        Self::SignInRequests,
     ];
 
     /// The name in reports and logs.
@@ -49,6 +52,7 @@ impl RecordClass {
             Self::OutboxRows => "outbox_rows",
             Self::ScheduleRuns => "schedule_runs",
             Self::UserSessions => "user_sessions",
+            Self::SignInRequests => "sign_in_requests",
             Self::AuditRows => "audit_rows",
         }
     }

@@ -18,5 +18,6 @@ pub mod principal;
 pub mod schedule;
 pub mod schema;
 pub mod service_key;
+pub mod sign_in;
 pub mod user_session;
 pub mod workflow;

@@ -53,6 +53,15 @@ pub trait Connections: Send + Sync {
     /// Sends `request`; a 2xx answer is `Ok`, any other status an error.
     async fn call(&self, request: ConnectionRequest)
     -> Result<ConnectionResponse, ConnectionError>;
+
+    /// Reads `path` of connection `connection` (`GET`, a JSON answer): an issuer's key set, say.
+    async fn get(
+        &self,
+        connection: &str,
+        _path: &str,
+    ) -> Result<ConnectionResponse, ConnectionError> {
+        Err(ConnectionError::Unknown(connection.to_owned()))
+    }
 }
 
 /// Connections for an application that declares none: every call is an unknown connection.

@@ -10,6 +10,7 @@ mod lease;
 mod pipeline;
 mod schedule;
 mod service_keys;
+mod sign_in;
 mod user_sessions;
 pub(crate) mod workflow;
 mod workflow_ops;

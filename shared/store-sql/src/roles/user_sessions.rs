@@ -1,5 +1,5 @@
-//! The users' session role implemented once over each adapter's own SQL: only a token's verifier
-//! is stored, and verifying a token is one read.
+//! The users' session role implemented once over each adapter's own SQL: only a token's (and a
+//! browser session's CSRF token's) verifier is stored, and verifying a token is one read.
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -9,13 +9,18 @@ use jadpo_core::error::StoreError;
 use jadpo_core::id::new_id;
 use jadpo_core::model::service_key::verifier;
 use jadpo_core::model::user_session::{
-    IssuedToken, SessionKind, TokenError, is_token, new_token, valid_user,
+    BROWSER_PREFIX, BrowserLimits, BrowserSession, IssuedToken, LiveSession, SessionKind,
+    TOKEN_PREFIX, TokenError, has_shape, new_browser_secrets, new_token, valid_user,
 };
 use jadpo_core::ports::UserSessionStore;
 use jadpo_core::sql::SqlValue;
 use jadpo_core::transaction::{Transaction, TransactionalStore};
 
 use crate::store::SqlStore;
+
+fn seconds(d: std::time::Duration) -> chrono::Duration {
+    chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX)
+}
 
 #[async_trait]
 impl<C: TransactionalStore> UserSessionStore for SqlStore<C> {
@@ -40,6 +45,7 @@ impl<C: TransactionalStore> UserSessionStore for SqlStore<C> {
             user_id.into(),
             SessionKind::ApiToken.as_str().into(),
             verifier(&secret).into(),
+            SqlValue::Null,
             now.into(),
             SqlValue::Null,
             expires_at.into(),
@@ -48,17 +54,77 @@ impl<C: TransactionalStore> UserSessionStore for SqlStore<C> {
         Ok(IssuedToken { secret, id, user_id: user_id.to_owned(), expires_at })
     }
 
+    async fn browser_session_start(
+        &self,
+        tx: &mut dyn Transaction,
+        user_id: &str,
+        limits: BrowserLimits,
+        clock: &dyn Clock,
+    ) -> Result<BrowserSession, TokenError> {
+        if !valid_user(user_id) {
+            return Err(TokenError::BadUser(user_id.to_owned()));
+        }
+        let now = clock.now();
+        let expires_at = now + seconds(limits.absolute);
+        let idle = i64::try_from(limits.idle.as_secs()).unwrap_or(i64::MAX);
+        if idle == 0 || expires_at <= now {
+            return Err(TokenError::NoLifetime);
+        }
+        let (token, csrf) = new_browser_secrets()?;
+        let id = new_id(clock).to_string();
+        let params = [
+            id.as_str().into(),
+            user_id.into(),
+            SessionKind::Browser.as_str().into(),
+            verifier(&token).into(),
+            verifier(&csrf).into(),
+            now.into(),
+            idle.into(),
+            expires_at.into(),
+        ];
+        self.sql.user_sessions.session_insert.execute(tx, params).await?;
+        Ok(BrowserSession { token, csrf, id, user_id: user_id.to_owned(), expires_at })
+    }
+
     async fn user_session_verify(
         &self,
         presented: &str,
+        kind: SessionKind,
         now: DateTime<Utc>,
-    ) -> Result<Option<String>, StoreError> {
-        if !is_token(presented) {
+    ) -> Result<Option<LiveSession>, StoreError> {
+        let prefix = match kind {
+            SessionKind::ApiToken => TOKEN_PREFIX,
+            SessionKind::Browser => BROWSER_PREFIX,
+        };
+        if !has_shape(presented, prefix) {
             return Ok(None);
         }
-        let params = [verifier(presented).into(), now.into()];
+        let params = [verifier(presented).into(), kind.as_str().into(), now.into()];
         let rows = self.sql.user_sessions.session_find_live.query_once(self, params).await?;
-        rows.first().map(|r| r.get_str("user_id").map(str::to_owned)).transpose()
+        rows.first()
+            .map(|r| {
+                Ok(LiveSession {
+                    id: r.get_str("id")?.to_owned(),
+                    user_id: r.get_str("user_id")?.to_owned(),
+                    csrf_verifier: r.get_opt_str("csrf_verifier")?.map(str::to_owned),
+                    last_seen_at: r.get_timestamp("last_seen_at")?,
+                })
+            })
+            .transpose()
+    }
+
+    async fn user_session_touch(&self, id: &str, now: DateTime<Utc>) -> Result<(), StoreError> {
+        self.sql.user_sessions.session_touch.execute_once(self, [id.into(), now.into()]).await?;
+        Ok(())
+    }
+
+    async fn user_session_end(
+        &self,
+        tx: &mut dyn Transaction,
+        id: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        Ok(self.sql.user_sessions.session_end.execute(tx, [id.into(), now.into()]).await? == 1)
     }
 
     async fn user_sessions_end(

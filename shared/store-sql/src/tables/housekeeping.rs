@@ -20,6 +20,8 @@ statements! {
         delete_schedule_runs(cutoff, limit),
         /// Users' sessions ended before `cutoff` or whose end is before it.
         delete_user_sessions(cutoff, limit),
+        /// Sign-in requests whose link and send window are both over.
+        delete_sign_in_requests(cutoff, limit),
         /// Clear the queue stamp of pending deliveries put on the queue before `enqueued_before`, so
         /// the relay sends them again.
         rescue(enqueued_before, limit),

@@ -10,6 +10,7 @@ mod lease;
 mod pipeline;
 mod schedule;
 mod service_keys;
+mod sign_in;
 mod user_sessions;
 mod workflow;
 
@@ -22,5 +23,6 @@ pub use lease::LeaseSql;
 pub use pipeline::PipelineSql;
 pub use schedule::ScheduleSql;
 pub use service_keys::ServiceKeySql;
+pub use sign_in::SignInSql;
 pub use user_sessions::UserSessionSql;
 pub use workflow::WorkflowSql;

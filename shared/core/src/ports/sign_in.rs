@@ -1,0 +1,77 @@
+//! The sign-in request role: magic links and one-time codes by email (`jadpo_sign_in_requests`),
+//! one row per address digest, holding only verifiers and the counts the limits read; and the
+//! links from external identities (an OpenID Connect issuer and subject) to users
+//! (`jadpo_sign_in_links`).
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use crate::error::StoreError;
+use crate::model::sign_in::{Redeemed, Requested, SignInError, SignInLimits};
+use crate::transaction::Transaction;
+
+/// The role that keeps sign-in requests.
+#[async_trait]
+pub trait SignInStore: Send + Sync {
+    /// Counts a mail to the address with `digest` inside `tx` and gives it a new nonce; the
+    /// address's earlier link and code stop working. [`SignInError::TooMany`] past
+    /// [`SignInLimits::sends_per_hour`] (nothing changes then).
+    async fn sign_in_request(
+        &self,
+        tx: &mut dyn Transaction,
+        digest: &str,
+        now: DateTime<Utc>,
+        limits: SignInLimits,
+    ) -> Result<Requested, SignInError>;
+
+    /// Stores the verifiers of a freshly made link and code on the request, if `nonce` is still
+    /// its latest and unused; whether it was (a superseded request's mail is not sent).
+    async fn sign_in_arm(
+        &self,
+        tx: &mut dyn Transaction,
+        digest: &str,
+        nonce: &str,
+        link_verifier: &str,
+        code_verifier: &str,
+        expires_at: DateTime<Utc>,
+    ) -> Result<bool, StoreError>;
+
+    /// Uses the address's live link if `link` is it.
+    async fn sign_in_redeem_link(
+        &self,
+        tx: &mut dyn Transaction,
+        digest: &str,
+        link: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Redeemed, StoreError>;
+
+    /// Uses the address's live code if `code` is it; otherwise counts a wrong try, and locks the
+    /// request (link and code) at [`SignInLimits::wrong_codes`].
+    async fn sign_in_redeem_code(
+        &self,
+        tx: &mut dyn Transaction,
+        digest: &str,
+        code: &str,
+        now: DateTime<Utc>,
+        limits: SignInLimits,
+    ) -> Result<Redeemed, StoreError>;
+
+    /// The user external identity (`issuer`, `subject`) is linked to, recording the sign-in.
+    async fn sign_in_link_find(
+        &self,
+        tx: &mut dyn Transaction,
+        issuer: &str,
+        subject: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<String>, StoreError>;
+
+    /// Links external identity (`issuer`, `subject`) to `user_id` (its first sign-in).
+    async fn sign_in_link_insert(
+        &self,
+        tx: &mut dyn Transaction,
+        issuer: &str,
+        subject: &str,
+        user_id: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError>;
+}

@@ -1,0 +1,215 @@
+//! Sign-in by email and browser sessions, as use cases: a request counts a mail and emits the
+//! event whose delivery mails the link and code; redeeming either finds (or, as the application
+//! declares, creates) the user and starts a browser session, in one transaction of the users'
+//! store; signing out ends one session or all of a user's.
+//!
+//! A wrong code is committed (the count must survive the refusal); every other refusal changes
+//! nothing.
+
+use jadpo_core::app::{Emitted, FirstSignIn, UserEntity};
+use jadpo_core::id::new_id;
+use jadpo_core::model::delivery::QueuedDelivery;
+use jadpo_core::model::sign_in::{EmailAddress, MAIL_EVENT, Redeemed, SignInError, TokenRefusal};
+use jadpo_core::model::user_session::{BrowserSession, TokenError};
+use jadpo_core::transaction::commit_or_rollback;
+use jadpo_core::{StoreError, Transaction};
+use serde_json::json;
+
+use crate::commit::{CommitError, Origin, write_emitted};
+use crate::context::Engine;
+
+/// Why a sign-in step was refused. Nothing changed, except a wrong code's count.
+#[derive(Debug, thiserror::Error)]
+pub enum SignInFlowError {
+    /// The application declares no users who sign in by email.
+    #[error("this application does not offer sign-in by email")]
+    NotOffered,
+    /// A bad address, too many mails, no randomness, a store failure.
+    #[error(transparent)]
+    Request(#[from] SignInError),
+    /// The link or code is not the address's live one.
+    #[error(
+        "the link or code does not work: it was used, replaced by a newer one, expired or locked"
+    )]
+    NotLive,
+    /// A wrong code; `left` tries before the request locks.
+    #[error("wrong code; {left} tries left before it locks")]
+    WrongCode { left: u32 },
+    /// No user has the address and the application does not create one at first sign-in.
+    #[error("no account has this address")]
+    NoAccount,
+    /// The session could not be started.
+    #[error(transparent)]
+    Session(#[from] TokenError),
+    /// An external token was refused.
+    #[error(transparent)]
+    Token(#[from] TokenRefusal),
+    /// The issuer's keys could not be read.
+    #[error("the issuer's keys could not be read: {0}")]
+    KeysUnavailable(String),
+    /// The outbox refused the mail's event (a bug).
+    #[error(transparent)]
+    Outbox(#[from] CommitError),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A sign-in mail requested: the deliveries to put on the queue now, in `store`.
+#[derive(Debug)]
+pub struct MailRequested {
+    pub store: String,
+    pub deliveries: Vec<QueuedDelivery>,
+}
+
+/// What proves the address: the mailed link's token or the mailed code.
+#[derive(Debug, Clone, Copy)]
+pub enum Proof<'a> {
+    Link(&'a str),
+    Code(&'a str),
+}
+
+fn email_users(p: &Engine) -> Result<&UserEntity, SignInFlowError> {
+    p.app.users().filter(|u| u.mail_connection.is_some()).ok_or(SignInFlowError::NotOffered)
+}
+
+pub(crate) async fn rollback<T>(
+    tx: Box<dyn Transaction>,
+    e: SignInFlowError,
+) -> Result<T, SignInFlowError> {
+    // The refusal is what the caller needs; a failed rollback ends the transaction anyway.
+    let _ = tx.rollback().await;
+    Err(e)
+}
+
+/// Counts a mail to `email` and emits the event whose delivery mails a link and code pointing
+/// at `public_url`. Past the hourly limit: [`SignInError::TooMany`], nothing written.
+pub async fn request_mail(
+    p: &Engine,
+    email: &str,
+    public_url: &str,
+) -> Result<MailRequested, SignInFlowError> {
+    let users = email_users(p)?;
+    let address = EmailAddress::parse(email)?;
+    let store = p.store(&users.store)?;
+    let now = p.clock.now();
+    let mut tx = store.begin().await?;
+    let requested = match store
+        .sign_in_request(tx.as_mut(), &address.digest(), now, p.settings.sign_in)
+        .await
+    {
+        Ok(r) => r,
+        Err(e) => return rollback(tx, e.into()).await,
+    };
+    let mail = Emitted {
+        event_type: MAIL_EVENT.to_owned(),
+        payload: json!({"to": address.as_str(), "nonce": requested.nonce, "public_url": public_url}),
+    };
+    let origin = Origin {
+        source: "sign_in",
+        depth: 0,
+        request_id: None,
+        traceparent: None,
+        tracestate: None,
+    };
+    let deliveries =
+        match write_emitted(p, store.as_ref(), tx.as_mut(), &[mail], &origin, now).await {
+            Ok((_, deliveries)) => deliveries,
+            Err(e) => return rollback(tx, e.into()).await,
+        };
+    tx.commit().await?;
+    Ok(MailRequested { store: users.store.clone(), deliveries })
+}
+
+/// Signs `email` in with `proof`: uses the link or code, finds or creates the user, and starts
+/// a browser session, in one transaction.
+pub async fn sign_in(
+    p: &Engine,
+    email: &str,
+    proof: Proof<'_>,
+) -> Result<BrowserSession, SignInFlowError> {
+    let users = email_users(p)?;
+    let address = EmailAddress::parse(email)?;
+    let store = p.store(&users.store)?;
+    let now = p.clock.now();
+    let digest = address.digest();
+    let mut tx = store.begin().await?;
+    let redeemed = match proof {
+        Proof::Link(token) => store.sign_in_redeem_link(tx.as_mut(), &digest, token, now).await,
+        Proof::Code(code) => {
+            store.sign_in_redeem_code(tx.as_mut(), &digest, code, now, p.settings.sign_in).await
+        }
+    };
+    match redeemed {
+        Ok(Redeemed::SignedIn) => {}
+        Ok(Redeemed::Wrong { left }) => {
+            tx.commit().await?;
+            return Err(SignInFlowError::WrongCode { left });
+        }
+        Ok(Redeemed::NotLive) => return rollback(tx, SignInFlowError::NotLive).await,
+        Err(e) => return rollback(tx, e.into()).await,
+    }
+    let user = match find_or_create(p, tx.as_mut(), users, &address).await {
+        Ok(user) => user,
+        Err(e) => return rollback(tx, e).await,
+    };
+    let started = store
+        .browser_session_start(tx.as_mut(), &user, p.settings.browser_sessions, p.clock.as_ref())
+        .await
+        .map_err(SignInFlowError::from);
+    commit_or_rollback(tx, started).await
+}
+
+/// The user whose email is `address`, created when the application says so.
+async fn find_or_create(
+    p: &Engine,
+    tx: &mut dyn Transaction,
+    users: &UserEntity,
+    address: &EmailAddress,
+) -> Result<String, SignInFlowError> {
+    if let Some(user) = find_by_email(tx, users, address).await? {
+        return Ok(user);
+    }
+    if users.first_sign_in != FirstSignIn::Create {
+        return Err(SignInFlowError::NoAccount);
+    }
+    create_user(p, tx, users, address).await
+}
+
+/// The user whose email is `address`, if any.
+pub(crate) async fn find_by_email(
+    tx: &mut dyn Transaction,
+    users: &UserEntity,
+    address: &EmailAddress,
+) -> Result<Option<String>, StoreError> {
+    let found = tx.query_opt(&users.find_by_email_sql(), &[address.as_str().into()]).await?;
+    found.map(|row| row.get_str("id").map(str::to_owned)).transpose()
+}
+
+/// A new user with `address`.
+pub(crate) async fn create_user(
+    p: &Engine,
+    tx: &mut dyn Transaction,
+    users: &UserEntity,
+    address: &EmailAddress,
+) -> Result<String, SignInFlowError> {
+    let id = new_id(p.clock.as_ref()).to_string();
+    tx.execute(&users.insert_sql(), &[id.as_str().into(), address.as_str().into()]).await?;
+    Ok(id)
+}
+
+/// Ends session `id` (sign-out); whether it was live.
+pub async fn sign_out(p: &Engine, id: &str) -> Result<bool, StoreError> {
+    let store = p.store(p.app.users_store())?;
+    let mut tx = store.begin().await?;
+    let ended = store.user_session_end(tx.as_mut(), id, p.clock.now()).await;
+    commit_or_rollback(tx, ended).await
+}
+
+/// Ends every live session of `user` ("sign out everywhere"); how many.
+pub async fn sign_out_everywhere(p: &Engine, user: &str) -> Result<u64, StoreError> {
+    let store = p.store(p.app.users_store())?;
+    let mut tx = store.begin().await?;
+    let ended = store.user_sessions_end(tx.as_mut(), user, p.clock.now()).await;
+    commit_or_rollback(tx, ended).await
+}

@@ -1,0 +1,247 @@
+//! The request's principal, resolved once at the edge ([`Caller`], [`MaybeCaller`]).
+//!
+//! A request carries at most one credential: `Authorization: Bearer` with a service key or an
+//! API token, or else a browser session's `jadpo_session` cookie. A browser session's write (any
+//! method but `GET`, `HEAD`, `OPTIONS`) must also carry its CSRF token in `X-CSRF-Token` (`403`
+//! without it): the cookie goes with any request the browser makes, the token only with the
+//! page's own. Every refusal is logged with the route, the principal kind and the reason, never a
+//! credential.
+
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, Method, StatusCode, header};
+use chrono::{DateTime, Utc};
+use jadpo_core::app::Callers;
+use jadpo_core::model::principal::Principal;
+use jadpo_core::model::service_key::{Scope, Scopes, verifier};
+use jadpo_core::model::user_session::{LiveSession, SessionKind, is_token};
+
+use crate::{HttpState, Problem, store_problem};
+
+/// The browser session's cookie.
+pub const SESSION_COOKIE: &str = "jadpo_session";
+/// The cookie the page reads its CSRF token from (not `HttpOnly`: the page's script sends it).
+pub const CSRF_COOKIE: &str = "jadpo_csrf";
+/// The header a browser session's write carries its CSRF token in.
+pub const CSRF_HEADER: &str = "x-csrf-token";
+/// A browser session's `last_seen_at` is written at most this often.
+const TOUCH_EVERY: chrono::Duration = chrono::Duration::seconds(60);
+
+/// The principal a request acts for: a handler that names `Caller` never runs for a request
+/// without a live credential (`401`). A service key also says what it may do ([`Caller::may`]).
+#[derive(Debug, Clone)]
+pub struct Caller {
+    /// Who the request acts for.
+    pub principal: Principal,
+    /// What a service key may do; `None` for a user, whom the routes' own checks govern.
+    scopes: Option<Scopes>,
+    route: String,
+    /// The user session (API token or browser session) that authenticated the request.
+    pub session: Option<String>,
+}
+
+/// A request's principal where a route is open to requests without one: `None` only when the
+/// request carried no credential at all (a bad one is still `401`).
+#[derive(Debug, Clone)]
+pub struct MaybeCaller(pub Option<Caller>);
+
+impl Caller {
+    /// Refuses (`403`) a service key without `scope` (`Runs` or `Sessions`).
+    pub fn may(&self, scope: &Scope) -> Result<(), Problem> {
+        self.allowed(self.scopes.as_ref().is_none_or(|s| s.allow(scope)), &scope.as_text())
+    }
+
+    /// Refuses (`403`) a service key whose scopes do not include action `name`.
+    pub fn may_run(&self, name: &str) -> Result<(), Problem> {
+        self.allowed(
+            self.scopes.as_ref().is_none_or(|s| s.allow_action(name)),
+            &format!("action:{name}"),
+        )
+    }
+
+    fn allowed(&self, allowed: bool, needed: &str) -> Result<(), Problem> {
+        if allowed {
+            return Ok(());
+        }
+        refused(&self.route, self.principal.kind(), "scope");
+        let detail = match &self.scopes {
+            Some(s) => {
+                format!("this service key's scopes ({}) do not include {needed}", s.to_stored())
+            }
+            None => format!("{needed} is not open to signed-in users"),
+        };
+        Err(Problem::new(StatusCode::FORBIDDEN, "Forbidden", detail))
+    }
+}
+
+/// Refuses a request whose principal (or lack of one) `callers` does not admit: `401` without a
+/// credential, `403` with one. `what` names the action or workflow.
+pub fn admitted(caller: Option<&Caller>, callers: &Callers, what: &str) -> Result<(), Problem> {
+    if callers.admits(caller.map(|c| &c.principal)) {
+        return Ok(());
+    }
+    let detail = format!("{what} is for {}", callers.describe());
+    match caller {
+        None => Err(unauthorized(&detail)),
+        Some(c) => {
+            refused(&c.route, c.principal.kind(), "not a declared caller");
+            Err(Problem::new(StatusCode::FORBIDDEN, "Forbidden", detail))
+        }
+    }
+}
+
+pub(crate) fn refused(route: &str, kind: &str, reason: &str) {
+    tracing::info!(route = %route, principal = kind, reason, "request refused");
+}
+
+pub(crate) fn unauthorized(detail: &str) -> Problem {
+    Problem {
+        header: Some((header::WWW_AUTHENTICATE, "Bearer")),
+        ..Problem::new(StatusCode::UNAUTHORIZED, "Unauthorized", detail)
+    }
+}
+
+impl FromRequestParts<HttpState> for Caller {
+    type Rejection = Problem;
+
+    async fn from_request_parts(parts: &mut Parts, state: &HttpState) -> Result<Self, Problem> {
+        match MaybeCaller::from_request_parts(parts, state).await?.0 {
+            Some(caller) => Ok(caller),
+            None => {
+                refused(parts.uri.path(), "none", "no credential");
+                Err(unauthorized(
+                    "send Authorization: Bearer <service key or API token>, or sign in",
+                ))
+            }
+        }
+    }
+}
+
+impl FromRequestParts<HttpState> for MaybeCaller {
+    type Rejection = Problem;
+
+    async fn from_request_parts(parts: &mut Parts, state: &HttpState) -> Result<Self, Problem> {
+        let route = parts.uri.path().to_owned();
+        match authenticate(state, &parts.method, &parts.headers).await {
+            Ok(None) => Ok(Self(None)),
+            Ok(Some((principal, scopes, session))) => {
+                Ok(Self(Some(Caller { principal, scopes, route, session })))
+            }
+            Err(refusal) => {
+                let (kind, reason, problem) = *refusal;
+                refused(&route, kind, reason);
+                Err(problem)
+            }
+        }
+    }
+}
+
+type Authenticated = (Principal, Option<Scopes>, Option<String>);
+/// Who was refused (principal kind), why, and the answer; boxed, as it is the rare path.
+type Refusal = Box<(&'static str, &'static str, Problem)>;
+
+async fn authenticate(
+    state: &HttpState,
+    method: &Method,
+    headers: &HeaderMap,
+) -> Result<Option<Authenticated>, Refusal> {
+    let now = state.engine.clock.now();
+    if let Some(value) = headers.get(header::AUTHORIZATION) {
+        let presented =
+            value.to_str().ok().and_then(|v| v.strip_prefix("Bearer ")).map(str::trim).ok_or_else(
+                || ("none", "malformed credential", unauthorized("Authorization must be Bearer")),
+            )?;
+        return bearer(state, presented, now).await.map(Some);
+    }
+    let Some(cookie) = cookie(headers, SESSION_COOKIE) else {
+        return Ok(None);
+    };
+    let session = browser(state, &cookie, now).await?;
+    if !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS) {
+        csrf(headers, &session)?;
+    }
+    if now - session.last_seen_at >= TOUCH_EVERY {
+        // A failed touch costs the session a minute of idle allowance, not the request.
+        if let Err(e) = users(state).user_session_touch(&session.id, now).await {
+            tracing::warn!(error = %e, "browser session not touched");
+        }
+    }
+    Ok(Some((Principal::User(session.user_id), None, Some(session.id))))
+}
+
+fn users(state: &HttpState) -> &dyn jadpo_core::Store {
+    state.users.as_ref()
+}
+
+async fn bearer(
+    state: &HttpState,
+    presented: &str,
+    now: DateTime<Utc>,
+) -> Result<Authenticated, Refusal> {
+    let store_failure =
+        |e: &jadpo_core::StoreError| Box::new(("none", "store failure", store_problem(e)));
+    if is_token(presented) {
+        return match users(state).user_session_verify(presented, SessionKind::ApiToken, now).await {
+            Ok(Some(s)) => Ok((Principal::User(s.user_id), None, Some(s.id))),
+            Ok(None) => Err(Box::new((
+                "none",
+                "unknown, ended or expired API token",
+                unauthorized("the API token is unknown, ended or expired"),
+            ))),
+            Err(e) => Err(store_failure(&e)),
+        };
+    }
+    match state.keys.service_key_verify(presented, now).await {
+        Ok(Some(key)) => Ok((Principal::Service(key.service), Some(key.scopes), None)),
+        Ok(None) => Err(Box::new((
+            "none",
+            "unknown, expired or revoked service key",
+            unauthorized("the service key is unknown, expired or revoked"),
+        ))),
+        Err(e) => Err(store_failure(&e)),
+    }
+}
+
+async fn browser(
+    state: &HttpState,
+    token: &str,
+    now: DateTime<Utc>,
+) -> Result<LiveSession, Refusal> {
+    match users(state).user_session_verify(token, SessionKind::Browser, now).await {
+        Ok(Some(session)) => Ok(session),
+        Ok(None) => Err(Box::new((
+            "none",
+            "unknown, ended or expired browser session",
+            unauthorized("the session is over: sign in again"),
+        ))),
+        Err(e) => Err(Box::new(("none", "store failure", store_problem(&e)))),
+    }
+}
+
+fn csrf(headers: &HeaderMap, session: &LiveSession) -> Result<(), Refusal> {
+    let presented = headers.get(CSRF_HEADER).and_then(|v| v.to_str().ok());
+    let matches = presented
+        .zip(session.csrf_verifier.as_deref())
+        .is_some_and(|(token, stored)| verifier(token.trim()) == stored);
+    if matches {
+        return Ok(());
+    }
+    let problem = Problem::new(
+        StatusCode::FORBIDDEN,
+        "CSRF token missing or wrong",
+        "a write through a browser session carries its CSRF token in X-CSRF-Token",
+    );
+    Err(Box::new(("user", "csrf", problem)))
+}
+
+/// The value of cookie `name` in the request's `Cookie` headers.
+pub fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.trim().to_owned())
+}

@@ -1,0 +1,302 @@
+//! Sign-in by email and browser sessions over HTTP.
+//!
+//! * `POST /sign-in/email` `{"email"}`: mails a link and a code (`202` whether or not the
+//!   address has an account, so the answer tells nobody who does); `429` past the hourly limit.
+//! * `GET /sign-in/link?email=…&token=…`: the page a mailed link opens; its button posts the
+//!   token (a link scanner that only fetches the page uses nothing).
+//! * `POST /sign-in/link` `{"email", "token"}` and `POST /sign-in/code` `{"email", "code"}`: start a
+//!   browser session: the `jadpo_session` cookie (`HttpOnly`, `SameSite=Lax`, `Secure` when
+//!   deployed) and the CSRF token, in the body and in the `jadpo_csrf` cookie the page reads.
+//! * `POST /sign-in/oidc/{provider}` `{"id_token"}`: signs in with an OpenID Connect ID token
+//!   from a declared provider (its user, or the one its first sign-in links).
+//! * `POST /sign-out`, `POST /sign-out/everywhere`: end this session, or every session of the
+//!   user; `GET /me`: who the request acts for.
+
+use axum::Router;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{get, post};
+use jadpo_core::model::principal::Principal;
+use jadpo_core::model::sign_in::SignInError;
+use jadpo_core::model::user_session::BrowserSession;
+use jadpo_engine::oidc::sign_in_with_token;
+use jadpo_engine::relay::enqueue_now;
+use jadpo_engine::sign_in::{
+    Proof, SignInFlowError, request_mail, sign_in, sign_out, sign_out_everywhere,
+};
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::auth::{CSRF_COOKIE, SESSION_COOKIE, refused};
+use crate::{Caller, HttpState, Problem, store_problem};
+
+/// The routes, to merge into the commit router.
+pub(super) fn routes() -> Router<HttpState> {
+    Router::new()
+        .route("/sign-in/email", post(request))
+        .route("/sign-in/link", get(link_page).post(with_link))
+        .route("/sign-in/code", post(with_code))
+        .route("/sign-in/oidc/{provider}", post(with_id_token))
+        .route("/sign-out", post(out))
+        .route("/sign-out/everywhere", post(out_everywhere))
+        .route("/me", get(me))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EmailBody {
+    email: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LinkBody {
+    email: String,
+    token: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TokenBody {
+    id_token: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CodeBody {
+    email: String,
+    code: String,
+}
+
+fn json_body<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T, Problem> {
+    serde_json::from_slice(bytes)
+        .map_err(|e| Problem::new(StatusCode::BAD_REQUEST, "Malformed JSON", e.to_string()))
+}
+
+fn flow_problem(route: &str, e: &SignInFlowError) -> Problem {
+    let detail = e.to_string();
+    let (status, title, reason) = match e {
+        SignInFlowError::NotOffered => {
+            (StatusCode::NOT_FOUND, "Sign-in by email is not offered", "not offered")
+        }
+        SignInFlowError::Request(SignInError::BadAddress(_)) => {
+            (StatusCode::BAD_REQUEST, "Not an email address", "bad address")
+        }
+        SignInFlowError::Request(SignInError::TooMany) => {
+            let problem = Problem {
+                header: Some((header::RETRY_AFTER, "3600")),
+                ..Problem::new(StatusCode::TOO_MANY_REQUESTS, "Too many sign-in mails", detail)
+            };
+            refused(route, "none", "too many sign-in mails");
+            return problem;
+        }
+        SignInFlowError::NotLive => {
+            (StatusCode::UNAUTHORIZED, "Sign-in refused", "link or code not live")
+        }
+        SignInFlowError::WrongCode { .. } => {
+            (StatusCode::UNAUTHORIZED, "Sign-in refused", "wrong code")
+        }
+        SignInFlowError::NoAccount => (StatusCode::FORBIDDEN, "Sign-in refused", "no account"),
+        SignInFlowError::Token(_) => (StatusCode::UNAUTHORIZED, "Sign-in refused", "token refused"),
+        SignInFlowError::KeysUnavailable(_) => {
+            tracing::warn!(error = %e, "an issuer's keys could not be read");
+            (StatusCode::SERVICE_UNAVAILABLE, "Sign-in unavailable", "issuer keys unavailable")
+        }
+        SignInFlowError::Request(SignInError::Store(s)) | SignInFlowError::Store(s) => {
+            return store_problem(s);
+        }
+        SignInFlowError::Request(SignInError::Random(_))
+        | SignInFlowError::Session(_)
+        | SignInFlowError::Outbox(_) => {
+            tracing::error!(error = %e, "sign-in failed");
+            (StatusCode::INTERNAL_SERVER_ERROR, "Sign-in failed", "internal")
+        }
+    };
+    // The route and the reason, never the address, link or code.
+    refused(route, "none", reason);
+    Problem::new(status, title, detail)
+}
+
+async fn request(State(state): State<HttpState>, bytes: axum::body::Bytes) -> Response {
+    let result = async {
+        let body: EmailBody = json_body(&bytes)?;
+        let public_url = state.web.public_url.as_deref().ok_or_else(|| {
+            Problem::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Sign-in links are not configured",
+                "set JADPO_PUBLIC_URL to where people reach this server",
+            )
+        })?;
+        let requested = request_mail(&state.engine, &body.email, public_url)
+            .await
+            .map_err(|e| flow_problem("/sign-in/email", &e))?;
+        enqueue_now(&state.engine, &requested.store, &requested.deliveries).await;
+        Ok::<_, Problem>((
+            StatusCode::ACCEPTED,
+            axum::Json(json!({
+                "status": "sent",
+                "detail": "if this address may sign in, a link and a code are on their way",
+            })),
+        ))
+    };
+    result.await.into_response()
+}
+
+#[derive(Deserialize)]
+struct LinkQuery {
+    email: Option<String>,
+    token: Option<String>,
+}
+
+/// The page a mailed link opens. Fetching it uses nothing: its button posts the token.
+async fn link_page(Query(q): Query<LinkQuery>) -> Response {
+    let quoted =
+        |v: Option<String>| serde_json::to_string(&v.unwrap_or_default()).unwrap_or_default();
+    // JSON-quoted values, with `<` escaped, are inert inside the script.
+    let (email, token) =
+        (quoted(q.email).replace('<', "\\u003c"), quoted(q.token).replace('<', "\\u003c"));
+    Html(LINK_PAGE.replace("\"{{EMAIL}}\"", &email).replace("\"{{TOKEN}}\"", &token))
+        .into_response()
+}
+
+const LINK_PAGE: &str = r#"<!doctype html>
+<meta charset="utf-8"><title>Sign in</title>
+<p>Sign in to this site?</p>
+<button id="go">Sign in</button> <span id="out"></span>
+<script>
+const body = JSON.stringify({email: "{{EMAIL}}", token: "{{TOKEN}}"});
+document.getElementById("go").onclick = async () => {
+  const r = await fetch("/sign-in/link", {method: "POST", headers: {"Content-Type": "application/json"}, body});
+  if (r.ok) { location.href = "/"; return; }
+  document.getElementById("out").textContent = (await r.json()).detail;
+};
+</script>
+"#;
+
+async fn with_link(State(state): State<HttpState>, bytes: axum::body::Bytes) -> Response {
+    let result = async {
+        let body: LinkBody = json_body(&bytes)?;
+        let session = sign_in(&state.engine, &body.email, Proof::Link(&body.token))
+            .await
+            .map_err(|e| flow_problem("/sign-in/link", &e))?;
+        Ok::<_, Problem>(signed_in(&state, &session))
+    };
+    result.await.into_response()
+}
+
+async fn with_code(State(state): State<HttpState>, bytes: axum::body::Bytes) -> Response {
+    let result = async {
+        let body: CodeBody = json_body(&bytes)?;
+        let session = sign_in(&state.engine, &body.email, Proof::Code(&body.code))
+            .await
+            .map_err(|e| flow_problem("/sign-in/code", &e))?;
+        Ok::<_, Problem>(signed_in(&state, &session))
+    };
+    result.await.into_response()
+}
+
+async fn with_id_token(
+    State(state): State<HttpState>,
+    Path(provider): Path<String>,
+    bytes: axum::body::Bytes,
+) -> Response {
+    let result = async {
+        let body: TokenBody = json_body(&bytes)?;
+        let session = sign_in_with_token(&state.engine, &provider, &body.id_token)
+            .await
+            .map_err(|e| flow_problem("/sign-in/oidc", &e))?;
+        Ok::<_, Problem>(signed_in(&state, &session))
+    };
+    result.await.into_response()
+}
+
+/// `Set-Cookie` for `name`: `Path=/`, `SameSite=Lax`, `Secure` when deployed; `max_age` 0
+/// clears it.
+fn set_cookie(state: &HttpState, name: &str, value: &str, max_age: i64, http_only: bool) -> String {
+    let mut cookie = format!("{name}={value}; Path=/; Max-Age={max_age}; SameSite=Lax");
+    if http_only {
+        cookie.push_str("; HttpOnly");
+    }
+    if state.web.secure_cookies {
+        cookie.push_str("; Secure");
+    }
+    cookie
+}
+
+fn with_cookies(mut response: Response, cookies: [String; 2]) -> Response {
+    for c in cookies {
+        if let Ok(value) = HeaderValue::from_str(&c) {
+            response.headers_mut().append(header::SET_COOKIE, value);
+        }
+    }
+    response
+}
+
+fn signed_in(state: &HttpState, session: &BrowserSession) -> Response {
+    let max_age = (session.expires_at - state.engine.clock.now()).num_seconds().max(1);
+    let body = json!({
+        "user_id": session.user_id,
+        "csrf_token": session.csrf,
+        "expires_at": session.expires_at,
+    });
+    let cookies = [
+        set_cookie(state, SESSION_COOKIE, &session.token, max_age, true),
+        set_cookie(state, CSRF_COOKIE, &session.csrf, max_age, false),
+    ];
+    with_cookies((StatusCode::OK, axum::Json(body)).into_response(), cookies)
+}
+
+fn cleared(state: &HttpState, response: Response) -> Response {
+    let cookies = [
+        set_cookie(state, SESSION_COOKIE, "", 0, true),
+        set_cookie(state, CSRF_COOKIE, "", 0, false),
+    ];
+    with_cookies(response, cookies)
+}
+
+fn user_of(caller: &Caller, route: &str) -> Result<String, Problem> {
+    match &caller.principal {
+        Principal::User(id) => Ok(id.clone()),
+        Principal::Service(_) => {
+            refused(route, "service", "not a user");
+            Err(Problem::new(
+                StatusCode::FORBIDDEN,
+                "Forbidden",
+                "only a signed-in user signs out; a service's key is revoked instead",
+            ))
+        }
+    }
+}
+
+async fn out(State(state): State<HttpState>, caller: Caller) -> Response {
+    let result = async {
+        user_of(&caller, "/sign-out")?;
+        if let Some(id) = &caller.session {
+            sign_out(&state.engine, id).await.map_err(|e| store_problem(&e))?;
+        }
+        Ok::<_, Problem>(cleared(&state, StatusCode::NO_CONTENT.into_response()))
+    };
+    result.await.into_response()
+}
+
+async fn out_everywhere(State(state): State<HttpState>, caller: Caller) -> Response {
+    let result = async {
+        let user = user_of(&caller, "/sign-out/everywhere")?;
+        let ended =
+            sign_out_everywhere(&state.engine, &user).await.map_err(|e| store_problem(&e))?;
+        let body = axum::Json(json!({"ended": ended}));
+        Ok::<_, Problem>(cleared(&state, (StatusCode::OK, body).into_response()))
+    };
+    result.await.into_response()
+}
+
+async fn me(caller: Caller) -> Response {
+    let id = match &caller.principal {
+        Principal::User(id) | Principal::Service(id) => id.clone(),
+    };
+    axum::Json(
+        json!({"kind": caller.principal.kind(), "id": id, "owner": caller.principal.owner()}),
+    )
+    .into_response()
+}

@@ -1,0 +1,735 @@
+//! Sign-in by email over HTTP, browser sessions and their CSRF token, sign-out, and actions that
+//! declare their callers: each refusal changes nothing, each link and code works once.
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use jadpo_core::Dialect;
+use jadpo_core::app::{
+    Action, ActionOutput, Application, Callers, FirstSignIn, HandlerContext, HandlerError,
+    OidcProvider, UserEntity,
+};
+use jadpo_core::model::migrate::{Ledger, Migration};
+use jadpo_core::model::service_key::Scopes;
+use jadpo_engine::EngineSettings;
+use jadpo_http::{HttpState, WebSettings, router};
+use jadpo_test_env::{Env, Kind};
+use serde_json::{Value, json};
+use tower::ServiceExt;
+
+/// One answer, with the cookies it set.
+struct Answer {
+    status: StatusCode,
+    body: Value,
+    set_cookies: Vec<String>,
+    text: String,
+}
+
+/// A browser: its cookies go with every request, its CSRF token only where the page sends it.
+#[derive(Default, Clone)]
+struct Browser {
+    session: Option<String>,
+    csrf: Option<String>,
+}
+
+#[derive(Default)]
+struct Req<'a> {
+    browser: Option<&'a Browser>,
+    csrf: Option<&'a str>,
+    bearer: Option<&'a str>,
+    idempotency_key: Option<&'a str>,
+}
+
+async fn send(env: &Env, method: &str, path: &str, how: Req<'_>, body: &str) -> Answer {
+    let web = WebSettings { public_url: Some("https://shop.test".into()), secure_cookies: true };
+    let state = HttpState::new(env.engine.clone(), web).unwrap_or_else(|e| panic!("{e}"));
+    let mut request =
+        Request::builder().method(method).uri(path).header("content-type", "application/json");
+    if let Some(session) = how.browser.and_then(|b| b.session.as_deref()) {
+        request = request.header("cookie", format!("theme=dark; jadpo_session={session}"));
+    }
+    if let Some(token) = how.csrf {
+        request = request.header("x-csrf-token", token);
+    }
+    if let Some(token) = how.bearer {
+        request = request.header("authorization", format!("Bearer {token}"));
+    }
+    if let Some(key) = how.idempotency_key {
+        request = request.header("idempotency-key", key);
+    }
+    let request = request.body(Body::from(body.to_owned())).unwrap_or_else(|e| panic!("{e}"));
+    let response = router(state).oneshot(request).await.unwrap_or_else(|e| panic!("{e}"));
+    let status = response.status();
+    let set_cookies = response
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok().map(str::to_owned))
+        .collect();
+    let bytes = axum::body::to_bytes(response.into_body(), 1 << 20).await.unwrap_or_default();
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    Answer { status, body, set_cookies, text }
+}
+
+async fn post(env: &Env, path: &str, body: Value) -> Answer {
+    send(env, "POST", path, Req::default(), &body.to_string()).await
+}
+
+/// The sign-in mails the mailer received, oldest first: (to, link token, code).
+fn mails(env: &Env) -> Vec<(String, String, String)> {
+    env.sinks
+        .received("mailer")
+        .into_iter()
+        .filter_map(|m| {
+            let body = &m["body"];
+            let link = body["link"].as_str()?;
+            let token = link.split("token=").nth(1)?.to_owned();
+            let to = body["to"].as_str()?.to_owned();
+            Some((to, token, body["code"].as_str()?.to_owned()))
+        })
+        .collect()
+}
+
+/// Requests a mail for `email` and delivers it; its link token and code.
+async fn mailed(env: &mut Env, email: &str) -> (String, String) {
+    let asked = post(env, "/sign-in/email", json!({"email": email})).await;
+    assert_eq!(asked.status, StatusCode::ACCEPTED, "{}", asked.body);
+    env.drain().await;
+    let (to, token, code) = mails(env).pop().unwrap_or_else(|| panic!("no sign-in mail"));
+    assert_eq!(to, email.trim().to_lowercase());
+    (token, code)
+}
+
+/// The browser a successful sign-in answer sets up.
+fn browser_of(answer: &Answer) -> Browser {
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+    let value = |name: &str| {
+        answer
+            .set_cookies
+            .iter()
+            .find_map(|c| c.strip_prefix(&format!("{name}=")))
+            .and_then(|c| c.split(';').next())
+            .map(str::to_owned)
+    };
+    let csrf = value("jadpo_csrf");
+    assert_eq!(csrf.as_deref(), answer.body["csrf_token"].as_str(), "the page gets its CSRF token");
+    Browser { session: value("jadpo_session"), csrf }
+}
+
+async fn me(env: &Env, browser: &Browser) -> Answer {
+    send(env, "GET", "/me", Req { browser: Some(browser), ..Req::default() }, "").await
+}
+
+async fn count(env: &Env, sql: &str) -> i64 {
+    env.count("main", sql).await
+}
+
+const ITEMS: &str = r#"{"items": [{"sku": "A", "qty": 2}]}"#;
+
+/// A person asks for a link, opens it, signs in and orders as themself through the browser
+/// session: the cookie is `HttpOnly`, `Secure`, `SameSite=Lax`; a write without the CSRF token is
+/// refused and writes nothing; the link works once.
+async fn a_person_signs_in_by_link_and_orders_as_themself(kind: Kind) {
+    let mut env = Env::shop(kind).await;
+    let (token, code) = mailed(&mut env, "  Alice@Example.com ").await;
+    assert_eq!(code.len(), 8);
+    let page = send(
+        &env,
+        "GET",
+        &format!("/sign-in/link?email=alice%40example.com&token={token}"),
+        Req::default(),
+        "",
+    )
+    .await;
+    assert!(page.status == StatusCode::OK && page.text.contains(&token), "{}", page.text);
+    assert_eq!(
+        count(&env, "SELECT count(*) AS n FROM jadpo_sessions").await,
+        0,
+        "GET uses nothing"
+    );
+    let signed =
+        post(&env, "/sign-in/link", json!({"email": "alice@example.com", "token": token})).await;
+    let browser = browser_of(&signed);
+    let session_cookie = signed.set_cookies.iter().find(|c| c.starts_with("jadpo_session="));
+    let session_cookie = session_cookie.cloned().unwrap_or_default();
+    for attribute in ["HttpOnly", "Secure", "SameSite=Lax", "Path=/"] {
+        assert!(session_cookie.contains(attribute), "{session_cookie}");
+    }
+    let user = signed.body["user_id"].as_str().unwrap_or_default().to_owned();
+    let customer = format!(
+        "SELECT count(*) AS n FROM shop_customers WHERE id = '{user}' AND email = 'alice@example.com'"
+    );
+    assert_eq!(count(&env, &customer).await, 1, "the first sign-in created the customer");
+    let who = me(&env, &browser).await;
+    assert_eq!(who.body["owner"], json!(format!("user:{user}")), "{}", who.body);
+
+    let replay =
+        post(&env, "/sign-in/link", json!({"email": "alice@example.com", "token": token})).await;
+    assert_eq!(replay.status, StatusCode::UNAUTHORIZED, "a used link worked: {}", replay.body);
+    let code_after =
+        post(&env, "/sign-in/code", json!({"email": "alice@example.com", "code": code})).await;
+    assert_eq!(code_after.status, StatusCode::UNAUTHORIZED, "the code outlived its link");
+
+    let csrf = browser.csrf.clone().unwrap_or_default();
+    let with = |csrf| Req { browser: Some(&browser), csrf, ..Req::default() };
+    let forged = send(&env, "POST", "/actions/place_order", with(None), ITEMS).await;
+    assert_eq!(forged.status, StatusCode::FORBIDDEN, "{}", forged.body);
+    let wrong = send(&env, "POST", "/actions/place_order", with(Some("jadpo_cs_00")), ITEMS).await;
+    assert_eq!(wrong.status, StatusCode::FORBIDDEN, "{}", wrong.body);
+    assert_eq!(count(&env, "SELECT count(*) AS n FROM shop_orders").await, 0);
+    let placed = send(&env, "POST", "/actions/place_order", with(Some(&csrf)), ITEMS).await;
+    assert_eq!(placed.status, StatusCode::CREATED, "{}", placed.body);
+    let theirs = format!("SELECT count(*) AS n FROM shop_orders WHERE customer = '{user}'");
+    assert_eq!(count(&env, &theirs).await, 1);
+    let audited = format!("SELECT count(*) AS n FROM jadpo_audit WHERE actor = 'user:{user}'");
+    assert_eq!(count(&env, &audited).await, 1, "the audit row names the acting user");
+
+    // Signing in again finds the same customer.
+    let (_, code) = mailed(&mut env, "alice@example.com").await;
+    let again = post(
+        &env,
+        "/sign-in/code",
+        json!({"email": "ALICE@example.com", "code": code.to_lowercase()}),
+    )
+    .await;
+    assert_eq!(again.body["user_id"], json!(user), "{}", again.body);
+    assert_eq!(count(&env, "SELECT count(*) AS n FROM shop_customers").await, 1);
+}
+
+/// A code works once; wrong codes count, and the fifth locks the request's code and link.
+async fn wrong_codes_lock_the_request(kind: Kind) {
+    let mut env = Env::shop(kind).await;
+    let email = "bob@example.com";
+    let (_, code) = mailed(&mut env, email).await;
+    for left in (1..=4).rev() {
+        let wrong = post(&env, "/sign-in/code", json!({"email": email, "code": "00000000"})).await;
+        assert_eq!(wrong.status, StatusCode::UNAUTHORIZED);
+        assert!(
+            wrong.body["detail"].as_str().unwrap_or_default().contains(&format!("{left} tries")),
+            "{}",
+            wrong.body
+        );
+    }
+    let right = post(&env, "/sign-in/code", json!({"email": email, "code": code})).await;
+    browser_of(&right);
+    let replay = post(&env, "/sign-in/code", json!({"email": email, "code": code})).await;
+    assert_eq!(replay.status, StatusCode::UNAUTHORIZED, "a used code worked");
+
+    let (token, code) = mailed(&mut env, email).await;
+    for _ in 0..5 {
+        post(&env, "/sign-in/code", json!({"email": email, "code": "00000000"})).await;
+    }
+    let locked = post(&env, "/sign-in/code", json!({"email": email, "code": code})).await;
+    assert_eq!(locked.status, StatusCode::UNAUTHORIZED, "a locked code worked");
+    let link = post(&env, "/sign-in/link", json!({"email": email, "token": token})).await;
+    assert_eq!(link.status, StatusCode::UNAUTHORIZED, "a locked request's link worked");
+    assert_eq!(count(&env, "SELECT count(*) AS n FROM jadpo_sessions").await, 1);
+}
+
+/// Five mails per address per hour; the sixth is 429 and sends nothing; other addresses and the
+/// next hour are not affected. A newer request's link replaces the older one, whose mail is not
+/// sent; a link past its lifetime is refused.
+async fn mails_are_limited_replaced_and_expire(kind: Kind) {
+    let mut env = Env::shop(kind).await;
+    for _ in 0..5 {
+        let ok = post(&env, "/sign-in/email", json!({"email": "carol@example.com"})).await;
+        assert_eq!(ok.status, StatusCode::ACCEPTED);
+    }
+    let sixth = post(&env, "/sign-in/email", json!({"email": "Carol@Example.com"})).await;
+    assert_eq!(sixth.status, StatusCode::TOO_MANY_REQUESTS, "{}", sixth.body);
+    env.drain().await;
+    assert_eq!(mails(&env).len(), 1, "only the latest of five requests is mailed");
+    let (_, token, _) = mails(&env).remove(0);
+    let other = post(&env, "/sign-in/email", json!({"email": "dave@example.com"})).await;
+    assert_eq!(other.status, StatusCode::ACCEPTED);
+    env.clock.advance(chrono::Duration::minutes(16));
+    let late =
+        post(&env, "/sign-in/link", json!({"email": "carol@example.com", "token": token})).await;
+    assert_eq!(late.status, StatusCode::UNAUTHORIZED, "an expired link worked");
+    env.clock.advance(chrono::Duration::minutes(45));
+    let next_hour = post(&env, "/sign-in/email", json!({"email": "carol@example.com"})).await;
+    assert_eq!(next_hour.status, StatusCode::ACCEPTED, "{}", next_hour.body);
+}
+
+/// Sign-out ends this browser session; sign-out everywhere ends the user's others and their API
+/// tokens. Without the CSRF token neither works; a service and no one cannot sign out.
+async fn sign_out_here_and_everywhere(kind: Kind) {
+    let mut env = Env::shop(kind).await;
+    let email = "erin@example.com";
+    let (_, code) = mailed(&mut env, email).await;
+    let first =
+        browser_of(&post(&env, "/sign-in/code", json!({"email": email, "code": code})).await);
+    let (_, code) = mailed(&mut env, email).await;
+    let second =
+        browser_of(&post(&env, "/sign-in/code", json!({"email": email, "code": code})).await);
+    let user = me(&env, &first).await.body["id"].as_str().unwrap_or_default().to_owned();
+    let until = env.engine.clock.now() + chrono::Duration::days(1);
+    let store = env.store("main");
+    let issued = jadpo_engine::tokens::issue_unrecorded(
+        store.as_ref(),
+        &user,
+        until,
+        env.engine.clock.as_ref(),
+    );
+    let api = issued.await.unwrap_or_else(|e| panic!("{e}")).secret;
+
+    let no_csrf =
+        send(&env, "POST", "/sign-out", Req { browser: Some(&first), ..Req::default() }, "").await;
+    assert_eq!(no_csrf.status, StatusCode::FORBIDDEN);
+    assert_eq!(
+        me(&env, &first).await.status,
+        StatusCode::OK,
+        "a forged sign-out ended the session"
+    );
+    let csrf = first.csrf.as_deref();
+    let out =
+        send(&env, "POST", "/sign-out", Req { browser: Some(&first), csrf, ..Req::default() }, "")
+            .await;
+    assert_eq!(out.status, StatusCode::NO_CONTENT);
+    assert!(
+        out.set_cookies.iter().any(|c| c.starts_with("jadpo_session=;") && c.contains("Max-Age=0"))
+    );
+    assert_eq!(me(&env, &first).await.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(me(&env, &second).await.status, StatusCode::OK, "sign-out ended another session");
+
+    let key = Scopes::parse(&["*"]).unwrap_or_else(|e| panic!("{e}"));
+    let issued = jadpo_engine::keys::issue_unrecorded(
+        store.as_ref(),
+        "web",
+        None,
+        &key,
+        env.engine.clock.as_ref(),
+    );
+    let service = issued.await.unwrap_or_else(|e| panic!("{e}")).secret;
+    let as_service = send(
+        &env,
+        "POST",
+        "/sign-out/everywhere",
+        Req { bearer: Some(&service), ..Req::default() },
+        "",
+    )
+    .await;
+    assert_eq!(as_service.status, StatusCode::FORBIDDEN);
+    let as_no_one = send(&env, "POST", "/sign-out/everywhere", Req::default(), "").await;
+    assert_eq!(as_no_one.status, StatusCode::UNAUTHORIZED);
+
+    let csrf = second.csrf.as_deref();
+    let all = send(
+        &env,
+        "POST",
+        "/sign-out/everywhere",
+        Req { browser: Some(&second), csrf, ..Req::default() },
+        "",
+    )
+    .await;
+    assert_eq!(all.body["ended"], json!(2), "{}", all.body);
+    assert_eq!(me(&env, &second).await.status, StatusCode::UNAUTHORIZED);
+    let token = send(&env, "GET", "/me", Req { bearer: Some(&api), ..Req::default() }, "").await;
+    assert_eq!(
+        token.status,
+        StatusCode::UNAUTHORIZED,
+        "the API token outlived sign-out everywhere"
+    );
+}
+
+/// A browser session ends after 30 idle minutes; a request within them keeps it going.
+async fn idle_sessions_end(kind: Kind) {
+    let mut env = Env::shop(kind).await;
+    let (_, code) = mailed(&mut env, "frank@example.com").await;
+    let browser = browser_of(
+        &post(&env, "/sign-in/code", json!({"email": "frank@example.com", "code": code})).await,
+    );
+    for _ in 0..3 {
+        env.clock.advance(chrono::Duration::minutes(20));
+        assert_eq!(me(&env, &browser).await.status, StatusCode::OK, "an active session ended");
+    }
+    env.clock.advance(chrono::Duration::minutes(31));
+    assert_eq!(me(&env, &browser).await.status, StatusCode::UNAUTHORIZED, "an idle session lived");
+}
+
+/// Bad input to the sign-in routes is a clear 4xx and writes nothing.
+async fn bad_sign_in_input_is_refused(kind: Kind) {
+    let env = Env::shop(kind).await;
+    let bad = post(&env, "/sign-in/email", json!({"email": "not-an-address"})).await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{}", bad.body);
+    let extra = post(&env, "/sign-in/email", json!({"email": "a@b.co", "admin": true})).await;
+    assert_eq!(extra.status, StatusCode::BAD_REQUEST);
+    let never =
+        post(&env, "/sign-in/code", json!({"email": "gina@example.com", "code": "12345678"})).await;
+    assert_eq!(never.status, StatusCode::UNAUTHORIZED);
+    let shape =
+        post(&env, "/sign-in/link", json!({"email": "gina@example.com", "token": "x"})).await;
+    assert_eq!(shape.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(count(&env, "SELECT count(*) AS n FROM jadpo_sign_in_requests").await, 0);
+    let cookie = Browser { session: Some("jadpo_bs_nope".into()), csrf: None };
+    assert_eq!(me(&env, &cookie).await.status, StatusCode::UNAUTHORIZED);
+}
+
+/// After a sign-in of every kind (link, code, API token, service key, and a mail not yet used),
+/// no column of any table in any store holds any issued secret, token or code.
+async fn no_table_holds_an_issued_secret(kind: Kind) {
+    let mut env = Env::shop(kind).await;
+    let (link, unused_code) = mailed(&mut env, "hana@example.com").await;
+    let by_link =
+        post(&env, "/sign-in/link", json!({"email": "hana@example.com", "token": link})).await;
+    let (unused_link, code) = mailed(&mut env, "ivan@example.com").await;
+    let by_code =
+        post(&env, "/sign-in/code", json!({"email": "ivan@example.com", "code": code})).await;
+    let (pending_link, pending_code) = mailed(&mut env, "jo@example.com").await;
+    let (a, b) = (browser_of(&by_link), browser_of(&by_code));
+    let store = env.store("main");
+    let until = env.engine.clock.now() + chrono::Duration::days(1);
+    let api = jadpo_engine::tokens::issue_unrecorded(
+        store.as_ref(),
+        "hana",
+        until,
+        env.engine.clock.as_ref(),
+    );
+    let api = api.await.unwrap_or_else(|e| panic!("{e}")).secret;
+    let service = key_for(&env, "web").await;
+    let mut secrets =
+        vec![link, unused_code, unused_link, code, pending_link, pending_code, api, service];
+    secrets.extend([a.session, a.csrf, b.session, b.csrf].into_iter().flatten());
+    // The secret part: after a token's prefix; a code is all secret.
+    let secret_parts: Vec<String> =
+        secrets.iter().map(|s| s.rsplit('_').next().unwrap_or(s).to_owned()).collect();
+    assert_eq!(secret_parts.len(), 12);
+    let mut scanned = Vec::new();
+    for name in ["main", "warehouse"] {
+        let store = env.store(name);
+        let tables = store.schema_tables().await.unwrap_or_else(|e| panic!("{e}"));
+        let mut tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
+        for table in tables {
+            let rows = tx.query(&format!("SELECT * FROM {table}"), &[]).await;
+            for row in rows.unwrap_or_else(|e| panic!("{table}: {e}")) {
+                for (column, value) in row.columns().iter().zip(row.values()) {
+                    let text = format!("{value:?}");
+                    let found = secret_parts.iter().find(|s| text.contains(s.as_str()));
+                    assert!(found.is_none(), "{name}.{table}.{column} holds an issued secret");
+                }
+            }
+            scanned.push(table);
+        }
+        tx.rollback().await.unwrap_or_else(|e| panic!("{e}"));
+    }
+    for table in ["jadpo_sessions", "jadpo_sign_in_requests", "jadpo_service_keys", "jadpo_outbox"]
+    {
+        assert!(scanned.iter().any(|t| t == table), "{table} was not scanned");
+    }
+}
+
+/// A test issuer: a P-256 key, its key set served over HTTP, and tokens it signs.
+struct Issuer {
+    der: Vec<u8>,
+    jwks: Value,
+}
+
+const ISSUER: &str = "https://issuer.test";
+const AUDIENCE: &str = "shop-client";
+
+impl Issuer {
+    fn new(kid: &str) -> Self {
+        use p256::pkcs8::EncodePrivateKey;
+        let mut bytes = [0_u8; 32];
+        getrandom::fill(&mut bytes).unwrap_or_else(|e| panic!("{e}"));
+        let secret = p256::SecretKey::from_slice(&bytes).unwrap_or_else(|e| panic!("{e}"));
+        let der = secret.to_pkcs8_der().unwrap_or_else(|e| panic!("{e}")).as_bytes().to_vec();
+        let mut jwk = serde_json::to_value(secret.public_key().to_jwk()).unwrap_or_default();
+        jwk["kid"] = json!(kid);
+        jwk["alg"] = json!("ES256");
+        jwk["use"] = json!("sig");
+        Self { der, jwks: json!({"keys": [jwk]}) }
+    }
+
+    fn token(&self, kid: &str, claims: &Value) -> String {
+        let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::ES256);
+        header.kid = Some(kid.to_owned());
+        let key = jsonwebtoken::EncodingKey::from_ec_der(&self.der);
+        jsonwebtoken::encode(&header, claims, &key).unwrap_or_else(|e| panic!("{e}"))
+    }
+}
+
+/// Serves `jwks` at `/keys` on a free port; its base URL.
+async fn serve_keys(jwks: Value) -> String {
+    let listener =
+        tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("{e}"));
+    let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
+    let app = axum::Router::new()
+        .route("/keys", axum::routing::get(move || async move { axum::Json(jwks) }));
+    tokio::spawn(axum::serve(listener, app).into_future());
+    format!("http://{addr}/keys")
+}
+
+/// A shop-like application whose users are created at first sign-in and may sign in with the
+/// test issuer's ID tokens.
+fn oidc_app(policy: FirstSignIn) -> Application {
+    let table = "CREATE TABLE members (id TEXT PRIMARY KEY, email TEXT NOT NULL UNIQUE)";
+    let migrations = || vec![Migration::new(Ledger::Workflow, 20, "members", table)];
+    Application::builder("club")
+        .store("main")
+        .connection("issuer_keys")
+        .users(
+            UserEntity::new("member", "main", "members")
+                .oidc_sign_in(OidcProvider::new("test", ISSUER, AUDIENCE, "issuer_keys"))
+                .on_first_sign_in(policy),
+        )
+        .action_for("members_only", "main", Callers::users(), WhoAmI)
+        .migrations("main", Dialect::Sqlite, migrations())
+        .migrations("main", Dialect::Postgres, migrations())
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// An engine for `app` whose `issuer_keys` connection reaches `keys_url`.
+async fn oidc_env(kind: Kind, app: Application, keys_url: &str) -> Env {
+    let mut env = Env::new(kind, app, EngineSettings::default()).await;
+    let bases =
+        [("issuer_keys".to_owned(), url::Url::parse(keys_url).unwrap_or_else(|e| panic!("{e}")))];
+    let connections = jadpo_runtime::connections::HttpConnections::new(
+        bases.into_iter().collect(),
+        std::time::Duration::from_secs(5),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    env.engine.connections = std::sync::Arc::new(connections);
+    env
+}
+
+fn claims(env: &Env, sub: &str, email: Option<&str>) -> Value {
+    let now = env.engine.clock.now().timestamp();
+    let mut c = json!({"iss": ISSUER, "aud": AUDIENCE, "sub": sub, "iat": now, "exp": now + 300});
+    if let Some(email) = email {
+        c["email"] = json!(email);
+        c["email_verified"] = json!(true);
+    }
+    c
+}
+
+async fn with_token(env: &Env, token: &str) -> Answer {
+    post(env, "/sign-in/oidc/test", json!({"id_token": token})).await
+}
+
+/// An ID token signs in the user its (issuer, subject) was linked to; the first sign-in links by
+/// verified email or creates the member; a wrong audience, issuer or key, an expired token, an
+/// unaccepted algorithm are refused (401) and link or start nothing.
+async fn an_id_token_signs_in_its_linked_user(kind: Kind) {
+    let issuer = Issuer::new("k1");
+    let keys_url = serve_keys(issuer.jwks.clone()).await;
+    let env = oidc_env(kind, oidc_app(FirstSignIn::Create), &keys_url).await;
+    let first =
+        with_token(&env, &issuer.token("k1", &claims(&env, "sub-1", Some("Kim@Example.com"))))
+            .await;
+    let browser = browser_of(&first);
+    let user = first.body["user_id"].as_str().unwrap_or_default().to_owned();
+    let member = format!(
+        "SELECT count(*) AS n FROM members WHERE id = '{user}' AND email = 'kim@example.com'"
+    );
+    assert_eq!(env.count("main", &member).await, 1, "the first sign-in created the member");
+    let csrf = browser.csrf.as_deref();
+    let call = send(
+        &env,
+        "POST",
+        "/actions/members_only",
+        Req { browser: Some(&browser), csrf, ..Req::default() },
+        "{}",
+    )
+    .await;
+    assert_eq!(call.body["principal"], json!(format!("user:{user}")), "{}", call.body);
+    let again = with_token(&env, &issuer.token("k1", &claims(&env, "sub-1", None))).await;
+    assert_eq!(again.body["user_id"], json!(user), "the link, not the email, finds the user");
+    let same_email =
+        with_token(&env, &issuer.token("k1", &claims(&env, "sub-2", Some("kim@example.com"))))
+            .await;
+    assert_eq!(same_email.body["user_id"], json!(user), "a verified email links to its member");
+    assert_eq!(env.count("main", "SELECT count(*) AS n FROM jadpo_sign_in_links").await, 2);
+    let sessions = env.count("main", "SELECT count(*) AS n FROM jadpo_sessions").await;
+
+    let mut wrong_aud = claims(&env, "sub-3", Some("lee@example.com"));
+    wrong_aud["aud"] = json!("another-client");
+    let mut wrong_iss = claims(&env, "sub-3", Some("lee@example.com"));
+    wrong_iss["iss"] = json!("https://evil.test");
+    let mut expired = claims(&env, "sub-3", Some("lee@example.com"));
+    expired["exp"] = json!(env.engine.clock.now().timestamp() - 120);
+    let impostor = Issuer::new("k1");
+    let hs256 = jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+        &claims(&env, "sub-3", Some("lee@example.com")),
+        &jsonwebtoken::EncodingKey::from_secret(b"guess"),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let refused = [
+        ("wrong audience", issuer.token("k1", &wrong_aud)),
+        ("wrong issuer", issuer.token("k1", &wrong_iss)),
+        ("expired", issuer.token("k1", &expired)),
+        ("another key", impostor.token("k1", &claims(&env, "sub-3", Some("lee@example.com")))),
+        ("unknown key id", issuer.token("k9", &claims(&env, "sub-3", Some("lee@example.com")))),
+        ("HS256", hs256),
+        ("not a token", "x.y.z".to_owned()),
+    ];
+    for (what, token) in refused {
+        let answer = with_token(&env, &token).await;
+        assert_eq!(answer.status, StatusCode::UNAUTHORIZED, "{what}: {}", answer.body);
+    }
+    assert_eq!(env.count("main", "SELECT count(*) AS n FROM jadpo_sign_in_links").await, 2);
+    assert_eq!(env.count("main", "SELECT count(*) AS n FROM jadpo_sessions").await, sessions);
+    assert_eq!(env.count("main", "SELECT count(*) AS n FROM members").await, 1);
+}
+
+/// A first sign-in without a verified email, or under a policy that only links, finds no member
+/// (403) and creates nothing; an issuer whose keys cannot be fetched answers 503.
+async fn a_first_sign_in_follows_the_policy(kind: Kind) {
+    let issuer = Issuer::new("k1");
+    let keys_url = serve_keys(issuer.jwks.clone()).await;
+    let env = oidc_env(kind, oidc_app(FirstSignIn::Create), &keys_url).await;
+    let mut unverified = claims(&env, "sub-1", Some("max@example.com"));
+    unverified["email_verified"] = json!(false);
+    let answer = with_token(&env, &issuer.token("k1", &unverified)).await;
+    assert_eq!(answer.status, StatusCode::FORBIDDEN, "{}", answer.body);
+    assert_eq!(env.count("main", "SELECT count(*) AS n FROM members").await, 0);
+
+    let env = oidc_env(kind, oidc_app(FirstSignIn::LinkByEmail), &keys_url).await;
+    let answer =
+        with_token(&env, &issuer.token("k1", &claims(&env, "sub-1", Some("max@example.com"))))
+            .await;
+    assert_eq!(answer.status, StatusCode::FORBIDDEN, "{}", answer.body);
+    let mut tx = env.store("main").begin().await.unwrap_or_else(|e| panic!("{e}"));
+    tx.execute("INSERT INTO members (id, email) VALUES ('m-1', 'max@example.com')", &[])
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    tx.commit().await.unwrap_or_else(|e| panic!("{e}"));
+    let linked =
+        with_token(&env, &issuer.token("k1", &claims(&env, "sub-1", Some("max@example.com"))))
+            .await;
+    assert_eq!(linked.body["user_id"], json!("m-1"), "{}", linked.body);
+    assert_eq!(env.count("main", "SELECT count(*) AS n FROM members").await, 1);
+
+    let env = oidc_env(kind, oidc_app(FirstSignIn::Create), "http://127.0.0.1:9/keys").await;
+    let down =
+        with_token(&env, &issuer.token("k1", &claims(&env, "sub-1", Some("max@example.com"))))
+            .await;
+    assert_eq!(down.status, StatusCode::SERVICE_UNAVAILABLE, "{}", down.body);
+}
+
+jadpo_test_env::both!(
+    an_id_token_signs_in_its_linked_user,
+    a_first_sign_in_follows_the_policy,
+    no_table_holds_an_issued_secret,
+    a_person_signs_in_by_link_and_orders_as_themself,
+    wrong_codes_lock_the_request,
+    mails_are_limited_replaced_and_expire,
+    sign_out_here_and_everywhere,
+    idle_sessions_end,
+    bad_sign_in_input_is_refused,
+    actions_admit_only_their_declared_callers,
+);
+
+/// An action that answers who called it.
+struct WhoAmI;
+
+#[async_trait::async_trait]
+impl Action for WhoAmI {
+    async fn run(
+        &self,
+        ctx: &mut HandlerContext<'_>,
+        _input: Value,
+    ) -> Result<ActionOutput, HandlerError> {
+        let who = ctx.principal().map(|p| p.owner());
+        Ok(ActionOutput::created(json!({"principal": who})))
+    }
+}
+
+/// An application whose users are members, never created by a first sign-in, with actions for
+/// anyone, for members, and for the `ops` service only.
+fn members_app() -> Application {
+    let table = "CREATE TABLE members (id TEXT PRIMARY KEY, email TEXT NOT NULL UNIQUE)";
+    let migrations = |d| (d, vec![Migration::new(Ledger::Workflow, 20, "members", table)]);
+    let (sqlite, postgres) = (migrations(Dialect::Sqlite), migrations(Dialect::Postgres));
+    Application::builder("club")
+        .store("main")
+        .connection("mailer")
+        .users(UserEntity::new("member", "main", "members").email_sign_in("mailer"))
+        .action_for("hello", "main", Callers::anyone(), WhoAmI)
+        .action_for("members_only", "main", Callers::users(), WhoAmI)
+        .action_for("ops_only", "main", Callers::named_services(&["ops"]), WhoAmI)
+        .migrations("main", sqlite.0, sqlite.1)
+        .migrations("main", postgres.0, postgres.1)
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+async fn key_for(env: &Env, service: &str) -> String {
+    let all = Scopes::parse(&["*"]).unwrap_or_else(|e| panic!("{e}"));
+    let issued = jadpo_engine::keys::issue_unrecorded(
+        env.store("main").as_ref(),
+        service,
+        None,
+        &all,
+        env.engine.clock.as_ref(),
+    );
+    issued.await.unwrap_or_else(|e| panic!("{e}")).secret
+}
+
+/// Actions declare their callers: anyone (no credential; an Idempotency-Key then refused), users
+/// only (401 without a credential, 403 for a service), one named service (403 for another). A
+/// first sign-in by an address no member has is refused (403) and creates nothing.
+async fn actions_admit_only_their_declared_callers(kind: Kind) {
+    let mut env = Env::new(kind, members_app(), EngineSettings::default()).await;
+    let anonymous = send(&env, "POST", "/actions/hello", Req::default(), "{}").await;
+    assert_eq!(anonymous.status, StatusCode::CREATED, "{}", anonymous.body);
+    assert_eq!(anonymous.body["principal"], Value::Null);
+    let keyed = Req { idempotency_key: Some("k1"), ..Req::default() };
+    let replayable = send(&env, "POST", "/actions/hello", keyed, "{}").await;
+    assert_eq!(replayable.status, StatusCode::BAD_REQUEST, "{}", replayable.body);
+
+    let (ops, web) = (key_for(&env, "ops").await, key_for(&env, "web").await);
+    let as_ = |bearer| Req { bearer, ..Req::default() };
+    assert_eq!(
+        send(&env, "POST", "/actions/members_only", as_(None), "{}").await.status,
+        StatusCode::UNAUTHORIZED
+    );
+    assert_eq!(
+        send(&env, "POST", "/actions/members_only", as_(Some(&web)), "{}").await.status,
+        StatusCode::FORBIDDEN
+    );
+    let ops_call = send(&env, "POST", "/actions/ops_only", as_(Some(&ops)), "{}").await;
+    assert_eq!(ops_call.body["principal"], json!("service:ops"), "{}", ops_call.body);
+    assert_eq!(
+        send(&env, "POST", "/actions/ops_only", as_(Some(&web)), "{}").await.status,
+        StatusCode::FORBIDDEN
+    );
+
+    let (_, code) = mailed(&mut env, "stranger@example.com").await;
+    let refused =
+        post(&env, "/sign-in/code", json!({"email": "stranger@example.com", "code": code})).await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN, "{}", refused.body);
+    assert_eq!(env.count("main", "SELECT count(*) AS n FROM members").await, 0);
+    assert_eq!(env.count("main", "SELECT count(*) AS n FROM jadpo_sessions").await, 0);
+
+    let mut tx = env.store("main").begin().await.unwrap_or_else(|e| panic!("{e}"));
+    tx.execute("INSERT INTO members (id, email) VALUES ('m-1', 'member@example.com')", &[])
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    tx.commit().await.unwrap_or_else(|e| panic!("{e}"));
+    let (_, code) = mailed(&mut env, "member@example.com").await;
+    let member = browser_of(
+        &post(&env, "/sign-in/code", json!({"email": "member@example.com", "code": code})).await,
+    );
+    let csrf = member.csrf.as_deref();
+    let theirs = send(
+        &env,
+        "POST",
+        "/actions/members_only",
+        Req { browser: Some(&member), csrf, ..Req::default() },
+        "{}",
+    )
+    .await;
+    assert_eq!(theirs.body["principal"], json!("user:m-1"), "{}", theirs.body);
+    let not_ops = send(
+        &env,
+        "POST",
+        "/actions/ops_only",
+        Req { browser: Some(&member), csrf, ..Req::default() },
+        "{}",
+    )
+    .await;
+    assert_eq!(not_ops.status, StatusCode::FORBIDDEN);
+}

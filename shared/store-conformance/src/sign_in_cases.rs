@@ -1,0 +1,178 @@
+//! Conformance cases for sign-in: requests by address digest with their limits, one-time links
+//! and codes, and browser sessions with their CSRF verifier.
+
+use chrono::{DateTime, Duration, Utc};
+use jadpo_core::model::housekeeping::RecordClass;
+use jadpo_core::model::service_key::verifier;
+use jadpo_core::model::sign_in::{
+    EmailAddress, Redeemed, SignInError, SignInLimits, code_verifier, new_code, new_link,
+};
+use jadpo_core::model::user_session::{BrowserLimits, SessionKind};
+use jadpo_core::{ManualClock, Store};
+
+use crate::Fixture;
+use crate::cases::{migrated, ok};
+
+fn t0() -> DateTime<Utc> {
+    DateTime::from_timestamp(1_767_225_600, 0).unwrap_or_default()
+}
+
+fn digest(address: &str) -> String {
+    EmailAddress::parse(address).map(|a| a.digest()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Counts a request for `address` at `at` and arms it with a fresh link and code; returns them.
+async fn armed(store: &dyn Store, address: &str, at: DateTime<Utc>) -> (String, String) {
+    let limits = SignInLimits::default();
+    let mut tx = ok(store.begin().await, "begin");
+    let requested = store.sign_in_request(tx.as_mut(), &digest(address), at, limits).await;
+    let nonce = requested.unwrap_or_else(|e| panic!("request: {e}")).nonce;
+    let (link, code) = (new_link(), new_code());
+    let (link, code) =
+        (link.unwrap_or_else(|e| panic!("{e}")), code.unwrap_or_else(|e| panic!("{e}")));
+    let until = at + Duration::minutes(15);
+    let (d, lv, cv) = (digest(address), verifier(&link), code_verifier(&nonce, &code));
+    let arm = store.sign_in_arm(tx.as_mut(), &d, &nonce, &lv, &cv, until).await;
+    assert!(ok(arm, "arm"), "a fresh request was not armed");
+    ok(tx.commit().await, "commit");
+    (link, code)
+}
+
+async fn redeem(
+    store: &dyn Store,
+    address: &str,
+    proof: Result<&str, &str>,
+    at: DateTime<Utc>,
+) -> Redeemed {
+    let mut tx = ok(store.begin().await, "begin");
+    let d = digest(address);
+    let result = match proof {
+        Ok(link) => store.sign_in_redeem_link(tx.as_mut(), &d, link, at).await,
+        Err(code) => {
+            store.sign_in_redeem_code(tx.as_mut(), &d, code, at, SignInLimits::default()).await
+        }
+    };
+    ok(tx.commit().await, "commit");
+    ok(result, "redeem")
+}
+
+/// A link works once, before its end; a newer request replaces it; wrong codes count to a
+/// lock-out that stops the link too; a superseded nonce is not armed; five requests an hour per
+/// address, then `TooMany` until the hour is over; housekeeping deletes only rows whose link and
+/// window are over. The row holds no link or code.
+pub async fn sign_in_requests_are_one_time_and_limited(fx: &dyn Fixture) {
+    let store = migrated(fx).await;
+    let s = store.as_ref();
+    let (link, code) = armed(s, "a@example.com", t0()).await;
+    assert_eq!(redeem(s, "a@example.com", Ok("jadpo_ml_nope"), t0()).await, Redeemed::NotLive);
+    assert_eq!(
+        redeem(s, "b@example.com", Ok(&link), t0()).await,
+        Redeemed::NotLive,
+        "another address"
+    );
+    assert_eq!(redeem(s, "a@example.com", Ok(&link), t0()).await, Redeemed::SignedIn);
+    assert_eq!(redeem(s, "a@example.com", Ok(&link), t0()).await, Redeemed::NotLive, "used twice");
+    assert_eq!(
+        redeem(s, "a@example.com", Err(&code), t0()).await,
+        Redeemed::NotLive,
+        "code after link"
+    );
+
+    let (old_link, _) = armed(s, "a@example.com", t0()).await;
+    let (_, code) = armed(s, "a@example.com", t0()).await;
+    assert_eq!(
+        redeem(s, "a@example.com", Ok(&old_link), t0()).await,
+        Redeemed::NotLive,
+        "replaced"
+    );
+    for left in (0..5).rev() {
+        assert_eq!(
+            redeem(s, "a@example.com", Err("WRONG000"), t0()).await,
+            Redeemed::Wrong { left }
+        );
+    }
+    assert_eq!(redeem(s, "a@example.com", Err(&code), t0()).await, Redeemed::NotLive, "locked");
+    armed(s, "a@example.com", t0()).await;
+    armed(s, "a@example.com", t0()).await;
+
+    let later = t0() + Duration::minutes(16);
+    let mut tx = ok(s.begin().await, "begin");
+    let sixth = s
+        .sign_in_request(tx.as_mut(), &digest("a@example.com"), later, SignInLimits::default())
+        .await;
+    assert!(matches!(sixth, Err(SignInError::TooMany)), "{sixth:?}");
+    ok(tx.rollback().await, "rollback");
+    let (late_link, _) = armed(s, "c@example.com", t0()).await;
+    assert_eq!(
+        redeem(s, "c@example.com", Ok(&late_link), later).await,
+        Redeemed::NotLive,
+        "expired"
+    );
+    let next_hour = t0() + Duration::minutes(61);
+    let (link, _) = armed(s, "a@example.com", next_hour).await;
+
+    let mut tx = ok(s.begin().await, "begin");
+    let rows = ok(tx.query("SELECT * FROM jadpo_sign_in_requests", &[]).await, "select");
+    for row in &rows {
+        for (column, value) in row.columns().iter().zip(row.values()) {
+            let text = format!("{value:?}");
+            assert!(
+                !text.contains(&link[9..]) && !text.contains("example.com"),
+                "{column}: {text}"
+            );
+        }
+    }
+    // As a pass at t0 + 80 min cuts off: c's link and window are over, a's window began at 61.
+    let cutoff = t0() + Duration::minutes(20);
+    let deleted =
+        s.housekeeping_delete(tx.as_mut(), RecordClass::SignInRequests, cutoff, 100).await;
+    assert_eq!(ok(deleted, "delete"), 1, "only c's request is over (a's window started anew)");
+    let left =
+        ok(tx.query("SELECT address_digest FROM jadpo_sign_in_requests", &[]).await, "select");
+    ok(tx.commit().await, "commit");
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0].get_str("address_digest").ok(), Some(digest("a@example.com").as_str()));
+}
+
+/// A browser session is found only as a browser session, stores its CSRF token as a verifier,
+/// ends after its idle limit unless touched, and ends alone on sign-out.
+pub async fn browser_sessions_keep_verifiers_and_end(fx: &dyn Fixture) {
+    let store = migrated(fx).await;
+    let clock = ManualClock::new(t0());
+    let limits = BrowserLimits::default();
+    let mut tx = ok(store.begin().await, "begin");
+    let a = store.browser_session_start(tx.as_mut(), "alice", limits, &clock).await;
+    let b = store.browser_session_start(tx.as_mut(), "alice", limits, &clock).await;
+    ok(tx.commit().await, "commit");
+    let (a, b) = (a.unwrap_or_else(|e| panic!("{e}")), b.unwrap_or_else(|e| panic!("{e}")));
+    let find = |token: String, kind, at| {
+        let store = std::sync::Arc::clone(&store);
+        async move { ok(store.user_session_verify(&token, kind, at).await, "verify") }
+    };
+    let live = find(a.token.clone(), SessionKind::Browser, t0()).await;
+    let live = live.unwrap_or_else(|| panic!("a new browser session is not live"));
+    assert_eq!((live.user_id.as_str(), live.csrf_verifier), ("alice", Some(verifier(&a.csrf))));
+    assert!(find(a.token.clone(), SessionKind::ApiToken, t0()).await.is_none(), "found as a token");
+    let idle = t0() + Duration::minutes(31);
+    assert!(find(a.token.clone(), SessionKind::Browser, idle).await.is_none(), "idle yet live");
+    ok(store.user_session_touch(&a.id, t0() + Duration::minutes(20)).await, "touch");
+    assert!(find(a.token.clone(), SessionKind::Browser, idle).await.is_some(), "touched yet ended");
+    let mut tx = ok(store.begin().await, "begin");
+    assert!(ok(store.user_session_end(tx.as_mut(), &a.id, t0()).await, "end"));
+    assert!(!ok(store.user_session_end(tx.as_mut(), &a.id, t0()).await, "end again"));
+    let rows = ok(tx.query("SELECT * FROM jadpo_sessions", &[]).await, "select");
+    ok(tx.commit().await, "commit");
+    assert!(
+        find(a.token.clone(), SessionKind::Browser, t0()).await.is_none(),
+        "signed out yet live"
+    );
+    assert!(find(b.token.clone(), SessionKind::Browser, t0()).await.is_some(), "the other ended");
+    for row in &rows {
+        for (column, value) in row.columns().iter().zip(row.values()) {
+            let text = format!("{value:?}");
+            for secret in [&a.token, &a.csrf, &b.token, &b.csrf] {
+                assert!(!text.contains(&secret[9..]), "{column} holds a secret");
+            }
+        }
+    }
+}

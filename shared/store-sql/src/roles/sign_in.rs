@@ -1,0 +1,162 @@
+//! The sign-in request role implemented once over each adapter's own SQL. The row is read under
+//! the transaction's lock, decided here, and changed by conditional updates, so a link or code is
+//! used at most once however many requests race for it.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use jadpo_core::error::StoreError;
+use jadpo_core::model::service_key::{random_secret, verifier};
+use jadpo_core::model::sign_in::{
+    Redeemed, Requested, SEND_WINDOW, SignInError, SignInLimits, code_verifier, is_link,
+};
+use jadpo_core::ports::SignInStore;
+use jadpo_core::sql::Row;
+use jadpo_core::transaction::{Transaction, TransactionalStore};
+
+use crate::store::SqlStore;
+
+/// The counted sends of a row at `now`: a window older than an hour starts again.
+fn window(row: &Row, now: DateTime<Utc>) -> Result<(DateTime<Utc>, i64), StoreError> {
+    let started = row.get_timestamp("window_started_at")?;
+    let window = chrono::Duration::from_std(SEND_WINDOW).unwrap_or(chrono::Duration::MAX);
+    if started + window <= now {
+        return Ok((now, 0));
+    }
+    Ok((started, row.get_i64("sends_in_window")?))
+}
+
+fn live(row: &Row, now: DateTime<Utc>) -> Result<bool, StoreError> {
+    Ok(row.get_opt_str("code_verifier")?.is_some()
+        && row.get_opt_timestamp("used_at")?.is_none()
+        && row.get_timestamp("expires_at")? > now)
+}
+
+impl<C: TransactionalStore> SqlStore<C> {
+    async fn sign_in_row(
+        &self,
+        tx: &mut dyn Transaction,
+        digest: &str,
+    ) -> Result<Option<Row>, StoreError> {
+        self.sql.sign_in.request_find.query_opt(tx, [digest.into()]).await
+    }
+}
+
+#[async_trait]
+impl<C: TransactionalStore> SignInStore for SqlStore<C> {
+    async fn sign_in_request(
+        &self,
+        tx: &mut dyn Transaction,
+        digest: &str,
+        now: DateTime<Utc>,
+        limits: SignInLimits,
+    ) -> Result<Requested, SignInError> {
+        let sql = self.sql.sign_in;
+        sql.request_ensure.execute(tx, [digest.into(), now.into()]).await?;
+        let row = self
+            .sign_in_row(tx, digest)
+            .await?
+            .ok_or_else(|| StoreError::internal("a sign-in request row vanished"))?;
+        let (started, sends) = window(&row, now)?;
+        if sends >= i64::from(limits.sends_per_hour) {
+            return Err(SignInError::TooMany);
+        }
+        let nonce = random_secret("").map_err(SignInError::Random)?;
+        let params =
+            [digest.into(), nonce.as_str().into(), now.into(), started.into(), (sends + 1).into()];
+        sql.request_renew.execute(tx, params).await?;
+        Ok(Requested { nonce })
+    }
+
+    async fn sign_in_arm(
+        &self,
+        tx: &mut dyn Transaction,
+        digest: &str,
+        nonce: &str,
+        link_verifier: &str,
+        code_verifier: &str,
+        expires_at: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let params = [
+            digest.into(),
+            nonce.into(),
+            link_verifier.into(),
+            code_verifier.into(),
+            expires_at.into(),
+        ];
+        Ok(self.sql.sign_in.request_arm.execute(tx, params).await? == 1)
+    }
+
+    async fn sign_in_redeem_link(
+        &self,
+        tx: &mut dyn Transaction,
+        digest: &str,
+        link: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Redeemed, StoreError> {
+        if !is_link(link) {
+            return Ok(Redeemed::NotLive);
+        }
+        let params = [digest.into(), verifier(link).into(), now.into()];
+        let used = self.sql.sign_in.request_redeem_link.execute(tx, params).await?;
+        Ok(if used == 1 { Redeemed::SignedIn } else { Redeemed::NotLive })
+    }
+
+    async fn sign_in_redeem_code(
+        &self,
+        tx: &mut dyn Transaction,
+        digest: &str,
+        code: &str,
+        now: DateTime<Utc>,
+        limits: SignInLimits,
+    ) -> Result<Redeemed, StoreError> {
+        let sql = self.sql.sign_in;
+        let Some(row) = self.sign_in_row(tx, digest).await? else {
+            return Ok(Redeemed::NotLive);
+        };
+        if !live(&row, now)? {
+            return Ok(Redeemed::NotLive);
+        }
+        let presented = code_verifier(row.get_str("nonce")?, code);
+        let params = [digest.into(), presented.as_str().into(), now.into()];
+        if sql.request_redeem_code.execute(tx, params).await? == 1 {
+            return Ok(Redeemed::SignedIn);
+        }
+        let wrong = row.get_i64("wrong_codes")? + 1;
+        sql.request_wrong_code.execute(tx, [digest.into(), wrong.into()]).await?;
+        let max = i64::from(limits.wrong_codes);
+        if wrong >= max {
+            sql.request_lock.execute(tx, [digest.into()]).await?;
+        }
+        Ok(Redeemed::Wrong { left: u32::try_from(max - wrong).unwrap_or(0) })
+    }
+
+    async fn sign_in_link_find(
+        &self,
+        tx: &mut dyn Transaction,
+        issuer: &str,
+        subject: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<String>, StoreError> {
+        let sql = self.sql.sign_in;
+        let row = sql.link_find.query_opt(tx, [issuer.into(), subject.into()]).await?;
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        sql.link_seen.execute(tx, [issuer.into(), subject.into(), now.into()]).await?;
+        Ok(Some(row.get_str("user_id")?.to_owned()))
+    }
+
+    async fn sign_in_link_insert(
+        &self,
+        tx: &mut dyn Transaction,
+        issuer: &str,
+        subject: &str,
+        user_id: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let params = [issuer.into(), subject.into(), user_id.into(), now.into()];
+        self.sql.sign_in.link_insert.execute(tx, params).await?;
+        Ok(())
+    }
+}
