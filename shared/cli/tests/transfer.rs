@@ -40,6 +40,7 @@ async fn seed(url: &str, store: &dyn Store) {
         });
         let write = TransitionWrite {
             owner: Some("service:web"),
+            actor: Some("service:web"),
             run_id: "run-1",
             expected_revision: state
                 .as_ref()

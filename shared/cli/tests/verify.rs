@@ -25,6 +25,7 @@ async fn seed(url: &str, store: &dyn Store) {
             .unwrap_or_else(|e| panic!("{e}"));
     let write = TransitionWrite {
         owner: None,
+        actor: None,
         run_id: "run-1",
         expected_revision: None,
         transition: &t,

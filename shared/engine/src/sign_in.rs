@@ -101,9 +101,17 @@ pub async fn request_mail(
         Ok(r) => r,
         Err(e) => return rollback(tx, e.into()).await,
     };
+    crate::fault!("sign_in.after_request");
+    let lifetime =
+        chrono::Duration::from_std(p.settings.sign_in.lifetime).unwrap_or(chrono::Duration::MAX);
     let mail = Emitted {
         event_type: MAIL_EVENT.to_owned(),
-        payload: json!({"to": address.as_str(), "nonce": requested.nonce, "public_url": public_url}),
+        payload: json!({
+            "to": address.as_str(),
+            "nonce": requested.nonce,
+            "public_url": public_url,
+            "expires_at": now + lifetime,
+        }),
     };
     let origin = Origin {
         source: "sign_in",
@@ -112,11 +120,12 @@ pub async fn request_mail(
         traceparent: None,
         tracestate: None,
     };
-    let deliveries =
-        match write_emitted(p, store.as_ref(), tx.as_mut(), &[mail], &origin, now).await {
-            Ok((_, deliveries)) => deliveries,
-            Err(e) => return rollback(tx, e.into()).await,
-        };
+    let written = write_emitted(p, store.as_ref(), tx.as_mut(), &[mail], &origin, now).await;
+    let deliveries = match written {
+        Ok((_, deliveries)) => deliveries,
+        Err(e) => return rollback(tx, e.into()).await,
+    };
+    crate::fault!("sign_in.before_request_commit");
     tx.commit().await?;
     Ok(MailRequested { store: users.store.clone(), deliveries })
 }
@@ -141,7 +150,7 @@ pub async fn sign_in(
         }
     };
     match redeemed {
-        Ok(Redeemed::SignedIn) => {}
+        Ok(Redeemed::SignedIn) => crate::fault!("sign_in.after_redeem"),
         Ok(Redeemed::Wrong { left }) => {
             tx.commit().await?;
             return Err(SignInFlowError::WrongCode { left });
@@ -157,6 +166,7 @@ pub async fn sign_in(
         .browser_session_start(tx.as_mut(), &user, p.settings.browser_sessions, p.clock.as_ref())
         .await
         .map_err(SignInFlowError::from);
+    crate::fault!("sign_in.before_session_commit");
     commit_or_rollback(tx, started).await
 }
 

@@ -35,21 +35,33 @@ async fn checkout_runs_to_completion(kind: Kind) {
     );
     let (_, state) = find_run(&env.engine, &run).await.unwrap_or_else(|e| panic!("{e}"));
     let stale =
-        post_event(&env.engine, &run, "shipment.confirmed", json!({}), state.revision - 1).await;
+        post_event(&env.engine, &run, "shipment.confirmed", json!({}), state.revision - 1, None)
+            .await;
     assert!(matches!(stale, Err(EngineError::Stale { .. })), "{stale:?}");
-    let wrong = post_event(&env.engine, &run, "parcel.lost", json!({}), state.revision).await;
+    let wrong = post_event(&env.engine, &run, "parcel.lost", json!({}), state.revision, None).await;
     assert!(matches!(wrong, Err(EngineError::Rejected(_))), "{wrong:?}");
+    let carrier = jadpo_core::model::principal::Principal::Service("carrier".into());
     let done = post_event(
         &env.engine,
         &run,
         "shipment.confirmed",
         json!({"carrier": "ups"}),
         state.revision,
+        Some(&carrier),
     )
     .await;
     let done = done.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(done.status, ExecutionStatus::Completed);
-    let events = run_events(&env.engine, &run).await.unwrap_or_else(|e| panic!("{e}"));
+    let acted = run_events(&env.engine, &run).await.unwrap_or_else(|e| panic!("{e}"));
+    // The posted event's events name the carrier; the steps' completions, the runtime (none).
+    let by_carrier: Vec<u64> = acted
+        .iter()
+        .filter(|(_, a)| a.as_deref() == Some("service:carrier"))
+        .map(|(e, _)| e.seq)
+        .collect();
+    assert!(!by_carrier.is_empty() && by_carrier.iter().all(|s| *s > state.revision), "{acted:?}");
+    assert!(acted.iter().any(|(e, a)| a.is_none() && e.seq <= state.revision), "{acted:?}");
+    let events: Vec<_> = acted.into_iter().map(|(e, _)| e).collect();
     assert_eq!(replay(&run, &events).as_ref(), Some(&done));
     let pending = env
         .count("main", "SELECT count(*) AS n FROM outbox_commands WHERE status = 'pending'")
@@ -61,14 +73,14 @@ async fn cancel_compensates_latest_first(kind: Kind) {
     let mut env = Env::shop(kind).await;
     let run = started(&mut env).await;
     env.drain().await;
-    let cancelling = cancel_run(&env.engine, &run, "customer changed their mind").await;
+    let cancelling = cancel_run(&env.engine, &run, "customer changed their mind", None).await;
     assert_eq!(cancelling.map(|s| s.status).ok(), Some(ExecutionStatus::Cancelling));
     env.drain().await;
     assert_eq!(status(&env, &run).await, ExecutionStatus::Cancelled);
     let kinds: Vec<_> =
         env.sinks.received("payments").iter().map(|m| m["body"]["kind"].clone()).collect();
     assert_eq!(kinds, vec![json!("charge"), json!("refund")]);
-    let again = cancel_run(&env.engine, &run, "twice").await;
+    let again = cancel_run(&env.engine, &run, "twice", None).await;
     assert!(matches!(again, Err(EngineError::Rejected(_))), "{again:?}");
 }
 

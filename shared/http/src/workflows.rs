@@ -139,7 +139,7 @@ async fn list_events(
         let events = run_events(&state.engine, &id).await.map_err(|e| engine_problem(&e))?;
         let events: Vec<Value> = events
             .iter()
-            .map(|e| json!({"id": e.id(&id), "seq": e.seq, "type": e.event_type, "payload": e.payload, "timestamp": e.timestamp}))
+            .map(|(e, actor)| json!({"id": e.id(&id), "seq": e.seq, "type": e.event_type, "payload": e.payload, "timestamp": e.timestamp, "actor": actor}))
             .collect();
         Ok::<_, Problem>(axum::Json(json!({"events": events})))
     };
@@ -167,10 +167,16 @@ async fn add_event(
         let principal = &caller.principal;
         check_owned_run(&state.engine, &id, principal).await.map_err(|e| engine_problem(&e))?;
         let req: NewEvent = body(&bytes)?;
-        let run =
-            post_event(&state.engine, &id, &req.event_type, req.payload, req.expected_revision)
-                .await
-                .map_err(|e| engine_problem(&e))?;
+        let run = post_event(
+            &state.engine,
+            &id,
+            &req.event_type,
+            req.payload,
+            req.expected_revision,
+            Some(principal),
+        )
+        .await
+        .map_err(|e| engine_problem(&e))?;
         Ok::<_, Problem>(axum::Json(state_json(&run)))
     };
     result.await.into_response()
@@ -185,7 +191,7 @@ async fn cancel(
         caller.may(&Scope::Runs)?;
         let principal = &caller.principal;
         check_owned_run(&state.engine, &id, principal).await.map_err(|e| engine_problem(&e))?;
-        let run = cancel_run(&state.engine, &id, "cancelled over HTTP")
+        let run = cancel_run(&state.engine, &id, "cancelled over HTTP", Some(principal))
             .await
             .map_err(|e| engine_problem(&e))?;
         Ok::<_, Problem>(axum::Json(state_json(&run)))

@@ -191,6 +191,7 @@ async fn runs_and_sessions_over_http() {
             "events in seq order, revision = last seq"
         );
         assert_eq!(events.body["events"][0]["id"], json!(format!("{run}:1")));
+        assert_eq!(events.body["events"][0]["actor"], json!("service:web"), "the start is web's");
         let stale = format!(
             r#"{{"type": "shipment.confirmed", "payload": {{}}, "expected_revision": {}}}"#,
             revision - 1
@@ -207,6 +208,13 @@ async fn runs_and_sessions_over_http() {
             "{}",
             done.body
         );
+        let after = call(&env, "GET", &format!("/runs/{run}/events"), k, None, "").await;
+        let actors: Vec<Value> = after.body["events"]
+            .as_array()
+            .map(|a| a.iter().map(|e| e["actor"].clone()).collect())
+            .unwrap_or_default();
+        assert_eq!(actors.last(), Some(&json!("service:web")), "the posted event is web's");
+        assert!(actors.contains(&Value::Null), "steps' completions are the runtime's: {actors:?}");
         let missing = call(&env, "GET", "/runs/nope", k, None, "").await;
         assert!(is_problem(&missing, StatusCode::NOT_FOUND));
         let unknown = call(

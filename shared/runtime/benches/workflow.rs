@@ -94,6 +94,7 @@ async fn transitions(store: &Arc<dyn Store>, clients: usize) -> (f64, f64) {
                         .unwrap_or_else(|e| panic!("{e}"));
                     let write = TransitionWrite {
                         owner: None,
+                        actor: None,
                         run_id: &run,
                         expected_revision: None,
                         transition: &t,

@@ -1,7 +1,8 @@
 //! The specification's physical column reference, as data.
 //!
 //! The workflow store's physical columns as its specification fixes them (SQLite v3 and
-//! PostgreSQL v4, plus the `owner` column jadpo migration 8 adds to runs and Sessions; `docs/tables.md` describes the tables). Types are written as the specification
+//! PostgreSQL v4, plus the `owner` column jadpo migration 8 adds to runs and Sessions and the `actor` column
+//! jadpo migration 13 adds to events; `docs/tables.md` describes the tables). Types are written as the specification
 //! writes them and translated to what each database prints; defaults are compared without casts
 //! and case.
 
@@ -65,6 +66,7 @@ fn sqlite_tables() -> Vec<SpecTable> {
                 ("type", "TEXT", true, None),
                 ("payload", "TEXT", true, None),
                 ("timestamp", "INTEGER", true, None),
+                ("actor", "TEXT", false, None),
             ],
             primary_key: &["id"],
             cascades: RUN_FK,
@@ -161,6 +163,7 @@ fn postgres_tables() -> Vec<SpecTable> {
                 ("type", "VARCHAR(100)", true, None),
                 ("payload", "JSONB", true, None),
                 ("timestamp", "BIGINT", true, None),
+                ("actor", V255, false, None),
             ],
             primary_key: &["id"],
             cascades: RUN_FK,

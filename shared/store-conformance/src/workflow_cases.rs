@@ -71,6 +71,8 @@ async fn commit(
     store
         .commit_transition(&TransitionWrite {
             owner: None,
+            // A start is a principal's; later transitions here are the runtime's.
+            actor: expected.is_none().then_some("user:alice"),
             run_id: run,
             expected_revision: expected,
             transition: t,
@@ -95,6 +97,10 @@ pub async fn a_started_run_reads_back_exactly(fx: &dyn Fixture) {
     assert_eq!(state, t.state);
     let events = ok(store.execution_events("run-1").await, "events");
     assert_eq!(events, t.events);
+    let actors = ok(store.execution_event_actors("run-1").await, "actors");
+    let seqs: Vec<u64> = t.events.iter().map(|e| e.seq).collect();
+    assert_eq!(actors.keys().copied().collect::<Vec<_>>(), seqs, "each event names its actor");
+    assert!(actors.values().all(|a| a == "user:alice"), "{actors:?}");
     assert_eq!(
         state.revision,
         events.last().map_or(0, |e| e.seq),
@@ -329,6 +335,7 @@ pub async fn leases_have_one_holder_and_fence_writes(fx: &dyn Fixture) {
     let t1 = complete(&t0.state, &t0, json!("a"));
     let fenced = |lease: &str| TransitionWrite {
         owner: None,
+        actor: None,
         run_id: "run-1",
         expected_revision: Some(t0.state.revision),
         transition: &t1,

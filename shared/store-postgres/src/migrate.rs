@@ -143,6 +143,12 @@ pub fn builtin_catalog() -> MigrationCatalog {
             "sign_in_links",
             include_str!("../../../migrations/postgres/0012_sign_in_links.sql"),
         ),
+        Migration::new(
+            Ledger::Jadpo,
+            13,
+            "event_actors",
+            include_str!("../../../migrations/postgres/0013_event_actors.sql"),
+        ),
     ];
     match MigrationCatalog::builtin(Dialect::Postgres, workflow, jadpo) {
         Ok(catalog) => catalog,
@@ -390,6 +396,7 @@ mod tests {
             (Ledger::Jadpo, 10),
             (Ledger::Jadpo, 11),
             (Ledger::Jadpo, 12),
+            (Ledger::Jadpo, 13),
         ]);
         assert_eq!(versions, expected);
         assert!(c.all().all(|m| !m.sql.trim().is_empty()));
@@ -398,7 +405,7 @@ mod tests {
     #[test]
     fn schema_script_guards_every_migration_and_quotes_names() {
         let sql = schema_sql(&builtin_catalog()).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(sql.matches("DO $jadpo_block$").count(), 16);
+        assert_eq!(sql.matches("DO $jadpo_block$").count(), 17);
         assert!(sql.starts_with("-- Jadpo schema"));
         assert!(sql.contains("pg_advisory_xact_lock"));
         assert!(sql.trim_end().ends_with("COMMIT;"));

@@ -144,6 +144,12 @@ pub fn builtin_catalog() -> MigrationCatalog {
             "sign_in_links",
             include_str!("../../../migrations/sqlite/0012_sign_in_links.sql"),
         ),
+        Migration::new(
+            Ledger::Jadpo,
+            13,
+            "event_actors",
+            include_str!("../../../migrations/sqlite/0013_event_actors.sql"),
+        ),
     ];
     match MigrationCatalog::builtin(Dialect::Sqlite, workflow, jadpo) {
         Ok(catalog) => catalog,

@@ -13,8 +13,12 @@ pub static SQL: WorkflowSql = WorkflowSql {
     ),
     execution_owner: Statement::new("SELECT owner FROM workflow_executions WHERE run_id = $1"),
     event_insert: Statement::new(
-        "INSERT INTO workflow_events (id, run_id, seq, type, payload, timestamp) \
-        VALUES ($1, $2, $3, $4, $5, $6)",
+        "INSERT INTO workflow_events (id, run_id, seq, type, payload, timestamp, actor) \
+        VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    ),
+    event_actors: Statement::new(
+        "SELECT seq, actor FROM workflow_events WHERE run_id = $1 AND actor IS NOT NULL \
+        ORDER BY seq",
     ),
     events_list: Statement::new(
         "SELECT seq, type, payload, timestamp FROM workflow_events WHERE run_id = $1 \

@@ -29,7 +29,7 @@ use crate::model::flags::Rollout;
 use crate::model::migrate::Migration;
 use crate::model::schedule::ScheduleError;
 use crate::model::schedule::{Schedule, ScheduleSpec};
-use crate::model::sign_in::{self, SignInLimits};
+use crate::model::sign_in;
 use crate::model::workflow::def::WorkflowDef;
 use crate::sql::Dialect;
 
@@ -391,8 +391,7 @@ impl ApplicationBuilder {
     #[must_use]
     pub fn users(mut self, users: UserEntity) -> Self {
         if let Some(connection) = &users.mail_connection {
-            let mail =
-                SignInMail { connection: connection.clone(), limits: SignInLimits::default() };
+            let mail = SignInMail { connection: connection.clone() };
             self.app.events.push(sign_in::MAIL_EVENT.to_owned());
             self = self.subscriber_via(
                 sign_in::MAIL_SUBSCRIBER,

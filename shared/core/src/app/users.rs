@@ -12,7 +12,7 @@ use serde_json::json;
 use super::handlers::{HandlerContext, HandlerError, Subscriber};
 use crate::model::event::Event;
 use crate::model::service_key::verifier;
-use crate::model::sign_in::{EmailAddress, SignInLimits, code_verifier, new_code, new_link};
+use crate::model::sign_in::{EmailAddress, code_verifier, new_code, new_link};
 
 /// What a first sign-in does: by email, an address no user has; by an external token, an
 /// identity (issuer, subject) not linked to a user yet.
@@ -139,12 +139,13 @@ impl UserEntity {
 
 /// The built-in subscriber that mails a sign-in link and code: it makes both, stores their
 /// verifiers on the request (only if the request is still the address's latest) and calls the
-/// mail connection, all in its delivery's transaction. The event carries neither secret.
+/// mail connection, all in its delivery's transaction. The event carries neither secret, only
+/// the address, the request's nonce and when its link and code stop working (counted from the
+/// request); a delivery retried after that sends nothing.
 #[derive(Debug, Clone)]
 pub struct SignInMail {
     /// The mail connection.
     pub connection: String,
-    pub limits: SignInLimits,
 }
 
 fn bad_event(detail: &str) -> HandlerError {
@@ -171,14 +172,20 @@ impl Subscriber for SignInMail {
         let to = text("to").ok_or_else(|| bad_event("no address"))?;
         let nonce = text("nonce").ok_or_else(|| bad_event("no nonce"))?;
         let public_url = text("public_url").ok_or_else(|| bad_event("no public_url"))?;
+        let expires_at = text("expires_at")
+            .and_then(|t| chrono::DateTime::parse_from_rfc3339(&t).ok())
+            .map(|t| t.with_timezone(&chrono::Utc))
+            .ok_or_else(|| bad_event("no expires_at"))?;
+        if expires_at <= ctx.now() {
+            // Too late to be of use: a newer request will mail a working pair.
+            return Ok(());
+        }
         let address = EmailAddress::parse(&to).map_err(|e| bad_event(&e.to_string()))?;
         let store = ctx
             .sign_in_store()
             .ok_or_else(|| HandlerError::Failed("sign-in requests are not reachable".into()))?;
         let fail = |e: crate::model::sign_in::SignInError| HandlerError::Failed(e.to_string());
         let (link, code) = (new_link().map_err(fail)?, new_code().map_err(fail)?);
-        let expires_at = ctx.now()
-            + chrono::Duration::from_std(self.limits.lifetime).unwrap_or(chrono::Duration::MAX);
         let armed = store
             .sign_in_arm(
                 ctx.tx(),

@@ -32,6 +32,12 @@ pub trait WorkflowStore: Send + Sync {
     /// A run's events in `seq` order.
     async fn execution_events(&self, run_id: &str) -> Result<Vec<RuntimeEvent>, StoreError>;
 
+    /// Who made each of a run's events that a principal made, by `seq`.
+    async fn execution_event_actors(
+        &self,
+        run_id: &str,
+    ) -> Result<std::collections::BTreeMap<u64, String>, StoreError>;
+
     /// Who owns run `run_id` (`Principal::owner`); `None` when the run is missing or has no owner.
     async fn execution_owner(&self, run_id: &str) -> Result<Option<String>, StoreError>;
 

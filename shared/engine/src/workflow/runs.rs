@@ -141,10 +141,22 @@ pub async fn find_owned_run(
     find_run(p, run_id).await
 }
 
-/// A run's events, in `seq` order.
-pub async fn run_events(p: &Engine, run_id: &str) -> Result<Vec<RuntimeEvent>, EngineError> {
+/// A run's events, in `seq` order, each with the principal that made it (`None`: the runtime).
+pub async fn run_events(
+    p: &Engine,
+    run_id: &str,
+) -> Result<Vec<(RuntimeEvent, Option<String>)>, EngineError> {
     let (store, _) = find_run(p, run_id).await?;
-    Ok(p.store(&store)?.execution_events(run_id).await?)
+    let store = p.store(&store)?;
+    let mut actors = store.execution_event_actors(run_id).await?;
+    let events = store.execution_events(run_id).await?;
+    Ok(events
+        .into_iter()
+        .map(|e| {
+            let actor = actors.remove(&e.seq);
+            (e, actor)
+        })
+        .collect())
 }
 
 /// The Session a new run starts in, and who may use it.
@@ -189,6 +201,7 @@ pub async fn start_run(
     let owner = owner.map(Principal::owner);
     let write = TransitionWrite {
         owner: owner.as_deref(),
+        actor: owner.as_deref(),
         run_id: &run_id,
         expected_revision: None,
         transition: &t,
@@ -205,6 +218,7 @@ async fn transition(
     run_id: &str,
     expected: Option<u64>,
     incoming: Incoming,
+    actor: Option<&Principal>,
 ) -> Result<ExecutionState, EngineError> {
     let (store_name, state) = find_run(p, run_id).await?;
     if let Some(expected) = expected.filter(|e| *e != state.revision) {
@@ -219,8 +233,10 @@ async fn transition(
         .workflow(&state.workflow_id)
         .ok_or_else(|| EngineError::UnknownWorkflow(state.workflow_id.clone()))?;
     let t = decide(def, Some(&state), &incoming, run_id, now_ms(p))?;
+    let actor = actor.map(Principal::owner);
     let write = TransitionWrite {
         owner: None,
+        actor: actor.as_deref(),
         run_id,
         expected_revision: Some(state.revision),
         transition: &t,
@@ -239,9 +255,10 @@ pub async fn post_event(
     event_type: &str,
     payload: Value,
     expected_revision: u64,
+    actor: Option<&Principal>,
 ) -> Result<ExecutionState, EngineError> {
     let incoming = Incoming::External { event_type: event_type.to_owned(), payload };
-    transition(p, run_id, Some(expected_revision), incoming).await
+    transition(p, run_id, Some(expected_revision), incoming, actor).await
 }
 
 /// Cancels a run; completed steps with a compensation are compensated, latest first.
@@ -249,8 +266,9 @@ pub async fn cancel_run(
     p: &Engine,
     run_id: &str,
     reason: &str,
+    actor: Option<&Principal>,
 ) -> Result<ExecutionState, EngineError> {
-    transition(p, run_id, None, Incoming::Cancel { reason: reason.to_owned() }).await
+    transition(p, run_id, None, Incoming::Cancel { reason: reason.to_owned() }, actor).await
 }
 
 fn command_message(store: &str, index: usize, command_id: &str) -> QueueMessage {
@@ -389,6 +407,7 @@ async fn execute(
         .map_err(|e| CommandError::Unrunnable(format!("run {}: {e}", command.run_id)))?;
     let write = TransitionWrite {
         owner: None,
+        actor: None,
         run_id: &command.run_id,
         expected_revision: Some(state.revision),
         transition: &t,

@@ -207,6 +207,7 @@ async fn probe_leases(store: &dyn Store, clock: &dyn Clock) -> Result<Check, Sto
         .map_err(|e| StoreError::internal(e.to_string()))?;
     let write = TransitionWrite {
         owner: None,
+        actor: None,
         run_id: &run,
         expected_revision: None,
         transition: &t,

@@ -65,6 +65,7 @@ async fn write_steps(
             e.event_type.as_str().into(),
             SqlValue::Json(e.payload.clone()),
             e.timestamp.into(),
+            w.actor.map_or(SqlValue::Null, SqlValue::from),
         ];
         sql.event_insert.execute(tx, params).await?;
     }
@@ -170,6 +171,19 @@ impl<C: TransactionalStore> WorkflowStore for SqlStore<C> {
     async fn execution_get(&self, run_id: &str) -> Result<Option<ExecutionState>, StoreError> {
         let rows = self.sql.workflow.execution_get.query_once(self, [run_id.into()]).await?;
         rows.first().map(self.sql.execution.from_row).transpose()
+    }
+
+    async fn execution_event_actors(
+        &self,
+        run_id: &str,
+    ) -> Result<std::collections::BTreeMap<u64, String>, StoreError> {
+        let rows = self.sql.workflow.event_actors.query_once(self, [run_id.into()]).await?;
+        rows.iter()
+            .map(|r| {
+                let seq = u64::try_from(r.get_i64("seq")?).unwrap_or(0);
+                Ok((seq, r.get_str("actor")?.to_owned()))
+            })
+            .collect()
     }
 
     async fn execution_events(&self, run_id: &str) -> Result<Vec<RuntimeEvent>, StoreError> {

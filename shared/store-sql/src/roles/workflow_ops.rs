@@ -33,7 +33,8 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
             })
             .collect::<Result<Vec<_>, StoreError>>()?;
         let owner = self.execution_owner(run_id).await?;
-        Ok(Some(RunExport { state, events, commands, owner }))
+        let actors = self.execution_event_actors(run_id).await?;
+        Ok(Some(RunExport { state, events, commands, owner, actors }))
     }
 
     async fn run_import(&self, run: &RunExport) -> Result<(), StoreError> {
@@ -57,6 +58,7 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
                     e.event_type.as_str().into(),
                     SqlValue::Json(e.payload.clone()),
                     e.timestamp.into(),
+                    run.actors.get(&e.seq).map_or(SqlValue::Null, |a| a.as_str().into()),
                 ];
                 sql.event_insert.execute(tx.as_mut(), params).await?;
             }

@@ -14,7 +14,9 @@ statements! {
         /// Returns `owner` of the run.
         execution_owner(run_id),
         /// One event of a run's log.
-        event_insert(id, run_id, seq, event_type, payload, timestamp),
+        event_insert(id, run_id, seq, event_type, payload, timestamp, actor),
+        /// Returns `seq` and `actor` of a run's events that have an actor.
+        event_actors(run_id),
         /// Returns events in `seq` order: `seq, type, payload, timestamp`.
         events_list(run_id),
         /// One new command, pending.

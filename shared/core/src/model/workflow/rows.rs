@@ -1,6 +1,8 @@
 //! The rows the workflow store reads and writes around a transition: the write itself (under a
 //! Session, under a lease), why it was refused, Sessions, commands, and the exported forms.
 
+use std::collections::BTreeMap;
+
 use serde_json::Value;
 
 use crate::error::StoreError;
@@ -20,6 +22,10 @@ pub struct RunExport {
     /// The principal that owns the run (absent in exports from before owners were recorded).
     #[serde(default)]
     pub owner: Option<String>,
+    /// Who made each event that a principal made, by `seq` (`service:<name>`, `user:<id>`);
+    /// events the runtime made itself (a step's completion) have none.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub actors: BTreeMap<u64, String>,
 }
 
 /// A Session as exported.
@@ -88,6 +94,9 @@ pub struct TransitionWrite<'a> {
     pub lease: Option<LeaseFence>,
     /// For a new run, the principal that creates it (`Principal::owner`), written with it.
     pub owner: Option<&'a str>,
+    /// The principal making this change (`Principal::owner`), written with each of its events;
+    /// `None` when the runtime makes it (a command's completion).
+    pub actor: Option<&'a str>,
 }
 
 /// Why a transition did not commit. Nothing was written.
