@@ -114,7 +114,7 @@ fn print_banner(config: &Config, key: &IssuedKey, default_store: &str) {
     println!("  see deliveries:        DATABASE_URL=sqlite://.jadpo/main.db jadpo deliveries list");
     println!("  schedules:             DATABASE_URL=sqlite://.jadpo/main.db jadpo schedules list");
     println!(
-        "  a user's API token:    DATABASE_URL=sqlite://.jadpo/main.db jadpo tokens issue --user alice"
+        "  a user's API token:    DATABASE_URL=sqlite://.jadpo/main.db jadpo tokens issue --user <customer id from /me>"
     );
     println!("Ctrl-C stops it (queued deliveries are finished first).");
 }

@@ -141,7 +141,20 @@ async fn keys_are_issued_scoped_listed_revoked_and_rotated_each_recorded() {
 async fn tokens_are_issued_and_ended_each_recorded() {
     let db = SqliteTestDb::migrated().await;
     let url = db.url();
+    ok(&jadpo(&url, &["migrate", "apply"])); // the shop's tables: its customers are its users
     let issue = ["tokens", "issue", "--user", "alice", "--operator", "ann", "--json"];
+    let unknown = jadpo(&url, &issue);
+    assert!(
+        !unknown.status.success() && stderr(&unknown).contains("no user has id \"alice\""),
+        "a token was issued for a user the shop does not have: {}",
+        stderr(&unknown)
+    );
+    {
+        use jadpo_core::TransactionalStore;
+        let sql = "INSERT INTO shop_customers (id, email) VALUES ('alice', 'alice@example.com')";
+        let added = db.store().execute_once(sql, &[]).await;
+        added.unwrap_or_else(|e| panic!("{e}"));
+    }
     let out: Value =
         serde_json::from_str(&ok(&jadpo(&url, &issue))).unwrap_or_else(|e| panic!("{e}"));
     let token = out["token"].as_str().unwrap_or_default().to_owned();
@@ -149,15 +162,25 @@ async fn tokens_are_issued_and_ended_each_recorded() {
     let store = db.store();
     const API: jadpo_core::model::user_session::SessionKind =
         jadpo_core::model::user_session::SessionKind::ApiToken;
-    let user =
-        jadpo_core::ports::UserSessionStore::user_session_verify(&store, &token, API, Utc::now())
-            .await;
+    let user = jadpo_core::ports::UserSessionStore::user_session_verify(
+        &store,
+        &token,
+        API,
+        Utc::now(),
+        None,
+    )
+    .await;
     assert_eq!(user.ok().flatten().map(|s| s.user_id).as_deref(), Some("alice"));
     let ended = ok(&jadpo(&url, &["tokens", "end", "--user", "alice", "--operator", "ann"]));
     assert!(ended.contains("ended 1 live session"), "{ended}");
-    let user =
-        jadpo_core::ports::UserSessionStore::user_session_verify(&store, &token, API, Utc::now())
-            .await;
+    let user = jadpo_core::ports::UserSessionStore::user_session_verify(
+        &store,
+        &token,
+        API,
+        Utc::now(),
+        None,
+    )
+    .await;
     assert_eq!(user.ok(), Some(None), "a signed-out token worked");
     let actions =
         jadpo_core::ports::ScheduleStore::operator_actions(&store, Some("user_session"), None, 10)

@@ -1,12 +1,13 @@
 //! `jadpo tokens issue | end`: users' API tokens as operators issue and end them, each change
 //! recorded in `jadpo_operator_actions` in the same transaction ([`Change`]). Tokens live in the
-//! application's default store, beside its service keys.
+//! users' store (the user entity's, else the default store); a token is issued only for a user
+//! the application's user entity holds.
 
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use jadpo_core::model::operator::OperatorAction;
-use jadpo_core::model::user_session::{IssuedToken, TokenError};
+use jadpo_core::model::user_session::{IssuedToken, TokenError, valid_user};
 use jadpo_core::{Store, StoreError};
 use serde_json::{Value, json};
 
@@ -19,13 +20,14 @@ pub struct TokenOps<'a> {
 }
 
 impl<'a> TokenOps<'a> {
-    /// The tokens of `p`'s application (in its default store).
+    /// The tokens of `p`'s application (in its users' store).
     pub fn new(p: &'a Engine) -> Self {
         Self { p }
     }
 
+    /// The users' store: tokens live beside the users they belong to.
     fn store(&self) -> Result<Arc<dyn Store>, StoreError> {
-        Ok(Arc::clone(self.p.store(self.p.app.default_store())?))
+        Ok(Arc::clone(self.p.store(self.p.app.users_store())?))
     }
 
     /// Issues an API token for `user_id` as `operator`, working until `expires_at`; the secret
@@ -40,6 +42,16 @@ impl<'a> TokenOps<'a> {
         let clock = self.p.clock.as_ref();
         let mut change = Change::begin(store.as_ref(), operator, clock).await?;
         let result = async {
+            if !valid_user(user_id) {
+                return Err(TokenError::BadUser(user_id.to_owned()));
+            }
+            if let Some(users) = self.p.app.users() {
+                let found =
+                    change.tx().query_opt(&users.find_by_id_sql(), &[user_id.into()]).await?;
+                if found.is_none() {
+                    return Err(TokenError::UnknownUser(user_id.to_owned()));
+                }
+            }
             let token = store.api_token_issue(change.tx(), user_id, expires_at, clock).await?;
             let detail = format!("user {user_id}, until {}", expires_at.to_rfc3339());
             change.record(&action("tokens.issue", &token.id, Value::Null, Some(detail))).await?;

@@ -14,7 +14,7 @@ use chrono::{DateTime, Utc};
 use jadpo_core::app::Callers;
 use jadpo_core::model::principal::Principal;
 use jadpo_core::model::service_key::{Scope, Scopes, verifier};
-use jadpo_core::model::user_session::{LiveSession, SessionKind, is_token};
+use jadpo_core::model::user_session::{LiveSession, SessionKind, UserRecord, is_token};
 
 use crate::{HttpState, Problem, store_problem};
 
@@ -173,6 +173,12 @@ fn users(state: &HttpState) -> &dyn jadpo_core::Store {
     state.users.as_ref()
 }
 
+/// Where the application's users are, if it declares them: a session is read with its user's
+/// record, so a deleted user's sessions authenticate nobody.
+fn records(state: &HttpState) -> Option<UserRecord<'_>> {
+    state.engine.app.users().map(jadpo_core::app::UserEntity::record)
+}
+
 async fn bearer(
     state: &HttpState,
     presented: &str,
@@ -181,7 +187,9 @@ async fn bearer(
     let store_failure =
         |e: &jadpo_core::StoreError| Box::new(("none", "store failure", store_problem(e)));
     if is_token(presented) {
-        return match users(state).user_session_verify(presented, SessionKind::ApiToken, now).await {
+        let verified =
+            users(state).user_session_verify(presented, SessionKind::ApiToken, now, records(state));
+        return match verified.await {
             Ok(Some(s)) => Ok((Principal::User(s.user_id), None, Some(s.id))),
             Ok(None) => Err(Box::new((
                 "none",
@@ -207,7 +215,7 @@ async fn browser(
     token: &str,
     now: DateTime<Utc>,
 ) -> Result<LiveSession, Refusal> {
-    match users(state).user_session_verify(token, SessionKind::Browser, now).await {
+    match users(state).user_session_verify(token, SessionKind::Browser, now, records(state)).await {
         Ok(Some(session)) => Ok(session),
         Ok(None) => Err(Box::new((
             "none",

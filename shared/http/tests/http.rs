@@ -405,6 +405,10 @@ async fn a_user_acts_as_themself(kind: Kind) {
             issued.await.unwrap_or_else(|e| panic!("{e}")).secret
         }
     };
+    for (id, email) in [("alice", "alice@example.com"), ("bob", "bob@example.com")] {
+        let sql = format!("INSERT INTO shop_customers (id, email) VALUES ('{id}', '{email}')");
+        store.execute_once(&sql, &[]).await.unwrap_or_else(|e| panic!("{e}"));
+    }
     let (alice, bob) = (token("alice").await, token("bob").await);
     let named = call(&env, "POST", "/sessions", Some(&alice), None, r#"{"user_id": "bob"}"#).await;
     assert!(is_problem(&named, StatusCode::BAD_REQUEST), "a user named another: {}", named.body);

@@ -347,6 +347,37 @@ async fn idle_sessions_end(kind: Kind) {
     assert_eq!(me(&env, &browser).await.status, StatusCode::UNAUTHORIZED, "an idle session lived");
 }
 
+/// A session is read with its customer's record: once the customer is deleted, their browser
+/// session and API token authenticate nobody.
+async fn a_deleted_customers_sessions_end(kind: Kind) {
+    let mut env = Env::shop(kind).await;
+    let (_, code) = mailed(&mut env, "kai@example.com").await;
+    let browser = browser_of(
+        &post(&env, "/sign-in/code", json!({"email": "kai@example.com", "code": code})).await,
+    );
+    let user = me(&env, &browser).await.body["id"].as_str().unwrap_or_default().to_owned();
+    let until = env.engine.clock.now() + chrono::Duration::days(1);
+    let store = env.store("main");
+    let api = jadpo_engine::tokens::issue_unrecorded(
+        store.as_ref(),
+        &user,
+        until,
+        env.engine.clock.as_ref(),
+    );
+    let api = api.await.unwrap_or_else(|e| panic!("{e}")).secret;
+    let with_token = Req { bearer: Some(&api), ..Req::default() };
+    assert_eq!(send(&env, "GET", "/me", with_token, "").await.status, StatusCode::OK);
+    let delete = format!("DELETE FROM shop_customers WHERE id = '{user}'");
+    store.execute_once(&delete, &[]).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        me(&env, &browser).await.status,
+        StatusCode::UNAUTHORIZED,
+        "a deleted customer's session worked"
+    );
+    let with_token = Req { bearer: Some(&api), ..Req::default() };
+    assert_eq!(send(&env, "GET", "/me", with_token, "").await.status, StatusCode::UNAUTHORIZED);
+}
+
 /// Bad input to the sign-in routes is a clear 4xx and writes nothing.
 async fn bad_sign_in_input_is_refused(kind: Kind) {
     let env = Env::shop(kind).await;
@@ -619,6 +650,7 @@ jadpo_test_env::both!(
     sign_out_here_and_everywhere,
     idle_sessions_end,
     bad_sign_in_input_is_refused,
+    a_deleted_customers_sessions_end,
     actions_admit_only_their_declared_callers,
 );
 

@@ -75,6 +75,7 @@ macro_rules! conformance_tests {
         $crate::conformance_tests!(@sign_in $fixture;
             sign_in_requests_are_one_time_and_limited,
             browser_sessions_keep_verifiers_and_end,
+            a_session_is_read_with_its_users_record,
         );
         $crate::conformance_tests!(@schedule $fixture;
             two_ticks_at_once_record_one_run,

@@ -306,7 +306,7 @@ pub async fn user_tokens_are_stored_as_verifiers(fx: &dyn Fixture) {
         let store = Arc::clone(&store);
         let t = t.to_owned();
         async move {
-            let live = store.user_session_verify(&t, SessionKind::ApiToken, at).await;
+            let live = store.user_session_verify(&t, SessionKind::ApiToken, at, None).await;
             ok(live, "verify").map(|s| s.user_id)
         }
     };

@@ -147,7 +147,7 @@ pub async fn browser_sessions_keep_verifiers_and_end(fx: &dyn Fixture) {
     let (a, b) = (a.unwrap_or_else(|e| panic!("{e}")), b.unwrap_or_else(|e| panic!("{e}")));
     let find = |token: String, kind, at| {
         let store = std::sync::Arc::clone(&store);
-        async move { ok(store.user_session_verify(&token, kind, at).await, "verify") }
+        async move { ok(store.user_session_verify(&token, kind, at, None).await, "verify") }
     };
     let live = find(a.token.clone(), SessionKind::Browser, t0()).await;
     let live = live.unwrap_or_else(|| panic!("a new browser session is not live"));
@@ -175,4 +175,39 @@ pub async fn browser_sessions_keep_verifiers_and_end(fx: &dyn Fixture) {
             }
         }
     }
+}
+
+/// With the application's user table named, a session is read with its user's record in one
+/// statement: once the record is gone, the session authenticates nobody.
+pub async fn a_session_is_read_with_its_users_record(fx: &dyn Fixture) {
+    use jadpo_core::model::user_session::UserRecord;
+    let store = migrated(fx).await;
+    let people = UserRecord { table: "conformance_people", id_column: "person_id" };
+    let ddl = "CREATE TABLE conformance_people (person_id TEXT PRIMARY KEY)";
+    ok(store.execute_once(ddl, &[]).await, "create");
+    ok(
+        store
+            .execute_once("INSERT INTO conformance_people (person_id) VALUES ('alice')", &[])
+            .await,
+        "insert",
+    );
+    let clock = ManualClock::new(t0());
+    let mut tx = ok(store.begin().await, "begin");
+    let a =
+        store.browser_session_start(tx.as_mut(), "alice", BrowserLimits::default(), &clock).await;
+    ok(tx.commit().await, "commit");
+    let a = a.unwrap_or_else(|e| panic!("{e}"));
+    let find = |users| {
+        let (store, token) = (std::sync::Arc::clone(&store), a.token.clone());
+        async move {
+            ok(store.user_session_verify(&token, SessionKind::Browser, t0(), users).await, "verify")
+        }
+    };
+    assert!(find(Some(people)).await.is_some(), "a session of an existing user was refused");
+    ok(
+        store.execute_once("DELETE FROM conformance_people WHERE person_id = 'alice'", &[]).await,
+        "delete",
+    );
+    assert!(find(Some(people)).await.is_none(), "a deleted user's session still works");
+    assert!(find(None).await.is_some(), "without a user table the session alone decides");
 }

@@ -13,6 +13,7 @@ use super::handlers::{HandlerContext, HandlerError, Subscriber};
 use crate::model::event::Event;
 use crate::model::service_key::verifier;
 use crate::model::sign_in::{EmailAddress, code_verifier, new_code, new_link};
+use crate::model::user_session::UserRecord;
 
 /// What a first sign-in does: by email, an address no user has; by an external token, an
 /// identity (issuer, subject) not linked to a user yet.
@@ -126,6 +127,16 @@ impl UserEntity {
             "SELECT {} AS id FROM {} WHERE {} = $1",
             self.id_column, self.table, self.email_column
         )
+    }
+
+    /// Where its records are, for reading a session with its user's record.
+    pub fn record(&self) -> UserRecord<'_> {
+        UserRecord { table: &self.table, id_column: &self.id_column }
+    }
+
+    /// `($1 id)` → a row if the user exists.
+    pub fn find_by_id_sql(&self) -> String {
+        format!("SELECT {} AS id FROM {} WHERE {} = $1", self.id_column, self.table, self.id_column)
     }
 
     /// `($1 id, $2 email)`: a new user.

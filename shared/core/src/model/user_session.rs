@@ -76,6 +76,15 @@ pub struct BrowserSession {
     pub expires_at: DateTime<Utc>,
 }
 
+/// Where the application keeps its users, so a session is read together with its user's record
+/// (one statement): a session whose user is gone authenticates nobody. The identifiers are the
+/// declaration's, checked to be plain SQL identifiers when the application is built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UserRecord<'a> {
+    pub table: &'a str,
+    pub id_column: &'a str,
+}
+
 /// A live session a presented token belongs to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LiveSession {
@@ -93,6 +102,9 @@ pub enum TokenError {
     /// The user id is empty, too long or holds control characters.
     #[error("user id {0:?} must be 1–255 characters without control characters")]
     BadUser(String),
+    /// The application declares its users, and none has this id.
+    #[error("no user has id {0:?}")]
+    UnknownUser(String),
     /// The end is not after the start.
     #[error("a token must end after it is issued")]
     NoLifetime,

@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use crate::clock::Clock;
 use crate::error::StoreError;
 use crate::model::user_session::{
-    BrowserLimits, BrowserSession, IssuedToken, LiveSession, SessionKind, TokenError,
+    BrowserLimits, BrowserSession, IssuedToken, LiveSession, SessionKind, TokenError, UserRecord,
 };
 use crate::transaction::Transaction;
 
@@ -33,12 +33,14 @@ pub trait UserSessionStore: Send + Sync {
     ) -> Result<BrowserSession, TokenError>;
 
     /// The live session of `kind` a presented token belongs to at `now`, or `None` (unknown,
-    /// another kind, ended, expired or idle past its limit). One read.
+    /// another kind, ended, expired or idle past its limit, or — with `users` — its user's record
+    /// is gone). One statement, the user's record read with the session.
     async fn user_session_verify(
         &self,
         presented: &str,
         kind: SessionKind,
         now: DateTime<Utc>,
+        users: Option<UserRecord<'_>>,
     ) -> Result<Option<LiveSession>, StoreError>;
 
     /// Records that session `id` was seen at `now` (its idle limit counts from there).

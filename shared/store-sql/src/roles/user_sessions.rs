@@ -10,13 +10,22 @@ use jadpo_core::id::new_id;
 use jadpo_core::model::service_key::verifier;
 use jadpo_core::model::user_session::{
     BROWSER_PREFIX, BrowserLimits, BrowserSession, IssuedToken, LiveSession, SessionKind,
-    TOKEN_PREFIX, TokenError, has_shape, new_browser_secrets, new_token, valid_user,
+    TOKEN_PREFIX, TokenError, UserRecord, has_shape, new_browser_secrets, new_token, valid_user,
 };
 use jadpo_core::ports::UserSessionStore;
 use jadpo_core::sql::SqlValue;
 use jadpo_core::transaction::{Transaction, TransactionalStore};
 
 use crate::store::SqlStore;
+
+/// `find` (the dialect's live-session read) narrowed to sessions whose user's record exists: still
+/// one statement, the same parameters.
+fn with_user_record(find: &str, u: UserRecord<'_>) -> String {
+    format!(
+        "SELECT s.* FROM ({find}) s WHERE EXISTS (SELECT 1 FROM {} u WHERE u.{} = s.user_id)",
+        u.table, u.id_column
+    )
+}
 
 fn seconds(d: std::time::Duration) -> chrono::Duration {
     chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX)
@@ -91,6 +100,7 @@ impl<C: TransactionalStore> UserSessionStore for SqlStore<C> {
         presented: &str,
         kind: SessionKind,
         now: DateTime<Utc>,
+        users: Option<UserRecord<'_>>,
     ) -> Result<Option<LiveSession>, StoreError> {
         let prefix = match kind {
             SessionKind::ApiToken => TOKEN_PREFIX,
@@ -100,7 +110,11 @@ impl<C: TransactionalStore> UserSessionStore for SqlStore<C> {
             return Ok(None);
         }
         let params = [verifier(presented).into(), kind.as_str().into(), now.into()];
-        let rows = self.sql.user_sessions.session_find_live.query_once(self, params).await?;
+        let find = self.sql.user_sessions.session_find_live;
+        let rows = match users {
+            None => find.query_once(self, params).await?,
+            Some(u) => self.query_once(&with_user_record(find.text(), u), &params).await?,
+        };
         rows.first()
             .map(|r| {
                 Ok(LiveSession {
