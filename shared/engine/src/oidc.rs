@@ -12,7 +12,6 @@
 use jadpo_core::app::{FirstSignIn, OidcProvider, UserEntity};
 use jadpo_core::model::sign_in::{EmailAddress, TokenRefusal};
 use jadpo_core::model::user_session::BrowserSession;
-use jadpo_core::transaction::commit_or_rollback;
 use jadpo_core::{Store, Transaction};
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation, decode, decode_header};
@@ -20,7 +19,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::context::Engine;
-use crate::sign_in::{SignInFlowError, create_user, find_by_email, rollback};
+use crate::sign_in::{SignInFlowError, create_user, find_by_email, start_session};
 
 /// How much a token's clock may differ from ours.
 const LEEWAY_S: i64 = 60;
@@ -130,15 +129,8 @@ pub async fn sign_in_with_token(
     let identity = verify(provider, &keys, token, now.timestamp())?;
     let store = p.store(&users.store)?;
     let mut tx = store.begin().await?;
-    let user = match linked_user(p, store.as_ref(), tx.as_mut(), users, &identity).await {
-        Ok(user) => user,
-        Err(e) => return rollback(tx, e).await,
-    };
-    let started = store
-        .browser_session_start(tx.as_mut(), &user, p.settings.browser_sessions, p.clock.as_ref())
-        .await
-        .map_err(SignInFlowError::from);
-    commit_or_rollback(tx, started).await
+    let user = linked_user(p, store.as_ref(), tx.as_mut(), users, &identity).await;
+    start_session(p, store.as_ref(), tx, user).await
 }
 
 /// The user `identity` is linked to; at its first sign-in, the one the policy links it to.

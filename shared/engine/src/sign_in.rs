@@ -158,7 +158,19 @@ pub async fn sign_in(
         Ok(Redeemed::NotLive) => return rollback(tx, SignInFlowError::NotLive).await,
         Err(e) => return rollback(tx, e.into()).await,
     }
-    let user = match find_or_create(p, tx.as_mut(), users, &address).await {
+    let user = find_or_create(p, tx.as_mut(), users, &address).await;
+    start_session(p, store.as_ref(), tx, user).await
+}
+
+/// Starts a browser session for `user` (or rolls back on its error) and commits `tx`: the last
+/// step of every sign-in.
+pub(crate) async fn start_session(
+    p: &Engine,
+    store: &dyn jadpo_core::Store,
+    mut tx: Box<dyn Transaction>,
+    user: Result<String, SignInFlowError>,
+) -> Result<BrowserSession, SignInFlowError> {
+    let user = match user {
         Ok(user) => user,
         Err(e) => return rollback(tx, e).await,
     };
