@@ -94,6 +94,7 @@ async fn open(
     name: &str,
     dir: &std::path::Path,
     pg: &mut Vec<PgTestDb>,
+    pg_pool: usize,
 ) -> Arc<dyn Store> {
     match kind {
         Kind::Sqlite => {
@@ -104,8 +105,9 @@ async fn open(
         }
         Kind::Postgres => {
             let db = PgTestDb::empty().await;
-            let store = Postgres::connect(name, db.url(), &PgOptions::default())
-                .unwrap_or_else(|e| panic!("{e}"));
+            let options = PgOptions { pool_size: pg_pool, ..PgOptions::default() };
+            let store =
+                Postgres::connect(name, db.url(), &options).unwrap_or_else(|e| panic!("{e}"));
             pg.push(db);
             Arc::new(store)
         }
@@ -137,11 +139,22 @@ async fn sink_server(app: &Application) -> (Sinks, HttpConnections) {
 
 impl Env {
     pub async fn new(kind: Kind, app: Application, settings: EngineSettings) -> Self {
+        Self::with_pg_pool(kind, app, settings, PgOptions::default().pool_size).await
+    }
+
+    /// As [`new`](Self::new), with `pg_pool` connections per PostgreSQL store (benchmarks with
+    /// many clients).
+    pub async fn with_pg_pool(
+        kind: Kind,
+        app: Application,
+        settings: EngineSettings,
+        pg_pool: usize,
+    ) -> Self {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let mut pg = Vec::new();
         let mut stores = BTreeMap::new();
         for name in app.stores() {
-            let store = open(kind, name, dir.path(), &mut pg).await;
+            let store = open(kind, name, dir.path(), &mut pg, pg_pool).await;
             let catalog = catalog_for(&app, store.as_ref()).unwrap_or_else(|e| panic!("{e}"));
             migrate::apply(store.as_ref(), &catalog).await.unwrap_or_else(|e| panic!("{e}"));
             // As `migrate_all` does: the audit triggers of the entities audited here.
