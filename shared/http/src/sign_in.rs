@@ -177,10 +177,11 @@ document.getElementById("go").onclick = async () => {
 async fn with_link(State(state): State<HttpState>, bytes: axum::body::Bytes) -> Response {
     let result = async {
         let body: LinkBody = json_body(&bytes)?;
-        let session = sign_in(&state.engine, &body.email, Proof::Link(&body.token))
-            .await
-            .map_err(|e| flow_problem("/sign-in/link", &e))?;
-        Ok::<_, Problem>(signed_in(&state, &session))
+        signed_in(
+            &state,
+            "/sign-in/link",
+            sign_in(&state.engine, &body.email, Proof::Link(&body.token)).await,
+        )
     };
     result.await.into_response()
 }
@@ -188,10 +189,11 @@ async fn with_link(State(state): State<HttpState>, bytes: axum::body::Bytes) -> 
 async fn with_code(State(state): State<HttpState>, bytes: axum::body::Bytes) -> Response {
     let result = async {
         let body: CodeBody = json_body(&bytes)?;
-        let session = sign_in(&state.engine, &body.email, Proof::Code(&body.code))
-            .await
-            .map_err(|e| flow_problem("/sign-in/code", &e))?;
-        Ok::<_, Problem>(signed_in(&state, &session))
+        signed_in(
+            &state,
+            "/sign-in/code",
+            sign_in(&state.engine, &body.email, Proof::Code(&body.code)).await,
+        )
     };
     result.await.into_response()
 }
@@ -203,10 +205,11 @@ async fn with_id_token(
 ) -> Response {
     let result = async {
         let body: TokenBody = json_body(&bytes)?;
-        let session = sign_in_with_token(&state.engine, &provider, &body.id_token)
-            .await
-            .map_err(|e| flow_problem("/sign-in/oidc", &e))?;
-        Ok::<_, Problem>(signed_in(&state, &session))
+        signed_in(
+            &state,
+            "/sign-in/oidc",
+            sign_in_with_token(&state.engine, &provider, &body.id_token).await,
+        )
     };
     result.await.into_response()
 }
@@ -233,7 +236,13 @@ fn with_cookies(mut response: Response, cookies: [String; 2]) -> Response {
     response
 }
 
-fn signed_in(state: &HttpState, session: &BrowserSession) -> Response {
+/// The answer to a sign-in at `route`: the session's cookies and CSRF token, or why not.
+fn signed_in(
+    state: &HttpState,
+    route: &str,
+    started: Result<BrowserSession, SignInFlowError>,
+) -> Result<Response, Problem> {
+    let session = started.map_err(|e| flow_problem(route, &e))?;
     let max_age = (session.expires_at - state.engine.clock.now()).num_seconds().max(1);
     let body = json!({
         "user_id": session.user_id,
@@ -244,7 +253,7 @@ fn signed_in(state: &HttpState, session: &BrowserSession) -> Response {
         set_cookie(state, SESSION_COOKIE, &session.token, max_age, true),
         set_cookie(state, CSRF_COOKIE, &session.csrf, max_age, false),
     ];
-    with_cookies((StatusCode::OK, axum::Json(body)).into_response(), cookies)
+    Ok(with_cookies((StatusCode::OK, axum::Json(body)).into_response(), cookies))
 }
 
 fn cleared(state: &HttpState, response: Response) -> Response {

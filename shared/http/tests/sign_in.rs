@@ -1,79 +1,15 @@
 //! Sign-in by email over HTTP, browser sessions and their CSRF token, sign-out, and actions that
 //! declare their callers: each refusal changes nothing, each link and code works once.
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode};
-use jadpo_core::Dialect;
-use jadpo_core::app::{
-    Action, ActionOutput, Application, Callers, FirstSignIn, HandlerContext, HandlerError,
-    OidcProvider, UserEntity,
-};
-use jadpo_core::model::migrate::{Ledger, Migration};
+mod common;
+
+use axum::http::StatusCode;
+use common::{Answer, Browser, Req, WhoAmI, browser_of, club, post, send};
+use jadpo_core::app::{Application, Callers, UserEntity};
 use jadpo_core::model::service_key::Scopes;
 use jadpo_engine::EngineSettings;
-use jadpo_http::{HttpState, WebSettings, router};
 use jadpo_test_env::{Env, Kind};
 use serde_json::{Value, json};
-use tower::ServiceExt;
-
-/// One answer, with the cookies it set.
-struct Answer {
-    status: StatusCode,
-    body: Value,
-    set_cookies: Vec<String>,
-    text: String,
-}
-
-/// A browser: its cookies go with every request, its CSRF token only where the page sends it.
-#[derive(Default, Clone)]
-struct Browser {
-    session: Option<String>,
-    csrf: Option<String>,
-}
-
-#[derive(Default)]
-struct Req<'a> {
-    browser: Option<&'a Browser>,
-    csrf: Option<&'a str>,
-    bearer: Option<&'a str>,
-    idempotency_key: Option<&'a str>,
-}
-
-async fn send(env: &Env, method: &str, path: &str, how: Req<'_>, body: &str) -> Answer {
-    let web = WebSettings { public_url: Some("https://shop.test".into()), secure_cookies: true };
-    let state = HttpState::new(env.engine.clone(), web).unwrap_or_else(|e| panic!("{e}"));
-    let mut request =
-        Request::builder().method(method).uri(path).header("content-type", "application/json");
-    if let Some(session) = how.browser.and_then(|b| b.session.as_deref()) {
-        request = request.header("cookie", format!("theme=dark; jadpo_session={session}"));
-    }
-    if let Some(token) = how.csrf {
-        request = request.header("x-csrf-token", token);
-    }
-    if let Some(token) = how.bearer {
-        request = request.header("authorization", format!("Bearer {token}"));
-    }
-    if let Some(key) = how.idempotency_key {
-        request = request.header("idempotency-key", key);
-    }
-    let request = request.body(Body::from(body.to_owned())).unwrap_or_else(|e| panic!("{e}"));
-    let response = router(state).oneshot(request).await.unwrap_or_else(|e| panic!("{e}"));
-    let status = response.status();
-    let set_cookies = response
-        .headers()
-        .get_all("set-cookie")
-        .iter()
-        .filter_map(|v| v.to_str().ok().map(str::to_owned))
-        .collect();
-    let bytes = axum::body::to_bytes(response.into_body(), 1 << 20).await.unwrap_or_default();
-    let text = String::from_utf8_lossy(&bytes).into_owned();
-    let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-    Answer { status, body, set_cookies, text }
-}
-
-async fn post(env: &Env, path: &str, body: Value) -> Answer {
-    send(env, "POST", path, Req::default(), &body.to_string()).await
-}
 
 /// The sign-in mails the mailer received, oldest first: (to, link token, code).
 fn mails(env: &Env) -> Vec<(String, String, String)> {
@@ -98,22 +34,6 @@ async fn mailed(env: &mut Env, email: &str) -> (String, String) {
     let (to, token, code) = mails(env).pop().unwrap_or_else(|| panic!("no sign-in mail"));
     assert_eq!(to, email.trim().to_lowercase());
     (token, code)
-}
-
-/// The browser a successful sign-in answer sets up.
-fn browser_of(answer: &Answer) -> Browser {
-    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
-    let value = |name: &str| {
-        answer
-            .set_cookies
-            .iter()
-            .find_map(|c| c.strip_prefix(&format!("{name}=")))
-            .and_then(|c| c.split(';').next())
-            .map(str::to_owned)
-    };
-    let csrf = value("jadpo_csrf");
-    assert_eq!(csrf.as_deref(), answer.body["csrf_token"].as_str(), "the page gets its CSRF token");
-    Browser { session: value("jadpo_session"), csrf }
 }
 
 async fn me(env: &Env, browser: &Browser) -> Answer {
@@ -449,200 +369,7 @@ async fn no_table_holds_an_issued_secret(kind: Kind) {
     }
 }
 
-/// A test issuer: a P-256 key, its key set served over HTTP, and tokens it signs.
-struct Issuer {
-    der: Vec<u8>,
-    jwks: Value,
-}
-
-const ISSUER: &str = "https://issuer.test";
-const AUDIENCE: &str = "shop-client";
-
-impl Issuer {
-    fn new(kid: &str) -> Self {
-        use p256::pkcs8::EncodePrivateKey;
-        let mut bytes = [0_u8; 32];
-        getrandom::fill(&mut bytes).unwrap_or_else(|e| panic!("{e}"));
-        let secret = p256::SecretKey::from_slice(&bytes).unwrap_or_else(|e| panic!("{e}"));
-        let der = secret.to_pkcs8_der().unwrap_or_else(|e| panic!("{e}")).as_bytes().to_vec();
-        let mut jwk = serde_json::to_value(secret.public_key().to_jwk()).unwrap_or_default();
-        jwk["kid"] = json!(kid);
-        jwk["alg"] = json!("ES256");
-        jwk["use"] = json!("sig");
-        Self { der, jwks: json!({"keys": [jwk]}) }
-    }
-
-    fn token(&self, kid: &str, claims: &Value) -> String {
-        let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::ES256);
-        header.kid = Some(kid.to_owned());
-        let key = jsonwebtoken::EncodingKey::from_ec_der(&self.der);
-        jsonwebtoken::encode(&header, claims, &key).unwrap_or_else(|e| panic!("{e}"))
-    }
-}
-
-/// Serves `jwks` at `/keys` on a free port; its base URL.
-async fn serve_keys(jwks: Value) -> String {
-    let listener =
-        tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("{e}"));
-    let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
-    let app = axum::Router::new()
-        .route("/keys", axum::routing::get(move || async move { axum::Json(jwks) }));
-    tokio::spawn(axum::serve(listener, app).into_future());
-    format!("http://{addr}/keys")
-}
-
-/// A shop-like application whose users are created at first sign-in and may sign in with the
-/// test issuer's ID tokens.
-fn oidc_app(policy: FirstSignIn) -> Application {
-    let table = "CREATE TABLE members (id TEXT PRIMARY KEY, email TEXT NOT NULL UNIQUE)";
-    let migrations = || vec![Migration::new(Ledger::Workflow, 20, "members", table)];
-    Application::builder("club")
-        .store("main")
-        .connection("issuer_keys")
-        .users(
-            UserEntity::new("member", "main", "members")
-                .oidc_sign_in(OidcProvider::new("test", ISSUER, AUDIENCE, "issuer_keys"))
-                .on_first_sign_in(policy),
-        )
-        .action_for("members_only", "main", Callers::users(), WhoAmI)
-        .migrations("main", Dialect::Sqlite, migrations())
-        .migrations("main", Dialect::Postgres, migrations())
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"))
-}
-
-/// An engine for `app` whose `issuer_keys` connection reaches `keys_url`.
-async fn oidc_env(kind: Kind, app: Application, keys_url: &str) -> Env {
-    let mut env = Env::new(kind, app, EngineSettings::default()).await;
-    let bases =
-        [("issuer_keys".to_owned(), url::Url::parse(keys_url).unwrap_or_else(|e| panic!("{e}")))];
-    let connections = jadpo_runtime::connections::HttpConnections::new(
-        bases.into_iter().collect(),
-        std::time::Duration::from_secs(5),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    env.engine.connections = std::sync::Arc::new(connections);
-    env
-}
-
-fn claims(env: &Env, sub: &str, email: Option<&str>) -> Value {
-    let now = env.engine.clock.now().timestamp();
-    let mut c = json!({"iss": ISSUER, "aud": AUDIENCE, "sub": sub, "iat": now, "exp": now + 300});
-    if let Some(email) = email {
-        c["email"] = json!(email);
-        c["email_verified"] = json!(true);
-    }
-    c
-}
-
-async fn with_token(env: &Env, token: &str) -> Answer {
-    post(env, "/sign-in/oidc/test", json!({"id_token": token})).await
-}
-
-/// An ID token signs in the user its (issuer, subject) was linked to; the first sign-in links by
-/// verified email or creates the member; a wrong audience, issuer or key, an expired token, an
-/// unaccepted algorithm are refused (401) and link or start nothing.
-async fn an_id_token_signs_in_its_linked_user(kind: Kind) {
-    let issuer = Issuer::new("k1");
-    let keys_url = serve_keys(issuer.jwks.clone()).await;
-    let env = oidc_env(kind, oidc_app(FirstSignIn::Create), &keys_url).await;
-    let first =
-        with_token(&env, &issuer.token("k1", &claims(&env, "sub-1", Some("Kim@Example.com"))))
-            .await;
-    let browser = browser_of(&first);
-    let user = first.body["user_id"].as_str().unwrap_or_default().to_owned();
-    let member = format!(
-        "SELECT count(*) AS n FROM members WHERE id = '{user}' AND email = 'kim@example.com'"
-    );
-    assert_eq!(env.count("main", &member).await, 1, "the first sign-in created the member");
-    let csrf = browser.csrf.as_deref();
-    let call = send(
-        &env,
-        "POST",
-        "/actions/members_only",
-        Req { browser: Some(&browser), csrf, ..Req::default() },
-        "{}",
-    )
-    .await;
-    assert_eq!(call.body["principal"], json!(format!("user:{user}")), "{}", call.body);
-    let again = with_token(&env, &issuer.token("k1", &claims(&env, "sub-1", None))).await;
-    assert_eq!(again.body["user_id"], json!(user), "the link, not the email, finds the user");
-    let same_email =
-        with_token(&env, &issuer.token("k1", &claims(&env, "sub-2", Some("kim@example.com"))))
-            .await;
-    assert_eq!(same_email.body["user_id"], json!(user), "a verified email links to its member");
-    assert_eq!(env.count("main", "SELECT count(*) AS n FROM jadpo_sign_in_links").await, 2);
-    let sessions = env.count("main", "SELECT count(*) AS n FROM jadpo_sessions").await;
-
-    let mut wrong_aud = claims(&env, "sub-3", Some("lee@example.com"));
-    wrong_aud["aud"] = json!("another-client");
-    let mut wrong_iss = claims(&env, "sub-3", Some("lee@example.com"));
-    wrong_iss["iss"] = json!("https://evil.test");
-    let mut expired = claims(&env, "sub-3", Some("lee@example.com"));
-    expired["exp"] = json!(env.engine.clock.now().timestamp() - 120);
-    let impostor = Issuer::new("k1");
-    let hs256 = jsonwebtoken::encode(
-        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
-        &claims(&env, "sub-3", Some("lee@example.com")),
-        &jsonwebtoken::EncodingKey::from_secret(b"guess"),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    let refused = [
-        ("wrong audience", issuer.token("k1", &wrong_aud)),
-        ("wrong issuer", issuer.token("k1", &wrong_iss)),
-        ("expired", issuer.token("k1", &expired)),
-        ("another key", impostor.token("k1", &claims(&env, "sub-3", Some("lee@example.com")))),
-        ("unknown key id", issuer.token("k9", &claims(&env, "sub-3", Some("lee@example.com")))),
-        ("HS256", hs256),
-        ("not a token", "x.y.z".to_owned()),
-    ];
-    for (what, token) in refused {
-        let answer = with_token(&env, &token).await;
-        assert_eq!(answer.status, StatusCode::UNAUTHORIZED, "{what}: {}", answer.body);
-    }
-    assert_eq!(env.count("main", "SELECT count(*) AS n FROM jadpo_sign_in_links").await, 2);
-    assert_eq!(env.count("main", "SELECT count(*) AS n FROM jadpo_sessions").await, sessions);
-    assert_eq!(env.count("main", "SELECT count(*) AS n FROM members").await, 1);
-}
-
-/// A first sign-in without a verified email, or under a policy that only links, finds no member
-/// (403) and creates nothing; an issuer whose keys cannot be fetched answers 503.
-async fn a_first_sign_in_follows_the_policy(kind: Kind) {
-    let issuer = Issuer::new("k1");
-    let keys_url = serve_keys(issuer.jwks.clone()).await;
-    let env = oidc_env(kind, oidc_app(FirstSignIn::Create), &keys_url).await;
-    let mut unverified = claims(&env, "sub-1", Some("max@example.com"));
-    unverified["email_verified"] = json!(false);
-    let answer = with_token(&env, &issuer.token("k1", &unverified)).await;
-    assert_eq!(answer.status, StatusCode::FORBIDDEN, "{}", answer.body);
-    assert_eq!(env.count("main", "SELECT count(*) AS n FROM members").await, 0);
-
-    let env = oidc_env(kind, oidc_app(FirstSignIn::LinkByEmail), &keys_url).await;
-    let answer =
-        with_token(&env, &issuer.token("k1", &claims(&env, "sub-1", Some("max@example.com"))))
-            .await;
-    assert_eq!(answer.status, StatusCode::FORBIDDEN, "{}", answer.body);
-    let mut tx = env.store("main").begin().await.unwrap_or_else(|e| panic!("{e}"));
-    tx.execute("INSERT INTO members (id, email) VALUES ('m-1', 'max@example.com')", &[])
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    tx.commit().await.unwrap_or_else(|e| panic!("{e}"));
-    let linked =
-        with_token(&env, &issuer.token("k1", &claims(&env, "sub-1", Some("max@example.com"))))
-            .await;
-    assert_eq!(linked.body["user_id"], json!("m-1"), "{}", linked.body);
-    assert_eq!(env.count("main", "SELECT count(*) AS n FROM members").await, 1);
-
-    let env = oidc_env(kind, oidc_app(FirstSignIn::Create), "http://127.0.0.1:9/keys").await;
-    let down =
-        with_token(&env, &issuer.token("k1", &claims(&env, "sub-1", Some("max@example.com"))))
-            .await;
-    assert_eq!(down.status, StatusCode::SERVICE_UNAVAILABLE, "{}", down.body);
-}
-
 jadpo_test_env::both!(
-    an_id_token_signs_in_its_linked_user,
-    a_first_sign_in_follows_the_policy,
     no_table_holds_an_issued_secret,
     a_person_signs_in_by_link_and_orders_as_themself,
     wrong_codes_lock_the_request,
@@ -654,36 +381,13 @@ jadpo_test_env::both!(
     actions_admit_only_their_declared_callers,
 );
 
-/// An action that answers who called it.
-struct WhoAmI;
-
-#[async_trait::async_trait]
-impl Action for WhoAmI {
-    async fn run(
-        &self,
-        ctx: &mut HandlerContext<'_>,
-        _input: Value,
-    ) -> Result<ActionOutput, HandlerError> {
-        let who = ctx.principal().map(|p| p.owner());
-        Ok(ActionOutput::created(json!({"principal": who})))
-    }
-}
-
 /// An application whose users are members, never created by a first sign-in, with actions for
 /// anyone, for members, and for the `ops` service only.
 fn members_app() -> Application {
-    let table = "CREATE TABLE members (id TEXT PRIMARY KEY, email TEXT NOT NULL UNIQUE)";
-    let migrations = |d| (d, vec![Migration::new(Ledger::Workflow, 20, "members", table)]);
-    let (sqlite, postgres) = (migrations(Dialect::Sqlite), migrations(Dialect::Postgres));
-    Application::builder("club")
-        .store("main")
-        .connection("mailer")
-        .users(UserEntity::new("member", "main", "members").email_sign_in("mailer"))
+    club(UserEntity::new("member", "main", "members").email_sign_in("mailer"), "mailer")
         .action_for("hello", "main", Callers::anyone(), WhoAmI)
         .action_for("members_only", "main", Callers::users(), WhoAmI)
         .action_for("ops_only", "main", Callers::named_services(&["ops"]), WhoAmI)
-        .migrations("main", sqlite.0, sqlite.1)
-        .migrations("main", postgres.0, postgres.1)
         .build()
         .unwrap_or_else(|e| panic!("{e}"))
 }

@@ -1,0 +1,120 @@
+//! What the sign-in tests share: a request with a browser's cookie, CSRF token or bearer
+//! credential through the router, the browser a sign-in answer sets up, an action that answers
+//! who called it, and the small application whose users are `members`.
+
+#![allow(dead_code, reason = "each test binary uses its own part of these helpers")]
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use jadpo_core::Dialect;
+use jadpo_core::app::{
+    Action, ActionOutput, Application, ApplicationBuilder, HandlerContext, HandlerError, UserEntity,
+};
+use jadpo_core::model::migrate::{Ledger, Migration};
+use jadpo_http::{HttpState, WebSettings, router};
+use jadpo_test_env::Env;
+use serde_json::{Value, json};
+use tower::ServiceExt;
+
+/// One answer, with the cookies it set.
+pub struct Answer {
+    pub status: StatusCode,
+    pub body: Value,
+    pub set_cookies: Vec<String>,
+    pub text: String,
+}
+
+/// A browser: its cookies go with every request, its CSRF token only where the page sends it.
+#[derive(Default, Clone)]
+pub struct Browser {
+    pub session: Option<String>,
+    pub csrf: Option<String>,
+}
+
+#[derive(Default)]
+pub struct Req<'a> {
+    pub browser: Option<&'a Browser>,
+    pub csrf: Option<&'a str>,
+    pub bearer: Option<&'a str>,
+    pub idempotency_key: Option<&'a str>,
+}
+
+pub async fn send(env: &Env, method: &str, path: &str, how: Req<'_>, body: &str) -> Answer {
+    let web = WebSettings { public_url: Some("https://shop.test".into()), secure_cookies: true };
+    let state = HttpState::new(env.engine.clone(), web).unwrap_or_else(|e| panic!("{e}"));
+    let mut request =
+        Request::builder().method(method).uri(path).header("content-type", "application/json");
+    if let Some(session) = how.browser.and_then(|b| b.session.as_deref()) {
+        request = request.header("cookie", format!("theme=dark; jadpo_session={session}"));
+    }
+    if let Some(token) = how.csrf {
+        request = request.header("x-csrf-token", token);
+    }
+    if let Some(token) = how.bearer {
+        request = request.header("authorization", format!("Bearer {token}"));
+    }
+    if let Some(key) = how.idempotency_key {
+        request = request.header("idempotency-key", key);
+    }
+    let request = request.body(Body::from(body.to_owned())).unwrap_or_else(|e| panic!("{e}"));
+    let response = router(state).oneshot(request).await.unwrap_or_else(|e| panic!("{e}"));
+    let status = response.status();
+    let set_cookies = response
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok().map(str::to_owned))
+        .collect();
+    let bytes = axum::body::to_bytes(response.into_body(), 1 << 20).await.unwrap_or_default();
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    Answer { status, body, set_cookies, text }
+}
+
+pub async fn post(env: &Env, path: &str, body: Value) -> Answer {
+    send(env, "POST", path, Req::default(), &body.to_string()).await
+}
+
+/// The browser a successful sign-in answer sets up.
+pub fn browser_of(answer: &Answer) -> Browser {
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+    let value = |name: &str| {
+        answer
+            .set_cookies
+            .iter()
+            .find_map(|c| c.strip_prefix(&format!("{name}=")))
+            .and_then(|c| c.split(';').next())
+            .map(str::to_owned)
+    };
+    let csrf = value("jadpo_csrf");
+    assert_eq!(csrf.as_deref(), answer.body["csrf_token"].as_str(), "the page gets its CSRF token");
+    Browser { session: value("jadpo_session"), csrf }
+}
+
+/// An action that answers who called it.
+pub struct WhoAmI;
+
+#[async_trait::async_trait]
+impl Action for WhoAmI {
+    async fn run(
+        &self,
+        ctx: &mut HandlerContext<'_>,
+        _input: Value,
+    ) -> Result<ActionOutput, HandlerError> {
+        let who = ctx.principal().map(|p| p.owner());
+        Ok(ActionOutput::created(json!({"principal": who})))
+    }
+}
+
+/// An application `club` on one store, `main`, whose users are `members` (never created by a
+/// sign-in unless `users` says so), with `connection` declared.
+pub fn club(users: UserEntity, connection: &str) -> ApplicationBuilder {
+    let table = "CREATE TABLE members (id TEXT PRIMARY KEY, email TEXT NOT NULL UNIQUE)";
+    let migrations = || vec![Migration::new(Ledger::Workflow, 20, "members", table)];
+    Application::builder("club")
+        .store("main")
+        .connection(connection)
+        .users(users)
+        .migrations("main", Dialect::Sqlite, migrations())
+        .migrations("main", Dialect::Postgres, migrations())
+}
