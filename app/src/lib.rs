@@ -5,6 +5,8 @@
 //!   (entity `order`): every change is in `jadpo_audit` (`jadpo audit show order ID`).
 //! * Users: `customers` (`shop_customers` in `main`), who sign in by a mailed link or code (the
 //!   mail goes through `mailer`); a first sign-in creates the customer.
+//! * Services: `shop_services` in `main` (`web`, the storefront's server, from a migration; the
+//!   local run adds `local`): service keys are issued only for services listed there.
 //! * Action `place_order` (`POST /actions/place_order` with `{"items": [{"sku": "A", "qty": 1}]}`)
 //!   writes an order and emits `order.placed`. A signed-in customer orders for themself; a
 //!   service names the customer (`"customer": "c1"`).
@@ -22,7 +24,9 @@ mod orders;
 mod sales;
 
 use jadpo_core::Dialect;
-use jadpo_core::app::{AppError, Application, Callers, FirstSignIn, RetryPolicy, UserEntity};
+use jadpo_core::app::{
+    AppError, Application, Callers, FirstSignIn, RetryPolicy, ServiceEntity, UserEntity,
+};
 use jadpo_core::model::audit::AuditSpec;
 use jadpo_core::model::flags::Rollout;
 use jadpo_core::model::migrate::{Ledger, Migration};
@@ -77,6 +81,7 @@ pub fn application() -> Result<Application, ShopError> {
                 .email_sign_in("mailer")
                 .on_first_sign_in(FirstSignIn::Create),
         )
+        .services(ServiceEntity::new("service", "main", "shop_services"))
         .action_for("place_order", "main", Callers::users_and_services(), PlaceOrder)
         .subscriber(
             "reserve_stock",
@@ -111,6 +116,7 @@ pub fn application() -> Result<Application, ShopError> {
                     include_str!("../migrations/sqlite/main_0005_sales_summaries.sql"),
                 ),
                 (6, "shop_customers", include_str!("../migrations/sqlite/main_0006_customers.sql")),
+                (7, "shop_services", include_str!("../migrations/sqlite/main_0007_services.sql")),
             ]),
         )
         .migrations(
@@ -128,6 +134,7 @@ pub fn application() -> Result<Application, ShopError> {
                     "shop_customers",
                     include_str!("../migrations/postgres/main_0007_customers.sql"),
                 ),
+                (8, "shop_services", include_str!("../migrations/postgres/main_0008_services.sql")),
             ]),
         )
         .migrations(
@@ -169,8 +176,10 @@ mod tests {
         assert_eq!(app.connections(), ["mailer".to_owned(), "payments".to_owned()]);
         assert!(app.workflow("checkout").is_some_and(|(_, store)| store == "main"));
         assert_eq!(app.migrations_for("warehouse", Dialect::Postgres).len(), 1);
-        assert_eq!(app.migrations_for("main", Dialect::Sqlite).len(), 3);
+        assert_eq!(app.migrations_for("main", Dialect::Sqlite).len(), 4);
         assert_eq!(app.users_store(), "main");
+        assert_eq!(app.services().map(|s| s.table.as_str()), Some("shop_services"));
+        assert_eq!(app.services_store(), "main");
         let summary = app.schedule("sales_summary").unwrap_or_else(|| panic!("schedule"));
         assert_eq!(summary.when.describe(), "every 60s");
         assert_eq!(app.schedule_store(), "main");

@@ -34,13 +34,15 @@ async fn main() -> anyhow::Result<()> {
     migrate_all(&app, stores).await.context("migrating the stores")?;
     let (queue, rx) = InProcessQueue::new();
     let engine = wiring.engine(Arc::new(queue), wiring.http_connections()?);
-    let keys =
-        Arc::clone(stores.get(app.default_store()).context("the default store is not configured")?);
-    let key = local_key(&engine).await?;
+    let keys = Arc::clone(
+        stores.get(app.services_store()).context("the services' store is not configured")?,
+    );
+    let key = local_key(&engine, keys.as_ref()).await?;
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("cannot listen on {} (set JADPO_LISTEN)", config.listen))?;
-    print_banner(config, &key, keys.name());
+    let public_url = public_url(config);
+    print_banner(config, &key, keys.name(), &public_url);
 
     let (stop, stopped) = watch::channel(false);
     let relay = tokio::spawn(relay_loop(engine.clone(), Duration::from_secs(1), stopped.clone()));
@@ -51,11 +53,6 @@ async fn main() -> anyhow::Result<()> {
         stopped.clone(),
     ));
     let worker = tokio::spawn(delivery_loop(engine.clone(), rx, stopped));
-    // Mailed sign-in links point here (`JADPO_PUBLIC_URL` when the listen address is not it).
-    let public_url = std::env::var("JADPO_PUBLIC_URL")
-        .ok()
-        .filter(|u| !u.is_empty())
-        .unwrap_or_else(|| format!("http://{}", config.listen));
     let web = WebSettings { public_url: Some(public_url), secure_cookies: false };
     let state = HttpState::new(engine, web)?;
     axum::serve(
@@ -77,10 +74,20 @@ async fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The local run's service key: every action the application declares, runs and Sessions —
-/// each named, not `*`, so the key shows what a scoped key looks like. Its issue is recorded as
-/// an operator action by `jadpo-local`.
-async fn local_key(engine: &jadpo_engine::Engine) -> anyhow::Result<IssuedKey> {
+/// The local run's service key, for service `local` (added to the application's service table
+/// when it declares one): every action the application declares, runs and Sessions — each named,
+/// not `*`, so the key shows what a scoped key looks like. Its issue is recorded as an operator
+/// action by `jadpo-local`.
+async fn local_key(
+    engine: &jadpo_engine::Engine,
+    keys: &dyn jadpo_core::Store,
+) -> anyhow::Result<IssuedKey> {
+    if let Some(services) = engine.app.services() {
+        let sql = services.insert_if_missing_sql();
+        keys.execute_once(&sql, &["local".into()]).await.with_context(|| {
+            format!("adding service \"local\" to the services' table {}", services.table)
+        })?;
+    }
     let mut scopes: Vec<String> =
         engine.app.action_names().map(|a| format!("action:{a}")).collect();
     scopes.extend(["runs".to_owned(), "sessions".to_owned()]);
@@ -89,7 +96,22 @@ async fn local_key(engine: &jadpo_engine::Engine) -> anyhow::Result<IssuedKey> {
     Ok(KeyOps::new(engine).issue("local", None, &scopes, &operator).await?)
 }
 
-fn print_banner(config: &Config, key: &IssuedKey, default_store: &str) {
+/// Where people reach this server: mailed sign-in links point there, and it is the passkeys'
+/// relying party. `JADPO_PUBLIC_URL`, else the listen address — by the name `localhost` when it
+/// is a loopback address, since browsers offer passkeys on `localhost` but never on an IP.
+fn public_url(config: &Config) -> String {
+    if let Some(url) = std::env::var("JADPO_PUBLIC_URL").ok().filter(|u| !u.is_empty()) {
+        return url;
+    }
+    let addr = config.listen;
+    if addr.ip().is_loopback() {
+        format!("http://localhost:{}", addr.port())
+    } else {
+        format!("http://{addr}")
+    }
+}
+
+fn print_banner(config: &Config, key: &IssuedKey, default_store: &str, public_url: &str) {
     let addr = config.listen;
     println!("jadpo-local listening on http://{addr}");
     for store in &config.stores {
@@ -105,7 +127,8 @@ fn print_banner(config: &Config, key: &IssuedKey, default_store: &str) {
          -d '{{\"customer\": \"c1\", \"items\": [{{\"sku\": \"A\", \"qty\": 1}}]}}'"
     );
     println!(
-        "  sign in as a customer: open http://{addr}/ (the link and code print here, and land at /sink/mailer)"
+        "  sign in as a customer: open {public_url}/ (the link and code print here, and land at \
+         /sink/mailer; once signed in, add a passkey and use it next time)"
     );
     println!("  watch the mailer sink: curl -s http://{addr}/sink/mailer");
     println!(

@@ -27,6 +27,9 @@ fn stderr(out: &Output) -> String {
 async fn keys_are_issued_scoped_listed_revoked_and_rotated_each_recorded() {
     let db = SqliteTestDb::migrated().await;
     let url = db.url();
+    ok(&jadpo(&url, &["migrate", "apply"])); // the shop's tables: `web` is one of its services
+    let (store, batch) = (db.store(), "INSERT INTO shop_services (id) VALUES ('batch')");
+    store.execute_once(batch, &[]).await.unwrap_or_else(|e| panic!("{e}")); // a second service
     let issue = ["keys", "issue", "--service", "web", "--scope", "action:place_order"];
     let out: Value = serde_json::from_str(&ok(&jadpo(
         &url,
@@ -39,9 +42,8 @@ async fn keys_are_issued_scoped_listed_revoked_and_rotated_each_recorded() {
         (out["service"].clone(), out["scopes"].clone()),
         (json!("web"), json!("action:place_order runs"))
     );
-    let store = db.store();
     let found =
-        store.service_key_verify(&secret, Utc::now()).await.unwrap_or_else(|e| panic!("{e}"));
+        store.service_key_verify(&secret, Utc::now(), None).await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(found.map(|k| k.service), Some("web".to_owned()));
     let human = ok(&jadpo(
         &url,
@@ -78,16 +80,17 @@ async fn keys_are_issued_scoped_listed_revoked_and_rotated_each_recorded() {
     assert_eq!(rotated["scopes"], json!("action:place_order runs"));
     let now = Utc::now();
     assert_eq!(
-        store.service_key_verify(&secret, now).await.ok(),
+        store.service_key_verify(&secret, now, None).await.ok(),
         Some(None),
         "a rotated key worked"
     );
-    let new = store.service_key_verify(&new_secret, now).await.unwrap_or_else(|e| panic!("{e}"));
+    let new =
+        store.service_key_verify(&new_secret, now, None).await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(new.map(|k| k.scopes.to_stored()), Some("action:place_order runs".to_owned()));
     // Revoked: the new key stops too; revoking again is refused and records nothing.
     let new_id = rotated["id"].as_str().unwrap_or_default().to_owned();
     ok(&jadpo(&url, &["keys", "revoke", &new_id, "--operator", "ann"]));
-    assert_eq!(store.service_key_verify(&new_secret, Utc::now()).await.ok(), Some(None));
+    assert_eq!(store.service_key_verify(&new_secret, Utc::now(), None).await.ok(), Some(None));
     let again = jadpo(&url, &["keys", "revoke", &new_id, "--operator", "ann"]);
     assert!(
         !again.status.success() && stderr(&again).contains("revoked already"),
@@ -129,6 +132,13 @@ async fn keys_are_issued_scoped_listed_revoked_and_rotated_each_recorded() {
         !bad_scope.status.success() && stderr(&bad_scope).contains("\"root\""),
         "{}",
         stderr(&bad_scope)
+    );
+    let unlisted =
+        jadpo(&url, &["keys", "issue", "--service", "x", "--scope", "*", "--operator", "ann"]);
+    assert!(
+        !unlisted.status.success() && stderr(&unlisted).contains("no service is named \"x\""),
+        "a key was issued for a service the shop does not list: {}",
+        stderr(&unlisted)
     );
     let zero =
         jadpo(&url, &["keys", "issue", "--service", "x", "--scope", "*", "--expires-in-days", "0"]);

@@ -177,6 +177,14 @@ impl Row {
         }
     }
 
+    /// A bytes column (PostgreSQL `bytea`, SQLite `BLOB`).
+    pub fn get_bytes(&self, column: &str) -> Result<&[u8], StoreError> {
+        match self.get(column)? {
+            SqlValue::Bytes(v) => Ok(v),
+            other => Err(self.mismatch(column, "bytes", other)),
+        }
+    }
+
     /// A boolean column (PostgreSQL `boolean`, SQLite 0/1).
     pub fn get_bool(&self, column: &str) -> Result<bool, StoreError> {
         match self.get(column)? {

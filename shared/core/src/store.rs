@@ -6,7 +6,8 @@
 //! * [`crate::ports::SchemaIntrospection`] describes tables, for `jadpo check` and conformance.
 //! * [`crate::ports::ServiceKeyStore`] keeps service keys' verifiers.
 //! * [`crate::ports::UserSessionStore`] keeps users' API tokens' and browser sessions' verifiers;
-//!   [`crate::ports::SignInStore`] keeps sign-in requests (magic links and codes by email).
+//!   [`crate::ports::SignInStore`] keeps sign-in requests (magic links and codes by email);
+//!   [`crate::ports::PasskeyStore`] keeps passkeys and the ceremonies under way.
 //! * [`crate::ports::LeaseStore`] takes, extends and fences generation-numbered leases.
 //! * [`crate::ports::WorkflowStore`] commits workflow transitions and keeps Sessions;
 //!   [`crate::ports::WorkflowOps`] verifies, exports and imports them.
@@ -22,6 +23,7 @@ use crate::ports::FlagStore;
 use crate::ports::HousekeepingStore;
 use crate::ports::LeaseStore;
 use crate::ports::MigrationStore;
+use crate::ports::PasskeyStore;
 use crate::ports::ScheduleStore;
 use crate::ports::SchemaIntrospection;
 use crate::ports::ServiceKeyStore;
@@ -40,6 +42,7 @@ pub trait Store:
     + ServiceKeyStore
     + UserSessionStore
     + SignInStore
+    + PasskeyStore
     + WorkflowStore
     + WorkflowOps
     + LeaseStore
@@ -60,6 +63,7 @@ impl<T> Store for T where
         + ServiceKeyStore
         + UserSessionStore
         + SignInStore
+        + PasskeyStore
         + WorkflowStore
         + WorkflowOps
         + LeaseStore

@@ -25,7 +25,9 @@ impl HousekeepingSettings {
     pub fn cutoff(&self, class: RecordClass, now: DateTime<Utc>) -> DateTime<Utc> {
         let s = self;
         let keep = match class {
-            RecordClass::IdempotencyKeys | RecordClass::UserSessions => Duration::ZERO,
+            RecordClass::IdempotencyKeys
+            | RecordClass::UserSessions
+            | RecordClass::PasskeyChallenges => Duration::ZERO,
             RecordClass::HandledDeliveries => s.handled_retention,
             RecordClass::FinishedDeliveries | RecordClass::OutboxRows => s.finished_retention,
             RecordClass::DeadDeliveries => s.dead_retention,

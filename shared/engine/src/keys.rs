@@ -1,13 +1,14 @@
 //! `jadpo keys issue | list | revoke | rotate`: service keys as operators manage them. Each change
 //! is made through [`Change`], so it is recorded in `jadpo_operator_actions` (the key's state
 //! before it, the operator, the database role) in the same transaction, or not made at all.
-//! Keys live in the application's default store.
+//! Keys live in the services' store (the service entity's, else the default store); with a
+//! service entity declared, a key is issued (or rotated) only for a service its table holds.
 
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use jadpo_core::model::operator::OperatorAction;
-use jadpo_core::model::service_key::{IssuedKey, KeyError, KeyInfo, Scope, Scopes};
+use jadpo_core::model::service_key::{IssuedKey, KeyError, KeyInfo, Scope, Scopes, valid_service};
 use jadpo_core::{Store, StoreError};
 use serde_json::{Value, json};
 
@@ -27,6 +28,11 @@ pub enum KeyOpError {
         /// The declared actions.
         declared: String,
     },
+    /// The application declares its services, and none has this name.
+    #[error(
+        "no service is named {0:?} (the service entity's table holds the services keys are for)"
+    )]
+    UnknownService(String),
     /// No key has this id.
     #[error("no service key has id {0:?}")]
     NotFound(String),
@@ -53,13 +59,28 @@ pub struct KeyOps<'a> {
 }
 
 impl<'a> KeyOps<'a> {
-    /// The keys of `p`'s application (in its default store).
+    /// The keys of `p`'s application (in its services' store).
     pub fn new(p: &'a Engine) -> Self {
         Self { p }
     }
 
     fn store(&self) -> Result<Arc<dyn Store>, KeyOpError> {
-        Ok(Arc::clone(self.p.store(self.p.app.default_store())?))
+        Ok(Arc::clone(self.p.store(self.p.app.services_store())?))
+    }
+
+    /// Refuses a service the application's service entity does not hold (read in `change`'s
+    /// transaction, so the row cannot vanish between the check and the key).
+    async fn check_service(
+        &self,
+        change: &mut Change<'_>,
+        service: &str,
+    ) -> Result<(), KeyOpError> {
+        let Some(services) = self.p.app.services() else { return Ok(()) };
+        let sql = services.record().find_by_id_sql();
+        match change.tx().query_opt(&sql, &[service.into()]).await? {
+            Some(_) => Ok(()),
+            None => Err(KeyOpError::UnknownService(service.to_owned())),
+        }
     }
 
     /// Refuses a scope naming an action the application does not declare.
@@ -90,6 +111,8 @@ impl<'a> KeyOps<'a> {
         let clock = self.p.clock.as_ref();
         let mut change = Change::begin(store.as_ref(), operator, clock).await?;
         let result = async {
+            valid(service)?;
+            self.check_service(&mut change, service).await?;
             let key =
                 store.service_key_issue(change.tx(), service, expires_at, scopes, clock).await?;
             let detail = format!("service {service}, scopes {scopes}");
@@ -128,6 +151,7 @@ impl<'a> KeyOps<'a> {
         let mut change = Change::begin(store.as_ref(), operator, clock).await?;
         let result = async {
             let old = live(store.service_key_get(change.tx(), id).await?, id)?;
+            self.check_service(&mut change, &old.service).await?;
             let key = store
                 .service_key_issue(change.tx(), &old.service, old.expires_at, &old.scopes, clock)
                 .await?;
@@ -140,6 +164,11 @@ impl<'a> KeyOps<'a> {
         .await;
         change.finish(result).await
     }
+}
+
+/// Refuses an unusable service name before any statement interpolates or binds it.
+fn valid(service: &str) -> Result<(), KeyError> {
+    if valid_service(service) { Ok(()) } else { Err(KeyError::BadService(service.to_owned())) }
 }
 
 fn live(key: Option<KeyInfo>, id: &str) -> Result<KeyInfo, KeyOpError> {

@@ -45,6 +45,7 @@ pub mod keys;
 pub mod migrate;
 pub mod oidc;
 pub mod operator;
+pub mod passkeys;
 pub mod relay;
 pub mod schedule;
 pub mod settings;

@@ -44,6 +44,9 @@ pub enum SignInFlowError {
     /// An external token was refused.
     #[error(transparent)]
     Token(#[from] TokenRefusal),
+    /// A passkey ceremony was refused.
+    #[error(transparent)]
+    Passkey(#[from] jadpo_core::model::passkey::PasskeyRefusal),
     /// The issuer's keys could not be read.
     #[error("the issuer's keys could not be read: {0}")]
     KeysUnavailable(String),

@@ -46,8 +46,10 @@ impl<'a> TokenOps<'a> {
                 return Err(TokenError::BadUser(user_id.to_owned()));
             }
             if let Some(users) = self.p.app.users() {
-                let found =
-                    change.tx().query_opt(&users.find_by_id_sql(), &[user_id.into()]).await?;
+                let found = change
+                    .tx()
+                    .query_opt(&users.record().find_by_id_sql(), &[user_id.into()])
+                    .await?;
                 if found.is_none() {
                     return Err(TokenError::UnknownUser(user_id.to_owned()));
                 }

@@ -12,9 +12,10 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use chrono::{DateTime, Utc};
 use jadpo_core::app::Callers;
+use jadpo_core::model::principal::EntityRecord;
 use jadpo_core::model::principal::Principal;
 use jadpo_core::model::service_key::{Scope, Scopes, verifier};
-use jadpo_core::model::user_session::{LiveSession, SessionKind, UserRecord, is_token};
+use jadpo_core::model::user_session::{LiveSession, SessionKind, is_token};
 
 use crate::{HttpState, Problem, store_problem};
 
@@ -175,7 +176,7 @@ fn users(state: &HttpState) -> &dyn jadpo_core::Store {
 
 /// Where the application's users are, if it declares them: a session is read with its user's
 /// record, so a deleted user's sessions authenticate nobody.
-fn records(state: &HttpState) -> Option<UserRecord<'_>> {
+fn records(state: &HttpState) -> Option<EntityRecord<'_>> {
     state.engine.app.users().map(jadpo_core::app::UserEntity::record)
 }
 
@@ -199,7 +200,8 @@ async fn bearer(
             Err(e) => Err(store_failure(&e)),
         };
     }
-    match state.keys.service_key_verify(presented, now).await {
+    let services = state.engine.app.services().map(jadpo_core::app::ServiceEntity::record);
+    match state.keys.service_key_verify(presented, now, services).await {
         Ok(Some(key)) => Ok((Principal::Service(key.service), Some(key.scopes), None)),
         Ok(None) => Err(Box::new((
             "none",

@@ -26,6 +26,7 @@ use jadpo_engine::relay::enqueue_now;
 use serde_json::{Value, json};
 
 mod auth;
+mod passkeys;
 mod sign_in;
 mod workflows;
 
@@ -36,7 +37,7 @@ pub use auth::{CSRF_COOKIE, CSRF_HEADER, Caller, MaybeCaller, SESSION_COOKIE, ad
 pub struct HttpState {
     /// The engine (application, stores, queue, clock).
     pub engine: Engine,
-    /// The store holding service keys (the default store).
+    /// The store holding service keys (the services' store).
     pub keys: Arc<dyn Store>,
     /// The store holding users' sessions and sign-in requests (the user entity's).
     pub users: Arc<dyn Store>,
@@ -47,7 +48,7 @@ pub struct HttpState {
 impl HttpState {
     /// The state for `engine`: keys in the default store, sessions in the users' store.
     pub fn new(engine: Engine, web: WebSettings) -> Result<Self, jadpo_core::StoreError> {
-        let keys = Arc::clone(engine.store(engine.app.default_store())?);
+        let keys = Arc::clone(engine.store(engine.app.services_store())?);
         let users = Arc::clone(engine.store(engine.app.users_store())?);
         Ok(Self { engine, keys, users, web })
     }
@@ -70,6 +71,7 @@ pub fn router(state: HttpState) -> Router {
         .route("/actions/{name}", post(run_action))
         .merge(workflows::routes())
         .merge(sign_in::routes())
+        .merge(passkeys::routes())
         .fallback(|| async { problem(StatusCode::NOT_FOUND, "Not found", "no such route") })
         .with_state(state)
 }

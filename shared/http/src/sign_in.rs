@@ -9,6 +9,7 @@
 //!   deployed) and the CSRF token, in the body and in the `jadpo_csrf` cookie the page reads.
 //! * `POST /sign-in/oidc/{provider}` `{"id_token"}`: signs in with an OpenID Connect ID token
 //!   from a declared provider (its user, or the one its first sign-in links).
+//! * Passkeys: `crate::passkeys`.
 //! * `POST /sign-out`, `POST /sign-out/everywhere`: end this session, or every session of the
 //!   user; `GET /me`: who the request acts for.
 
@@ -17,6 +18,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
+use jadpo_core::model::passkey::PasskeyRefusal;
 use jadpo_core::model::principal::Principal;
 use jadpo_core::model::sign_in::SignInError;
 use jadpo_core::model::user_session::BrowserSession;
@@ -69,17 +71,18 @@ struct CodeBody {
     code: String,
 }
 
-fn json_body<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T, Problem> {
+pub(crate) fn json_body<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T, Problem> {
     serde_json::from_slice(bytes)
         .map_err(|e| Problem::new(StatusCode::BAD_REQUEST, "Malformed JSON", e.to_string()))
 }
 
-fn flow_problem(route: &str, e: &SignInFlowError) -> Problem {
+pub(crate) fn flow_problem(route: &str, e: &SignInFlowError) -> Problem {
     let detail = e.to_string();
     let (status, title, reason) = match e {
         SignInFlowError::NotOffered => {
-            (StatusCode::NOT_FOUND, "Sign-in by email is not offered", "not offered")
+            (StatusCode::NOT_FOUND, "Sign-in this way is not offered", "not offered")
         }
+        SignInFlowError::Passkey(refusal) => passkey_refusal(refusal),
         SignInFlowError::Request(SignInError::BadAddress(_)) => {
             (StatusCode::BAD_REQUEST, "Not an email address", "bad address")
         }
@@ -116,6 +119,35 @@ fn flow_problem(route: &str, e: &SignInFlowError) -> Problem {
     // The route and the reason, never the address, link or code.
     refused(route, "none", reason);
     Problem::new(status, title, detail)
+}
+
+/// How a refused passkey ceremony answers.
+fn passkey_refusal(refusal: &PasskeyRefusal) -> (StatusCode, &'static str, &'static str) {
+    match refusal {
+        PasskeyRefusal::NoRelyingParty(_) => {
+            tracing::warn!(error = %refusal, "passkeys are not configured");
+            (StatusCode::SERVICE_UNAVAILABLE, "Passkeys are not configured", "no relying party")
+        }
+        PasskeyRefusal::Malformed(_) => {
+            (StatusCode::BAD_REQUEST, "Not a WebAuthn response", "malformed response")
+        }
+        PasskeyRefusal::NoCeremony => {
+            (StatusCode::UNAUTHORIZED, "Passkey refused", "no ceremony under way")
+        }
+        PasskeyRefusal::Refused(_) => {
+            (StatusCode::UNAUTHORIZED, "Passkey refused", "response refused")
+        }
+        PasskeyRefusal::UnknownPasskey => {
+            (StatusCode::UNAUTHORIZED, "Passkey refused", "unknown passkey")
+        }
+        PasskeyRefusal::AlreadyRegistered => {
+            (StatusCode::CONFLICT, "Passkey registered already", "registered already")
+        }
+        PasskeyRefusal::Unreadable(_) => {
+            tracing::error!(error = %refusal, "a stored passkey value cannot be read");
+            (StatusCode::INTERNAL_SERVER_ERROR, "Passkey unreadable", "internal")
+        }
+    }
 }
 
 async fn request(State(state): State<HttpState>, bytes: axum::body::Bytes) -> Response {
@@ -237,7 +269,7 @@ fn with_cookies(mut response: Response, cookies: [String; 2]) -> Response {
 }
 
 /// The answer to a sign-in at `route`: the session's cookies and CSRF token, or why not.
-fn signed_in(
+pub(crate) fn signed_in(
     state: &HttpState,
     route: &str,
     started: Result<BrowserSession, SignInFlowError>,
@@ -264,23 +296,23 @@ fn cleared(state: &HttpState, response: Response) -> Response {
     with_cookies(response, cookies)
 }
 
-fn user_of(caller: &Caller, route: &str) -> Result<String, Problem> {
+/// The signed-in user `caller` is; a service is refused (`403`, `why` says what it cannot do).
+pub(crate) fn user_of(caller: &Caller, route: &str, why: &str) -> Result<String, Problem> {
     match &caller.principal {
         Principal::User(id) => Ok(id.clone()),
         Principal::Service(_) => {
             refused(route, "service", "not a user");
-            Err(Problem::new(
-                StatusCode::FORBIDDEN,
-                "Forbidden",
-                "only a signed-in user signs out; a service's key is revoked instead",
-            ))
+            Err(Problem::new(StatusCode::FORBIDDEN, "Forbidden", why))
         }
     }
 }
 
+const SIGN_OUT_IS_FOR_USERS: &str =
+    "only a signed-in user signs out; a service's key is revoked instead";
+
 async fn out(State(state): State<HttpState>, caller: Caller) -> Response {
     let result = async {
-        user_of(&caller, "/sign-out")?;
+        user_of(&caller, "/sign-out", SIGN_OUT_IS_FOR_USERS)?;
         if let Some(id) = &caller.session {
             sign_out(&state.engine, id).await.map_err(|e| store_problem(&e))?;
         }
@@ -291,7 +323,7 @@ async fn out(State(state): State<HttpState>, caller: Caller) -> Response {
 
 async fn out_everywhere(State(state): State<HttpState>, caller: Caller) -> Response {
     let result = async {
-        let user = user_of(&caller, "/sign-out/everywhere")?;
+        let user = user_of(&caller, "/sign-out/everywhere", SIGN_OUT_IS_FOR_USERS)?;
         let ended =
             sign_out_everywhere(&state.engine, &user).await.map_err(|e| store_problem(&e))?;
         let body = axum::Json(json!({"ended": ended}));

@@ -17,13 +17,17 @@ struct Call {
     body: Value,
 }
 
-/// A key for `service` allowed `scopes`, valid until `expires_at`.
+/// A key for `service` (listed in the shop's services first) allowed `scopes`, valid until
+/// `expires_at`.
 async fn scoped_key(
     env: &Env,
     service: &str,
     scopes: &[&str],
     expires_at: Option<chrono::DateTime<chrono::Utc>>,
 ) -> String {
+    let services = env.engine.app.services().unwrap_or_else(|| panic!("the shop lists services"));
+    let (sql, name) = (services.insert_if_missing_sql(), [service.into()]);
+    env.store("main").execute_once(&sql, &name).await.unwrap_or_else(|e| panic!("{e}"));
     let scopes = Scopes::parse(scopes).unwrap_or_else(|e| panic!("{e}"));
     let clock = env.engine.clock.as_ref();
     let issued = issue_unrecorded(env.store("main").as_ref(), service, expires_at, &scopes, clock);

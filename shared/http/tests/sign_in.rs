@@ -4,37 +4,14 @@
 mod common;
 
 use axum::http::StatusCode;
-use common::{Answer, Browser, Req, WhoAmI, browser_of, club, post, send};
-use jadpo_core::app::{Application, Callers, UserEntity};
+use common::{Answer, Browser, Req, WhoAmI, browser_of, club, mailed, mails, post, send};
+use jadpo_core::Dialect;
+use jadpo_core::app::{Application, Callers, ServiceEntity, UserEntity};
+use jadpo_core::model::migrate::{Ledger, Migration};
 use jadpo_core::model::service_key::Scopes;
 use jadpo_engine::EngineSettings;
 use jadpo_test_env::{Env, Kind};
 use serde_json::{Value, json};
-
-/// The sign-in mails the mailer received, oldest first: (to, link token, code).
-fn mails(env: &Env) -> Vec<(String, String, String)> {
-    env.sinks
-        .received("mailer")
-        .into_iter()
-        .filter_map(|m| {
-            let body = &m["body"];
-            let link = body["link"].as_str()?;
-            let token = link.split("token=").nth(1)?.to_owned();
-            let to = body["to"].as_str()?.to_owned();
-            Some((to, token, body["code"].as_str()?.to_owned()))
-        })
-        .collect()
-}
-
-/// Requests a mail for `email` and delivers it; its link token and code.
-async fn mailed(env: &mut Env, email: &str) -> (String, String) {
-    let asked = post(env, "/sign-in/email", json!({"email": email})).await;
-    assert_eq!(asked.status, StatusCode::ACCEPTED, "{}", asked.body);
-    env.drain().await;
-    let (to, token, code) = mails(env).pop().unwrap_or_else(|| panic!("no sign-in mail"));
-    assert_eq!(to, email.trim().to_lowercase());
-    (token, code)
-}
 
 async fn me(env: &Env, browser: &Browser) -> Answer {
     send(env, "GET", "/me", Req { browser: Some(browser), ..Req::default() }, "").await
@@ -379,12 +356,22 @@ jadpo_test_env::both!(
     bad_sign_in_input_is_refused,
     a_deleted_customers_sessions_end,
     actions_admit_only_their_declared_callers,
+    a_key_works_only_while_its_service_is_listed,
 );
 
-/// An application whose users are members, never created by a first sign-in, with actions for
-/// anyone, for members, and for the `ops` service only.
+/// An application whose users are members, never created by a first sign-in, and whose services
+/// are listed in `club_services` (`ops` and `web`), with actions for anyone, for members, and for
+/// the `ops` service only.
 fn members_app() -> Application {
+    let table = "CREATE TABLE club_services (name TEXT PRIMARY KEY); \
+                 INSERT INTO club_services (name) VALUES ('ops'), ('web');";
+    let services = || vec![Migration::new(Ledger::Workflow, 21, "club_services", table)];
+    let mut listed = ServiceEntity::new("service", "main", "club_services");
+    listed.id_column = "name".to_owned();
     club(UserEntity::new("member", "main", "members").email_sign_in("mailer"), "mailer")
+        .services(listed)
+        .migrations("main", Dialect::Sqlite, services())
+        .migrations("main", Dialect::Postgres, services())
         .action_for("hello", "main", Callers::anyone(), WhoAmI)
         .action_for("members_only", "main", Callers::users(), WhoAmI)
         .action_for("ops_only", "main", Callers::named_services(&["ops"]), WhoAmI)
@@ -468,4 +455,27 @@ async fn actions_admit_only_their_declared_callers(kind: Kind) {
     )
     .await;
     assert_eq!(not_ops.status, StatusCode::FORBIDDEN);
+}
+
+/// With the application's services listed, a key is accepted only while its service's row is
+/// there: a key issued for an unlisted service (bypassing `jadpo keys issue`, which refuses it)
+/// is 401, and deleting a service's row stops its keys at once.
+async fn a_key_works_only_while_its_service_is_listed(kind: Kind) {
+    let env = Env::new(kind, members_app(), EngineSettings::default()).await;
+    let (ops, stray) = (key_for(&env, "ops").await, key_for(&env, "stray").await);
+    let call = |key| {
+        let req = Req { bearer: Some(key), ..Req::default() };
+        send(&env, "POST", "/actions/ops_only", req, "{}")
+    };
+    let listed = call(&ops).await;
+    assert_eq!(listed.body["principal"], json!("service:ops"), "{}", listed.body);
+    let unlisted = call(&stray).await;
+    assert_eq!(unlisted.status, StatusCode::UNAUTHORIZED, "{}", unlisted.body);
+    let mut tx = env.store("main").begin().await.unwrap_or_else(|e| panic!("{e}"));
+    tx.execute("DELETE FROM club_services WHERE name = 'ops'", &[])
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    tx.commit().await.unwrap_or_else(|e| panic!("{e}"));
+    let removed = call(&ops).await;
+    assert_eq!(removed.status, StatusCode::UNAUTHORIZED, "a removed service's key still works");
 }

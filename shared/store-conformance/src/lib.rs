@@ -69,6 +69,7 @@ macro_rules! conformance_tests {
             idempotency_keys_are_claimed_once_and_expire,
             concurrent_claims_are_disjoint,
             service_keys_are_stored_as_verifiers,
+            a_key_is_read_with_its_services_record,
             user_tokens_are_stored_as_verifiers,
             leases_fence_a_holder_paused_past_expiry,
         );
@@ -76,6 +77,8 @@ macro_rules! conformance_tests {
             sign_in_requests_are_one_time_and_limited,
             browser_sessions_keep_verifiers_and_end,
             a_session_is_read_with_its_users_record,
+            passkey_ceremonies_are_taken_once_and_expire,
+            a_passkey_is_read_with_its_users_record,
         );
         $crate::conformance_tests!(@schedule $fixture;
             two_ticks_at_once_record_one_run,

@@ -250,15 +250,15 @@ pub async fn service_keys_are_stored_as_verifiers(fx: &dyn Fixture) {
     let key =
         ok(issue_unrecorded(store.as_ref(), "shop-web", expires, &scopes, &clock).await, "issue");
     assert!(key.secret.starts_with("jadpo_sk_") && key.secret.len() == 73, "{}", key.secret);
-    let found = ok(store.service_key_verify(&key.secret, t0()).await, "verify");
+    let found = ok(store.service_key_verify(&key.secret, t0(), None).await, "verify");
     assert_eq!(found, Some(VerifiedKey { service: "shop-web".into(), scopes: scopes.clone() }));
     let mut wrong = key.secret.clone();
     wrong.replace_range(20..21, if &key.secret[20..21] == "0" { "1" } else { "0" });
-    assert_eq!(ok(store.service_key_verify(&wrong, t0()).await, "verify"), None);
-    assert_eq!(ok(store.service_key_verify("Bearer nonsense", t0()).await, "verify"), None);
+    assert_eq!(ok(store.service_key_verify(&wrong, t0(), None).await, "verify"), None);
+    assert_eq!(ok(store.service_key_verify("Bearer nonsense", t0(), None).await, "verify"), None);
     let later = t0() + Duration::hours(2);
     assert_eq!(
-        ok(store.service_key_verify(&key.secret, later).await, "verify"),
+        ok(store.service_key_verify(&key.secret, later, None).await, "verify"),
         None,
         "an expired key worked"
     );
@@ -285,10 +285,44 @@ pub async fn service_keys_are_stored_as_verifiers(fx: &dyn Fixture) {
     ok(tx.commit().await, "commit");
     assert_eq!(got.and_then(|k| k.revoked_at), Some(t0()));
     assert_eq!(
-        ok(store.service_key_verify(&key.secret, t0()).await, "verify"),
+        ok(store.service_key_verify(&key.secret, t0(), None).await, "verify"),
         None,
         "a revoked key worked"
     );
+}
+
+/// With the application's service table named, a key is read with its service's record in one
+/// statement: once the record is gone, the key authenticates nobody.
+pub async fn a_key_is_read_with_its_services_record(fx: &dyn Fixture) {
+    use jadpo_core::model::principal::EntityRecord;
+    let store = migrated(fx).await;
+    let services = EntityRecord { table: "conformance_services", id_column: "name" };
+    let ddl = "CREATE TABLE conformance_services (name TEXT PRIMARY KEY)";
+    ok(store.execute_once(ddl, &[]).await, "create");
+    let insert = "INSERT INTO conformance_services (name) VALUES ('billing')";
+    ok(store.execute_once(insert, &[]).await, "insert");
+    let clock = jadpo_core::ManualClock::new(t0());
+    let scopes = ok(Scopes::parse(&["runs"]), "scopes");
+    let billing =
+        ok(issue_unrecorded(store.as_ref(), "billing", None, &scopes, &clock).await, "issue");
+    let stray = ok(issue_unrecorded(store.as_ref(), "stray", None, &scopes, &clock).await, "issue");
+    let find = |secret: String, services| {
+        let store = Arc::clone(&store);
+        async move { ok(store.service_key_verify(&secret, t0(), services).await, "verify") }
+    };
+    let found = find(billing.secret.clone(), Some(services)).await;
+    assert_eq!(found.map(|k| k.service), Some("billing".to_owned()));
+    assert!(
+        find(stray.secret.clone(), Some(services)).await.is_none(),
+        "a key of no service worked"
+    );
+    assert!(
+        find(stray.secret, None).await.is_some(),
+        "without a service table the key alone decides"
+    );
+    let delete = "DELETE FROM conformance_services WHERE name = 'billing'";
+    ok(store.execute_once(delete, &[]).await, "delete");
+    assert!(find(billing.secret, Some(services)).await.is_none(), "a deleted service's key worked");
 }
 
 /// Users' API tokens: stored as verifiers only; a token works until its end or until its user

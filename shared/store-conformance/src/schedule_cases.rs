@@ -395,10 +395,11 @@ pub async fn housekeeping_deletes_only_what_retention_allows(fx: &dyn Fixture) {
     assert_eq!(deleted(RecordClass::ScheduleRuns), 3);
     assert_eq!(deleted(RecordClass::UserSessions), 0);
     assert_eq!(deleted(RecordClass::SignInRequests), 0);
+    assert_eq!(deleted(RecordClass::PasskeyChallenges), 0);
     // Batches of 2: 3 for the keys, 2 each for handled records, finished deliveries and runs,
-    // 1 each for dead, outbox, users' sessions (none), sign-in requests (none), rescue and the
-    // three alert kinds.
-    assert_eq!(report.batches, 3 + 2 + 2 + 1 + 2 + 2 + 1 + 1 + 1 + 1 + 1 + 1, "{report:?}");
+    // 1 each for dead, outbox, users' sessions (none), sign-in requests (none), passkey
+    // ceremonies (none), rescue and the three alert kinds.
+    assert_eq!(report.batches, 3 + 2 + 2 + 1 + 2 + 2 + 1 + 1 + 1 + 1 + 1 + 1 + 1, "{report:?}");
     let keys =
         ids(store.as_ref(), "SELECT key AS id FROM jadpo_idempotency_keys ORDER BY key").await;
     assert_eq!(keys, ["k5", "k6"]);

@@ -180,9 +180,9 @@ pub async fn browser_sessions_keep_verifiers_and_end(fx: &dyn Fixture) {
 /// With the application's user table named, a session is read with its user's record in one
 /// statement: once the record is gone, the session authenticates nobody.
 pub async fn a_session_is_read_with_its_users_record(fx: &dyn Fixture) {
-    use jadpo_core::model::user_session::UserRecord;
+    use jadpo_core::model::principal::EntityRecord;
     let store = migrated(fx).await;
-    let people = UserRecord { table: "conformance_people", id_column: "person_id" };
+    let people = EntityRecord { table: "conformance_people", id_column: "person_id" };
     let ddl = "CREATE TABLE conformance_people (person_id TEXT PRIMARY KEY)";
     ok(store.execute_once(ddl, &[]).await, "create");
     ok(
@@ -210,4 +210,89 @@ pub async fn a_session_is_read_with_its_users_record(fx: &dyn Fixture) {
     );
     assert!(find(Some(people)).await.is_none(), "a deleted user's session still works");
     assert!(find(None).await.is_some(), "without a user table the session alone decides");
+}
+
+async fn take(
+    store: &dyn Store,
+    verifier: &str,
+    purpose: jadpo_core::model::passkey::Purpose,
+) -> Option<jadpo_core::model::passkey::TakenChallenge> {
+    let mut tx = ok(store.begin().await, "begin");
+    let taken = ok(store.passkey_challenge_take(tx.as_mut(), verifier, purpose).await, "take");
+    ok(tx.commit().await, "commit");
+    taken
+}
+
+/// A passkey ceremony is taken (deleted) once, by its verifier and purpose, even by two takers
+/// at once; it keeps its state and encoding; housekeeping deletes only expired ones.
+pub async fn passkey_ceremonies_are_taken_once_and_expire(fx: &dyn Fixture) {
+    use jadpo_core::model::passkey::{ENCODING, NewChallenge, Purpose};
+    let store = migrated(fx).await;
+    let ceremony = |verifier: &str, expires_at| NewChallenge {
+        verifier: verifier.to_owned(),
+        purpose: Purpose::SignIn,
+        bound_to: None,
+        state: vec![0, 0, 7, 9],
+        expires_at,
+    };
+    let mut tx = ok(store.begin().await, "begin");
+    for c in [
+        ceremony("v-live", t0() + Duration::minutes(5)),
+        ceremony("v-race", t0() + Duration::minutes(5)),
+        ceremony("v-old", t0() - Duration::seconds(1)),
+    ] {
+        ok(store.passkey_challenge_insert(tx.as_mut(), &c).await, "insert");
+    }
+    ok(tx.commit().await, "commit");
+    assert!(take(store.as_ref(), "v-live", Purpose::Register).await.is_none(), "wrong purpose");
+    let taken = take(store.as_ref(), "v-live", Purpose::SignIn).await;
+    let taken = taken.unwrap_or_else(|| panic!("the ceremony was not found"));
+    assert_eq!((taken.state, taken.encoding), (vec![0, 0, 7, 9], Some(ENCODING)));
+    assert_eq!((taken.bound_to, taken.expires_at), (None, t0() + Duration::minutes(5)));
+    assert!(take(store.as_ref(), "v-live", Purpose::SignIn).await.is_none(), "taken twice");
+    let (a, b) = tokio::join!(
+        take(store.as_ref(), "v-race", Purpose::SignIn),
+        take(store.as_ref(), "v-race", Purpose::SignIn)
+    );
+    assert_eq!(usize::from(a.is_some()) + usize::from(b.is_some()), 1, "two takers, one ceremony");
+    let mut tx = ok(store.begin().await, "begin");
+    let deleted =
+        store.housekeeping_delete(tx.as_mut(), RecordClass::PasskeyChallenges, t0(), 100).await;
+    ok(tx.commit().await, "commit");
+    assert_eq!(ok(deleted, "delete"), 1, "only the expired ceremony goes");
+}
+
+/// A passkey is stored once per credential id, read with its user's record in one statement
+/// (gone with the user), and its counters change at each use.
+pub async fn a_passkey_is_read_with_its_users_record(fx: &dyn Fixture) {
+    use jadpo_core::model::passkey::{ENCODING, StoredPasskey};
+    use jadpo_core::model::principal::EntityRecord;
+    let store = migrated(fx).await;
+    let people = EntityRecord { table: "conformance_people", id_column: "person_id" };
+    let ddl = "CREATE TABLE conformance_people (person_id TEXT PRIMARY KEY)";
+    ok(store.execute_once(ddl, &[]).await, "create");
+    let insert = "INSERT INTO conformance_people (person_id) VALUES ('alice')";
+    ok(store.execute_once(insert, &[]).await, "insert");
+    let passkey = StoredPasskey {
+        credential_id: "Y3JlZGVudGlhbA".into(),
+        user_id: "alice".into(),
+        user_handle: "aGFuZGxl".into(),
+        credential: vec![1, 2, 3],
+        counters: vec![0; 7],
+        encoding: Some(ENCODING),
+    };
+    let mut tx = ok(store.begin().await, "begin");
+    assert!(ok(store.passkey_insert(tx.as_mut(), &passkey, t0()).await, "insert"));
+    assert!(!ok(store.passkey_insert(tx.as_mut(), &passkey, t0()).await, "again"), "twice");
+    let mine = ok(store.passkeys_of_user(tx.as_mut(), "alice").await, "of user");
+    assert_eq!(mine, vec![passkey.clone()]);
+    ok(store.passkey_used(tx.as_mut(), &passkey.credential_id, &[5; 7], t0()).await, "used");
+    let found = store.passkey_find(tx.as_mut(), &passkey.credential_id, Some(people)).await;
+    assert_eq!(ok(found, "find").map(|p| p.counters), Some(vec![5; 7]));
+    ok(tx.execute("DELETE FROM conformance_people WHERE person_id = 'alice'", &[]).await, "del");
+    let gone = store.passkey_find(tx.as_mut(), &passkey.credential_id, Some(people)).await;
+    assert!(ok(gone, "find").is_none(), "a deleted user's passkey was found");
+    let alone = store.passkey_find(tx.as_mut(), &passkey.credential_id, None).await;
+    assert!(ok(alone, "find").is_some(), "without a user table the passkey alone is read");
+    ok(tx.commit().await, "commit");
 }

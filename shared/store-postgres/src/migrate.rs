@@ -149,6 +149,12 @@ pub fn builtin_catalog() -> MigrationCatalog {
             "event_actors",
             include_str!("../../../migrations/postgres/0013_event_actors.sql"),
         ),
+        Migration::new(
+            Ledger::Jadpo,
+            14,
+            "passkeys",
+            include_str!("../../../migrations/postgres/0014_passkeys.sql"),
+        ),
     ];
     match MigrationCatalog::builtin(Dialect::Postgres, workflow, jadpo) {
         Ok(catalog) => catalog,
@@ -397,6 +403,7 @@ mod tests {
             (Ledger::Jadpo, 11),
             (Ledger::Jadpo, 12),
             (Ledger::Jadpo, 13),
+            (Ledger::Jadpo, 14),
         ]);
         assert_eq!(versions, expected);
         assert!(c.all().all(|m| !m.sql.trim().is_empty()));
@@ -405,7 +412,7 @@ mod tests {
     #[test]
     fn schema_script_guards_every_migration_and_quotes_names() {
         let sql = schema_sql(&builtin_catalog()).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(sql.matches("DO $jadpo_block$").count(), 17);
+        assert_eq!(sql.matches("DO $jadpo_block$").count(), 18);
         assert!(sql.starts_with("-- Jadpo schema"));
         assert!(sql.contains("pg_advisory_xact_lock"));
         assert!(sql.trim_end().ends_with("COMMIT;"));

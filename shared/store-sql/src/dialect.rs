@@ -10,8 +10,8 @@ use jadpo_core::{Row, SqlValue, StoreError};
 
 use crate::statement::Slot;
 use crate::tables::{
-    AuditSql, BreakerSql, DeliveryAdminSql, FlagSql, HousekeepingSql, LeaseSql, PipelineSql,
-    ScheduleSql, ServiceKeySql, SignInSql, UserSessionSql, WorkflowSql,
+    AuditSql, BreakerSql, DeliveryAdminSql, FlagSql, HousekeepingSql, LeaseSql, PasskeySql,
+    PipelineSql, ScheduleSql, ServiceKeySql, SignInSql, UserSessionSql, WorkflowSql,
 };
 
 /// One dialect's statements for every role.
@@ -27,6 +27,8 @@ pub struct SqlDialect {
     pub user_sessions: &'static UserSessionSql,
     /// Sign-in requests (magic links and codes by email).
     pub sign_in: &'static SignInSql,
+    /// Passkeys and the ceremonies under way.
+    pub passkeys: &'static PasskeySql,
     /// The lease statements of each leased table.
     pub leases: fn(LeaseTable) -> &'static LeaseSql,
     /// Schedules, their runs and the operator-action log.
@@ -106,6 +108,7 @@ impl SqlDialect {
         slots.extend(self.service_keys.slots());
         slots.extend(self.user_sessions.slots());
         slots.extend(self.sign_in.slots());
+        slots.extend(self.passkeys.slots());
         for table in [LeaseTable::Housekeeping, LeaseTable::Schedules] {
             slots.extend((self.leases)(table).slots());
         }

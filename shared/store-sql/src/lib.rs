@@ -37,6 +37,6 @@ pub use dialect::{
 pub use statement::{Slot, SlotText, Statement, check, placeholders};
 pub use store::SqlStore;
 pub use tables::{
-    AuditSql, BreakerSql, DeliveryAdminSql, FlagSql, HousekeepingSql, LeaseSql, PipelineSql,
-    ScheduleSql, ServiceKeySql, SignInSql, UserSessionSql, WorkflowSql,
+    AuditSql, BreakerSql, DeliveryAdminSql, FlagSql, HousekeepingSql, LeaseSql, PasskeySql,
+    PipelineSql, ScheduleSql, ServiceKeySql, SignInSql, UserSessionSql, WorkflowSql,
 };

@@ -47,6 +47,11 @@ pub static HOUSEKEEPING: HousekeepingSql = HousekeepingSql {
         WHERE expires_at < $1 AND window_started_at < $1 \
         LIMIT $2)",
     ),
+    delete_passkey_challenges: Statement::new(
+        "DELETE FROM jadpo_passkey_challenges WHERE challenge_verifier IN ( \
+        SELECT challenge_verifier FROM jadpo_passkey_challenges WHERE expires_at < $1 \
+        LIMIT $2)",
+    ),
     rescue: Statement::new(
         "UPDATE jadpo_deliveries SET enqueued_at = NULL WHERE id IN ( \
         SELECT id FROM jadpo_deliveries WHERE status = 'pending' AND enqueued_at < $1 \

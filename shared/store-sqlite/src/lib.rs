@@ -30,6 +30,7 @@ mod flags;
 mod housekeeping;
 mod lease;
 pub mod migrate;
+mod passkeys;
 mod pipeline;
 mod schedule;
 mod schema;
@@ -84,6 +85,7 @@ pub static DIALECT: SqlDialect = SqlDialect {
     service_keys: &service_keys::SERVICE_KEYS,
     user_sessions: &user_sessions::USER_SESSIONS,
     sign_in: &sign_in::SIGN_IN,
+    passkeys: &passkeys::PASSKEYS,
     leases: lease::leases,
     schedule: &schedule::SCHEDULES,
     housekeeping: &housekeeping::HOUSEKEEPING,

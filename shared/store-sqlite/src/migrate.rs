@@ -150,6 +150,12 @@ pub fn builtin_catalog() -> MigrationCatalog {
             "event_actors",
             include_str!("../../../migrations/sqlite/0013_event_actors.sql"),
         ),
+        Migration::new(
+            Ledger::Jadpo,
+            14,
+            "passkeys",
+            include_str!("../../../migrations/sqlite/0014_passkeys.sql"),
+        ),
     ];
     match MigrationCatalog::builtin(Dialect::Sqlite, workflow, jadpo) {
         Ok(catalog) => catalog,

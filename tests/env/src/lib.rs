@@ -1,7 +1,9 @@
 //! `jadpo-test-env`: an engine over real stores (SQLite files or PostgreSQL databases), a manual
 //! clock, the in-process queue and a sink server standing in for the application's connections,
 //! for the integration tests of the engine's use cases and of the runtime's edges; and
-//! [`both!`], which runs a case on both adapters.
+//! [`both!`], which runs a case on both adapters; and a software passkey [`authenticator`].
+
+pub mod authenticator;
 
 use std::collections::BTreeMap;
 use std::future::IntoFuture;

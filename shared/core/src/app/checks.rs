@@ -2,7 +2,7 @@
 //! they end up (environment variables, routes, SQL identifiers interpolated into generated
 //! statements), nothing declared twice, and what a declaration refers to declared too.
 
-use super::{AppError, UserEntity};
+use super::{AppError, ServiceEntity, UserEntity};
 use crate::model::audit::AuditSpec;
 
 pub(super) fn check_stores(stores: &[String]) -> Result<(), AppError> {
@@ -65,6 +65,17 @@ pub(super) fn check_users(users: &UserEntity, connections: &[String]) -> Result<
         }
     }
     Ok(())
+}
+
+/// The key statements interpolate the service entity's identifiers.
+pub(super) fn check_services(services: &ServiceEntity) -> Result<(), AppError> {
+    match services.identifiers().into_iter().find(|n| !plain(n)) {
+        Some(name) => Err(AppError::BadName {
+            kind: "service entity, table or id column",
+            name: name.to_owned(),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// Audit triggers are generated DDL: every identifier in them must be a plain SQL identifier.

@@ -9,6 +9,7 @@ mod callers;
 mod checks;
 mod handlers;
 mod retry;
+mod services;
 mod users;
 
 use std::collections::BTreeMap;
@@ -22,6 +23,7 @@ pub use handlers::{
 pub use crate::model::event::{Emitted, Event};
 pub use callers::Callers;
 pub use retry::RetryPolicy;
+pub use services::ServiceEntity;
 pub use users::{FirstSignIn, OidcProvider, SignInMail, UserEntity, sign_in_link};
 
 use crate::model::audit::AuditSpec;
@@ -33,7 +35,7 @@ use crate::model::schedule::{Schedule, ScheduleSpec};
 use crate::model::sign_in;
 use crate::model::workflow::def::WorkflowDef;
 use crate::sql::Dialect;
-use checks::{check_audit, check_names, check_stores, check_users};
+use checks::{check_audit, check_names, check_services, check_stores, check_users};
 
 /// Why an application's declaration was refused.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -140,6 +142,7 @@ pub struct Application {
     audited: Vec<AuditSpec>,
     workflow_callers: BTreeMap<String, Callers>,
     users: Option<UserEntity>,
+    services: Option<ServiceEntity>,
 }
 
 impl std::fmt::Debug for Application {
@@ -176,6 +179,7 @@ impl Application {
                 audited: Vec::new(),
                 workflow_callers: BTreeMap::new(),
                 users: None,
+                services: None,
             },
             actions: Vec::new(),
             subscribers: Vec::new(),
@@ -247,6 +251,16 @@ impl Application {
     /// default store.
     pub fn users_store(&self) -> &str {
         self.users.as_ref().map_or_else(|| self.default_store(), |u| u.store.as_str())
+    }
+
+    /// The application's services, if it declares them.
+    pub fn services(&self) -> Option<&ServiceEntity> {
+        self.services.as_ref()
+    }
+
+    /// The store service keys live in: the service entity's, else the default store.
+    pub fn services_store(&self) -> &str {
+        self.services.as_ref().map_or_else(|| self.default_store(), |s| s.store.as_str())
     }
 
     /// The stores holding workflow runs.
@@ -385,6 +399,14 @@ impl ApplicationBuilder {
             callers,
             handler: Arc::new(handler),
         });
+        self
+    }
+
+    /// Declares the application's services ([`ServiceEntity`]): keys are then issued only for,
+    /// and accepted only from, services its table holds.
+    #[must_use]
+    pub fn services(mut self, services: ServiceEntity) -> Self {
+        self.app.services = Some(services);
         self
     }
 
@@ -600,6 +622,10 @@ impl ApplicationBuilder {
         if let Some(users) = &app.users {
             store_known(format!("user entity {:?}", users.entity), &users.store)?;
             check_users(users, &app.connections)?;
+        }
+        if let Some(services) = &app.services {
+            store_known(format!("service entity {:?}", services.entity), &services.store)?;
+            check_services(services)?;
         }
         for a in &app.audited {
             store_known(format!("audited entity {:?}", a.entity), &a.store)?;

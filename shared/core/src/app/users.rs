@@ -11,9 +11,9 @@ use serde_json::json;
 
 use super::handlers::{HandlerContext, HandlerError, Subscriber};
 use crate::model::event::Event;
+use crate::model::principal::EntityRecord;
 use crate::model::service_key::verifier;
 use crate::model::sign_in::{EmailAddress, code_verifier, new_code, new_link};
-use crate::model::user_session::UserRecord;
 
 /// What a first sign-in does: by email, an address no user has; by an external token, an
 /// identity (issuer, subject) not linked to a user yet.
@@ -130,13 +130,16 @@ impl UserEntity {
     }
 
     /// Where its records are, for reading a session with its user's record.
-    pub fn record(&self) -> UserRecord<'_> {
-        UserRecord { table: &self.table, id_column: &self.id_column }
+    pub fn record(&self) -> EntityRecord<'_> {
+        EntityRecord { table: &self.table, id_column: &self.id_column }
     }
 
-    /// `($1 id)` → a row if the user exists.
-    pub fn find_by_id_sql(&self) -> String {
-        format!("SELECT {} AS id FROM {} WHERE {} = $1", self.id_column, self.table, self.id_column)
+    /// `($1 id)` → the user's address as `email`.
+    pub fn email_by_id_sql(&self) -> String {
+        format!(
+            "SELECT {} AS email FROM {} WHERE {} = $1",
+            self.email_column, self.table, self.id_column
+        )
     }
 
     /// `($1 id, $2 email)`: a new user.

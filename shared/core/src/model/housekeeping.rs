@@ -24,6 +24,8 @@ pub enum RecordClass {
     UserSessions,
     /// `jadpo_sign_in_requests` whose link and hourly send window are both over.
     SignInRequests,
+    /// `jadpo_passkey_challenges` past their `expires_at`: ceremonies nobody finished.
+    PasskeyChallenges,
     /// `jadpo_audit` rows older than their entity's declared retention.
     AuditRows,
 }
@@ -31,7 +33,7 @@ pub enum RecordClass {
 impl RecordClass {
     /// Every class with a retention of its own, in the order a pass deletes them (deliveries
     /// before their outbox rows); audit rows follow, per entity.
-    pub const ALL: [Self; 8] = [
+    pub const ALL: [Self; 9] = [
         Self::IdempotencyKeys,
         Self::HandledDeliveries,
         Self::FinishedDeliveries,
@@ -40,6 +42,7 @@ impl RecordClass {
         Self::ScheduleRuns,
         Self::UserSessions,
         Self::SignInRequests,
+        Self::PasskeyChallenges,
     ];
 
     /// The name in reports and logs.
@@ -53,6 +56,7 @@ impl RecordClass {
             Self::ScheduleRuns => "schedule_runs",
             Self::UserSessions => "user_sessions",
             Self::SignInRequests => "sign_in_requests",
+            Self::PasskeyChallenges => "passkey_challenges",
             Self::AuditRows => "audit_rows",
         }
     }

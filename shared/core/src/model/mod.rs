@@ -14,6 +14,7 @@ pub mod lease;
 pub mod message;
 pub mod migrate;
 pub mod operator;
+pub mod passkey;
 pub mod principal;
 pub mod schedule;
 pub mod schema;

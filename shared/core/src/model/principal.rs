@@ -38,6 +38,32 @@ impl Principal {
     }
 }
 
+/// Where the application keeps one kind of principal's records (its users, its services), so a
+/// credential is read together with its principal's record in one statement: a credential whose
+/// user or service is gone authenticates nobody. The identifiers are the declaration's, checked
+/// to be plain SQL identifiers when the application is built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EntityRecord<'a> {
+    pub table: &'a str,
+    pub id_column: &'a str,
+}
+
+impl EntityRecord<'_> {
+    /// `($1 id)` → a row if the record exists.
+    pub fn find_by_id_sql(&self) -> String {
+        format!("SELECT {} AS id FROM {} WHERE {} = $1", self.id_column, self.table, self.id_column)
+    }
+
+    /// `query` (a credential read) narrowed to rows whose `column` names an existing record:
+    /// still one statement, with the same parameters.
+    pub fn narrow(&self, query: &str, column: &str) -> String {
+        format!(
+            "SELECT c.* FROM ({query}) c WHERE EXISTS (SELECT 1 FROM {} r WHERE r.{} = c.{column})",
+            self.table, self.id_column
+        )
+    }
+}
+
 impl fmt::Display for Principal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.owner())

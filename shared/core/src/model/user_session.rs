@@ -76,15 +76,6 @@ pub struct BrowserSession {
     pub expires_at: DateTime<Utc>,
 }
 
-/// Where the application keeps its users, so a session is read together with its user's record
-/// (one statement): a session whose user is gone authenticates nobody. The identifiers are the
-/// declaration's, checked to be plain SQL identifiers when the application is built.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct UserRecord<'a> {
-    pub table: &'a str,
-    pub id_column: &'a str,
-}
-
 /// A live session a presented token belongs to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LiveSession {

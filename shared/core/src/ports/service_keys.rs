@@ -6,6 +6,7 @@ use chrono::{DateTime, Utc};
 
 use crate::clock::Clock;
 use crate::error::StoreError;
+use crate::model::principal::EntityRecord;
 use crate::model::service_key::{IssuedKey, KeyError, KeyInfo, Scopes, VerifiedKey};
 use crate::transaction::Transaction;
 
@@ -23,11 +24,13 @@ pub trait ServiceKeyStore: Send + Sync {
     ) -> Result<IssuedKey, KeyError>;
 
     /// The service a presented key authenticates and what it may do, or `None` (unknown,
-    /// expired or revoked).
+    /// expired or revoked, or — with `services` — its service's record is gone). One statement,
+    /// the service's record read with the key.
     async fn service_key_verify(
         &self,
         presented: &str,
         now: DateTime<Utc>,
+        services: Option<EntityRecord<'_>>,
     ) -> Result<Option<VerifiedKey>, StoreError>;
 
     /// Every key, newest first, without secrets or verifiers.

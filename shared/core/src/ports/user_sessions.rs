@@ -6,8 +6,9 @@ use chrono::{DateTime, Utc};
 
 use crate::clock::Clock;
 use crate::error::StoreError;
+use crate::model::principal::EntityRecord;
 use crate::model::user_session::{
-    BrowserLimits, BrowserSession, IssuedToken, LiveSession, SessionKind, TokenError, UserRecord,
+    BrowserLimits, BrowserSession, IssuedToken, LiveSession, SessionKind, TokenError,
 };
 use crate::transaction::Transaction;
 
@@ -40,7 +41,7 @@ pub trait UserSessionStore: Send + Sync {
         presented: &str,
         kind: SessionKind,
         now: DateTime<Utc>,
-        users: Option<UserRecord<'_>>,
+        users: Option<EntityRecord<'_>>,
     ) -> Result<Option<LiveSession>, StoreError>;
 
     /// Records that session `id` was seen at `now` (its idle limit counts from there).

@@ -14,6 +14,7 @@ fn cutoffs_follow_each_class_retention() {
     assert_eq!(s.cutoff(RecordClass::OutboxRows, now), now - chrono::Duration::days(7));
     assert_eq!(s.cutoff(RecordClass::DeadDeliveries, now), now - chrono::Duration::days(30));
     assert_eq!(s.cutoff(RecordClass::ScheduleRuns, now), now - chrono::Duration::days(30));
+    assert_eq!(s.cutoff(RecordClass::PasskeyChallenges, now), now, "a ceremony past its end goes");
     let names: Vec<_> = RecordClass::ALL.iter().map(|c| c.as_str()).collect();
     let outbox = names.iter().position(|n| *n == "outbox_rows");
     let finished = names.iter().position(|n| *n == "finished_deliveries");

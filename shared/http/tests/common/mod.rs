@@ -118,3 +118,28 @@ pub fn club(users: UserEntity, connection: &str) -> ApplicationBuilder {
         .migrations("main", Dialect::Sqlite, migrations())
         .migrations("main", Dialect::Postgres, migrations())
 }
+
+/// The sign-in mails the mailer received, oldest first: (to, link token, code).
+pub fn mails(env: &Env) -> Vec<(String, String, String)> {
+    env.sinks
+        .received("mailer")
+        .into_iter()
+        .filter_map(|m| {
+            let body = &m["body"];
+            let link = body["link"].as_str()?;
+            let token = link.split("token=").nth(1)?.to_owned();
+            let to = body["to"].as_str()?.to_owned();
+            Some((to, token, body["code"].as_str()?.to_owned()))
+        })
+        .collect()
+}
+
+/// Requests a mail for `email` and delivers it; its link token and code.
+pub async fn mailed(env: &mut Env, email: &str) -> (String, String) {
+    let asked = post(env, "/sign-in/email", json!({"email": email})).await;
+    assert_eq!(asked.status, StatusCode::ACCEPTED, "{}", asked.body);
+    env.drain().await;
+    let (to, token, code) = mails(env).pop().unwrap_or_else(|| panic!("no sign-in mail"));
+    assert_eq!(to, email.trim().to_lowercase());
+    (token, code)
+}

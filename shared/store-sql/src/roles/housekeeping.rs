@@ -30,6 +30,7 @@ impl<C: TransactionalStore> HousekeepingStore for SqlStore<C> {
             RecordClass::ScheduleRuns => sql.delete_schedule_runs,
             RecordClass::UserSessions => sql.delete_user_sessions,
             RecordClass::SignInRequests => sql.delete_sign_in_requests,
+            RecordClass::PasskeyChallenges => sql.delete_passkey_challenges,
             RecordClass::AuditRows => {
                 return Err(StoreError::internal(
                     "audit rows are deleted per entity (audit_expire)",

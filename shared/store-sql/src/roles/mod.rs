@@ -7,6 +7,7 @@ mod delivery_admin;
 mod flags;
 mod housekeeping;
 mod lease;
+mod passkeys;
 mod pipeline;
 mod schedule;
 mod service_keys;

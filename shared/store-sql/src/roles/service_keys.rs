@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use jadpo_core::clock::Clock;
 use jadpo_core::error::StoreError;
 use jadpo_core::id::new_id;
+use jadpo_core::model::principal::EntityRecord;
 use jadpo_core::model::service_key::{
     IssuedKey, KeyError, KeyInfo, Scopes, VerifiedKey, new_secret, valid_service, verifier,
     well_formed,
@@ -70,12 +71,17 @@ impl<C: TransactionalStore> ServiceKeyStore for SqlStore<C> {
         &self,
         presented: &str,
         now: DateTime<Utc>,
+        services: Option<EntityRecord<'_>>,
     ) -> Result<Option<VerifiedKey>, StoreError> {
         if !well_formed(presented) {
             return Ok(None);
         }
         let params = [verifier(presented).into(), now.into()];
-        let rows = self.sql.service_keys.key_find_live.query_once(self, params).await?;
+        let find = self.sql.service_keys.key_find_live;
+        let rows = match services {
+            None => find.query_once(self, params).await?,
+            Some(s) => self.query_once(&s.narrow(find.text(), "service"), &params).await?,
+        };
         rows.first()
             .map(|r| {
                 Ok(VerifiedKey { service: r.get_str("service")?.to_owned(), scopes: scopes(r)? })

@@ -7,25 +7,17 @@ use chrono::{DateTime, Utc};
 use jadpo_core::clock::Clock;
 use jadpo_core::error::StoreError;
 use jadpo_core::id::new_id;
+use jadpo_core::model::principal::EntityRecord;
 use jadpo_core::model::service_key::verifier;
 use jadpo_core::model::user_session::{
     BROWSER_PREFIX, BrowserLimits, BrowserSession, IssuedToken, LiveSession, SessionKind,
-    TOKEN_PREFIX, TokenError, UserRecord, has_shape, new_browser_secrets, new_token, valid_user,
+    TOKEN_PREFIX, TokenError, has_shape, new_browser_secrets, new_token, valid_user,
 };
 use jadpo_core::ports::UserSessionStore;
 use jadpo_core::sql::SqlValue;
 use jadpo_core::transaction::{Transaction, TransactionalStore};
 
 use crate::store::SqlStore;
-
-/// `find` (the dialect's live-session read) narrowed to sessions whose user's record exists: still
-/// one statement, the same parameters.
-fn with_user_record(find: &str, u: UserRecord<'_>) -> String {
-    format!(
-        "SELECT s.* FROM ({find}) s WHERE EXISTS (SELECT 1 FROM {} u WHERE u.{} = s.user_id)",
-        u.table, u.id_column
-    )
-}
 
 fn seconds(d: std::time::Duration) -> chrono::Duration {
     chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX)
@@ -100,7 +92,7 @@ impl<C: TransactionalStore> UserSessionStore for SqlStore<C> {
         presented: &str,
         kind: SessionKind,
         now: DateTime<Utc>,
-        users: Option<UserRecord<'_>>,
+        users: Option<EntityRecord<'_>>,
     ) -> Result<Option<LiveSession>, StoreError> {
         let prefix = match kind {
             SessionKind::ApiToken => TOKEN_PREFIX,
@@ -113,7 +105,7 @@ impl<C: TransactionalStore> UserSessionStore for SqlStore<C> {
         let find = self.sql.user_sessions.session_find_live;
         let rows = match users {
             None => find.query_once(self, params).await?,
-            Some(u) => self.query_once(&with_user_record(find.text(), u), &params).await?,
+            Some(u) => self.query_once(&u.narrow(find.text(), "user_id"), &params).await?,
         };
         rows.first()
             .map(|r| {

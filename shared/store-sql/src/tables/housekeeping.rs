@@ -22,6 +22,8 @@ statements! {
         delete_user_sessions(cutoff, limit),
         /// Sign-in requests whose link and send window are both over.
         delete_sign_in_requests(cutoff, limit),
+        /// Passkey ceremonies past their end.
+        delete_passkey_challenges(cutoff, limit),
         /// Clear the queue stamp of pending deliveries put on the queue before `enqueued_before`, so
         /// the relay sends them again.
         rescue(enqueued_before, limit),

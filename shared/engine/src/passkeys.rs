@@ -1,0 +1,450 @@
+//! Passkeys (WebAuthn), as use cases over `webauthn_rp` (RustCrypto; no OpenSSL): a signed-in
+//! user registers a passkey, and anyone signs in with one, each in two steps — the options the
+//! browser passes to `navigator.credentials`, then the response it gives back.
+//!
+//! Each ceremony is stored in the users' store by its challenge's verifier and taken (deleted)
+//! when its response arrives, in a transaction of its own, so a challenge is answered at most
+//! once, even by a response that is then refused. The ceremony's state is kept with its
+//! challenge zeroed: the response carries the challenge, and only the right one finds the row.
+//! A sign-in reads the passkey with its user's record, updates its counters and starts a browser
+//! session in one transaction.
+
+use chrono::{DateTime, Utc};
+use data_encoding::BASE64URL_NOPAD;
+use jadpo_core::app::UserEntity;
+use jadpo_core::model::passkey::{
+    ENCODING, NewChallenge, PasskeyRefusal, Purpose, StoredPasskey, TakenChallenge,
+};
+use jadpo_core::model::service_key::verifier;
+use jadpo_core::model::user_session::BrowserSession;
+use jadpo_core::transaction::commit_or_rollback;
+use jadpo_core::{Store, Transaction};
+use serde_json::Value;
+use webauthn_rp::bin::{Decode, Encode};
+use webauthn_rp::request::auth::AuthenticationVerificationOptions;
+use webauthn_rp::request::register::{
+    PublicKeyCredentialUserEntity, RegistrationVerificationOptions, USER_HANDLE_MAX_LEN,
+    UserHandle64, Username,
+};
+use webauthn_rp::request::{AsciiDomain, PublicKeyCredentialDescriptor, RpId, TimedCeremony};
+use webauthn_rp::response::register::{CompressedPubKey, DynamicState, StaticState};
+use webauthn_rp::response::{AuthTransports, CredentialId, SentChallenge};
+use webauthn_rp::{
+    AuthenticatedCredential, DiscoverableAuthentication64, DiscoverableAuthenticationServerState,
+    DiscoverableCredentialRequestOptions, PublicKeyCredentialCreationOptions, Registration,
+    RegistrationServerState,
+};
+
+use crate::context::Engine;
+use crate::sign_in::{SignInFlowError, rollback, start_session};
+
+/// How long a ceremony may take: the five minutes the options give the browser.
+const CEREMONY: chrono::Duration = chrono::Duration::minutes(5);
+/// Where the 16-byte challenge sits in each ceremony's encoded state (`webauthn_rp` 0.3's `bin`
+/// form: a registration's starts with one byte of mediation; a sign-in's with the challenge).
+const REGISTER_CHALLENGE_AT: usize = 1;
+const SIGN_IN_CHALLENGE_AT: usize = 0;
+
+/// The stored public key type a sign-in verifies with.
+type PublicKey = CompressedPubKey<[u8; 32], [u8; 32], [u8; 48], Vec<u8>>;
+
+/// This server as a WebAuthn relying party: its id (the public URL's host) and the origin
+/// browsers report (the public URL's scheme, host and port).
+#[derive(Debug, Clone)]
+pub struct RelyingParty {
+    id: RpId,
+    origin: String,
+}
+
+impl RelyingParty {
+    /// The relying party at `public_url` (`https://shop.example.com`, or locally
+    /// `http://localhost:3000`). An IP address cannot be one: browsers refuse it.
+    pub fn from_public_url(public_url: &str) -> Result<Self, PasskeyRefusal> {
+        let refuse = |why: &str| PasskeyRefusal::NoRelyingParty(format!("{public_url:?}: {why}"));
+        let (scheme, rest) = public_url.split_once("://").ok_or_else(|| refuse("no scheme"))?;
+        let authority = rest.split('/').next().unwrap_or_default();
+        let host = authority.rsplit_once(':').map_or(authority, |(h, _)| h);
+        if host.is_empty() || host.parse::<std::net::IpAddr>().is_ok() || host.starts_with('[') {
+            return Err(refuse("the host must be a name, not an IP address"));
+        }
+        if scheme != "https" && !(scheme == "http" && host == "localhost") {
+            return Err(refuse("only https://, or http://localhost"));
+        }
+        let domain = AsciiDomain::try_from(host.to_ascii_lowercase())
+            .map_err(|e| refuse(&format!("not a domain name: {e}")))?;
+        Ok(Self { id: RpId::Domain(domain), origin: format!("{scheme}://{authority}") })
+    }
+}
+
+/// The options as `navigator.credentials` takes them: `{"publicKey": …}`.
+fn public_key(options: Value) -> Value {
+    serde_json::json!({ "publicKey": options })
+}
+
+fn users(p: &Engine) -> Result<&UserEntity, SignInFlowError> {
+    p.app.users().ok_or(SignInFlowError::NotOffered)
+}
+
+fn unreadable(what: &str, e: impl std::fmt::Display) -> PasskeyRefusal {
+    PasskeyRefusal::Unreadable(format!("{what}: {e}"))
+}
+
+fn malformed(e: impl std::fmt::Display) -> PasskeyRefusal {
+    PasskeyRefusal::Malformed(e.to_string())
+}
+
+fn refused(e: impl std::fmt::Display) -> PasskeyRefusal {
+    PasskeyRefusal::Refused(e.to_string())
+}
+
+/// The challenge's verifier: what its ceremony is stored by.
+fn challenge_verifier(sent: SentChallenge) -> String {
+    verifier(&format!("{:032x}", sent.0))
+}
+
+/// `state` with the 16 bytes at `at` (the challenge `sent`) zeroed; refuses a state whose
+/// challenge is not there (a `webauthn_rp` whose form changed).
+fn blank(mut state: Vec<u8>, at: usize, sent: SentChallenge) -> Result<Vec<u8>, PasskeyRefusal> {
+    let slot = state.get_mut(at..at + 16).ok_or_else(|| unreadable("ceremony", "too short"))?;
+    if *slot != sent.0.to_le_bytes() {
+        return Err(unreadable("ceremony", "its challenge is not where form 1 keeps it"));
+    }
+    slot.fill(0);
+    Ok(state)
+}
+
+/// A taken ceremony's state with the presented challenge put back.
+fn restore(
+    taken: &TakenChallenge,
+    at: usize,
+    sent: SentChallenge,
+) -> Result<Vec<u8>, PasskeyRefusal> {
+    if taken.encoding.unwrap_or(ENCODING) != ENCODING {
+        return Err(unreadable("ceremony", format!("unknown encoding {:?}", taken.encoding)));
+    }
+    let mut state = taken.state.clone();
+    let slot = state.get_mut(at..at + 16).ok_or_else(|| unreadable("ceremony", "too short"))?;
+    slot.copy_from_slice(&sent.0.to_le_bytes());
+    Ok(state)
+}
+
+/// Stores a ceremony that has just started and commits.
+async fn keep(
+    store: &dyn Store,
+    mut tx: Box<dyn Transaction>,
+    challenge: NewChallenge,
+) -> Result<(), SignInFlowError> {
+    let kept = store.passkey_challenge_insert(tx.as_mut(), &challenge).await;
+    crate::fault!("passkey.before_challenge_commit");
+    Ok(commit_or_rollback(tx, kept).await?)
+}
+
+/// Takes (deletes) the `purpose` ceremony `sent` answers, in a transaction of its own: once
+/// presented, it is used up, whatever comes of the response. Refuses one that expired or is
+/// bound to someone else than `bound_to`.
+async fn take(
+    p: &Engine,
+    store: &dyn Store,
+    sent: SentChallenge,
+    purpose: Purpose,
+    bound_to: Option<&str>,
+) -> Result<TakenChallenge, SignInFlowError> {
+    let mut tx = store.begin().await?;
+    let verifier = challenge_verifier(sent);
+    let taken = store.passkey_challenge_take(tx.as_mut(), &verifier, purpose).await;
+    let taken = commit_or_rollback(tx, taken).await?;
+    crate::fault!("passkey.after_take");
+    match taken {
+        Some(t) if t.expires_at > p.clock.now() && t.bound_to.as_deref() == bound_to => Ok(t),
+        _ => Err(PasskeyRefusal::NoCeremony.into()),
+    }
+}
+
+fn expires(p: &Engine) -> DateTime<Utc> {
+    p.clock.now() + CEREMONY
+}
+
+fn user_handle(stored: &str) -> Result<UserHandle64, PasskeyRefusal> {
+    let bytes =
+        BASE64URL_NOPAD.decode(stored.as_bytes()).map_err(|e| unreadable("user handle", e))?;
+    let bytes: [u8; USER_HANDLE_MAX_LEN] =
+        bytes.try_into().map_err(|_| unreadable("user handle", "not 64 bytes"))?;
+    UserHandle64::decode(bytes).map_err(|e| unreadable("user handle", format!("{e:?}")))
+}
+
+fn descriptor(k: &StoredPasskey) -> Result<PublicKeyCredentialDescriptor<Vec<u8>>, PasskeyRefusal> {
+    let id = BASE64URL_NOPAD
+        .decode(k.credential_id.as_bytes())
+        .map_err(|e| unreadable("credential id", e))?;
+    let id = CredentialId::decode(id).map_err(|e| unreadable("credential id", e))?;
+    let transports = AuthTransports::decode(0).map_err(|e| unreadable("transports", e))?;
+    Ok(PublicKeyCredentialDescriptor { id, transports })
+}
+
+/// Starts registering a passkey for signed-in `user_id`: the options for
+/// `navigator.credentials.create` (as JSON; the browser's `parseCreationOptionsFromJSON` reads
+/// its `publicKey`). The user's passkeys are excluded, and a second passkey gets the first one's
+/// user handle.
+pub async fn register_options(
+    p: &Engine,
+    rp: &RelyingParty,
+    user_id: &str,
+) -> Result<Value, SignInFlowError> {
+    let users = users(p)?;
+    let store = p.store(&users.store)?;
+    let mut tx = store.begin().await?;
+    let prepared = prepare_registration(store.as_ref(), tx.as_mut(), users, user_id).await;
+    let (email, handle, exclude) = match prepared {
+        Ok(found) => found,
+        Err(e) => return rollback(tx, e).await,
+    };
+    let started = Username::try_from(email.as_str())
+        .map_err(|e| refused(format!("the user's address as a passkey name: {e}")))
+        .and_then(|name| {
+            let entity = PublicKeyCredentialUserEntity { name, id: &handle, display_name: None };
+            PublicKeyCredentialCreationOptions::passkey(&rp.id, entity, exclude)
+                .start_ceremony()
+                .map_err(refused)
+        });
+    let (server, client) = match started {
+        Ok(pair) => pair,
+        Err(e) => return rollback(tx, e.into()).await,
+    };
+    let options = serde_json::to_value(&client).map(public_key).map_err(malformed);
+    let state = server.encode().map_err(|e| unreadable("ceremony", e));
+    let sent = server.sent_challenge();
+    let challenge =
+        state.and_then(|s| blank(s, REGISTER_CHALLENGE_AT, sent)).map(|state| NewChallenge {
+            verifier: challenge_verifier(sent),
+            purpose: Purpose::Register,
+            bound_to: Some(user_id.to_owned()),
+            state,
+            expires_at: expires(p),
+        });
+    match (challenge, options) {
+        (Ok(challenge), Ok(options)) => {
+            keep(store.as_ref(), tx, challenge).await?;
+            Ok(options)
+        }
+        (Err(e), _) | (_, Err(e)) => rollback(tx, e.into()).await,
+    }
+}
+
+/// The user's address, their user handle and the passkeys to exclude.
+async fn prepare_registration(
+    store: &dyn Store,
+    tx: &mut dyn Transaction,
+    users: &UserEntity,
+    user_id: &str,
+) -> Result<(String, UserHandle64, Vec<PublicKeyCredentialDescriptor<Vec<u8>>>), SignInFlowError> {
+    let row = tx.query_opt(&users.email_by_id_sql(), &[user_id.into()]).await?;
+    let email = match row {
+        Some(row) => row.get_str("email")?.to_owned(),
+        None => return Err(SignInFlowError::NoAccount),
+    };
+    let existing = store.passkeys_of_user(tx, user_id).await?;
+    let handle = match existing.first() {
+        Some(k) => user_handle(&k.user_handle)?,
+        None => UserHandle64::new(),
+    };
+    let exclude = existing.iter().map(descriptor).collect::<Result<Vec<_>, _>>()?;
+    Ok((email, handle, exclude))
+}
+
+/// Finishes registering: verifies the browser's response (`PublicKeyCredential.toJSON()`)
+/// against the ceremony `user_id` started, and stores the passkey. Its credential id, base64url.
+pub async fn register(
+    p: &Engine,
+    rp: &RelyingParty,
+    user_id: &str,
+    response: &[u8],
+) -> Result<String, SignInFlowError> {
+    let users = users(p)?;
+    let registration = Registration::from_json_relaxed(response).map_err(malformed)?;
+    let sent = registration.challenge_relaxed().map_err(malformed)?;
+    let store = p.store(&users.store)?;
+    let taken = take(p, store.as_ref(), sent, Purpose::Register, Some(user_id)).await?;
+    let state = restore(&taken, REGISTER_CHALLENGE_AT, sent)?;
+    let server = RegistrationServerState::<USER_HANDLE_MAX_LEN>::decode(state.as_slice())
+        .map_err(|e| unreadable("ceremony", e))?;
+    let options = RegistrationVerificationOptions::<&str, &str> {
+        allowed_origins: &[rp.origin.as_str()],
+        ..RegistrationVerificationOptions::default()
+    };
+    let credential = server.verify(&rp.id, &registration, &options).map_err(refused)?;
+    let (id, _transports, handle, static_state, dynamic, _metadata) = credential.into_parts();
+    let passkey = StoredPasskey {
+        credential_id: BASE64URL_NOPAD.encode(id.as_ref()),
+        user_id: user_id.to_owned(),
+        user_handle: BASE64URL_NOPAD.encode(handle.as_ref()),
+        credential: static_state
+            .encode()
+            .map_err(|e| unreadable("credential", format!("{e:?}")))?,
+        counters: dynamic.encode().map_err(|e| unreadable("counters", format!("{e:?}")))?.to_vec(),
+        encoding: Some(ENCODING),
+    };
+    let mut tx = store.begin().await?;
+    let inserted = store.passkey_insert(tx.as_mut(), &passkey, p.clock.now()).await;
+    crate::fault!("passkey.before_register_commit");
+    match commit_or_rollback(tx, inserted).await? {
+        true => Ok(passkey.credential_id),
+        false => Err(PasskeyRefusal::AlreadyRegistered.into()),
+    }
+}
+
+/// Starts a sign-in with a passkey: the options for `navigator.credentials.get` (as JSON; the
+/// browser's `parseRequestOptionsFromJSON` reads its `publicKey`). The device offers its
+/// passkeys for this site; the response says which, and whose.
+pub async fn sign_in_options(p: &Engine, rp: &RelyingParty) -> Result<Value, SignInFlowError> {
+    let users = users(p)?;
+    let (server, client) =
+        DiscoverableCredentialRequestOptions::passkey(&rp.id).start_ceremony().map_err(refused)?;
+    let options = serde_json::to_value(&client).map(public_key).map_err(malformed)?;
+    let sent = server.sent_challenge();
+    let state = server.encode().map_err(|e| unreadable("ceremony", e))?;
+    let challenge = NewChallenge {
+        verifier: challenge_verifier(sent),
+        purpose: Purpose::SignIn,
+        bound_to: None,
+        state: blank(state, SIGN_IN_CHALLENGE_AT, sent)?,
+        expires_at: expires(p),
+    };
+    let store = p.store(&users.store)?;
+    let tx = store.begin().await?;
+    keep(store.as_ref(), tx, challenge).await?;
+    Ok(options)
+}
+
+/// Finishes a sign-in: verifies the browser's response against the ceremony it answers and the
+/// passkey it names (read with its user's record), records the passkey's new counters and starts
+/// a browser session, in one transaction.
+pub async fn sign_in(
+    p: &Engine,
+    rp: &RelyingParty,
+    response: &[u8],
+) -> Result<BrowserSession, SignInFlowError> {
+    let users = users(p)?;
+    let auth = DiscoverableAuthentication64::from_json_relaxed(response).map_err(malformed)?;
+    let sent = auth.challenge_relaxed().map_err(malformed)?;
+    let store = p.store(&users.store)?;
+    let taken = take(p, store.as_ref(), sent, Purpose::SignIn, None).await?;
+    let state = restore(&taken, SIGN_IN_CHALLENGE_AT, sent)?;
+    let server = DiscoverableAuthenticationServerState::decode(state.as_slice())
+        .map_err(|e| unreadable("ceremony", e))?;
+    let mut tx = store.begin().await?;
+    let credential_id = BASE64URL_NOPAD.encode(auth.raw_id().as_ref());
+    let found = store.passkey_find(tx.as_mut(), &credential_id, Some(users.record())).await;
+    let verified = match found {
+        Ok(Some(passkey)) => verify_assertion(rp, server, &auth, &passkey).map(|c| (passkey, c)),
+        Ok(None) => Err(PasskeyRefusal::UnknownPasskey.into()),
+        Err(e) => Err(e.into()),
+    };
+    let (passkey, counters) = match verified {
+        Ok(pair) => pair,
+        Err(e) => return rollback(tx, e).await,
+    };
+    let used = store.passkey_used(tx.as_mut(), &credential_id, &counters, p.clock.now()).await;
+    let user = used.map(|()| passkey.user_id).map_err(SignInFlowError::from);
+    start_session(p, store.as_ref(), tx, user).await
+}
+
+/// Checks an assertion against the stored passkey; its new counters.
+fn verify_assertion(
+    rp: &RelyingParty,
+    server: DiscoverableAuthenticationServerState,
+    auth: &DiscoverableAuthentication64,
+    passkey: &StoredPasskey,
+) -> Result<Vec<u8>, SignInFlowError> {
+    if passkey.encoding.unwrap_or(ENCODING) != ENCODING {
+        return Err(
+            unreadable("credential", format!("unknown encoding {:?}", passkey.encoding)).into()
+        );
+    }
+    let handle = user_handle(&passkey.user_handle)?;
+    let static_state = StaticState::<PublicKey>::decode(passkey.credential.as_slice())
+        .map_err(|e| unreadable("credential", e))?;
+    let counters: [u8; 7] = passkey
+        .counters
+        .as_slice()
+        .try_into()
+        .map_err(|_| unreadable("counters", "not 7 bytes"))?;
+    let dynamic = DynamicState::decode(counters).map_err(|e| unreadable("counters", e))?;
+    let mut credential =
+        AuthenticatedCredential::new(auth.raw_id(), &handle, static_state, dynamic)
+            .map_err(|e| unreadable("credential", e))?;
+    let options = AuthenticationVerificationOptions::<&str, &str> {
+        allowed_origins: &[rp.origin.as_str()],
+        ..AuthenticationVerificationOptions::default()
+    };
+    server.verify(&rp.id, auth, &mut credential, &options).map_err(refused)?;
+    let counters = credential
+        .dynamic_state()
+        .encode()
+        .map_err(|e| unreadable("counters", format!("{e:?}")))?;
+    Ok(counters.to_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_relying_party_is_a_named_host_over_https_or_localhost() {
+        let rp = RelyingParty::from_public_url("https://shop.example.com/")
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(rp.origin, "https://shop.example.com");
+        let local = RelyingParty::from_public_url("http://localhost:3000")
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(local.origin, "http://localhost:3000");
+        for bad in [
+            "http://127.0.0.1:3000",
+            "http://shop.example.com",
+            "shop.example.com",
+            "https://[::1]:3000",
+        ] {
+            assert!(RelyingParty::from_public_url(bad).is_err(), "{bad} was accepted");
+        }
+    }
+
+    #[test]
+    fn a_ceremony_kept_without_its_challenge_comes_back_whole() {
+        let rp = RelyingParty::from_public_url("https://shop.example.com")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let (server, _) = DiscoverableCredentialRequestOptions::passkey(&rp.id)
+            .start_ceremony()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let sent = server.sent_challenge();
+        let encoded = server.encode().unwrap_or_else(|e| panic!("{e}"));
+        let kept =
+            blank(encoded.clone(), SIGN_IN_CHALLENGE_AT, sent).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!kept.windows(16).any(|w| w == sent.0.to_le_bytes()), "the challenge was kept");
+        let taken = TakenChallenge {
+            bound_to: None,
+            state: kept,
+            encoding: Some(ENCODING),
+            expires_at: Utc::now(),
+        };
+        assert_eq!(restore(&taken, SIGN_IN_CHALLENGE_AT, sent).ok(), Some(encoded));
+
+        let handle = UserHandle64::new();
+        let name = Username::try_from("ann@example.com").unwrap_or_else(|e| panic!("{e}"));
+        let entity = PublicKeyCredentialUserEntity { name, id: &handle, display_name: None };
+        let (server, _) = PublicKeyCredentialCreationOptions::passkey(&rp.id, entity, Vec::new())
+            .start_ceremony()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let sent = server.sent_challenge();
+        let encoded = server.encode().unwrap_or_else(|e| panic!("{e}"));
+        let kept =
+            blank(encoded.clone(), REGISTER_CHALLENGE_AT, sent).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!kept.windows(16).any(|w| w == sent.0.to_le_bytes()), "the challenge was kept");
+        let taken = TakenChallenge {
+            bound_to: None,
+            state: kept,
+            encoding: Some(ENCODING),
+            expires_at: Utc::now(),
+        };
+        assert_eq!(restore(&taken, REGISTER_CHALLENGE_AT, sent).ok(), Some(encoded));
+        let wrong = SentChallenge(sent.0 ^ 1);
+        assert!(blank(server.encode().unwrap_or_default(), REGISTER_CHALLENGE_AT, wrong).is_err());
+    }
+}

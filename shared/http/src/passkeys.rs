@@ -1,0 +1,94 @@
+//! Passkeys over HTTP: each ceremony in two requests, the options the browser hands to
+//! `navigator.credentials`, then the credential it gives back (`PublicKeyCredential.toJSON()`).
+//!
+//! * `POST /passkeys/options`, then `POST /passkeys` with the new credential: a signed-in user
+//!   (a browser session, with its CSRF token, or an API token) registers a passkey (`201`,
+//!   its credential id; `409` if it is registered already).
+//! * `POST /sign-in/passkey/options`, then `POST /sign-in/passkey` with the assertion: anyone
+//!   signs in with a registered passkey and gets a browser session, as every sign-in does.
+//!
+//! The relying party is the public URL's host (`JADPO_PUBLIC_URL`): browsers offer passkeys only
+//! over `https://` or on `localhost`, never on an IP address.
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use jadpo_engine::passkeys::{self, RelyingParty};
+use jadpo_engine::sign_in::SignInFlowError;
+use serde_json::json;
+
+use crate::sign_in::{flow_problem, signed_in, user_of};
+use crate::{Caller, HttpState, Problem};
+
+const FOR_USERS: &str = "only a signed-in user registers a passkey";
+
+/// The routes, to merge into the commit router.
+pub(super) fn routes() -> Router<HttpState> {
+    Router::new()
+        .route("/passkeys/options", post(register_options))
+        .route("/passkeys", post(register))
+        .route("/sign-in/passkey/options", post(sign_in_options))
+        .route("/sign-in/passkey", post(sign_in))
+}
+
+/// This server as a relying party, from its public URL.
+fn relying_party(state: &HttpState, route: &str) -> Result<RelyingParty, Problem> {
+    let url = state.web.public_url.as_deref().unwrap_or_default();
+    RelyingParty::from_public_url(url)
+        .map_err(|e| flow_problem(route, &SignInFlowError::Passkey(e)))
+}
+
+fn options_answer(
+    route: &str,
+    options: Result<serde_json::Value, SignInFlowError>,
+) -> Result<Response, Problem> {
+    let options = options.map_err(|e| flow_problem(route, &e))?;
+    Ok((StatusCode::OK, axum::Json(options)).into_response())
+}
+
+async fn register_options(State(state): State<HttpState>, caller: Caller) -> Response {
+    const ROUTE: &str = "/passkeys/options";
+    let result = async {
+        let user = user_of(&caller, ROUTE, FOR_USERS)?;
+        let rp = relying_party(&state, ROUTE)?;
+        options_answer(ROUTE, passkeys::register_options(&state.engine, &rp, &user).await)
+    };
+    result.await.unwrap_or_else(IntoResponse::into_response)
+}
+
+async fn register(
+    State(state): State<HttpState>,
+    caller: Caller,
+    bytes: axum::body::Bytes,
+) -> Response {
+    const ROUTE: &str = "/passkeys";
+    let result = async {
+        let user = user_of(&caller, ROUTE, FOR_USERS)?;
+        let rp = relying_party(&state, ROUTE)?;
+        let id = passkeys::register(&state.engine, &rp, &user, &bytes)
+            .await
+            .map_err(|e| flow_problem(ROUTE, &e))?;
+        Ok::<_, Problem>((StatusCode::CREATED, axum::Json(json!({"credential_id": id}))))
+    };
+    result.await.into_response()
+}
+
+async fn sign_in_options(State(state): State<HttpState>) -> Response {
+    const ROUTE: &str = "/sign-in/passkey/options";
+    let result = async {
+        let rp = relying_party(&state, ROUTE)?;
+        options_answer(ROUTE, passkeys::sign_in_options(&state.engine, &rp).await)
+    };
+    result.await.unwrap_or_else(IntoResponse::into_response)
+}
+
+async fn sign_in(State(state): State<HttpState>, bytes: axum::body::Bytes) -> Response {
+    const ROUTE: &str = "/sign-in/passkey";
+    let result = async {
+        let rp = relying_party(&state, ROUTE)?;
+        signed_in(&state, ROUTE, passkeys::sign_in(&state.engine, &rp, &bytes).await)
+    };
+    result.await.unwrap_or_else(IntoResponse::into_response)
+}

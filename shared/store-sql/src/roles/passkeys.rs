@@ -1,0 +1,123 @@
+//! The passkey role implemented once over each adapter's own SQL. A ceremony is taken with one
+//! `DELETE … RETURNING`, so however many requests race to finish it, one gets its state.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use jadpo_core::error::StoreError;
+use jadpo_core::model::passkey::{ENCODING, NewChallenge, Purpose, StoredPasskey, TakenChallenge};
+use jadpo_core::model::principal::EntityRecord;
+use jadpo_core::ports::PasskeyStore;
+use jadpo_core::sql::{Row, SqlValue};
+use jadpo_core::transaction::{Transaction, TransactionalStore};
+
+use crate::store::SqlStore;
+
+fn encoding(row: &Row) -> Result<Option<i16>, StoreError> {
+    row.get_opt_i64("encoding")?
+        .map(|e| i16::try_from(e).map_err(|_| StoreError::invalid(format!("encoding {e}"))))
+        .transpose()
+}
+
+fn passkey(row: &Row) -> Result<StoredPasskey, StoreError> {
+    Ok(StoredPasskey {
+        credential_id: row.get_str("credential_id")?.to_owned(),
+        user_id: row.get_str("user_id")?.to_owned(),
+        user_handle: row.get_str("user_handle")?.to_owned(),
+        credential: row.get_bytes("credential")?.to_vec(),
+        counters: row.get_bytes("counters")?.to_vec(),
+        encoding: encoding(row)?,
+    })
+}
+
+#[async_trait]
+impl<C: TransactionalStore> PasskeyStore for SqlStore<C> {
+    async fn passkey_challenge_insert(
+        &self,
+        tx: &mut dyn Transaction,
+        c: &NewChallenge,
+    ) -> Result<(), StoreError> {
+        let params = [
+            c.verifier.as_str().into(),
+            c.purpose.as_str().into(),
+            c.bound_to.as_deref().map_or(SqlValue::Null, SqlValue::from),
+            SqlValue::Bytes(c.state.clone()),
+            i64::from(ENCODING).into(),
+            c.expires_at.into(),
+        ];
+        self.sql.passkeys.challenge_insert.execute(tx, params).await?;
+        Ok(())
+    }
+
+    async fn passkey_challenge_take(
+        &self,
+        tx: &mut dyn Transaction,
+        verifier: &str,
+        purpose: Purpose,
+    ) -> Result<Option<TakenChallenge>, StoreError> {
+        let params = [verifier.into(), purpose.as_str().into()];
+        let row = self.sql.passkeys.challenge_take.query_opt(tx, params).await?;
+        row.map(|r| {
+            Ok(TakenChallenge {
+                bound_to: r.get_opt_str("bound_to")?.map(str::to_owned),
+                state: r.get_bytes("state")?.to_vec(),
+                encoding: encoding(&r)?,
+                expires_at: r.get_timestamp("expires_at")?,
+            })
+        })
+        .transpose()
+    }
+
+    async fn passkeys_of_user(
+        &self,
+        tx: &mut dyn Transaction,
+        user_id: &str,
+    ) -> Result<Vec<StoredPasskey>, StoreError> {
+        self.sql.passkeys.of_user.query(tx, [user_id.into()]).await?.iter().map(passkey).collect()
+    }
+
+    async fn passkey_insert(
+        &self,
+        tx: &mut dyn Transaction,
+        p: &StoredPasskey,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let params = [
+            p.credential_id.as_str().into(),
+            p.user_id.as_str().into(),
+            p.user_handle.as_str().into(),
+            SqlValue::Bytes(p.credential.clone()),
+            SqlValue::Bytes(p.counters.clone()),
+            i64::from(ENCODING).into(),
+            now.into(),
+        ];
+        Ok(self.sql.passkeys.insert.execute(tx, params).await? == 1)
+    }
+
+    async fn passkey_find(
+        &self,
+        tx: &mut dyn Transaction,
+        credential_id: &str,
+        users: Option<EntityRecord<'_>>,
+    ) -> Result<Option<StoredPasskey>, StoreError> {
+        let find = self.sql.passkeys.find;
+        let params = [credential_id.into()];
+        let row = match users {
+            None => find.query_opt(tx, params).await?,
+            Some(u) => tx.query_opt(&u.narrow(find.text(), "user_id"), &params).await?,
+        };
+        row.as_ref().map(passkey).transpose()
+    }
+
+    async fn passkey_used(
+        &self,
+        tx: &mut dyn Transaction,
+        credential_id: &str,
+        counters: &[u8],
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let params = [credential_id.into(), SqlValue::Bytes(counters.to_vec()), now.into()];
+        self.sql.passkeys.used.execute(tx, params).await?;
+        Ok(())
+    }
+}
