@@ -16,7 +16,7 @@ help: ## List the targets
 run: ## Run the sample app locally on SQLite (./.jadpo/main.db) at http://127.0.0.1:3000
 	$(CARGO) run -p jadpo-local
 
-prereqs: ## Install what the tests need when it is missing (PostgreSQL binaries, rustfmt, clippy)
+prereqs: ## Install what the tests need when missing (PostgreSQL binaries, Chromium and chromedriver, moto, rustfmt, clippy)
 	@scripts/test-prereqs.sh
 
 test: prereqs lint lint-infra ## Check format, clippy and the SAM template, then run every test (real PostgreSQL and SQLite)

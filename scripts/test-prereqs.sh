@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure a fresh machine can run the tests: rustfmt and clippy, moto's SQS server in a
-# project-local virtualenv, and PostgreSQL server binaries for the throwaway test cluster
-# (unless DATABASE_URL names a server to use).
+# project-local virtualenv, sqlite3, headless Chromium and its WebDriver, and PostgreSQL server
+# binaries for the throwaway test cluster (unless DATABASE_URL names a server to use).
 set -euo pipefail
 
 if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
@@ -28,6 +28,15 @@ fi
 if ! command -v sqlite3 >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   echo "test-prereqs: installing sqlite3 (the backup tests use its online backup)"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq sqlite3 >/dev/null
+fi
+
+# The browser test drives the local sign-in page (passkeys included) in headless Chromium over
+# WebDriver: Debian's chromium and chromium-driver.
+if ! { command -v chromium && command -v chromedriver; } >/dev/null \
+  && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  echo "test-prereqs: installing chromium and chromium-driver (the browser test drives them)"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
 fi
 
 if [ -n "${DATABASE_URL:-}" ] || have_pg_binaries; then

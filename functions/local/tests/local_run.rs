@@ -1,30 +1,15 @@
 //! `jadpo-local` as a user runs it: start, read the printed key, place an order over HTTP, see
 //! the reservation land in the warehouse file, stop with Ctrl-C (SIGINT) and exit cleanly.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+mod common;
+
+use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use common::{free_port, http, read_key, start_local};
 use jadpo_core::{SystemClock, TransactionalStore};
 use jadpo_store_sqlite::{Sqlite, SqliteLocation, SqliteOptions};
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .unwrap_or(39_217)
-}
-
-fn http(port: u16, request: &str) -> String {
-    let mut stream =
-        TcpStream::connect(("127.0.0.1", port)).unwrap_or_else(|e| panic!("connect: {e}"));
-    stream.write_all(request.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
-    let mut response = String::new();
-    let _ = stream.read_to_string(&mut response);
-    response
-}
 
 fn post_order(port: u16, key: &str) -> String {
     let body = r#"{"customer": "c1", "items": [{"sku": "A", "qty": 3}]}"#;
@@ -36,27 +21,6 @@ fn post_order(port: u16, key: &str) -> String {
             body.len()
         ),
     )
-}
-
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-    }
-}
-
-fn read_key(child: &mut Child) -> String {
-    let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
-    let mut lines = BufReader::new(stdout).lines();
-    while let Some(Ok(line)) = lines.next() {
-        if let Some((_, key)) = line.split_once("shown once): ") {
-            let key = key.trim().to_owned();
-            std::thread::spawn(move || for _ in lines {});
-            return key;
-        }
-    }
-    panic!("jadpo-local printed no service key");
 }
 
 async fn count(dir: &std::path::Path, store: &str, sql: &str) -> i64 {
@@ -76,16 +40,7 @@ async fn reservations(dir: &std::path::Path) -> i64 {
 async fn an_order_placed_over_http_reaches_the_warehouse_and_ctrl_c_stops_cleanly() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let port = free_port();
-    let child = Command::new(env!("CARGO_BIN_EXE_jadpo-local"))
-        .current_dir(dir.path())
-        .env("JADPO_LISTEN", format!("127.0.0.1:{port}"))
-        .env_remove("DATABASE_URL")
-        .env_remove("DATABASE_URL_WAREHOUSE")
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start jadpo-local: {e}"));
-    let mut running = Running(child);
+    let mut running = start_local(dir.path(), port);
     let key = read_key(&mut running.0);
     let response = post_order(port, &key);
     assert!(response.starts_with("HTTP/1.1 201"), "{response}");

@@ -9,7 +9,6 @@
 //! A sign-in reads the passkey with its user's record, updates its counters and starts a browser
 //! session in one transaction.
 
-use chrono::{DateTime, Utc};
 use data_encoding::BASE64URL_NOPAD;
 use jadpo_core::app::UserEntity;
 use jadpo_core::model::passkey::{
@@ -23,10 +22,12 @@ use serde_json::Value;
 use webauthn_rp::bin::{Decode, Encode};
 use webauthn_rp::request::auth::AuthenticationVerificationOptions;
 use webauthn_rp::request::register::{
-    PublicKeyCredentialUserEntity, RegistrationVerificationOptions, USER_HANDLE_MAX_LEN,
-    UserHandle64, Username,
+    CredProtect, PublicKeyCredentialUserEntity, RegistrationVerificationOptions,
+    USER_HANDLE_MAX_LEN, UserHandle64, Username,
 };
-use webauthn_rp::request::{AsciiDomain, PublicKeyCredentialDescriptor, RpId, TimedCeremony};
+use webauthn_rp::request::{
+    AsciiDomain, ExtensionInfo, PublicKeyCredentialDescriptor, RpId, TimedCeremony,
+};
 use webauthn_rp::response::register::{CompressedPubKey, DynamicState, StaticState};
 use webauthn_rp::response::{AuthTransports, CredentialId, SentChallenge};
 use webauthn_rp::{
@@ -42,8 +43,19 @@ use crate::sign_in::{SignInFlowError, rollback, start_session};
 const CEREMONY: chrono::Duration = chrono::Duration::minutes(5);
 /// Where the 16-byte challenge sits in each ceremony's encoded state (`webauthn_rp` 0.3's `bin`
 /// form: a registration's starts with one byte of mediation; a sign-in's with the challenge).
-const REGISTER_CHALLENGE_AT: usize = 1;
-const SIGN_IN_CHALLENGE_AT: usize = 0;
+fn challenge_at(purpose: Purpose) -> usize {
+    match purpose {
+        Purpose::Register => 1,
+        Purpose::SignIn => 0,
+    }
+}
+
+/// Ask the device to use the passkey only after verifying the user, without making it refuse to
+/// create one when it cannot say so: browsers fail a creation whose protection is enforced on
+/// authenticators without the extension (Chrome's included), and the ceremonies require user
+/// verification anyway.
+const ASK_USER_VERIFICATION: CredProtect =
+    CredProtect::UserVerificationRequired(ExtensionInfo::AllowDontEnforceValue);
 
 /// The stored public key type a sign-in verifies with.
 type PublicKey = CompressedPubKey<[u8; 32], [u8; 32], [u8; 48], Vec<u8>>;
@@ -102,9 +114,14 @@ fn challenge_verifier(sent: SentChallenge) -> String {
     verifier(&format!("{:032x}", sent.0))
 }
 
-/// `state` with the 16 bytes at `at` (the challenge `sent`) zeroed; refuses a state whose
-/// challenge is not there (a `webauthn_rp` whose form changed).
-fn blank(mut state: Vec<u8>, at: usize, sent: SentChallenge) -> Result<Vec<u8>, PasskeyRefusal> {
+/// A `purpose` ceremony's `state` with its challenge (`sent`) zeroed; refuses a state whose
+/// challenge is not where form 1 keeps it (a `webauthn_rp` whose form changed).
+fn blank(
+    mut state: Vec<u8>,
+    purpose: Purpose,
+    sent: SentChallenge,
+) -> Result<Vec<u8>, PasskeyRefusal> {
+    let at = challenge_at(purpose);
     let slot = state.get_mut(at..at + 16).ok_or_else(|| unreadable("ceremony", "too short"))?;
     if *slot != sent.0.to_le_bytes() {
         return Err(unreadable("ceremony", "its challenge is not where form 1 keeps it"));
@@ -113,12 +130,13 @@ fn blank(mut state: Vec<u8>, at: usize, sent: SentChallenge) -> Result<Vec<u8>, 
     Ok(state)
 }
 
-/// A taken ceremony's state with the presented challenge put back.
+/// A taken `purpose` ceremony's state with the presented challenge put back.
 fn restore(
     taken: &TakenChallenge,
-    at: usize,
+    purpose: Purpose,
     sent: SentChallenge,
 ) -> Result<Vec<u8>, PasskeyRefusal> {
+    let at = challenge_at(purpose);
     if taken.encoding.unwrap_or(ENCODING) != ENCODING {
         return Err(unreadable("ceremony", format!("unknown encoding {:?}", taken.encoding)));
     }
@@ -160,8 +178,32 @@ async fn take(
     }
 }
 
-fn expires(p: &Engine) -> DateTime<Utc> {
-    p.clock.now() + CEREMONY
+/// A ceremony `webauthn_rp` has just started: its challenge and its encoded state.
+struct Begun {
+    purpose: Purpose,
+    sent: SentChallenge,
+    state: Result<Vec<u8>, PasskeyRefusal>,
+}
+
+impl Begun {
+    /// The ceremony as it is stored (bound to `bound_to`, its challenge blanked, ending in five
+    /// minutes by the engine's clock) and its `options` as the browser gets them.
+    fn kept(
+        self,
+        p: &Engine,
+        bound_to: Option<&str>,
+        options: serde_json::Result<Value>,
+    ) -> Result<(NewChallenge, Value), PasskeyRefusal> {
+        let state = blank(self.state?, self.purpose, self.sent)?;
+        let challenge = NewChallenge {
+            verifier: challenge_verifier(self.sent),
+            purpose: self.purpose,
+            bound_to: bound_to.map(str::to_owned),
+            state,
+            expires_at: p.clock.now() + CEREMONY,
+        };
+        Ok((challenge, options.map(public_key).map_err(malformed)?))
+    }
 }
 
 fn user_handle(stored: &str) -> Result<UserHandle64, PasskeyRefusal> {
@@ -198,35 +240,25 @@ pub async fn register_options(
         Ok(found) => found,
         Err(e) => return rollback(tx, e).await,
     };
-    let started = Username::try_from(email.as_str())
+    let begun = Username::try_from(email.as_str())
         .map_err(|e| refused(format!("the user's address as a passkey name: {e}")))
         .and_then(|name| {
             let entity = PublicKeyCredentialUserEntity { name, id: &handle, display_name: None };
-            PublicKeyCredentialCreationOptions::passkey(&rp.id, entity, exclude)
-                .start_ceremony()
-                .map_err(refused)
+            let mut options = PublicKeyCredentialCreationOptions::passkey(&rp.id, entity, exclude);
+            options.extensions.cred_protect = ASK_USER_VERIFICATION;
+            options.start_ceremony().map_err(refused)
+        })
+        .and_then(|(server, client)| {
+            let state = server.encode().map_err(|e| unreadable("ceremony", e));
+            let begun = Begun { purpose: Purpose::Register, sent: server.sent_challenge(), state };
+            begun.kept(p, Some(user_id), serde_json::to_value(&client))
         });
-    let (server, client) = match started {
-        Ok(pair) => pair,
-        Err(e) => return rollback(tx, e.into()).await,
-    };
-    let options = serde_json::to_value(&client).map(public_key).map_err(malformed);
-    let state = server.encode().map_err(|e| unreadable("ceremony", e));
-    let sent = server.sent_challenge();
-    let challenge =
-        state.and_then(|s| blank(s, REGISTER_CHALLENGE_AT, sent)).map(|state| NewChallenge {
-            verifier: challenge_verifier(sent),
-            purpose: Purpose::Register,
-            bound_to: Some(user_id.to_owned()),
-            state,
-            expires_at: expires(p),
-        });
-    match (challenge, options) {
-        (Ok(challenge), Ok(options)) => {
+    match begun {
+        Ok((challenge, options)) => {
             keep(store.as_ref(), tx, challenge).await?;
             Ok(options)
         }
-        (Err(e), _) | (_, Err(e)) => rollback(tx, e.into()).await,
+        Err(e) => rollback(tx, e.into()).await,
     }
 }
 
@@ -264,7 +296,7 @@ pub async fn register(
     let sent = registration.challenge_relaxed().map_err(malformed)?;
     let store = p.store(&users.store)?;
     let taken = take(p, store.as_ref(), sent, Purpose::Register, Some(user_id)).await?;
-    let state = restore(&taken, REGISTER_CHALLENGE_AT, sent)?;
+    let state = restore(&taken, Purpose::Register, sent)?;
     let server = RegistrationServerState::<USER_HANDLE_MAX_LEN>::decode(state.as_slice())
         .map_err(|e| unreadable("ceremony", e))?;
     let options = RegistrationVerificationOptions::<&str, &str> {
@@ -299,16 +331,9 @@ pub async fn sign_in_options(p: &Engine, rp: &RelyingParty) -> Result<Value, Sig
     let users = users(p)?;
     let (server, client) =
         DiscoverableCredentialRequestOptions::passkey(&rp.id).start_ceremony().map_err(refused)?;
-    let options = serde_json::to_value(&client).map(public_key).map_err(malformed)?;
-    let sent = server.sent_challenge();
-    let state = server.encode().map_err(|e| unreadable("ceremony", e))?;
-    let challenge = NewChallenge {
-        verifier: challenge_verifier(sent),
-        purpose: Purpose::SignIn,
-        bound_to: None,
-        state: blank(state, SIGN_IN_CHALLENGE_AT, sent)?,
-        expires_at: expires(p),
-    };
+    let state = server.encode().map_err(|e| unreadable("ceremony", e));
+    let begun = Begun { purpose: Purpose::SignIn, sent: server.sent_challenge(), state };
+    let (challenge, options) = begun.kept(p, None, serde_json::to_value(&client))?;
     let store = p.store(&users.store)?;
     let tx = store.begin().await?;
     keep(store.as_ref(), tx, challenge).await?;
@@ -328,7 +353,7 @@ pub async fn sign_in(
     let sent = auth.challenge_relaxed().map_err(malformed)?;
     let store = p.store(&users.store)?;
     let taken = take(p, store.as_ref(), sent, Purpose::SignIn, None).await?;
-    let state = restore(&taken, SIGN_IN_CHALLENGE_AT, sent)?;
+    let state = restore(&taken, Purpose::SignIn, sent)?;
     let server = DiscoverableAuthenticationServerState::decode(state.as_slice())
         .map_err(|e| unreadable("ceremony", e))?;
     let mut tx = store.begin().await?;
@@ -415,16 +440,15 @@ mod tests {
             .unwrap_or_else(|e| panic!("{e}"));
         let sent = server.sent_challenge();
         let encoded = server.encode().unwrap_or_else(|e| panic!("{e}"));
-        let kept =
-            blank(encoded.clone(), SIGN_IN_CHALLENGE_AT, sent).unwrap_or_else(|e| panic!("{e}"));
+        let kept = blank(encoded.clone(), Purpose::SignIn, sent).unwrap_or_else(|e| panic!("{e}"));
         assert!(!kept.windows(16).any(|w| w == sent.0.to_le_bytes()), "the challenge was kept");
         let taken = TakenChallenge {
             bound_to: None,
             state: kept,
             encoding: Some(ENCODING),
-            expires_at: Utc::now(),
+            expires_at: chrono::Utc::now(),
         };
-        assert_eq!(restore(&taken, SIGN_IN_CHALLENGE_AT, sent).ok(), Some(encoded));
+        assert_eq!(restore(&taken, Purpose::SignIn, sent).ok(), Some(encoded));
 
         let handle = UserHandle64::new();
         let name = Username::try_from("ann@example.com").unwrap_or_else(|e| panic!("{e}"));
@@ -435,16 +459,16 @@ mod tests {
         let sent = server.sent_challenge();
         let encoded = server.encode().unwrap_or_else(|e| panic!("{e}"));
         let kept =
-            blank(encoded.clone(), REGISTER_CHALLENGE_AT, sent).unwrap_or_else(|e| panic!("{e}"));
+            blank(encoded.clone(), Purpose::Register, sent).unwrap_or_else(|e| panic!("{e}"));
         assert!(!kept.windows(16).any(|w| w == sent.0.to_le_bytes()), "the challenge was kept");
         let taken = TakenChallenge {
             bound_to: None,
             state: kept,
             encoding: Some(ENCODING),
-            expires_at: Utc::now(),
+            expires_at: chrono::Utc::now(),
         };
-        assert_eq!(restore(&taken, REGISTER_CHALLENGE_AT, sent).ok(), Some(encoded));
+        assert_eq!(restore(&taken, Purpose::Register, sent).ok(), Some(encoded));
         let wrong = SentChallenge(sent.0 ^ 1);
-        assert!(blank(server.encode().unwrap_or_default(), REGISTER_CHALLENGE_AT, wrong).is_err());
+        assert!(blank(server.encode().unwrap_or_default(), Purpose::Register, wrong).is_err());
     }
 }

@@ -118,25 +118,11 @@ async fn run(kind: Kind, crash: &[&str]) -> Result<(), String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn passkeys_survive_a_crash_at_any_boundary() {
-    let seed = fastrand::u64(..);
-    let mut rng = fastrand::Rng::with_seed(seed);
-    let mut failures = Vec::new();
-    for kind in [Kind::Sqlite, Kind::Postgres] {
-        let (mut runs, before) = (0, failures.len());
-        for point in POINTS {
-            runs += 1;
-            if let Err(e) = run(kind, &[point]).await {
-                failures.push(format!("{kind:?} at {point}: {e}"));
-            }
-        }
-        for _ in 0..100 {
-            let crash: Vec<&str> = POINTS.iter().copied().filter(|_| rng.u8(..10) < 4).collect();
-            runs += 1;
-            if let Err(e) = run(kind, &crash).await {
-                failures.push(format!("{kind:?} at {crash:?}: {e}"));
-            }
-        }
-        println!("{kind:?}: {runs} runs, {} lost or repeated", failures.len() - before);
-    }
-    assert!(failures.is_empty(), "seed {seed}: {failures:#?}");
+    jadpo_test_env::crash_loop(
+        POINTS,
+        100,
+        4,
+        |kind, crash| async move { run(kind, &crash).await },
+    )
+    .await;
 }

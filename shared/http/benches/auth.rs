@@ -187,19 +187,20 @@ async fn main() {
         ));
     }
     out.push_str(
-        "\nA service key is one indexed read of its verifier; an API token and a browser session are one read of \
-         the verifier joined with the customer's record (`EXISTS` on `shop_customers`), each its own short transaction \
-         before the action's \
-         transaction; a browser session is the same read plus its CSRF check (and at most one write of \
-         `last_seen_at` a minute, which the frozen clock here never makes due). The issue's target: a user's \
-         credential costs the commit path at most 10% against a service key at 1 and 8 clients.\n\n\
+        "\nEach credential is one read of its verifier joined with its principal's record — a service \
+         key with the service's (`EXISTS` on `shop_services`), an API token and a browser session with the \
+         customer's (`EXISTS` on `shop_customers`) — in its own short transaction before the action's \
+         transaction; a browser session adds its CSRF check (and at most one write of `last_seen_at` a \
+         minute, which the frozen clock here never makes due). The issue's target: a user's credential \
+         costs the commit path at most 10% against a service key at 1 and 8 clients.\n\n\
          **Read both rows with care.** On this machine the 8-client throughput of every mode is bimodal, \
-         about 1,000 or about 2,200 requests/s, and which modes land in which state changes from run to run \
-         (the direct commit too, which has no credential at all), even with modes interleaved second by \
-         second and with 10 pooled connections rather than 4; the 1-client row moves by up to a third too. The \
-         eleven runs made during issue 14 gave token / key 0.81×–1.10× at 1 client (browser / key 0.72×–1.36×) and \
-         0.41×–2.13× at 8. The credential's own cost is one indexed read; the swings are the machine's, and \
-         their cause is not found yet.\n",
+         about 1,000–1,300 or about 2,200 requests/s, and which modes land in which state changes from run \
+         to run (the direct commit too, which has no credential at all), even with modes interleaved \
+         second by second and with 10 pooled connections rather than 4; the 1-client row moves by up to a \
+         third too. The twelve runs made during issue 14 gave token / key 0.81×–1.10× at 1 client \
+         (browser / key 0.72×–1.36×) and 0.41×–2.13× at 8. `pgbench` inserting at 8 clients into a throwaway \
+         cluster made the same way holds steady second by second (14,800–17,300 inserts/s over 20 s), so \
+         the swings are not the database's; their cause is not found yet.\n",
     );
     print!("{out}");
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../target/bench");

@@ -41,6 +41,36 @@ macro_rules! both {
     };
 }
 
+/// A crash-injection loop on both adapters: `run(kind, crash)` with each of `points` failing
+/// alone, then with `random` random sets of them (each point in a set with probability
+/// `chance_in_10` / 10). Prints each adapter's runs and how many lost or repeated something;
+/// panics with the seed (to replay the sets) and every failure.
+pub async fn crash_loop<F, Fut>(points: &[&'static str], random: usize, chance_in_10: u8, run: F)
+where
+    F: Fn(Kind, Vec<&'static str>) -> Fut,
+    Fut: std::future::Future<Output = Result<(), String>>,
+{
+    let seed = fastrand::u64(..);
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut failures = Vec::new();
+    for kind in [Kind::Sqlite, Kind::Postgres] {
+        let before = failures.len();
+        let alone = points.iter().map(|p| vec![*p]);
+        let sets: Vec<Vec<&'static str>> = (0..random)
+            .map(|_| points.iter().copied().filter(|_| rng.u8(..10) < chance_in_10).collect())
+            .collect();
+        let mut runs = 0;
+        for crash in alone.chain(sets) {
+            runs += 1;
+            if let Err(e) = run(kind, crash.clone()).await {
+                failures.push(format!("{kind:?} at {crash:?}: {e}"));
+            }
+        }
+        println!("{kind:?}: {runs} runs, {} lost or repeated", failures.len() - before);
+    }
+    assert!(failures.is_empty(), "seed {seed}: {failures:#?}");
+}
+
 /// Which adapter the stores use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
