@@ -10,6 +10,7 @@ use jadpo_core::app::{Application, Callers, ServiceEntity, UserEntity};
 use jadpo_core::model::migrate::{Ledger, Migration};
 use jadpo_core::model::service_key::Scopes;
 use jadpo_engine::EngineSettings;
+use jadpo_test_env::authenticator::Authenticator;
 use jadpo_test_env::{Env, Kind};
 use serde_json::{Value, json};
 
@@ -315,13 +316,17 @@ async fn no_table_holds_an_issued_secret(kind: Kind) {
     );
     let api = api.await.unwrap_or_else(|e| panic!("{e}")).secret;
     let service = key_for(&env, "web").await;
+    let (by_passkey, pending_challenge) = passkey_signed_in(&env, &b).await;
     let mut secrets =
         vec![link, unused_code, unused_link, code, pending_link, pending_code, api, service];
     secrets.extend([a.session, a.csrf, b.session, b.csrf].into_iter().flatten());
-    // The secret part: after a token's prefix; a code is all secret.
-    let secret_parts: Vec<String> =
+    secrets.extend([by_passkey.session, by_passkey.csrf].into_iter().flatten());
+    // The secret part: after a token's prefix; a code is all secret, and so is a challenge
+    // (base64url, whose alphabet has `_`).
+    let mut secret_parts: Vec<String> =
         secrets.iter().map(|s| s.rsplit('_').next().unwrap_or(s).to_owned()).collect();
-    assert_eq!(secret_parts.len(), 12);
+    secret_parts.push(pending_challenge);
+    assert_eq!(secret_parts.len(), 15);
     let mut scanned = Vec::new();
     for name in ["main", "warehouse"] {
         let store = env.store(name);
@@ -340,10 +345,33 @@ async fn no_table_holds_an_issued_secret(kind: Kind) {
         }
         tx.rollback().await.unwrap_or_else(|e| panic!("{e}"));
     }
-    for table in ["jadpo_sessions", "jadpo_sign_in_requests", "jadpo_service_keys", "jadpo_outbox"]
-    {
+    let kept = [
+        "jadpo_sessions",
+        "jadpo_sign_in_requests",
+        "jadpo_service_keys",
+        "jadpo_outbox",
+        "jadpo_passkeys",
+        "jadpo_passkey_challenges",
+    ];
+    for table in kept {
         assert!(scanned.iter().any(|t| t == table), "{table} was not scanned");
     }
+}
+
+/// The customer in `browser` adds a passkey and signs in with it; that browser, and the
+/// challenge of a sign-in ceremony left unfinished.
+async fn passkey_signed_in(env: &Env, browser: &Browser) -> (Browser, String) {
+    let mut device = Authenticator::new(5, "https://shop.test", "shop.test");
+    let how = || Req { browser: Some(browser), csrf: browser.csrf.as_deref(), ..Req::default() };
+    let options = send(env, "POST", "/passkeys/options", how(), "").await;
+    let created = device.create(&options.body).to_string();
+    assert_eq!(send(env, "POST", "/passkeys", how(), &created).await.status, StatusCode::CREATED);
+    let options = post(env, "/sign-in/passkey/options", Value::Null).await;
+    let assertion = device.get(&options.body).to_string();
+    let signed_in =
+        browser_of(&send(env, "POST", "/sign-in/passkey", Req::default(), &assertion).await);
+    let pending = post(env, "/sign-in/passkey/options", Value::Null).await;
+    (signed_in, pending.body["publicKey"]["challenge"].as_str().unwrap_or_default().to_owned())
 }
 
 jadpo_test_env::both!(
