@@ -19,7 +19,7 @@ use jadpo_engine::passkeys::{self, RelyingParty};
 use jadpo_engine::sign_in::SignInFlowError;
 use serde_json::json;
 
-use crate::sign_in::{flow_problem, signed_in, user_of};
+use crate::sign_in::{flow_problem, flow_problem_as, signed_in, user_of};
 use crate::{Caller, HttpState, Problem};
 
 const FOR_USERS: &str = "only a signed-in user registers a passkey";
@@ -40,12 +40,9 @@ fn relying_party(state: &HttpState, route: &str) -> Result<RelyingParty, Problem
         .map_err(|e| flow_problem(route, &SignInFlowError::Passkey(e)))
 }
 
-fn options_answer(
-    route: &str,
-    options: Result<serde_json::Value, SignInFlowError>,
-) -> Result<Response, Problem> {
-    let options = options.map_err(|e| flow_problem(route, &e))?;
-    Ok((StatusCode::OK, axum::Json(options)).into_response())
+/// The options of a ceremony just started.
+fn answer(options: serde_json::Value) -> Response {
+    (StatusCode::OK, axum::Json(options)).into_response()
 }
 
 async fn register_options(State(state): State<HttpState>, caller: Caller) -> Response {
@@ -53,7 +50,8 @@ async fn register_options(State(state): State<HttpState>, caller: Caller) -> Res
     let result = async {
         let user = user_of(&caller, ROUTE, FOR_USERS)?;
         let rp = relying_party(&state, ROUTE)?;
-        options_answer(ROUTE, passkeys::register_options(&state.engine, &rp, &user).await)
+        let options = passkeys::register_options(&state.engine, &rp, &user).await;
+        options.map(answer).map_err(|e| flow_problem_as(ROUTE, "user", &e))
     };
     result.await.unwrap_or_else(IntoResponse::into_response)
 }
@@ -69,7 +67,7 @@ async fn register(
         let rp = relying_party(&state, ROUTE)?;
         let id = passkeys::register(&state.engine, &rp, &user, &bytes)
             .await
-            .map_err(|e| flow_problem(ROUTE, &e))?;
+            .map_err(|e| flow_problem_as(ROUTE, "user", &e))?;
         Ok::<_, Problem>((StatusCode::CREATED, axum::Json(json!({"credential_id": id}))))
     };
     result.await.into_response()
@@ -79,7 +77,8 @@ async fn sign_in_options(State(state): State<HttpState>) -> Response {
     const ROUTE: &str = "/sign-in/passkey/options";
     let result = async {
         let rp = relying_party(&state, ROUTE)?;
-        options_answer(ROUTE, passkeys::sign_in_options(&state.engine, &rp).await)
+        let options = passkeys::sign_in_options(&state.engine, &rp).await;
+        options.map(answer).map_err(|e| flow_problem(ROUTE, &e))
     };
     result.await.unwrap_or_else(IntoResponse::into_response)
 }

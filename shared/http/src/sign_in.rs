@@ -76,7 +76,13 @@ pub(crate) fn json_body<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T,
         .map_err(|e| Problem::new(StatusCode::BAD_REQUEST, "Malformed JSON", e.to_string()))
 }
 
+/// The problem a refused sign-in step at `route` answers, logged for no principal.
 pub(crate) fn flow_problem(route: &str, e: &SignInFlowError) -> Problem {
+    flow_problem_as(route, "none", e)
+}
+
+/// The problem a refused step at `route` answers, logged with the principal kind it acted for.
+pub(crate) fn flow_problem_as(route: &str, kind: &str, e: &SignInFlowError) -> Problem {
     let detail = e.to_string();
     let (status, title, reason) = match e {
         SignInFlowError::NotOffered => {
@@ -91,7 +97,7 @@ pub(crate) fn flow_problem(route: &str, e: &SignInFlowError) -> Problem {
                 header: Some((header::RETRY_AFTER, "3600")),
                 ..Problem::new(StatusCode::TOO_MANY_REQUESTS, "Too many sign-in mails", detail)
             };
-            refused(route, "none", "too many sign-in mails");
+            refused(route, kind, "too many sign-in mails");
             return problem;
         }
         SignInFlowError::NotLive => {
@@ -117,7 +123,7 @@ pub(crate) fn flow_problem(route: &str, e: &SignInFlowError) -> Problem {
         }
     };
     // The route and the reason, never the address, link or code.
-    refused(route, "none", reason);
+    refused(route, kind, reason);
     Problem::new(status, title, detail)
 }
 
