@@ -5,8 +5,8 @@
 //! `DATABASE_URL_<STORE>` point them elsewhere, PostgreSQL included). On start it migrates every
 //! store, issues a local service key (scoped to the application's actions, runs and Sessions)
 //! and prints a curl line to try; it serves HTTP on
-//! `JADPO_LISTEN` (default `127.0.0.1:3000`). Ctrl-C stops accepting requests, then drains the
-//! deliveries already queued before exiting.
+//! `JADPO_LISTEN` (default `127.0.0.1:3000`). Ctrl-C or `SIGTERM` stops accepting requests, then
+//! drains the deliveries already queued and closes the stores before exiting.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -60,8 +60,8 @@ async fn main() -> anyhow::Result<()> {
         router(state).merge(sink::router(Sinks::default())).merge(page::router()),
     )
     .with_graceful_shutdown(async {
-        let _ = tokio::signal::ctrl_c().await;
-        tracing::info!("stopping: no new requests; draining queued deliveries");
+        let signal = jadpo_runtime::shutdown::stop_requested().await;
+        tracing::info!(signal, "stopping: no new requests; draining queued deliveries");
     })
     .await
     .context("the HTTP server failed")?;
@@ -139,5 +139,7 @@ fn print_banner(config: &Config, key: &IssuedKey, default_store: &str, public_ur
     println!(
         "  a user's API token:    DATABASE_URL=sqlite://.jadpo/main.db jadpo tokens issue --user <customer id from /me>"
     );
-    println!("Ctrl-C stops it (queued deliveries are finished first).");
+    println!(
+        "Ctrl-C or SIGTERM stops it (queued deliveries are finished first, the stores closed)."
+    );
 }

@@ -1,5 +1,6 @@
 //! `jadpo-local` as a user runs it: start, read the printed key, place an order over HTTP, see
-//! the reservation land in the warehouse file, stop with Ctrl-C (SIGINT) and exit cleanly.
+//! the reservation land in the warehouse file, stop with Ctrl-C (SIGINT) or SIGTERM and exit
+//! cleanly.
 
 mod common;
 
@@ -73,16 +74,42 @@ async fn an_order_placed_over_http_reaches_the_warehouse_and_ctrl_c_stops_cleanl
         assert!(Instant::now() < deadline, "no schedule tick or housekeeping pass at start");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    stop_with(&mut running, "-INT").await;
+}
+
+/// Asks `running` to stop with `signal` and waits until it has exited cleanly.
+async fn stop_with(running: &mut common::Running, signal: &str) {
     let pid = running.0.id().to_string();
-    let sent = Command::new("kill").args(["-INT", &pid]).status();
+    let sent = Command::new("kill").args([signal, &pid]).status();
     assert!(sent.is_ok_and(|s| s.success()));
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         if let Ok(Some(status)) = running.0.try_wait() {
-            assert!(status.success(), "jadpo-local exited with {status}");
-            break;
+            assert!(status.success(), "jadpo-local exited with {status} on {signal}");
+            return;
         }
-        assert!(Instant::now() < deadline, "jadpo-local did not stop on Ctrl-C");
+        assert!(Instant::now() < deadline, "jadpo-local did not stop on {signal}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// `kill`, `docker stop` and systemd send SIGTERM: the process stops as on Ctrl-C, and closes its
+/// SQLite files, so the main file holds every write and no write-ahead log is left beside it.
+#[tokio::test]
+async fn sigterm_stops_cleanly_and_leaves_no_write_ahead_log() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let port = free_port();
+    let mut running = start_local(dir.path(), port);
+    let key = read_key(&mut running.0);
+    for _ in 0..20 {
+        let response = post_order(port, &key);
+        assert!(response.starts_with("HTTP/1.1 201"), "{response}");
+    }
+    let wal = dir.path().join(".jadpo/main.db-wal");
+    assert!(wal.exists(), "the running process writes through a write-ahead log");
+    stop_with(&mut running, "-TERM").await;
+    let left = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+    assert_eq!(left, 0, "SIGTERM left {left} bytes of write-ahead log beside main.db");
+    let orders = count(dir.path(), "main", "SELECT count(*) AS n FROM shop_orders").await;
+    assert_eq!(orders, 20, "orders written before SIGTERM are in the main file");
 }
