@@ -29,7 +29,7 @@ fn request() -> CommitRequest {
     let body = json!({"customer": "c1", "items": [{"sku": "A", "qty": 1}, {"sku": "B", "qty": 2}]});
     CommitRequest {
         action: "place_order".to_owned(),
-        request_digest: request_digest("POST", "/actions/place_order", body.to_string().as_bytes()),
+        request_digest: request_digest("POST", "/actions/place_order", &body),
         input: body,
         caller: "client".to_owned(),
         principal: None,

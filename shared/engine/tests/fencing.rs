@@ -97,7 +97,7 @@ fn keyed_order(key: &str) -> CommitRequest {
     let body = json!({"customer": "c1", "items": [{"sku": "A", "qty": 1}]});
     CommitRequest {
         idempotency_key: Some(key.to_owned()),
-        request_digest: request_digest("POST", "/actions/place_order", body.to_string().as_bytes()),
+        request_digest: request_digest("POST", "/actions/place_order", &body),
         ..request("place_order", body)
     }
 }

@@ -14,11 +14,7 @@ use jadpo_test_env::{Env, Kind};
 use serde_json::{Value, json};
 
 fn order_request(key: Option<&str>, body: Value) -> CommitRequest {
-    let digest = jadpo_engine::commit::request_digest(
-        "POST",
-        "/actions/place_order",
-        body.to_string().as_bytes(),
-    );
+    let digest = jadpo_engine::commit::request_digest("POST", "/actions/place_order", &body);
     CommitRequest {
         action: "place_order".to_owned(),
         input: body,

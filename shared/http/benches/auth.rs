@@ -59,7 +59,7 @@ fn direct_request() -> CommitRequest {
     let body = json!({"customer": "c1", "items": [{"sku": "A", "qty": 1}]});
     CommitRequest {
         action: "place_order".into(),
-        request_digest: request_digest("POST", "/actions/place_order", body.to_string().as_bytes()),
+        request_digest: request_digest("POST", "/actions/place_order", &body),
         input: body,
         caller: "web".into(),
         principal: Some(Principal::Service("web".into())),

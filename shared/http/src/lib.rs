@@ -201,7 +201,7 @@ async fn run_action(
     };
     let request = CommitRequest {
         action: name.clone(),
-        request_digest: request_digest("POST", &format!("/actions/{name}"), &body),
+        request_digest: request_digest("POST", &format!("/actions/{name}"), &input),
         input,
         caller: caller_name(principal.as_ref()),
         principal,

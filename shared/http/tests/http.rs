@@ -149,6 +149,14 @@ async fn idempotency_over_http_replays_and_refuses() {
             second.headers.get("idempotency-replayed").and_then(|v| v.to_str().ok()),
             Some("true")
         );
+        // The same JSON spaced and ordered otherwise is the same request: replayed.
+        let respaced =
+            "{ \"items\" : [ { \"qty\": 1, \"sku\": \"A\" } ],\n  \"customer\": \"c1\" }";
+        let same = call(&env, "POST", "/actions/place_order", Some(&key), Some("k-1"), respaced);
+        let same = same.await;
+        assert_eq!((same.status, &same.body), (StatusCode::CREATED, &first.body), "{kind:?}");
+        let replayed = same.headers.get("idempotency-replayed").and_then(|v| v.to_str().ok());
+        assert_eq!(replayed, Some("true"), "{kind:?}: a respaced body was not replayed");
         let other = r#"{"customer": "c2", "items": [{"sku": "A", "qty": 1}]}"#;
         let reused =
             call(&env, "POST", "/actions/place_order", Some(&key), Some("k-1"), other).await;

@@ -95,11 +95,7 @@ pub fn request(action: &str, body: serde_json::Value) -> jadpo_engine::commit::C
     let path = format!("/actions/{action}");
     jadpo_engine::commit::CommitRequest {
         action: action.to_owned(),
-        request_digest: jadpo_engine::commit::request_digest(
-            "POST",
-            &path,
-            body.to_string().as_bytes(),
-        ),
+        request_digest: jadpo_engine::commit::request_digest("POST", &path, &body),
         input: body,
         caller: "test".to_owned(),
         principal: None,
