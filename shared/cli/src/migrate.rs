@@ -18,7 +18,8 @@ pub(crate) enum MigrateCommand {
     /// List every migration and whether it is applied, pending, or changed since it was applied.
     Status(Target),
     /// Print the PostgreSQL schema as one idempotent script, for pipelines that apply SQL
-    /// themselves (`psql "$DATABASE_URL" -v ON_ERROR_STOP=1 -f schema.sql`). Needs no database.
+    /// themselves (`psql "$DATABASE_URL" -v ON_ERROR_STOP=1 -f schema.sql`): the migrations and
+    /// the store's audit triggers, the database `apply` makes. Needs no database.
     Sql {
         /// The store whose application migrations to include (default: the default store).
         #[arg(long)]
@@ -155,6 +156,6 @@ fn sql(app: &Application, store: Option<&str>) -> anyhow::Result<()> {
     }
     let catalog = jadpo_store_postgres::builtin_catalog()
         .with_app_migrations(app.migrations_for(store, Dialect::Postgres))?;
-    print!("{}", jadpo_store_postgres::schema_sql(&catalog)?);
+    print!("{}", jadpo_store_postgres::schema_sql(&catalog, &app.audited_in(store))?);
     Ok(())
 }

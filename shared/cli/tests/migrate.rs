@@ -5,6 +5,7 @@ mod common;
 use std::process::Output;
 
 use jadpo_core::TransactionalStore;
+use jadpo_store_postgres::PgTx;
 use jadpo_test_harness::{PgTestDb, SqliteTestDb};
 use serde_json::Value;
 
@@ -128,6 +129,57 @@ fn sql_prints_the_postgres_schema_without_a_database() {
     assert!(out.contains("CREATE TABLE shop_orders"));
     assert!(out.contains("CREATE TABLE jadpo_deliveries"));
     assert!(out.contains("ALTER TABLE sessions ADD COLUMN IF NOT EXISTS context_revision BIGINT"));
+}
+
+/// What a PostgreSQL database's schema is, as sorted lines: every column (type, nullability,
+/// default), index, trigger and function of the public schema, and the migration ledgers' rows.
+const CATALOG: &str = "\
+    SELECT 'column ' || table_name || '.' || column_name || ' ' || data_type || ' ' || is_nullable \
+        || ' ' || coalesce(column_default, '') AS line \
+      FROM information_schema.columns WHERE table_schema = 'public' \
+    UNION ALL SELECT 'index ' || indexname || ' ' || indexdef FROM pg_indexes \
+      WHERE schemaname = 'public' \
+    UNION ALL SELECT 'trigger ' || tgrelid::regclass::text || ' ' || pg_get_triggerdef(oid) \
+      FROM pg_trigger WHERE NOT tgisinternal \
+    UNION ALL SELECT 'function ' || p.proname || ' ' || md5(p.prosrc) FROM pg_proc p \
+      JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'public' \
+    UNION ALL SELECT 'migration ' || ledger || ' ' || version || ' ' || name || ' ' || checksum \
+      FROM jadpo_migrations \
+    UNION ALL SELECT 'workflow ledger ' || version FROM invariant_schema_migrations \
+    ORDER BY 1";
+
+async fn catalog(db: &PgTestDb) -> Vec<String> {
+    let rows = db.store().query_once(CATALOG, &[]).await.unwrap_or_else(|e| panic!("{e}"));
+    rows.iter().map(|r| r.get_str("line").unwrap_or_default().to_owned()).collect()
+}
+
+/// `jadpo migrate sql` run through `psql`'s way (its own transaction, twice) and `jadpo migrate
+/// apply` make the same database: the same tables, indexes, functions, ledgers — and the audit
+/// triggers on the audited tables.
+#[tokio::test]
+async fn the_schema_script_and_apply_make_the_same_database() {
+    let (applied, scripted) = (PgTestDb::empty().await, PgTestDb::empty().await);
+    stdout(&jadpo(Some(applied.url()), &["migrate", "apply"]));
+    let script = stdout(&jadpo(None, &["migrate", "sql"]));
+    let store = scripted.store();
+    for _ in 0..2 {
+        let mut tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
+        let pg = tx.driver().downcast_mut::<PgTx>().unwrap_or_else(|| panic!("not a PgTx"));
+        // The script has its own BEGIN/COMMIT: run it outside ours, as psql would.
+        pg.client().batch_execute("COMMIT").await.unwrap_or_else(|e| panic!("{e}"));
+        pg.client().batch_execute(&script).await.unwrap_or_else(|e| panic!("script: {e}"));
+        pg.client().batch_execute("BEGIN").await.unwrap_or_else(|e| panic!("{e}"));
+        tx.rollback().await.unwrap_or_else(|e| panic!("{e}"));
+    }
+    let (by_apply, by_script) = (catalog(&applied).await, catalog(&scripted).await);
+    let audit = by_apply.iter().find(|l| l.starts_with("trigger shop_orders "));
+    assert!(audit.is_some_and(|l| l.contains("jadpo_audit_row")), "{by_apply:#?}");
+    let only_apply: Vec<_> = by_apply.iter().filter(|l| !by_script.contains(l)).collect();
+    let only_script: Vec<_> = by_script.iter().filter(|l| !by_apply.contains(l)).collect();
+    assert!(
+        only_apply.is_empty() && only_script.is_empty(),
+        "only after apply: {only_apply:#?}\nonly after the script: {only_script:#?}"
+    );
 }
 
 #[test]

@@ -7,6 +7,7 @@
 
 use async_trait::async_trait;
 use deadpool_postgres::Object;
+use jadpo_core::model::audit::AuditSpec;
 use jadpo_core::model::migrate::{AppliedMigration, Ledger, Migration, MigrationCatalog};
 use jadpo_core::ports::{MigrationSession, MigrationStore};
 use jadpo_core::{Dialect, SqlValue, StoreError};
@@ -318,8 +319,12 @@ impl MigrationStore for Postgres {
 ///
 /// It takes the same advisory lock as `jadpo migrate apply`, creates the ledgers, and runs each
 /// migration only when its ledger does not record it, recording it as `apply` would; a migration
-/// whose recorded checksum differs stops the script. Running it twice changes nothing.
-pub fn schema_sql(catalog: &MigrationCatalog) -> Result<String, StoreError> {
+/// whose recorded checksum differs stops the script. Then it installs the audit triggers of the
+/// `audited` entities, as `apply`'s caller does. Running it twice changes nothing.
+pub fn schema_sql(
+    catalog: &MigrationCatalog,
+    audited: &[&AuditSpec],
+) -> Result<String, StoreError> {
     if catalog.dialect() != Dialect::Postgres {
         return Err(StoreError::invalid("the schema script is for PostgreSQL migrations"));
     }
@@ -333,6 +338,17 @@ pub fn schema_sql(catalog: &MigrationCatalog) -> Result<String, StoreError> {
     out.push_str(&format!("SELECT pg_advisory_xact_lock({LOCK_KEY});\n{}\n", LEDGERS.trim()));
     for m in catalog.all() {
         out.push_str(&migration_block(m)?);
+    }
+    if !audited.is_empty() {
+        out.push_str(
+            "-- The audit triggers of the store's audited entities, as `jadpo migrate apply` \
+             installs them (each replaces itself).\n",
+        );
+    }
+    for spec in audited {
+        for statement in (crate::DIALECT.audit_generated.trigger_ddl)(spec) {
+            out.push_str(&format!("{statement};\n"));
+        }
     }
     out.push_str("COMMIT;\n");
     Ok(out)
@@ -411,7 +427,7 @@ mod tests {
 
     #[test]
     fn schema_script_guards_every_migration_and_quotes_names() {
-        let sql = schema_sql(&builtin_catalog()).unwrap_or_else(|e| panic!("{e}"));
+        let sql = schema_sql(&builtin_catalog(), &[]).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(sql.matches("DO $jadpo_block$").count(), 18);
         assert!(sql.starts_with("-- Jadpo schema"));
         assert!(sql.contains("pg_advisory_xact_lock"));
