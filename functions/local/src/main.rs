@@ -57,7 +57,10 @@ async fn main() -> anyhow::Result<()> {
     let state = HttpState::new(engine, web)?;
     axum::serve(
         listener,
-        router(state).merge(sink::router(Sinks::default())).merge(page::router()),
+        router(state)
+            .merge(sink::router(Sinks::default()))
+            .merge(page::router())
+            .method_not_allowed_fallback(jadpo_http::wrong_method),
     )
     .with_graceful_shutdown(async {
         let signal = jadpo_runtime::shutdown::stop_requested().await;

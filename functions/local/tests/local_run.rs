@@ -47,6 +47,14 @@ async fn an_order_placed_over_http_reaches_the_warehouse_and_ctrl_c_stops_cleanl
     assert!(response.starts_with("HTTP/1.1 201"), "{response}");
     let unauthorized = post_order(port, "jadpo_sk_nope");
     assert!(unauthorized.starts_with("HTTP/1.1 401"), "{unauthorized}");
+    for path in ["/sink/mailer", "/", "/healthz"] {
+        let wrong =
+            http(port, &format!("DELETE {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+        assert!(
+            wrong.starts_with("HTTP/1.1 405") && wrong.contains("application/problem+json"),
+            "DELETE {path}: {wrong}"
+        );
+    }
     let deadline = Instant::now() + Duration::from_secs(20);
     while reservations(dir.path()).await != 3 {
         assert!(Instant::now() < deadline, "the reservation never arrived");

@@ -73,7 +73,14 @@ pub fn router(state: HttpState) -> Router {
         .merge(sign_in::routes())
         .merge(passkeys::routes())
         .fallback(|| async { problem(StatusCode::NOT_FOUND, "Not found", "no such route") })
+        .method_not_allowed_fallback(wrong_method)
         .with_state(state)
+}
+
+/// The answer to a method a route does not take: `405` as a problem (axum adds `Allow`). A
+/// router merging more routes into [`router`]'s sets it again for them.
+pub async fn wrong_method() -> Response {
+    problem(StatusCode::METHOD_NOT_ALLOWED, "Method not allowed", "this route takes another method")
 }
 
 /// An `application/problem+json` response.

@@ -127,6 +127,14 @@ async fn an_action_answers_201_and_bad_requests_get_problems() {
     assert!(is_problem(&bad_key, StatusCode::BAD_REQUEST));
     let route = call(&env, "GET", "/nope", None, None, "").await;
     assert!(is_problem(&route, StatusCode::NOT_FOUND));
+    for (method, path) in [("DELETE", "/healthz"), ("GET", "/actions/place_order")] {
+        let wrong = call(&env, method, path, Some(&key), None, "").await;
+        assert!(
+            is_problem(&wrong, StatusCode::METHOD_NOT_ALLOWED),
+            "{method} {path}: {}",
+            wrong.body
+        );
+    }
     assert_eq!(orders(&env).await, 1, "only the good request wrote");
     let health = call(&env, "GET", "/healthz", None, None, "").await;
     assert_eq!(health.status, StatusCode::OK);
