@@ -31,14 +31,17 @@ pub(crate) fn wiring(app: &Arc<Application>, only: Option<&str>) -> anyhow::Resu
     Ok(Wiring::new(Arc::clone(app), config, Arc::new(SystemClock))?)
 }
 
-/// The operator: `--operator`/`JADPO_OPERATOR`, else the OS user.
+/// The operator: `--operator`, else `JADPO_OPERATOR`, else the operating-system account the
+/// verb runs as (read from the system, not from `$USER`); an empty value counts as none.
 pub(crate) fn operator(given: Option<String>) -> anyhow::Result<Operator> {
-    let name = given
-        .or_else(|| std::env::var("USER").ok())
-        .or_else(|| std::env::var("LOGNAME").ok())
-        .or_else(|| std::env::var("USERNAME").ok())
-        .filter(|n| !n.trim().is_empty())
-        .context("no operator name: pass --operator NAME (or set JADPO_OPERATOR)")?;
+    let named = |name: Option<String>| name.filter(|n| !n.trim().is_empty());
+    let name = named(given)
+        .or_else(|| named(std::env::var("JADPO_OPERATOR").ok()))
+        .or_else(|| named(whoami::fallible::username().ok()))
+        .context(
+            "no operator name: pass --operator NAME or set JADPO_OPERATOR (this process's \
+             operating-system account has no name)",
+        )?;
     Ok(Operator::new(&name)?)
 }
 

@@ -417,3 +417,44 @@ async fn an_audited_record_is_shown_and_erased_with_its_rows() {
         ("record.erase", Some("GDPR request"))
     );
 }
+
+/// The operator recorded: `--operator`, else `JADPO_OPERATOR` (empty counts as unset), else the
+/// operating-system account — read from the system, so a container or CI job without `$USER`
+/// still records who acted.
+#[tokio::test]
+async fn the_operator_is_the_flag_then_jadpo_operator_then_the_os_account() {
+    let db = SqliteTestDb::migrated().await;
+    let url = db.url();
+    ok(&jadpo(&url, &["migrate", "apply"]));
+    let issue = |flag: Option<&str>, env: Option<&str>| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_jadpo"));
+        cmd.args(["keys", "issue", "--service", "web", "--scope", "runs"]);
+        if let Some(name) = flag {
+            cmd.args(["--operator", name]);
+        }
+        cmd.env("DATABASE_URL", &url).env_remove("USER").env_remove("LOGNAME");
+        cmd.env_remove("USERNAME").env_remove("JADPO_OPERATOR");
+        if let Some(value) = env {
+            cmd.env("JADPO_OPERATOR", value);
+        }
+        ok(&cmd.output().unwrap_or_else(|e| panic!("{e}")))
+    };
+    let account = std::process::Command::new("id").arg("-un").output();
+    let account = String::from_utf8_lossy(&account.unwrap_or_else(|e| panic!("{e}")).stdout)
+        .trim()
+        .to_owned();
+    issue(Some("ann"), Some("robot"));
+    issue(None, Some("robot"));
+    issue(None, Some(""));
+    issue(None, None);
+    let store = db.store();
+    let actions =
+        jadpo_core::ports::ScheduleStore::operator_actions(&store, Some("service_key"), None, 10)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+    let mut operators: Vec<_> = actions.iter().map(|a| a.operator.clone()).collect();
+    operators.sort();
+    let mut expected = vec!["ann".to_owned(), "robot".to_owned(), account.clone(), account];
+    expected.sort();
+    assert_eq!(operators, expected);
+}
