@@ -9,8 +9,10 @@ use jadpo_runtime::telemetry;
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    telemetry::init_tracing();
-    exit_code(run().await)
+    exit_code(match telemetry::init_tracing() {
+        Ok(()) => run().await,
+        Err(e) => Err(e.into()),
+    })
 }
 
 async fn run() -> Result<(), lambda_http::Error> {

@@ -11,8 +11,10 @@ use lambda_runtime::{Error, LambdaEvent, service_fn};
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    telemetry::init_tracing();
-    exit_code(run().await)
+    exit_code(match telemetry::init_tracing() {
+        Ok(()) => run().await,
+        Err(e) => Err(e.into()),
+    })
 }
 
 async fn run() -> Result<(), Error> {

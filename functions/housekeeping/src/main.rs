@@ -12,8 +12,10 @@ use serde_json::Value;
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    telemetry::init_tracing();
-    exit_code(run().await)
+    exit_code(match telemetry::init_tracing() {
+        Ok(()) => run().await,
+        Err(e) => Err(e.into()),
+    })
 }
 
 async fn run() -> Result<(), Error> {

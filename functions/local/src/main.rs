@@ -26,7 +26,7 @@ use tokio::sync::watch;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    telemetry::init_tracing();
+    telemetry::init_tracing()?;
     let app =
         Arc::new(jadpo_app::application().context("the application's declaration is invalid")?);
     let wiring = Wiring::from_env(Arc::clone(&app), Mode::Local(Path::new(".jadpo")))?;
@@ -137,10 +137,16 @@ fn print_banner(config: &Config, key: &IssuedKey, default_store: &str, public_ur
     println!(
         "  make it fail:          curl -s -X PUT http://{addr}/sink/mailer/mode -d '{{\"fail\": true}}'"
     );
-    println!("  see deliveries:        DATABASE_URL=sqlite://.jadpo/main.db jadpo deliveries list");
-    println!("  schedules:             DATABASE_URL=sqlite://.jadpo/main.db jadpo schedules list");
+    // The operator verbs' hints name the store the process uses (its password hidden).
+    let db = config
+        .stores
+        .iter()
+        .find(|s| s.name == default_store)
+        .map_or_else(|| "sqlite://.jadpo/main.db".to_owned(), |s| s.url.display());
+    println!("  see deliveries:        DATABASE_URL={db} jadpo deliveries list");
+    println!("  schedules:             DATABASE_URL={db} jadpo schedules list");
     println!(
-        "  a user's API token:    DATABASE_URL=sqlite://.jadpo/main.db jadpo tokens issue --user <customer id from /me>"
+        "  a user's API token:    DATABASE_URL={db} jadpo tokens issue --user <customer id from /me>"
     );
     println!(
         "Ctrl-C or SIGTERM stops it (queued deliveries are finished first, the stores closed)."

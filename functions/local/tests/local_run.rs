@@ -121,3 +121,26 @@ async fn sigterm_stops_cleanly_and_leaves_no_write_ahead_log() {
     let orders = count(dir.path(), "main", "SELECT count(*) AS n FROM shop_orders").await;
     assert_eq!(orders, 20, "orders written before SIGTERM are in the main file");
 }
+
+/// The start-up hints name the database the process actually uses, not the default path.
+#[tokio::test]
+async fn the_start_up_hints_name_the_stores_it_uses() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let port = free_port();
+    let elsewhere = "sqlite://./elsewhere.db";
+    let mut running = common::start_local_with(dir.path(), port, &[("DATABASE_URL", elsewhere)]);
+    let stdout = running.0.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+    let hints: Vec<String> = std::io::BufReader::new(stdout)
+        .lines()
+        .map_while(Result::ok)
+        .take_while(|l| !l.starts_with("Ctrl-C"))
+        .filter(|l| l.contains("DATABASE_URL="))
+        .collect();
+    assert_eq!(hints.len(), 3, "{hints:#?}");
+    assert!(
+        hints.iter().all(|h| h.contains("DATABASE_URL=sqlite://./elsewhere.db ")),
+        "{hints:#?}"
+    );
+    stop_with(&mut running, "-TERM").await;
+}

@@ -48,6 +48,11 @@ pub fn read_key(child: &mut Child) -> String {
 /// Starts `jadpo-local` in `dir`, listening on `port`, on its SQLite defaults (no database URL,
 /// no public URL from the environment), its output piped for [`read_key`].
 pub fn start_local(dir: &Path, port: u16) -> Running {
+    start_local_with(dir, port, &[])
+}
+
+/// [`start_local`] with more environment variables.
+pub fn start_local_with(dir: &Path, port: u16, vars: &[(&str, &str)]) -> Running {
     let child = Command::new(env!("CARGO_BIN_EXE_jadpo-local"))
         .current_dir(dir)
         .env("JADPO_LISTEN", format!("127.0.0.1:{port}"))
@@ -55,6 +60,7 @@ pub fn start_local(dir: &Path, port: u16) -> Running {
         .env_remove("DATABASE_URL")
         .env_remove("DATABASE_URL_WAREHOUSE")
         .env("RUST_LOG", "warn")
+        .envs(vars.iter().copied())
         .stdout(Stdio::piped())
         .spawn()
         .unwrap_or_else(|e| panic!("cannot start jadpo-local: {e}"));
