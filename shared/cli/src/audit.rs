@@ -45,7 +45,7 @@ pub(crate) async fn run(command: AuditCommand) -> anyhow::Result<()> {
         let known: Vec<_> = app.audited().iter().map(|a| a.entity.as_str()).collect();
         format!("no audited entity named {entity:?} (audited: {})", known.join(", "))
     })?;
-    let wiring = crate::common::wiring(&app, Some(&spec.store))?;
+    let wiring = crate::common::wiring(&app, Some(&spec.store)).await?;
     let stores = &wiring.stores;
     let store = stores.get(&spec.store).context("the entity's store has no URL")?;
     match command {

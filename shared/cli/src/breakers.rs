@@ -30,7 +30,7 @@ pub(crate) struct Target {
 
 pub(crate) async fn run(command: BreakersCommand) -> anyhow::Result<()> {
     let app = crate::common::application()?;
-    let wiring = crate::common::wiring(&app, None)?;
+    let wiring = crate::common::wiring(&app, None).await?;
     let stores = &wiring.stores;
     match command {
         BreakersCommand::List { json } => {

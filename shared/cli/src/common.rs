@@ -17,9 +17,34 @@ pub(crate) fn application() -> anyhow::Result<Arc<Application>> {
 }
 
 /// The operator's wiring: the stores whose URLs were given, checking that `only` (if given) is
-/// one of them.
-pub(crate) fn wiring(app: &Arc<Application>, only: Option<&str>) -> anyhow::Result<Wiring> {
-    let config = Config::from_process_env(app, Mode::Operator)?;
+/// one of them, that each exists (a verb creates no SQLite file: a mistyped path is an error,
+/// not a new empty database) and that each is migrated.
+pub(crate) async fn wiring(app: &Arc<Application>, only: Option<&str>) -> anyhow::Result<Wiring> {
+    let wiring = open_wiring(app, only, false)?;
+    for (name, store) in wiring.stores.iter() {
+        if only.is_some_and(|o| o != name) {
+            continue;
+        }
+        let tables = store.schema_tables().await.with_context(|| format!("store {name}"))?;
+        if !tables.iter().any(|t| t == "jadpo_migrations") {
+            let url = wiring.config.stores.iter().find(|s| s.name == name).map(|s| s.url.display());
+            bail!(
+                "store {name} ({}) is not migrated: run `jadpo migrate apply` first",
+                url.unwrap_or_default()
+            );
+        }
+    }
+    Ok(wiring)
+}
+
+/// The wiring `jadpo migrate` uses: no migration check, and SQLite files created only when
+/// `create` (`apply` makes the database it migrates; `status` reads one that exists).
+pub(crate) fn open_wiring(
+    app: &Arc<Application>,
+    only: Option<&str>,
+    create: bool,
+) -> anyhow::Result<Wiring> {
+    let mut config = Config::from_process_env(app, Mode::Operator)?;
     if let Some(only) = only {
         if !config.stores.iter().any(|s| s.name == only) {
             bail!(
@@ -28,6 +53,7 @@ pub(crate) fn wiring(app: &Arc<Application>, only: Option<&str>) -> anyhow::Resu
             );
         }
     }
+    config.sqlite_create = create;
     Ok(Wiring::new(Arc::clone(app), config, Arc::new(SystemClock))?)
 }
 

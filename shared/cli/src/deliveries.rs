@@ -124,7 +124,7 @@ pub(crate) async fn run(command: DeliveriesCommand) -> anyhow::Result<()> {
     let app = crate::common::application()?;
     match command {
         DeliveriesCommand::List { status, subscriber, store, limit, json } => {
-            let wiring = crate::common::wiring(&app, store.as_deref())?;
+            let wiring = crate::common::wiring(&app, store.as_deref()).await?;
             let stores = &wiring.stores;
             let filter = DeliveryFilter { status, subscriber, limit };
             let mut out = Vec::new();
@@ -148,7 +148,7 @@ pub(crate) async fn run(command: DeliveriesCommand) -> anyhow::Result<()> {
         DeliveriesCommand::Discard { change, reason } => apply(&app, change, Some(reason)).await?,
         DeliveriesCommand::Release { connection, operator } => {
             let operator = crate::common::operator(operator)?;
-            let wiring = crate::common::wiring(&app, None)?;
+            let wiring = crate::common::wiring(&app, None).await?;
             let p = crate::common::operator_engine(&wiring);
             for (store, n) in DeliveryOps::new(&p, &operator).release(&connection).await? {
                 println!(
@@ -157,7 +157,7 @@ pub(crate) async fn run(command: DeliveriesCommand) -> anyhow::Result<()> {
             }
         }
         DeliveriesCommand::Show { id, json } => {
-            let wiring = crate::common::wiring(&app, None)?;
+            let wiring = crate::common::wiring(&app, None).await?;
             let stores = &wiring.stores;
             for (name, s) in stores.iter() {
                 if let Some(d) = s.delivery_get(&id).await? {
@@ -184,7 +184,7 @@ pub(crate) async fn run(command: DeliveriesCommand) -> anyhow::Result<()> {
 async fn apply(app: &Application, change: Change, reason: Option<String>) -> anyhow::Result<()> {
     let operator = crate::common::operator(change.operator)?;
     let app = Arc::new(app.clone());
-    let wiring = crate::common::wiring(&app, None)?;
+    let wiring = crate::common::wiring(&app, None).await?;
     let stores = &wiring.stores;
     let p = crate::common::operator_engine(&wiring);
     let ops = DeliveryOps::new(&p, &operator);

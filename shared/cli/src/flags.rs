@@ -40,7 +40,7 @@ pub(crate) enum FlagsCommand {
 
 pub(crate) async fn run(command: FlagsCommand) -> anyhow::Result<()> {
     let app = crate::common::application()?;
-    let wiring = crate::common::wiring(&app, Some(app.flags_store()))?;
+    let wiring = crate::common::wiring(&app, Some(app.flags_store())).await?;
     let p = crate::common::operator_engine(&wiring);
     match command {
         FlagsCommand::List { json } => {

@@ -57,7 +57,7 @@ pub(crate) enum KeysCommand {
 
 pub(crate) async fn run(command: KeysCommand) -> anyhow::Result<()> {
     let app = crate::common::application()?;
-    let wiring = crate::common::wiring(&app, Some(app.services_store()))?;
+    let wiring = crate::common::wiring(&app, Some(app.services_store())).await?;
     let p = crate::common::operator_engine(&wiring);
     let ops = KeyOps::new(&p);
     match command {

@@ -46,8 +46,12 @@ pub(crate) async fn run(command: MigrateCommand) -> anyhow::Result<()> {
     }
 }
 
-fn stores(app: &Arc<Application>, target: &Target) -> anyhow::Result<(Config, Stores)> {
-    let wiring = crate::common::wiring(app, target.store.as_deref())?;
+fn stores(
+    app: &Arc<Application>,
+    target: &Target,
+    create: bool,
+) -> anyhow::Result<(Config, Stores)> {
+    let wiring = crate::common::open_wiring(app, target.store.as_deref(), create)?;
     Ok((wiring.config, wiring.stores))
 }
 
@@ -60,7 +64,7 @@ fn selected<'a>(
 }
 
 async fn apply(app: &Arc<Application>, target: &Target) -> anyhow::Result<()> {
-    let (config, stores) = stores(app, target)?;
+    let (config, stores) = stores(app, target, true)?;
     let mut out = Vec::new();
     for store_config in selected(target, &config) {
         let Some(store) = stores.get(&store_config.name) else {
@@ -105,7 +109,7 @@ async fn apply(app: &Arc<Application>, target: &Target) -> anyhow::Result<()> {
 }
 
 async fn status(app: &Arc<Application>, target: &Target) -> anyhow::Result<()> {
-    let (config, stores) = stores(app, target)?;
+    let (config, stores) = stores(app, target, false)?;
     let mut out = Vec::new();
     for store_config in selected(target, &config) {
         let Some(store) = stores.get(&store_config.name) else {

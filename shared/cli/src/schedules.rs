@@ -78,7 +78,7 @@ fn run_json(r: &ScheduleRun) -> Value {
 
 pub(crate) async fn run(command: SchedulesCommand) -> anyhow::Result<()> {
     let app = crate::common::application()?;
-    let wiring = crate::common::wiring(&app, Some(app.schedule_store()))?;
+    let wiring = crate::common::wiring(&app, Some(app.schedule_store())).await?;
     let p = crate::common::operator_engine(&wiring);
     let store = Arc::clone(p.store(app.schedule_store())?);
     match command {

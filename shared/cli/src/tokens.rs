@@ -36,7 +36,7 @@ pub(crate) enum TokensCommand {
 
 pub(crate) async fn run(command: TokensCommand) -> anyhow::Result<()> {
     let app = crate::common::application()?;
-    let wiring = crate::common::wiring(&app, Some(app.users_store()))?;
+    let wiring = crate::common::wiring(&app, Some(app.users_store())).await?;
     let p = crate::common::operator_engine(&wiring);
     let ops = TokenOps::new(&p);
     match command {

@@ -51,7 +51,7 @@ fn spinner(verb: &str) -> ProgressBar {
 async fn target(store: Option<&str>) -> anyhow::Result<(String, std::sync::Arc<dyn Store>)> {
     let app = crate::common::application()?;
     let name = store.unwrap_or(app.default_store()).to_owned();
-    let wiring = crate::common::wiring(&app, Some(&name))?;
+    let wiring = crate::common::wiring(&app, Some(&name)).await?;
     let stores = &wiring.stores;
     let store = stores.get(&name).cloned().context("the store is not configured")?;
     Ok((name, store))

@@ -18,7 +18,7 @@ pub(crate) struct VerifyArgs {
 
 pub(crate) async fn run(args: VerifyArgs) -> anyhow::Result<()> {
     let app = crate::common::application()?;
-    let wiring = crate::common::wiring(&app, args.store.as_deref())?;
+    let wiring = crate::common::wiring(&app, args.store.as_deref()).await?;
     let (config, stores) = (&wiring.config, &wiring.stores);
     let mut failed = 0;
     let mut out = Vec::new();

@@ -57,6 +57,12 @@ fn round_trip(url: &str, versions: usize) {
 #[test]
 fn sqlite_apply_then_status() {
     let db = SqliteTestDb::empty();
+    // `status` reads an existing database: a path with none is refused, and stays empty.
+    let missing = jadpo(Some(&db.url()), &["migrate", "status"]);
+    let err = String::from_utf8_lossy(&missing.stderr);
+    assert!(!missing.status.success() && err.contains("does not exist"), "{err}");
+    assert!(!db.path().exists(), "migrate status created the database");
+    std::fs::File::create(db.path()).unwrap_or_else(|e| panic!("{e}")); // an empty database
     round_trip(&db.url(), 3 + SHOP); // built-in v1–v3 and the shop's
 }
 

@@ -458,3 +458,31 @@ async fn the_operator_is_the_flag_then_jadpo_operator_then_the_os_account() {
     expected.sort();
     assert_eq!(operators, expected);
 }
+
+/// A verb never creates a database: a mistyped SQLite path is refused and stays absent; an
+/// existing database that was never migrated is refused with what to run.
+#[test]
+fn a_verb_needs_an_existing_migrated_database() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let typo = dir.path().join("mian.db");
+    let url = format!("sqlite://{}", typo.display());
+    for verb in
+        [&["deliveries", "list"][..], &["keys", "list"], &["schedules", "list"], &["verify"]]
+    {
+        let out = jadpo(&url, verb);
+        assert!(
+            !out.status.success() && stderr(&out).contains("does not exist"),
+            "{verb:?}: {}",
+            stderr(&out)
+        );
+        assert!(!typo.exists(), "{verb:?} created {}", typo.display());
+    }
+    std::fs::File::create(&typo).unwrap_or_else(|e| panic!("{e}"));
+    let out = jadpo(&url, &["deliveries", "list"]);
+    assert!(
+        !out.status.success()
+            && stderr(&out).contains("is not migrated: run `jadpo migrate apply`"),
+        "{}",
+        stderr(&out)
+    );
+}

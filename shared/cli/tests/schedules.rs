@@ -73,10 +73,13 @@ async fn operators_pause_resume_and_trigger_and_each_action_is_recorded() {
     assert!(pending[0].outbox_id.is_some());
 }
 
+/// No `--operator`, no `JADPO_OPERATOR`, and an operating-system account with no name (a
+/// container's arbitrary uid, made here with a user namespace): refused, nothing changes.
 #[tokio::test]
 async fn an_operator_without_a_name_is_refused_and_nothing_changes() {
     let db = SqliteTestDb::migrated().await;
-    let out = Command::new(env!("CARGO_BIN_EXE_jadpo"))
+    let out = Command::new("unshare")
+        .args(["--user", "--map-user=54321", env!("CARGO_BIN_EXE_jadpo")])
         .args(["schedules", "pause", "sales_summary"])
         .env("DATABASE_URL", db.url())
         .env_remove("JADPO_OPERATOR")
@@ -84,9 +87,10 @@ async fn an_operator_without_a_name_is_refused_and_nothing_changes() {
         .env_remove("LOGNAME")
         .env_remove("USERNAME")
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap_or_else(|e| panic!("cannot run unshare (util-linux) for a nameless account: {e}"));
     assert!(!out.status.success());
     assert!(text(&out).contains("--operator"), "{}", text(&out));
+    assert!(text(&out).contains("account has no name"), "{}", text(&out));
     let store = db.store();
     assert!(store.operator_actions(None, None, 10).await.unwrap_or_default().is_empty());
     assert!(store.schedules_list().await.unwrap_or_default().is_empty());

@@ -189,6 +189,9 @@ pub struct Config {
     /// How long an SQLite statement waits for another process's lock (the adapter's default
     /// when not set).
     pub sqlite_busy_timeout: Option<Duration>,
+    /// Whether opening an SQLite file that does not exist creates it (yes, except for the
+    /// operator verbs that need an existing database).
+    pub sqlite_create: bool,
     /// Engine limits.
     pub engine: EngineSettings,
     /// Where the local process listens.
@@ -312,6 +315,7 @@ impl Config {
             stores,
             postgres,
             sqlite_busy_timeout,
+            sqlite_create: true,
             engine,
             listen,
             connections,

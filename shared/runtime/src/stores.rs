@@ -59,8 +59,10 @@ fn open_sqlite(
         SqlitePath::Memory => SqliteLocation::Memory,
     };
     let defaults = SqliteOptions::default();
-    let options =
-        SqliteOptions { busy_timeout: config.sqlite_busy_timeout.unwrap_or(defaults.busy_timeout) };
+    let options = SqliteOptions {
+        busy_timeout: config.sqlite_busy_timeout.unwrap_or(defaults.busy_timeout),
+        create: config.sqlite_create,
+    };
     Ok(Arc::new(Sqlite::open(name, &location, &options, Arc::clone(clock))?))
 }
 

@@ -48,7 +48,7 @@ use async_trait::async_trait;
 use jadpo_core::TransactionalStore;
 use jadpo_core::{Clock, Dialect, Row, SqlValue, StoreError, Transaction};
 use jadpo_store_sql::{SqlDialect, SqlStore};
-use rusqlite::Connection;
+use rusqlite::{Connection, OpenFlags};
 use tokio::sync::Mutex;
 
 pub use tx::SqliteTx;
@@ -67,11 +67,15 @@ pub enum SqliteLocation {
 pub struct SqliteOptions {
     /// How long a statement waits for another process's write lock before failing (default 5 s).
     pub busy_timeout: Duration,
+    /// Whether opening a file that does not exist creates it (and its directory). Default yes;
+    /// a verb that only reads or changes an existing database opens without, so a mistyped path
+    /// is an error rather than a new empty file.
+    pub create: bool,
 }
 
 impl Default for SqliteOptions {
     fn default() -> Self {
-        Self { busy_timeout: Duration::from_secs(5) }
+        Self { busy_timeout: Duration::from_secs(5), create: true }
     }
 }
 
@@ -120,6 +124,19 @@ impl Sqlite {
     ) -> Result<SqliteStore, StoreError> {
         let conn = match location {
             SqliteLocation::Memory => Connection::open_in_memory(),
+            SqliteLocation::File(path) if !options.create => {
+                if !path.is_file() {
+                    return Err(StoreError::new(
+                        jadpo_core::StoreErrorKind::NotFound,
+                        format!(
+                            "{} does not exist: check the path (this command creates no \
+                             database; `jadpo migrate apply` makes and migrates one)",
+                            path.display()
+                        ),
+                    ));
+                }
+                Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE)
+            }
             SqliteLocation::File(path) => {
                 if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
                     std::fs::create_dir_all(parent).map_err(|e| {
