@@ -144,3 +144,43 @@ async fn the_start_up_hints_name_the_stores_it_uses() {
     );
     stop_with(&mut running, "-TERM").await;
 }
+
+/// Each failed delivery attempt is logged — its delivery, subscriber, attempt and failure — not
+/// only a circuit breaker's transitions: the mailer failing, the receipt's attempt is in the log.
+#[tokio::test]
+async fn a_failed_delivery_attempt_is_logged() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let port = free_port();
+    let mut running = common::start_local_logged(dir.path(), port);
+    let key = read_key(&mut running.0);
+    let stderr = running.0.stderr.take().unwrap_or_else(|| panic!("no stderr"));
+    let (lines, log) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = lines.send(line);
+        }
+    });
+    let body = r#"{"fail": true}"#;
+    let failing = http(
+        port,
+        &format!(
+            "PUT /sink/mailer/mode HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        ),
+    );
+    assert!(failing.starts_with("HTTP/1.1 200"), "{failing}");
+    assert!(post_order(port, &key).starts_with("HTTP/1.1 201"));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line =
+            log.recv_timeout(left).unwrap_or_else(|_| panic!("no failed attempt was logged"));
+        if line.contains("delivery attempt failed") {
+            assert!(line.contains("send_receipt") && line.contains("attempt"), "{line}");
+            break;
+        }
+    }
+    stop_with(&mut running, "-TERM").await;
+}

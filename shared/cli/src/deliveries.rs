@@ -96,6 +96,9 @@ fn to_json(store: &str, d: &Delivery) -> Value {
         "last_failure": d.last_failure,
         "finished_at": d.finished_at.map(|t| t.to_rfc3339()),
         "created_at": d.created_at.to_rfc3339(),
+        "held": d.held.as_ref().map(|h| json!({
+            "connection": h.connection, "since": h.since.to_rfc3339(),
+        })),
         "event": {
             "id": d.event.id,
             "type": d.event.event_type,
@@ -108,10 +111,18 @@ fn to_json(store: &str, d: &Delivery) -> Value {
 fn line(store: &str, d: &Delivery) -> String {
     let failure =
         d.last_failure.as_deref().map(|f| format!("  last failure: {f}")).unwrap_or_default();
+    let held = d.held.as_ref().map_or_else(String::new, |h| {
+        format!(
+            "  held by the {} breaker since {}",
+            h.connection,
+            h.since.format("%Y-%m-%d %H:%M:%S")
+        )
+    });
+    let status = if d.held.is_some() { "held" } else { d.status.as_str() };
     format!(
-        "{}  {:<9} {:<10} {:<16} attempts {:<2} {:<16} {}{failure}",
+        "{}  {:<9} {:<10} {:<16} attempts {:<2} {:<16} {}{held}{failure}",
         d.id,
-        d.status.as_str(),
+        status,
         store,
         d.subscriber,
         d.attempts,
@@ -150,11 +161,13 @@ pub(crate) async fn run(command: DeliveriesCommand) -> anyhow::Result<()> {
             let operator = crate::common::operator(operator)?;
             let wiring = crate::common::wiring(&app, None).await?;
             let p = crate::common::operator_engine(&wiring);
-            for (store, n) in DeliveryOps::new(&p, &operator).release(&connection).await? {
+            let ops = DeliveryOps::new(&p, &operator);
+            for (store, n) in ops.release(&connection).await? {
                 println!(
                     "released {n} held deliveries for {connection} in store {store} (recorded by {operator})"
                 );
             }
+            warn_if_held(&ops, &connection).await?;
         }
         DeliveriesCommand::Show { id, json } => {
             let wiring = crate::common::wiring(&app, None).await?;
@@ -175,6 +188,21 @@ pub(crate) async fn run(command: DeliveriesCommand) -> anyhow::Result<()> {
                 stores.iter().map(|(n, _)| n).collect::<Vec<_>>().join(", ")
             );
         }
+    }
+    Ok(())
+}
+
+/// Warns when the breaker of `connection` is open in some store: what was retried or released
+/// there is held again at its next attempt, until the breaker is closed.
+async fn warn_if_held(ops: &DeliveryOps<'_>, connection: &str) -> anyhow::Result<()> {
+    let stores = ops.holding_breakers(connection).await?;
+    if !stores.is_empty() {
+        eprintln!(
+            "warning: the circuit breaker of {connection} is open in store {}: its deliveries are \
+             held again at their next attempt. Close it when the service is back: \
+             jadpo breakers close {connection}",
+            stores.join(", ")
+        );
     }
     Ok(())
 }
@@ -210,7 +238,12 @@ async fn apply(app: &Application, change: Change, reason: Option<String>) -> any
             Some(why) => ops.discard(id, why).await,
         };
         match done {
-            Ok(d) => println!("{verb} {id} ({} was {})", d.subscriber, d.status.as_str()),
+            Ok(d) => {
+                println!("{verb} {id} ({} was {})", d.subscriber, d.status.as_str());
+                if let (Some(held), None) = (&d.held, &reason) {
+                    warn_if_held(&ops, &held.connection).await?;
+                }
+            }
             Err(e @ (DeliveryOpError::Store(_) | DeliveryOpError::NoReason)) => {
                 return Err(e.into());
             }

@@ -486,3 +486,49 @@ fn a_verb_needs_an_existing_migrated_database() {
         stderr(&out)
     );
 }
+
+/// A delivery an open breaker holds is shown as held (by which connection, since when); retrying
+/// it or releasing the connection's deliveries while the breaker is open warns that they will be
+/// held again and names the command that closes it; once closed, a release warns no more.
+#[tokio::test]
+async fn held_deliveries_show_as_held_and_retry_warns_while_the_breaker_is_open() {
+    let db = SqliteTestDb::migrated().await;
+    let url = db.url();
+    seed(&db).await;
+    ok(&jadpo(&url, &["breakers", "open", "mailer", "--operator", "ann"]));
+    let hold =
+        "UPDATE jadpo_deliveries SET held_connection = 'mailer', held_at = $1 WHERE id = 'd-0'";
+    let store = db.store();
+    store.execute_once(hold, &[Utc::now().into()]).await.unwrap_or_else(|e| panic!("{e}"));
+    let listed = ok(&jadpo(&url, &["deliveries", "list"]));
+    let held_line = listed.lines().find(|l| l.starts_with("d-0")).unwrap_or_default();
+    assert!(
+        held_line.contains(" held ") && held_line.contains("held by the mailer breaker"),
+        "{listed}"
+    );
+    let json: Value =
+        serde_json::from_str(&ok(&jadpo(&url, &["deliveries", "show", "d-0", "--json"])))
+            .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(json["held"]["connection"], json!("mailer"), "{json}");
+    let shown: Value =
+        serde_json::from_str(&ok(&jadpo(&url, &["deliveries", "show", "d-1", "--json"])))
+            .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(shown["held"], Value::Null, "a dead delivery is held by nobody");
+
+    let retried = jadpo(&url, &["deliveries", "retry", "d-0", "--operator", "ann"]);
+    ok(&retried);
+    assert!(stderr(&retried).contains("jadpo breakers close mailer"), "{}", stderr(&retried));
+    let released =
+        jadpo(&url, &["deliveries", "release", "--connection", "mailer", "--operator", "ann"]);
+    ok(&released);
+    assert!(
+        stderr(&released).contains("circuit breaker of mailer is open"),
+        "{}",
+        stderr(&released)
+    );
+    ok(&jadpo(&url, &["breakers", "close", "mailer", "--operator", "ann"]));
+    let quiet =
+        jadpo(&url, &["deliveries", "release", "--connection", "mailer", "--operator", "ann"]);
+    ok(&quiet);
+    assert!(!stderr(&quiet).contains("warning"), "{}", stderr(&quiet));
+}

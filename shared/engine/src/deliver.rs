@@ -216,6 +216,19 @@ async fn finish(
     outcome: Outcome,
 ) -> Result<DeliveryResult, StoreError> {
     record(p, store, delivery, &outcome).await?;
+    if let Outcome::Failed { failure, retry_at } = &outcome {
+        // Every failed attempt, not only a breaker's transitions: what an operator reads first.
+        let attempt = delivery.attempts + 1;
+        let (id, subscriber) = (&delivery.id, &delivery.subscriber);
+        match retry_at {
+            Some(at) => {
+                tracing::warn!(delivery = %id, %subscriber, attempt, %failure, retry_at = %at, "delivery attempt failed")
+            }
+            None => {
+                tracing::error!(delivery = %id, %subscriber, attempt, %failure, "delivery attempt failed; the delivery is dead")
+            }
+        }
+    }
     crate::fault!("deliver.after_outcome");
     Ok(match outcome {
         Outcome::Handled => DeliveryResult::Handled,

@@ -5,6 +5,7 @@
 //! Retrying a handled delivery is refused (its effect happened; running it again would repeat
 //! it), and so is anything done to a discarded one: discarding is final and stays visible.
 
+use jadpo_core::model::breaker::State;
 use jadpo_core::model::delivery::{Delivery, DeliveryStatus};
 use jadpo_core::model::operator::OperatorAction;
 use jadpo_core::{Store, StoreError};
@@ -145,6 +146,19 @@ impl<'a> DeliveryOps<'a> {
             released.push((store.name().to_owned(), change.finish(result).await?));
         }
         Ok(released)
+    }
+
+    /// The stores whose circuit breaker for `connection` is open or half-open now: a delivery
+    /// retried or released there is held again at its next attempt, until the breaker closes.
+    pub async fn holding_breakers(&self, connection: &str) -> Result<Vec<String>, StoreError> {
+        let mut holding = Vec::new();
+        for store in self.p.stores.values() {
+            let breakers = store.breakers_list().await?;
+            if breakers.iter().any(|b| b.connection == connection && b.state != State::Closed) {
+                holding.push(store.name().to_owned());
+            }
+        }
+        Ok(holding)
     }
 }
 

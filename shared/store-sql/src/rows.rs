@@ -1,6 +1,6 @@
 //! Rows read the same way on both dialects, decoded by column name, shared by several roles.
 
-use jadpo_core::model::delivery::{Delivery, DeliveryStatus};
+use jadpo_core::model::delivery::{Delivery, DeliveryStatus, Held};
 use jadpo_core::model::event::Event;
 use jadpo_core::{Row, StoreError};
 
@@ -32,5 +32,11 @@ pub(crate) fn delivery(row: &Row) -> Result<Delivery, StoreError> {
             created_at: row.get_timestamp("event_created_at")?,
         },
         traceparent: row.get_opt_str("traceparent")?.map(str::to_owned),
+        held: match (row.get_opt_str("held_connection")?, row.get_opt_timestamp("held_at")?) {
+            (Some(connection), Some(since)) => {
+                Some(Held { connection: connection.to_owned(), since })
+            }
+            _ => None,
+        },
     })
 }

@@ -53,7 +53,17 @@ pub fn start_local(dir: &Path, port: u16) -> Running {
 
 /// [`start_local`] with more environment variables.
 pub fn start_local_with(dir: &Path, port: u16, vars: &[(&str, &str)]) -> Running {
-    let child = Command::new(env!("CARGO_BIN_EXE_jadpo-local"))
+    spawn(&mut local(dir, port, vars))
+}
+
+/// [`start_local`] with its log (standard error, warnings and up) piped for the test to read.
+pub fn start_local_logged(dir: &Path, port: u16) -> Running {
+    spawn(local(dir, port, &[]).stderr(Stdio::piped()))
+}
+
+fn local(dir: &Path, port: u16, vars: &[(&str, &str)]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_jadpo-local"));
+    command
         .current_dir(dir)
         .env("JADPO_LISTEN", format!("127.0.0.1:{port}"))
         .env_remove("JADPO_PUBLIC_URL")
@@ -61,8 +71,10 @@ pub fn start_local_with(dir: &Path, port: u16, vars: &[(&str, &str)]) -> Running
         .env_remove("DATABASE_URL_WAREHOUSE")
         .env("RUST_LOG", "warn")
         .envs(vars.iter().copied())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start jadpo-local: {e}"));
-    Running(child)
+        .stdout(Stdio::piped());
+    command
+}
+
+fn spawn(command: &mut Command) -> Running {
+    Running(command.spawn().unwrap_or_else(|e| panic!("cannot start jadpo-local: {e}")))
 }

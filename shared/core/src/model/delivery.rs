@@ -101,6 +101,18 @@ pub struct Delivery {
     pub event: Event,
     /// W3C `traceparent` of the emitting request.
     pub traceparent: Option<String>,
+    /// The circuit breaker holding it, if one does: pending, but not attempted until the
+    /// breaker lets it through or an operator releases it.
+    pub held: Option<Held>,
+}
+
+/// A delivery held by an open circuit breaker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Held {
+    /// The connection whose breaker holds it.
+    pub connection: String,
+    /// Since when.
+    pub since: DateTime<Utc>,
 }
 
 /// What a delivery attempt came to.
