@@ -3,7 +3,9 @@
 //!
 //! The format is JSON lines: a header, one line per run (state, events, commands) and per
 //! Session, and a trailer with the counts, which import checks. Both directions stream, one run
-//! at a time, with a progress spinner on standard error. Stop writes before exporting.
+//! at a time, with a progress spinner on standard error. Import reads the file twice: first the
+//! whole of it is checked (header, every record, the trailer's counts), and only then is anything
+//! written, so a cut or garbled file changes nothing. Stop writes before exporting.
 
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::PathBuf;
@@ -101,67 +103,117 @@ pub(crate) async fn export(args: ExportArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// One line of an export.
+enum Record {
+    Header,
+    Run(Box<RunExport>),
+    Session(Box<SessionExport>),
+    End { runs: u64, sessions: u64 },
+}
+
+/// Line `number` of an export, parsed and checked on its own.
+fn record(number: usize, line: &str) -> anyhow::Result<Record> {
+    let record: Value =
+        serde_json::from_str(line).with_context(|| format!("line {number} is not JSON"))?;
+    if number == 1 {
+        if record["format"] != FORMAT || record["version"] != 1 {
+            bail!("line 1: not a {FORMAT} version 1 file");
+        }
+        return Ok(Record::Header);
+    }
+    if let Some(run) = record.get("run") {
+        let run = serde_json::from_value(run.clone())
+            .with_context(|| format!("line {number}: not a run"))?;
+        Ok(Record::Run(Box::new(run)))
+    } else if let Some(s) = record.get("session") {
+        let s = serde_json::from_value(s.clone())
+            .with_context(|| format!("line {number}: not a session"))?;
+        Ok(Record::Session(Box::new(s)))
+    } else if let Some(end) = record.get("end") {
+        let count = |k: &str| end[k].as_u64().with_context(|| format!("line {number}: {k}"));
+        Ok(Record::End { runs: count("runs")?, sessions: count("sessions")? })
+    } else {
+        bail!("line {number}: unknown record")
+    }
+}
+
+/// Reads the whole export before anything is written: the header, every record, and the end
+/// marker with the counts it states. The runs and Sessions it holds.
+fn check(path: &std::path::Path) -> anyhow::Result<(u64, u64)> {
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let (mut runs, mut sessions, mut ended) = (0_u64, 0_u64, false);
+    for (index, line) in BufReader::new(file).lines().enumerate() {
+        let number = index + 1;
+        let parsed = record(number, &line?)?;
+        if ended {
+            bail!("line {number}: data after the end marker");
+        }
+        match parsed {
+            Record::Header => {}
+            Record::Run(_) => runs += 1,
+            Record::Session(_) => sessions += 1,
+            Record::End { runs: r, sessions: s } if (r, s) == (runs, sessions) => ended = true,
+            Record::End { runs: r, sessions: s } => bail!(
+                "the file holds {runs} runs and {sessions} sessions but its end says {r} and {s}: \
+                 it is incomplete"
+            ),
+        }
+    }
+    if !ended {
+        bail!("the file has no end marker: it was cut short ({runs} runs and {sessions} sessions)");
+    }
+    Ok((runs, sessions))
+}
+
+/// The export to read as a file: `--input`, or standard input spooled to a temporary file (the
+/// file is read twice: checked whole, then imported).
+fn input_file(args: &ImportArgs) -> anyhow::Result<(PathBuf, Option<tempfile::TempPath>)> {
+    if let Some(path) = &args.input {
+        return Ok((path.clone(), None));
+    }
+    let mut spool = tempfile::NamedTempFile::new().context("cannot spool standard input")?;
+    std::io::copy(&mut std::io::stdin().lock(), &mut spool)?;
+    let path = spool.into_temp_path();
+    Ok((path.to_path_buf(), Some(path)))
+}
+
 pub(crate) async fn import(args: ImportArgs) -> anyhow::Result<()> {
     let (name, store) = target(args.store.as_deref()).await?;
     if store.migrations_applied().await?.is_empty() {
         bail!("store {name} is not migrated: run `jadpo migrate apply` first");
     }
-    let source: Box<dyn std::io::Read> = match &args.input {
-        Some(path) => Box::new(
-            std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?,
-        ),
-        None => Box::new(std::io::stdin().lock()),
-    };
+    let (path, _spooled) = input_file(&args)?;
+    let (total_runs, total_sessions) = check(&path).context("nothing was imported")?;
     let bar = spinner("imported");
-    let (mut runs, mut sessions, mut ended) = (0_u64, 0_u64, false);
-    for (index, line) in BufReader::new(source).lines().enumerate() {
+    let (mut runs, mut sessions) = (0_u64, 0_u64);
+    let file =
+        std::fs::File::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
+    for (index, line) in BufReader::new(file).lines().enumerate() {
         let number = index + 1;
-        let line = line?;
-        let record: Value =
-            serde_json::from_str(&line).with_context(|| format!("line {number} is not JSON"))?;
-        if number == 1 {
-            if record["format"] != FORMAT || record["version"] != 1 {
-                bail!("line 1: not a {FORMAT} version 1 file");
-            }
-            continue;
-        }
-        if ended {
-            bail!("line {number}: data after the end marker");
-        }
-        if let Some(run) = record.get("run") {
-            let run: RunExport = serde_json::from_value(run.clone())
-                .with_context(|| format!("line {number}: not a run"))?;
-            store
+        let imported = match record(number, &line?)? {
+            Record::Run(run) => store
                 .run_import(&run)
                 .await
-                .with_context(|| format!("line {number}: importing run {}", run.state.run_id))?;
-            runs += 1;
-        } else if let Some(s) = record.get("session") {
-            let s: SessionExport = serde_json::from_value(s.clone())
-                .with_context(|| format!("line {number}: not a session"))?;
-            store
+                .map(|()| runs += 1)
+                .with_context(|| format!("line {number}: importing run {}", run.state.run_id)),
+            Record::Session(s) => store
                 .session_import(&s)
                 .await
-                .with_context(|| format!("line {number}: importing session {}", s.id))?;
-            sessions += 1;
-        } else if let Some(end) = record.get("end") {
-            if end["runs"] != runs || end["sessions"] != sessions {
-                bail!(
-                    "the file ends after {runs} runs and {sessions} sessions but says {end}: it is incomplete"
-                );
-            }
-            ended = true;
-        } else {
-            bail!("line {number}: unknown record");
-        }
+                .map(|()| sessions += 1)
+                .with_context(|| format!("line {number}: importing session {}", s.id)),
+            Record::Header | Record::End { .. } => Ok(()),
+        };
+        imported.with_context(|| {
+            format!(
+                "{runs} of {total_runs} runs and {sessions} of {total_sessions} sessions were \
+                 imported before it (each run and Session commits on its own): import the \
+                 lines after them into this store, or the whole file into an empty one"
+            )
+        })?;
         bar.inc(1);
     }
     bar.finish_and_clear();
-    if !ended {
-        bail!(
-            "the file has no end marker: it was cut short ({runs} runs and {sessions} sessions were imported)"
-        );
-    }
     eprintln!("imported {runs} runs and {sessions} sessions into store {name}");
     Ok(())
 }

@@ -8,10 +8,10 @@ use std::process::Output;
 use common::{jadpo, text};
 
 use chrono::Utc;
-use jadpo_core::Store;
 use jadpo_core::model::workflow::kernel::{Incoming, decide};
 use jadpo_core::model::workflow::rows::TransitionWrite;
 use jadpo_core::ports::WorkflowStore;
+use jadpo_core::{Store, TransactionalStore};
 use jadpo_test_harness::{PgTestDb, SqliteTestDb};
 use serde_json::json;
 
@@ -115,6 +115,7 @@ async fn a_sqlite_store_moves_to_postgres_and_verifies() {
     );
 }
 
+/// A cut, garbled or foreign export is refused before anything is written, and says so.
 #[tokio::test]
 async fn a_cut_or_garbled_export_is_refused() {
     let sqlite = SqliteTestDb::empty();
@@ -131,12 +132,31 @@ async fn a_cut_or_garbled_export_is_refused() {
     ok(&jadpo(&target.url(), &["migrate", "apply"]));
     let out = jadpo(&target.url(), &["import", "--input", &cut.to_string_lossy()]);
     assert!(!out.status.success() && text(&out).contains("cut short"), "{}", text(&out));
+    assert!(text(&out).contains("nothing was imported"), "{}", text(&out));
+    let runs =
+        target.store().query_once("SELECT count(*) AS n FROM workflow_executions", &[]).await;
+    let runs = runs.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(runs[0].get_i64("n").ok(), Some(0), "a refused import wrote runs");
     let garbled = dir.path().join("garbled.jsonl");
     std::fs::write(&garbled, format!("{}\nnot json\n", lines[0])).unwrap_or_else(|e| panic!("{e}"));
     let target = SqliteTestDb::empty();
     ok(&jadpo(&target.url(), &["migrate", "apply"]));
     let out = jadpo(&target.url(), &["import", "--input", &garbled.to_string_lossy()]);
-    assert!(!out.status.success() && text(&out).contains("line 2 is not JSON"), "{}", text(&out));
+    let said = text(&out);
+    assert!(!out.status.success() && said.contains("line 2 is not JSON"), "{said}");
+    assert!(said.contains("nothing was imported"), "{said}");
+    // The whole file through standard input, as `jadpo import < file` gives it: imported.
+    let piped = SqliteTestDb::empty();
+    ok(&jadpo(&piped.url(), &["migrate", "apply"]));
+    let mut import = std::process::Command::new(env!("CARGO_BIN_EXE_jadpo"));
+    import.arg("import").env("DATABASE_URL", piped.url()).env("RUST_LOG", "warn");
+    let file = std::fs::File::open(&full).unwrap_or_else(|e| panic!("{e}"));
+    let out = import.stdin(file).output().unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        out.status.success() && text(&out).contains("imported 1 runs and 1 sessions"),
+        "{}",
+        text(&out)
+    );
     let alien = dir.path().join("alien.jsonl");
     std::fs::write(&alien, "{\"format\": \"something-else\"}\n").unwrap_or_else(|e| panic!("{e}"));
     let out = jadpo(&target.url(), &["import", "--input", &alien.to_string_lossy()]);
