@@ -3,8 +3,10 @@
 //! It acts on the stores whose URLs it is given: `DATABASE_URL` for the default store and
 //! `DATABASE_URL_<STORE>` for the others (with only `DATABASE_URL`, on that one database).
 //! Every verb prints for people by default and JSON with `--json`; failures exit non-zero with a
-//! message that says what to do. Today: `migrate apply | status | sql`, `keys issue | list | revoke | rotate`, `tokens issue | end`,
-//! `deliveries list | show`, `schedules list | runs | pause | resume | trigger`, `breakers list | open | close`, `flags list | set | history`, `audit show | erase`, `verify`, `export`, `import`.
+//! message that says what to do. The verbs: `migrate apply | status | sql`, `keys issue | list |
+//! revoke | rotate`, `tokens issue | end`, `deliveries list | show | retry | discard | release`,
+//! `schedules list | runs | pause | resume | trigger`, `breakers list | open | close`, `flags
+//! list | set | history`, `audit show | erase`, `verify`, `export`, `import`.
 
 mod audit;
 mod breakers;
