@@ -256,6 +256,11 @@ async fn apply(app: &Application, change: Change, reason: Option<String>) -> any
     if !refused.is_empty() {
         bail!("{} of {} refused:\n  {}", refused.len(), ids.len(), refused.join("\n  "));
     }
-    println!("{} {verb} by {operator}; the relay sends retried deliveries", ids.len());
+    let next = if reason.is_some() {
+        "discarding is final: nothing sends them again"
+    } else {
+        "the relay sends them now"
+    };
+    println!("{} {verb} by {operator}; {next}", ids.len());
     Ok(())
 }

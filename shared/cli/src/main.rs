@@ -50,7 +50,7 @@ enum Command {
     /// List, set and trace feature flags.
     #[command(subcommand)]
     Flags(flags::FlagsCommand),
-    /// List and inspect deliveries.
+    /// List and inspect deliveries; retry, discard or release them.
     #[command(subcommand)]
     Deliveries(deliveries::DeliveriesCommand),
     /// List, pause, resume or trigger schedules; show their runs and skipped ticks.

@@ -273,6 +273,7 @@ async fn deliveries_are_retried_discarded_and_released_by_a_named_operator() {
     let retried =
         ok(&jadpo(&url, &["deliveries", "retry", "--status", "dead", "--operator", "ann"]));
     assert!(retried.contains("retried d-1") && retried.contains("1 retried by ann"), "{retried}");
+    assert!(retried.contains("the relay sends them now"), "{retried}");
     let shown: Value =
         serde_json::from_str(&ok(&jadpo(&url, &["deliveries", "show", "d-1", "--json"])))
             .unwrap_or_else(|e| panic!("{e}"));
@@ -284,6 +285,11 @@ async fn deliveries_are_retried_discarded_and_released_by_a_named_operator() {
         &["deliveries", "discard", "d-1", "--reason", "test order", "--operator", "ann"],
     ));
     assert!(discarded.contains("discarded d-1"), "{discarded}");
+    assert!(
+        discarded.contains("1 discarded by ann; discarding is final")
+            && !discarded.contains("relay"),
+        "discard printed retry's words: {discarded}"
+    );
     let again = jadpo(&url, &["deliveries", "retry", "d-1", "--operator", "ann"]);
     assert!(
         !again.status.success() && stderr(&again).contains("discarding is final"),
