@@ -27,6 +27,9 @@ use tokio::sync::watch;
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     telemetry::init_tracing()?;
+    // Listening from the start: a stop request during start-up stops cleanly too.
+    let stop_signal = jadpo_runtime::shutdown::StopSignal::listen()
+        .context("cannot listen for Ctrl-C and SIGTERM")?;
     let app =
         Arc::new(jadpo_app::application().context("the application's declaration is invalid")?);
     let wiring = Wiring::from_env(Arc::clone(&app), Mode::Local(Path::new(".jadpo")))?;
@@ -63,7 +66,7 @@ async fn main() -> anyhow::Result<()> {
             .method_not_allowed_fallback(jadpo_http::wrong_method),
     )
     .with_graceful_shutdown(async {
-        let signal = jadpo_runtime::shutdown::stop_requested().await;
+        let signal = stop_signal.wait().await;
         tracing::info!(signal, "stopping: no new requests; draining queued deliveries");
     })
     .await
