@@ -33,6 +33,9 @@ pub(crate) enum AuditCommand {
         /// Who is acting (recorded); default `JADPO_OPERATOR`, else the OS user.
         #[arg(long, env = "JADPO_OPERATOR")]
         operator: Option<String>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -93,15 +96,18 @@ pub(crate) async fn run(command: AuditCommand) -> anyhow::Result<()> {
                 println!("the changes do NOT replay to the record's current state");
             }
         }
-        AuditCommand::Erase { id, reason, operator, .. } => {
+        AuditCommand::Erase { id, reason, operator, json, .. } => {
             let operator = crate::common::operator(operator)?;
             let (store, clock) = (store.as_ref(), &SystemClock);
             let removed =
                 audit::erase_as_operator(store, clock, &operator, &spec, &id, &reason).await?;
-            println!(
+            let text = format!(
                 "erased {} {id} and {removed} audit rows (recorded by {operator})",
                 spec.entity
             );
+            let value =
+                serde_json::json!({"entity": spec.entity, "id": id, "audit_rows_erased": removed});
+            crate::common::answer(json, &text, &value);
         }
     }
     Ok(())

@@ -26,6 +26,9 @@ pub(crate) struct Target {
     /// Who is acting (recorded); default `JADPO_OPERATOR`, else the OS user.
     #[arg(long, env = "JADPO_OPERATOR")]
     operator: Option<String>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
 }
 
 pub(crate) async fn run(command: BreakersCommand) -> anyhow::Result<()> {
@@ -70,17 +73,28 @@ async fn force(wiring: &jadpo_runtime::Wiring, target: Target, open: bool) -> an
     let c = target.connection.as_str();
     let results = if open { ops.open(c).await? } else { ops.close(c).await? };
     let verb = if open { "opened" } else { "closed" };
+    let mut stores = Vec::new();
     for r in results {
-        if r.changed {
+        let text = if r.changed {
             let released = if open {
                 String::new()
             } else {
                 format!(", {} held deliveries released", r.released)
             };
-            println!("{verb} {c} in store {}{released} (recorded by {operator})", r.store);
+            format!("{verb} {c} in store {}{released} (recorded by {operator})", r.store)
         } else {
-            println!("{c} in store {} was already {verb}; nothing recorded", r.store);
+            format!("{c} in store {} was already {verb}; nothing recorded", r.store)
+        };
+        if !target.json {
+            println!("{text}");
         }
+        stores.push(json!({"store": r.store, "changed": r.changed, "released": r.released}));
+    }
+    if target.json {
+        println!(
+            "{}",
+            json!({"connection": c, "state": if open { "open" } else { "closed" }, "stores": stores})
+        );
     }
     Ok(())
 }

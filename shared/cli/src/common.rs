@@ -71,6 +71,15 @@ pub(crate) fn operator(given: Option<String>) -> anyhow::Result<Operator> {
     Ok(Operator::new(&name)?)
 }
 
+/// Prints a verb's answer: `value` as one line of JSON with `--json`, else `text` for people.
+pub(crate) fn answer(json: bool, text: &str, value: &serde_json::Value) {
+    if json {
+        println!("{value}");
+    } else {
+        println!("{text}");
+    }
+}
+
 /// An engine over the given stores for operator verbs: it calls no connection and sends
 /// nothing (what it commits is put on the queue by the relay).
 pub(crate) fn operator_engine(wiring: &Wiring) -> Engine {

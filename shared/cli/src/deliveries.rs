@@ -49,6 +49,9 @@ pub(crate) enum DeliveriesCommand {
         /// Who is acting (recorded); default `JADPO_OPERATOR`, else the OS user.
         #[arg(long, env = "JADPO_OPERATOR")]
         operator: Option<String>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
     },
     /// Show one delivery with its event.
     Show {
@@ -77,6 +80,9 @@ pub(crate) struct Change {
     /// Who is acting (recorded); default `JADPO_OPERATOR`, else the OS user.
     #[arg(long, env = "JADPO_OPERATOR")]
     operator: Option<String>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
 }
 
 fn parse_status(text: &str) -> Result<DeliveryStatus, String> {
@@ -157,15 +163,22 @@ pub(crate) async fn run(command: DeliveriesCommand) -> anyhow::Result<()> {
         }
         DeliveriesCommand::Retry(change) => apply(&app, change, None).await?,
         DeliveriesCommand::Discard { change, reason } => apply(&app, change, Some(reason)).await?,
-        DeliveriesCommand::Release { connection, operator } => {
+        DeliveriesCommand::Release { connection, operator, json } => {
             let operator = crate::common::operator(operator)?;
             let wiring = crate::common::wiring(&app, None).await?;
             let p = crate::common::operator_engine(&wiring);
             let ops = DeliveryOps::new(&p, &operator);
+            let mut stores = Vec::new();
             for (store, n) in ops.release(&connection).await? {
-                println!(
-                    "released {n} held deliveries for {connection} in store {store} (recorded by {operator})"
-                );
+                if !json {
+                    println!(
+                        "released {n} held deliveries for {connection} in store {store} (recorded by {operator})"
+                    );
+                }
+                stores.push(json!({"store": store, "released": n}));
+            }
+            if json {
+                println!("{}", json!({"connection": connection, "stores": stores}));
             }
             warn_if_held(&ops, &connection).await?;
         }
@@ -231,7 +244,7 @@ async fn apply(app: &Application, change: Change, reason: Option<String>) -> any
         }
     };
     let verb = if reason.is_some() { "discarded" } else { "retried" };
-    let mut refused = Vec::new();
+    let (json, mut refused, mut done_json) = (change.json, Vec::new(), Vec::new());
     for id in &ids {
         let done = match &reason {
             None => ops.retry(id).await,
@@ -239,7 +252,11 @@ async fn apply(app: &Application, change: Change, reason: Option<String>) -> any
         };
         match done {
             Ok(d) => {
-                println!("{verb} {id} ({} was {})", d.subscriber, d.status.as_str());
+                if !json {
+                    println!("{verb} {id} ({} was {})", d.subscriber, d.status.as_str());
+                }
+                done_json
+                    .push(json!({"id": id, "subscriber": d.subscriber, "was": d.status.as_str()}));
                 if let (Some(held), None) = (&d.held, &reason) {
                     warn_if_held(&ops, &held.connection).await?;
                 }
@@ -250,7 +267,9 @@ async fn apply(app: &Application, change: Change, reason: Option<String>) -> any
             Err(e) => refused.push(e.to_string()),
         }
     }
-    if ids.is_empty() {
+    if json {
+        println!("{}", json!({ verb: done_json, "refused": refused }));
+    } else if ids.is_empty() {
         println!("no deliveries match");
     }
     if !refused.is_empty() {
@@ -261,6 +280,8 @@ async fn apply(app: &Application, change: Change, reason: Option<String>) -> any
     } else {
         "the relay sends them now"
     };
-    println!("{} {verb} by {operator}; {next}", ids.len());
+    if !json {
+        println!("{} {verb} by {operator}; {next}", ids.len());
+    }
     Ok(())
 }

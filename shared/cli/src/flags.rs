@@ -24,6 +24,9 @@ pub(crate) enum FlagsCommand {
         /// Who is acting (recorded); default `JADPO_OPERATOR`, else the OS user.
         #[arg(long, env = "JADPO_OPERATOR")]
         operator: Option<String>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
     },
     /// A flag's changes, newest first: when, before → after, who, database role.
     History {
@@ -73,17 +76,25 @@ pub(crate) async fn run(command: FlagsCommand) -> anyhow::Result<()> {
                 println!("the application declares no flags");
             }
         }
-        FlagsCommand::Set { name, state, operator } => {
+        FlagsCommand::Set { name, state, operator, json } => {
             let rollout = Rollout::parse(&state)?;
             let operator = crate::common::operator(operator)?;
             let ops = FlagOps::new(&p);
-            match ops.set(&name, rollout, &operator).await? {
-                Some(c) => println!(
-                    "{name}: {} → {} (recorded by {operator}, role {})",
-                    c.before, c.after, c.db_role
+            let (text, value) = match ops.set(&name, rollout, &operator).await? {
+                Some(c) => (
+                    format!(
+                        "{name}: {} → {} (recorded by {operator}, role {})",
+                        c.before, c.after, c.db_role
+                    ),
+                    serde_json::json!({"flag": name, "changed": true,
+                        "before": c.before.to_string(), "after": c.after.to_string()}),
                 ),
-                None => println!("{name} is already {}; nothing recorded", rollout.describe()),
-            }
+                None => (
+                    format!("{name} is already {}; nothing recorded", rollout.describe()),
+                    serde_json::json!({"flag": name, "changed": false, "state": rollout.describe()}),
+                ),
+            };
+            crate::common::answer(json, &text, &value);
         }
         FlagsCommand::History { name, limit, json } => {
             let ops = FlagOps::new(&p);

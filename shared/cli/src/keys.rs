@@ -41,6 +41,9 @@ pub(crate) enum KeysCommand {
         /// Who is acting (recorded); default `JADPO_OPERATOR`, else the OS user.
         #[arg(long, env = "JADPO_OPERATOR")]
         operator: Option<String>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
     },
     /// Replace a key with a new one for the same service, scopes and expiry, and revoke it.
     Rotate {
@@ -92,10 +95,14 @@ pub(crate) async fn run(command: KeysCommand) -> anyhow::Result<()> {
                 );
             }
         }
-        KeysCommand::Revoke { id, operator } => {
+        KeysCommand::Revoke { id, operator, json } => {
             let operator = crate::common::operator(operator)?;
             let key = ops.revoke(&id, &operator).await?;
-            println!("revoked service key {} of {} (scopes {})", key.id, key.service, key.scopes);
+            let text = format!(
+                "revoked service key {} of {} (scopes {})",
+                key.id, key.service, key.scopes
+            );
+            crate::common::answer(json, &text, &info_json(&key));
         }
         KeysCommand::Rotate { id, operator, json } => {
             let operator = crate::common::operator(operator)?;

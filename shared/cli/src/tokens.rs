@@ -31,6 +31,9 @@ pub(crate) enum TokensCommand {
         /// Who is acting (recorded); default `JADPO_OPERATOR`, else the OS user.
         #[arg(long, env = "JADPO_OPERATOR")]
         operator: Option<String>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -57,10 +60,11 @@ pub(crate) async fn run(command: TokensCommand) -> anyhow::Result<()> {
                 println!("expires {}", token.expires_at.format("%Y-%m-%d %H:%M:%S UTC"));
             }
         }
-        TokensCommand::End { user, operator } => {
+        TokensCommand::End { user, operator, json } => {
             let operator = crate::common::operator(operator)?;
             let ended = ops.end_all(&user, &operator).await?;
-            println!("ended {ended} live session(s) of user {user}");
+            let text = format!("ended {ended} live session(s) of user {user}");
+            crate::common::answer(json, &text, &serde_json::json!({"user": user, "ended": ended}));
         }
     }
     Ok(())

@@ -38,6 +38,9 @@ pub(crate) struct ImportArgs {
     /// Read from here instead of standard input.
     #[arg(long)]
     input: Option<PathBuf>,
+    /// Print what was imported as JSON on standard output.
+    #[arg(long)]
+    json: bool,
 }
 
 fn spinner(verb: &str) -> ProgressBar {
@@ -215,5 +218,8 @@ pub(crate) async fn import(args: ImportArgs) -> anyhow::Result<()> {
     }
     bar.finish_and_clear();
     eprintln!("imported {runs} runs and {sessions} sessions into store {name}");
+    if args.json {
+        println!("{}", json!({"store": name, "runs": runs, "sessions": sessions}));
+    }
     Ok(())
 }

@@ -538,3 +538,62 @@ async fn held_deliveries_show_as_held_and_retry_warns_while_the_breaker_is_open(
     ok(&quiet);
     assert!(!stderr(&quiet).contains("warning"), "{}", stderr(&quiet));
 }
+
+/// Every verb answers JSON with `--json`: one JSON document on standard output, nothing else
+/// there. (`export` writes its JSON-lines file itself; `migrate sql` prints SQL.)
+#[tokio::test]
+async fn every_verb_answers_json() {
+    let db = SqliteTestDb::migrated().await;
+    let url = db.url();
+    ok(&jadpo(&url, &["migrate", "apply"]));
+    seed(&db).await;
+    let store = db.store();
+    let order =
+        "INSERT INTO shop_orders (id, customer, items, created_at) VALUES ('o-1', 'c1', '[]', 0)";
+    store.execute_once(order, &[]).await.unwrap_or_else(|e| panic!("{e}"));
+    let customer = "INSERT INTO shop_customers (id, email) VALUES ('alice', 'alice@example.com')";
+    store.execute_once(customer, &[]).await.unwrap_or_else(|e| panic!("{e}"));
+    let json = |args: &[&str]| -> Value {
+        let all = [args, &["--json", "--operator", "ann"]].concat();
+        let said = ok(&jadpo(&url, &all));
+        serde_json::from_str(said.trim()).unwrap_or_else(|e| panic!("{args:?} --json: {e}: {said}"))
+    };
+    let read = |args: &[&str]| -> Value {
+        let said = ok(&jadpo(&url, &[args, &["--json"]].concat()));
+        serde_json::from_str(said.trim()).unwrap_or_else(|e| panic!("{args:?} --json: {e}: {said}"))
+    };
+    let key = json(&["keys", "issue", "--service", "web", "--scope", "runs"]);
+    let id = key["id"].as_str().unwrap_or_default().to_owned();
+    let rotated = json(&["keys", "rotate", &id]);
+    let new_id = rotated["id"].as_str().unwrap_or_default().to_owned();
+    assert_eq!(json(&["keys", "revoke", &new_id])["id"], json!(new_id));
+    assert!(read(&["keys", "list"])["keys"].is_array());
+    assert!(json(&["tokens", "issue", "--user", "alice"])["token"].is_string());
+    assert_eq!(json(&["tokens", "end", "--user", "alice"])["ended"], json!(1));
+    assert!(read(&["deliveries", "list"])["deliveries"].is_array());
+    assert_eq!(read(&["deliveries", "show", "d-1"])["id"], json!("d-1"));
+    assert_eq!(json(&["deliveries", "retry", "d-1"])["retried"][0]["id"], json!("d-1"));
+    let discarded = json(&["deliveries", "discard", "d-1", "--reason", "test"]);
+    assert_eq!(discarded["discarded"][0]["id"], json!("d-1"));
+    assert_eq!(
+        json(&["deliveries", "release", "--connection", "mailer"])["connection"],
+        json!("mailer")
+    );
+    assert_eq!(json(&["breakers", "open", "mailer"])["state"], json!("open"));
+    assert!(read(&["breakers", "list"])["breakers"].is_array());
+    assert_eq!(json(&["breakers", "close", "mailer"])["state"], json!("closed"));
+    assert_eq!(json(&["flags", "set", "receipt_survey", "25%"])["changed"], json!(true));
+    assert!(read(&["flags", "list"]).is_object());
+    assert!(read(&["flags", "history", "receipt_survey"]).is_object());
+    assert!(read(&["schedules", "list"]).is_object());
+    assert!(json(&["schedules", "pause", "sales_summary"]).is_object());
+    assert!(json(&["schedules", "resume", "sales_summary"]).is_object());
+    assert!(json(&["schedules", "trigger", "sales_summary"]).is_object());
+    assert!(read(&["schedules", "runs", "sales_summary"]).is_object());
+    assert!(read(&["audit", "show", "order", "o-1"]).is_object());
+    let erased = json(&["audit", "erase", "order", "o-1", "--reason", "test"]);
+    assert_eq!(erased["id"], json!("o-1"));
+    assert!(read(&["verify"]).is_object());
+    assert!(read(&["migrate", "status"]).is_object());
+    assert!(read(&["migrate", "apply"]).is_object());
+}

@@ -149,7 +149,7 @@ async fn a_cut_or_garbled_export_is_refused() {
     let piped = SqliteTestDb::empty();
     ok(&jadpo(&piped.url(), &["migrate", "apply"]));
     let mut import = std::process::Command::new(env!("CARGO_BIN_EXE_jadpo"));
-    import.arg("import").env("DATABASE_URL", piped.url()).env("RUST_LOG", "warn");
+    import.args(["import", "--json"]).env("DATABASE_URL", piped.url()).env("RUST_LOG", "warn");
     let file = std::fs::File::open(&full).unwrap_or_else(|e| panic!("{e}"));
     let out = import.stdin(file).output().unwrap_or_else(|e| panic!("{e}"));
     assert!(
@@ -157,6 +157,8 @@ async fn a_cut_or_garbled_export_is_refused() {
         "{}",
         text(&out)
     );
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    assert_eq!((summary["runs"].as_u64(), summary["sessions"].as_u64()), (Some(1), Some(1)));
     let alien = dir.path().join("alien.jsonl");
     std::fs::write(&alien, "{\"format\": \"something-else\"}\n").unwrap_or_else(|e| panic!("{e}"));
     let out = jadpo(&target.url(), &["import", "--input", &alien.to_string_lossy()]);
