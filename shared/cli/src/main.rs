@@ -6,8 +6,9 @@
 //! message that says what to do. The verbs: `migrate apply | status | sql`, `keys issue | list |
 //! revoke | rotate`, `tokens issue | end`, `deliveries list | show | retry | discard | release`,
 //! `schedules list | runs | pause | resume | trigger`, `breakers list | open | close`, `flags
-//! list | set | history`, `audit show | erase`, `verify`, `export`, `import`.
+//! list | set | history`, `audit show | erase`, `actions list`, `verify`, `export`, `import`.
 
+mod actions;
 mod audit;
 mod breakers;
 mod common;
@@ -56,6 +57,9 @@ enum Command {
     /// List, pause, resume or trigger schedules; show their runs and skipped ticks.
     #[command(subcommand)]
     Schedules(schedules::SchedulesCommand),
+    /// List the operator-action log: who changed what, when, under which role.
+    #[command(subcommand)]
+    Actions(actions::ActionsCommand),
     /// Run the eight operational verification checks (after a migration or a restore).
     Verify(verify::VerifyArgs),
     /// Export the workflow store as JSON lines (stop writes first).
@@ -76,6 +80,7 @@ async fn main() -> std::process::ExitCode {
         Command::Audit(command) => audit::run(command).await,
         Command::Flags(command) => flags::run(command).await,
         Command::Schedules(command) => schedules::run(command).await,
+        Command::Actions(command) => actions::run(command).await,
         Command::Verify(args) => verify::run(args).await,
         Command::Export(args) => transfer::export(args).await,
         Command::Import(args) => transfer::import(args).await,

@@ -596,4 +596,15 @@ async fn every_verb_answers_json() {
     assert!(read(&["verify"]).is_object());
     assert!(read(&["migrate", "status"]).is_object());
     assert!(read(&["migrate", "apply"]).is_object());
+    // The operator-action log holds every change above, each by ann.
+    let log = read(&["actions", "list"]);
+    let all = log["actions"].as_array().cloned().unwrap_or_default();
+    assert!(all.len() >= 14 && all.iter().all(|a| a["operator"] == json!("ann")), "{log}");
+    let keys = read(&["actions", "list", "--kind", "service_key"]);
+    let keys = keys["actions"].as_array().cloned().unwrap_or_default();
+    let mut seen: Vec<_> = keys.iter().filter_map(|a| a["action"].as_str()).collect();
+    seen.sort_unstable();
+    assert_eq!(seen, ["keys.issue", "keys.revoke", "keys.rotate"]);
+    let text = ok(&jadpo(&url, &["actions", "list", "--kind", "breaker"]));
+    assert!(text.contains("breaker.open") && text.contains("by ann"), "{text}");
 }

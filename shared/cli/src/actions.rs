@@ -1,0 +1,66 @@
+//! `jadpo actions list`: the operator-action log — every change an operator verb made (keys,
+//! tokens, deliveries, breakers, flags, schedules, erasures), newest first, from every store
+//! given a URL, with who made it, under which database role, and the item's state before.
+
+use clap::Subcommand;
+use jadpo_core::model::operator::StoredAction;
+use serde_json::{Value, json};
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ActionsCommand {
+    /// List recorded operator actions, newest first (every store given a URL).
+    List {
+        /// Only actions on this kind of item (`service_key`, `delivery`, `schedule`, `flag`, …).
+        #[arg(long)]
+        kind: Option<String>,
+        /// Only actions on this item (with --kind).
+        #[arg(long, requires = "kind")]
+        item: Option<String>,
+        /// At most this many per store.
+        #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+        limit: u32,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn to_json(store: &str, a: &StoredAction) -> Value {
+    let before = serde_json::from_str(&a.item_state).unwrap_or(Value::Null);
+    json!({
+        "store": store, "id": a.id, "acted_at": a.acted_at.to_rfc3339(), "action": a.action,
+        "item_kind": a.item_kind, "item": a.item, "item_state": before,
+        "operator": a.operator, "db_role": a.db_role, "detail": a.detail,
+    })
+}
+
+pub(crate) async fn run(command: ActionsCommand) -> anyhow::Result<()> {
+    let ActionsCommand::List { kind, item, limit, json } = command;
+    let app = crate::common::application()?;
+    let wiring = crate::common::wiring(&app, None).await?;
+    let mut all = Vec::new();
+    for (name, store) in wiring.stores.iter() {
+        for a in store.operator_actions(kind.as_deref(), item.as_deref(), limit).await? {
+            if !json {
+                let detail = a.detail.as_deref().map(|d| format!("  {d}")).unwrap_or_default();
+                println!(
+                    "{}  {:<10} {:<18} {:<12} {:<38} by {} ({}){detail}",
+                    a.acted_at.format("%Y-%m-%d %H:%M:%S"),
+                    name,
+                    a.action,
+                    a.item_kind,
+                    a.item,
+                    a.operator,
+                    a.db_role,
+                );
+            }
+            all.push(to_json(name, &a));
+        }
+    }
+    if json {
+        println!("{}", json!({ "actions": all }));
+    } else if all.is_empty() {
+        println!("no operator actions recorded");
+    }
+    Ok(())
+}
