@@ -30,6 +30,12 @@ if ! command -v sqlite3 >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq sqlite3 >/dev/null
 fi
 
+# The docs test runs the README's and docs/http.md's curl examples literally.
+if ! command -v curl >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  echo "test-prereqs: installing curl (the docs' examples are curl commands)"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq curl >/dev/null
+fi
+
 # The browser test drives the local sign-in page (passkeys included) in headless Chromium over
 # WebDriver: Debian's chromium and chromium-driver.
 if ! { command -v chromium && command -v chromedriver; } >/dev/null \
