@@ -63,7 +63,8 @@ async fn main() -> anyhow::Result<()> {
         router(state)
             .merge(sink::router(Sinks::default()))
             .merge(page::router())
-            .method_not_allowed_fallback(jadpo_http::wrong_method),
+            .method_not_allowed_fallback(jadpo_http::wrong_method)
+            .layer(axum::middleware::map_response(jadpo_http::as_problem)),
     )
     .with_graceful_shutdown(async {
         let signal = stop_signal.wait().await;

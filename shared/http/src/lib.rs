@@ -74,7 +74,36 @@ pub fn router(state: HttpState) -> Router {
         .merge(passkeys::routes())
         .fallback(|| async { problem(StatusCode::NOT_FOUND, "Not found", "no such route") })
         .method_not_allowed_fallback(wrong_method)
+        .layer(axum::middleware::map_response(as_problem))
         .with_state(state)
+}
+
+/// Any error answer that is not a problem yet — a rejection by the framework itself, such as a
+/// body over the size limit (`413`) — becomes one, its text the detail: every error this API
+/// gives is `application/problem+json`. A router merging more routes into [`router`]'s adds it
+/// again for them.
+pub async fn as_problem(response: Response) -> Response {
+    let status = response.status();
+    let is_problem = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/problem+json"));
+    if status.as_u16() < 400 || is_problem {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, 4096).await.unwrap_or_default();
+    let reason = status.canonical_reason().unwrap_or("Error");
+    let detail = String::from_utf8_lossy(&text);
+    let detail =
+        if detail.trim().is_empty() { reason.to_lowercase() } else { detail.trim().to_owned() };
+    let mut answer = problem(status, reason, &detail);
+    for (name, value) in &parts.headers {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            answer.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    answer
 }
 
 /// The answer to a method a route does not take: `405` as a problem (axum adds `Allow`). A

@@ -127,6 +127,10 @@ async fn an_action_answers_201_and_bad_requests_get_problems() {
     assert!(is_problem(&bad_key, StatusCode::BAD_REQUEST));
     let route = call(&env, "GET", "/nope", None, None, "").await;
     assert!(is_problem(&route, StatusCode::NOT_FOUND));
+    // A rejection by the framework itself (a body over its 2 MB limit) is a problem too.
+    let huge = format!("{{\"pad\": \"{}\"}}", "a".repeat(3 << 20));
+    let too_big = call(&env, "POST", "/actions/place_order", Some(&key), None, &huge).await;
+    assert!(is_problem(&too_big, StatusCode::PAYLOAD_TOO_LARGE), "{}", too_big.body);
     for (method, path) in [("DELETE", "/healthz"), ("GET", "/actions/place_order")] {
         let wrong = call(&env, method, path, Some(&key), None, "").await;
         assert!(
