@@ -6,7 +6,7 @@
 //! message that says what to do. The verbs: `migrate apply | status | sql`, `keys issue | list |
 //! revoke | rotate`, `tokens issue | end`, `deliveries list | show | retry | discard | release`,
 //! `schedules list | runs | pause | resume | trigger`, `breakers list | open | close`, `flags
-//! list | set | history`, `audit show | erase`, `actions list`, `verify`, `export`, `import`.
+//! list | set | history`, `audit show | erase`, `runs list`, `sessions list`, `actions list`, `verify`, `export`, `import`.
 
 mod actions;
 mod audit;
@@ -16,6 +16,7 @@ mod deliveries;
 mod flags;
 mod keys;
 mod migrate;
+mod runs;
 mod schedules;
 mod tokens;
 mod transfer;
@@ -57,6 +58,12 @@ enum Command {
     /// List, pause, resume or trigger schedules; show their runs and skipped ticks.
     #[command(subcommand)]
     Schedules(schedules::SchedulesCommand),
+    /// List workflow runs, by workflow, status or owner.
+    #[command(subcommand)]
+    Runs(runs::RunsCommand),
+    /// List workflow Sessions, by user.
+    #[command(subcommand)]
+    Sessions(runs::SessionsCommand),
     /// List the operator-action log: who changed what, when, under which role.
     #[command(subcommand)]
     Actions(actions::ActionsCommand),
@@ -81,6 +88,8 @@ async fn main() -> std::process::ExitCode {
         Command::Flags(command) => flags::run(command).await,
         Command::Schedules(command) => schedules::run(command).await,
         Command::Actions(command) => actions::run(command).await,
+        Command::Runs(command) => runs::runs(command).await,
+        Command::Sessions(command) => runs::sessions(command).await,
         Command::Verify(args) => verify::run(args).await,
         Command::Export(args) => transfer::export(args).await,
         Command::Import(args) => transfer::import(args).await,

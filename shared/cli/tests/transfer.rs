@@ -168,3 +168,41 @@ async fn a_cut_or_garbled_export_is_refused() {
         text(&out)
     );
 }
+
+/// `jadpo runs list` and `jadpo sessions list` find a store's runs and Sessions by workflow,
+/// status, owner and user; an unknown status is a usage error.
+#[tokio::test]
+async fn runs_and_sessions_are_listed_and_filtered() {
+    let db = SqliteTestDb::empty();
+    let store = db.store();
+    seed(&db.url(), &store).await;
+    let json = |args: &[&str]| -> serde_json::Value {
+        let out = jadpo(&db.url(), &[args, &["--json"]].concat());
+        ok(&out);
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{args:?}: {e}"))
+    };
+    let runs = json(&["runs", "list"]);
+    assert_eq!(runs["runs"][0]["run_id"], json!("run-1"), "{runs}");
+    assert_eq!(runs["runs"][0]["status"], json!("waiting"), "{runs}");
+    assert_eq!(runs["runs"][0]["owner"], json!("service:web"), "{runs}");
+    let count = |v: serde_json::Value, key: &str| v[key].as_array().map_or(0, Vec::len);
+    assert_eq!(
+        count(json(&["runs", "list", "--workflow", "checkout", "--status", "waiting"]), "runs"),
+        1
+    );
+    assert_eq!(count(json(&["runs", "list", "--status", "completed"]), "runs"), 0);
+    assert_eq!(count(json(&["runs", "list", "--owner", "user:alice"]), "runs"), 0);
+    let sessions = json(&["sessions", "list"]);
+    assert_eq!(sessions["sessions"][0]["active_run_id"], json!("run-1"), "{sessions}");
+    assert_eq!(count(json(&["sessions", "list", "--user", "alice"]), "sessions"), 1);
+    assert_eq!(count(json(&["sessions", "list", "--user", "bob"]), "sessions"), 0);
+    let listed = jadpo(&db.url(), &["runs", "list"]);
+    ok(&listed);
+    assert!(
+        String::from_utf8_lossy(&listed.stdout).contains("run-1  checkout"),
+        "{}",
+        text(&listed)
+    );
+    let bad = jadpo(&db.url(), &["runs", "list", "--status", "asleep"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+}
