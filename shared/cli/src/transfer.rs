@@ -171,22 +171,40 @@ fn check(path: &std::path::Path) -> anyhow::Result<(u64, u64)> {
 
 /// The export to read as a file: `--input`, or standard input spooled to a temporary file (the
 /// file is read twice: checked whole, then imported).
-fn input_file(args: &ImportArgs) -> anyhow::Result<(PathBuf, Option<tempfile::TempPath>)> {
+async fn input_file(args: &ImportArgs) -> anyhow::Result<(PathBuf, Option<tempfile::TempPath>)> {
     if let Some(path) = &args.input {
         return Ok((path.clone(), None));
     }
-    let mut spool = tempfile::NamedTempFile::new().context("cannot spool standard input")?;
-    std::io::copy(&mut std::io::stdin().lock(), &mut spool)?;
-    let path = spool.into_temp_path();
+    // On a thread of its own, so the runtime keeps hearing stop signals while stdin is read.
+    let spooled = tokio::task::spawn_blocking(|| -> anyhow::Result<tempfile::TempPath> {
+        let mut spool = tempfile::NamedTempFile::new().context("cannot spool standard input")?;
+        std::io::copy(&mut std::io::stdin().lock(), &mut spool)?;
+        Ok(spool.into_temp_path())
+    });
+    let path = spooled.await??;
     Ok((path.to_path_buf(), Some(path)))
 }
 
+/// The stop signal, if one has come (checked without waiting).
+fn asked_to_stop<F: std::future::Future<Output = &'static str>>(
+    stop: &mut std::pin::Pin<&mut F>,
+) -> Option<&'static str> {
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match stop.as_mut().poll(&mut cx) {
+        std::task::Poll::Ready(signal) => Some(signal),
+        std::task::Poll::Pending => None,
+    }
+}
+
 pub(crate) async fn import(args: ImportArgs) -> anyhow::Result<()> {
+    // Ctrl-C or SIGTERM stops the import between records, saying how far it got.
+    let stop = jadpo_runtime::shutdown::StopSignal::listen().context("listening for signals")?;
+    let mut stop = std::pin::pin!(stop.wait());
     let (name, store) = target(args.store.as_deref()).await?;
     if store.migrations_applied().await?.is_empty() {
         bail!("store {name} is not migrated: run `jadpo migrate apply` first");
     }
-    let (path, _spooled) = input_file(&args)?;
+    let (path, _spooled) = input_file(&args).await?;
     let (total_runs, total_sessions) = check(&path).context("nothing was imported")?;
     let bar = spinner("imported");
     let (mut runs, mut sessions) = (0_u64, 0_u64);
@@ -194,6 +212,15 @@ pub(crate) async fn import(args: ImportArgs) -> anyhow::Result<()> {
         std::fs::File::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
     for (index, line) in BufReader::new(file).lines().enumerate() {
         let number = index + 1;
+        // A yield lets the runtime take in a signal that came meanwhile.
+        tokio::task::yield_now().await;
+        if let Some(signal) = asked_to_stop(&mut stop) {
+            bail!(
+                "stopped by {signal}: {runs} of {total_runs} runs and {sessions} of \
+                 {total_sessions} sessions were imported (each commits on its own); import the \
+                 lines after them into this store, or the whole file into an empty one"
+            );
+        }
         let imported = match record(number, &line?)? {
             Record::Run(run) => store
                 .run_import(&run)

@@ -206,3 +206,49 @@ async fn runs_and_sessions_are_listed_and_filtered() {
     let bad = jadpo(&db.url(), &["runs", "list", "--status", "asleep"]);
     assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
 }
+
+/// `jadpo import` asked to stop (SIGTERM, as `kill` and `docker stop` send) stops between
+/// records and says how far it got: here while it still reads standard input, so nothing.
+#[tokio::test]
+async fn an_import_stops_on_sigterm_and_says_how_far_it_got() {
+    use std::io::Write;
+    let source = SqliteTestDb::empty();
+    seed(&source.url(), &source.store()).await;
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let file = dir.path().join("main.jsonl");
+    ok(&jadpo(&source.url(), &["export", "--output", &file.to_string_lossy()]));
+    let target = SqliteTestDb::empty();
+    ok(&jadpo(&target.url(), &["migrate", "apply"]));
+    let mut import = std::process::Command::new(env!("CARGO_BIN_EXE_jadpo"))
+        .arg("import")
+        .env("DATABASE_URL", target.url())
+        .env("RUST_LOG", "warn")
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut stdin = import.stdin.take().unwrap_or_else(|| panic!("no stdin"));
+    stdin.write_all(&std::fs::read(&file).unwrap_or_default()).unwrap_or_else(|e| panic!("{e}"));
+    let pid = import.id().to_string();
+    // Until it catches SIGTERM (Linux's /proc: bit 15 of SigCgt), a TERM would end it outright.
+    let catches_term = || {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let mask = status.lines().find_map(|l| l.strip_prefix("SigCgt:")).unwrap_or_default();
+        u64::from_str_radix(mask.trim(), 16).is_ok_and(|m| m & (1 << 14) != 0)
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !catches_term() {
+        assert!(std::time::Instant::now() < deadline, "jadpo import never listened for SIGTERM");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let sent = std::process::Command::new("kill").args(["-TERM", &pid]).status();
+    assert!(sent.is_ok_and(|s| s.success()));
+    drop(stdin);
+    let out = import.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "an import asked to stop carried on: {said}");
+    assert!(said.contains("stopped by SIGTERM: 0 of 1 runs"), "{said}");
+    let runs =
+        target.store().query_once("SELECT count(*) AS n FROM workflow_executions", &[]).await;
+    assert_eq!(runs.unwrap_or_else(|e| panic!("{e}"))[0].get_i64("n").ok(), Some(0));
+}
