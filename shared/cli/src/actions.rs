@@ -57,10 +57,6 @@ pub(crate) async fn run(command: ActionsCommand) -> anyhow::Result<()> {
             all.push(to_json(name, &a));
         }
     }
-    if json {
-        println!("{}", json!({ "actions": all }));
-    } else if all.is_empty() {
-        println!("no operator actions recorded");
-    }
+    crate::common::end_list(json, "actions", all, "no operator actions recorded");
     Ok(())
 }

@@ -80,6 +80,16 @@ pub(crate) fn answer(json: bool, text: &str, value: &serde_json::Value) {
     }
 }
 
+/// Ends a listing verb: with `--json`, the `items` under `key` as one document (their text lines
+/// were printed as they came otherwise); with none, `none` for people.
+pub(crate) fn end_list(json: bool, key: &str, items: Vec<serde_json::Value>, none: &str) {
+    if json {
+        println!("{}", serde_json::json!({ key: items }));
+    } else if items.is_empty() {
+        println!("{none}");
+    }
+}
+
 /// An engine over the given stores for operator verbs: it calls no connection and sends
 /// nothing (what it commits is put on the queue by the relay).
 pub(crate) fn operator_engine(wiring: &Wiring) -> Engine {

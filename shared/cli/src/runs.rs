@@ -23,15 +23,8 @@ pub(crate) enum RunsCommand {
         /// Only runs of this owner (`service:<name>` or `user:<id>`).
         #[arg(long)]
         owner: Option<String>,
-        /// At most this many.
-        #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=10_000))]
-        limit: u32,
-        /// The store (default: the default store).
-        #[arg(long)]
-        store: Option<String>,
-        /// Print JSON instead of text.
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        listing: Listing,
     },
 }
 
@@ -42,16 +35,23 @@ pub(crate) enum SessionsCommand {
         /// Only this user's Sessions.
         #[arg(long)]
         user: Option<String>,
-        /// At most this many.
-        #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=10_000))]
-        limit: u32,
-        /// The store (default: the default store).
-        #[arg(long)]
-        store: Option<String>,
-        /// Print JSON instead of text.
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        listing: Listing,
     },
+}
+
+/// How a listing is shown: how many, from which store, as text or JSON.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Listing {
+    /// At most this many.
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    limit: u32,
+    /// The store (default: the default store).
+    #[arg(long)]
+    store: Option<String>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
 }
 
 fn parse_status(text: &str) -> Result<ExecutionStatus, String> {
@@ -97,7 +97,8 @@ fn session_json(s: &SessionExport) -> Value {
 }
 
 pub(crate) async fn runs(command: RunsCommand) -> anyhow::Result<()> {
-    let RunsCommand::List { workflow, status, owner, limit, store, json } = command;
+    let RunsCommand::List { workflow, status, owner, listing } = command;
+    let Listing { limit, store, json } = listing;
     let store = store_named(store.as_deref()).await?;
     let mut found = Vec::new();
     for id in run_ids(store.as_ref()).await?.iter().rev() {
@@ -123,16 +124,13 @@ pub(crate) async fn runs(command: RunsCommand) -> anyhow::Result<()> {
             break;
         }
     }
-    if json {
-        println!("{}", json!({ "runs": found }));
-    } else if found.is_empty() {
-        println!("no runs match");
-    }
+    crate::common::end_list(json, "runs", found, "no runs match");
     Ok(())
 }
 
 pub(crate) async fn sessions(command: SessionsCommand) -> anyhow::Result<()> {
-    let SessionsCommand::List { user, limit, store, json } = command;
+    let SessionsCommand::List { user, listing } = command;
+    let Listing { limit, store, json } = listing;
     let store = store_named(store.as_deref()).await?;
     let mut found = Vec::new();
     let mut all = Vec::new();
@@ -152,10 +150,6 @@ pub(crate) async fn sessions(command: SessionsCommand) -> anyhow::Result<()> {
             break;
         }
     }
-    if json {
-        println!("{}", json!({ "sessions": found }));
-    } else if found.is_empty() {
-        println!("no Sessions match");
-    }
+    crate::common::end_list(json, "sessions", found, "no Sessions match");
     Ok(())
 }

@@ -5,7 +5,6 @@ mod common;
 use std::process::Output;
 
 use jadpo_core::TransactionalStore;
-use jadpo_store_postgres::PgTx;
 use jadpo_test_harness::{PgTestDb, SqliteTestDb};
 use serde_json::Value;
 
@@ -167,15 +166,8 @@ async fn the_schema_script_and_apply_make_the_same_database() {
     let (applied, scripted) = (PgTestDb::empty().await, PgTestDb::empty().await);
     stdout(&jadpo(Some(applied.url()), &["migrate", "apply"]));
     let script = stdout(&jadpo(None, &["migrate", "sql"]));
-    let store = scripted.store();
     for _ in 0..2 {
-        let mut tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
-        let pg = tx.driver().downcast_mut::<PgTx>().unwrap_or_else(|| panic!("not a PgTx"));
-        // The script has its own BEGIN/COMMIT: run it outside ours, as psql would.
-        pg.client().batch_execute("COMMIT").await.unwrap_or_else(|e| panic!("{e}"));
-        pg.client().batch_execute(&script).await.unwrap_or_else(|e| panic!("script: {e}"));
-        pg.client().batch_execute("BEGIN").await.unwrap_or_else(|e| panic!("{e}"));
-        tx.rollback().await.unwrap_or_else(|e| panic!("{e}"));
+        scripted.run_script(&script).await;
     }
     let (by_apply, by_script) = (catalog(&applied).await, catalog(&scripted).await);
     let audit = by_apply.iter().find(|l| l.starts_with("trigger shop_orders "));

@@ -50,13 +50,7 @@ async fn the_schema_script_builds_the_same_schema_and_reruns_as_a_no_op() {
     let store = db.store();
     let script = schema_sql(&builtin_catalog(), &[]).unwrap_or_else(|e| panic!("{e}"));
     for _ in 0..2 {
-        let mut tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
-        let pg = tx.driver().downcast_mut::<PgTx>().unwrap_or_else(|| panic!("not a PgTx"));
-        // The script has its own BEGIN/COMMIT; run it outside ours.
-        pg.client().batch_execute("COMMIT").await.unwrap_or_else(|e| panic!("{e}"));
-        pg.client().batch_execute(&script).await.unwrap_or_else(|e| panic!("script: {e}"));
-        pg.client().batch_execute("BEGIN").await.unwrap_or_else(|e| panic!("{e}"));
-        tx.rollback().await.unwrap_or_else(|e| panic!("{e}"));
+        db.run_script(&script).await;
     }
     let status =
         migrate::status(&store, &builtin_catalog()).await.unwrap_or_else(|e| panic!("{e}"));

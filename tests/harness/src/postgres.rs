@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use jadpo_core::model::migrate::MigrationCatalog;
 use jadpo_engine::migrate;
-use jadpo_store_postgres::{PgOptions, PgStore, Postgres};
+use jadpo_store_postgres::{PgOptions, PgStore, PgTx, Postgres};
 use tokio_postgres::NoTls;
 
 use crate::cluster::{Server, server};
@@ -63,6 +63,19 @@ impl PgTestDb {
             Ok(store) => store,
             Err(e) => panic!("cannot connect to the test database {}: {e}", self.name),
         }
+    }
+
+    /// Runs `script` (with its own `BEGIN`/`COMMIT`, as `psql -f` would) on this database.
+    pub async fn run_script(&self, script: &str) {
+        use jadpo_core::TransactionalStore;
+        let store = self.store();
+        let mut tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
+        let pg = tx.driver().downcast_mut::<PgTx>().unwrap_or_else(|| panic!("not a PgTx"));
+        // The script has its own BEGIN/COMMIT: run it outside ours.
+        pg.client().batch_execute("COMMIT").await.unwrap_or_else(|e| panic!("{e}"));
+        pg.client().batch_execute(script).await.unwrap_or_else(|e| panic!("script: {e}"));
+        pg.client().batch_execute("BEGIN").await.unwrap_or_else(|e| panic!("{e}"));
+        tx.rollback().await.unwrap_or_else(|e| panic!("{e}"));
     }
 }
 
