@@ -45,7 +45,7 @@ pub(crate) async fn run(command: ActionsCommand) -> anyhow::Result<()> {
                 let detail = a.detail.as_deref().map(|d| format!("  {d}")).unwrap_or_default();
                 println!(
                     "{}  {:<10} {:<18} {:<12} {:<38} by {} ({}){detail}",
-                    a.acted_at.format("%Y-%m-%d %H:%M:%S"),
+                    crate::common::when(a.acted_at),
                     name,
                     a.action,
                     a.item_kind,

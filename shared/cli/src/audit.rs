@@ -60,7 +60,7 @@ pub(crate) async fn run(command: AuditCommand) -> anyhow::Result<()> {
                 let list: Vec<_> = rows
                     .iter()
                     .map(|r| {
-                        json!({"seq": r.seq, "changed_at": r.changed_at.to_rfc3339(), "kind": r.kind,
+                        json!({"seq": r.seq, "changed_at": crate::common::when(r.changed_at), "kind": r.kind,
                                "actor": r.actor, "action": r.action, "request_id": r.request_id,
                                "trace": r.trace, "changes": r.changes, "encoding": r.encoding})
                     })
@@ -76,7 +76,7 @@ pub(crate) async fn run(command: AuditCommand) -> anyhow::Result<()> {
                 println!(
                     "#{} {} {:<6} by {} via {} (request {})",
                     r.seq,
-                    r.changed_at.to_rfc3339(),
+                    crate::common::when(r.changed_at),
                     r.kind,
                     r.actor,
                     r.action.as_deref().unwrap_or("-"),

@@ -41,7 +41,8 @@ pub(crate) async fn run(command: BreakersCommand) -> anyhow::Result<()> {
             for (name, store) in stores.iter() {
                 for b in store.breakers_list().await? {
                     if !json {
-                        let since = b.opened_at.map(|t| format!("  open since {}", t.to_rfc3339()));
+                        let since =
+                            b.opened_at.map(|t| format!("  open since {}", crate::common::when(t)));
                         println!(
                             "{:<16} {:<10} {:<9} failures {}{}",
                             b.connection,

@@ -71,6 +71,11 @@ pub(crate) fn operator(given: Option<String>) -> anyhow::Result<Operator> {
     Ok(Operator::new(&name)?)
 }
 
+/// A time as every verb prints it for people (JSON answers carry RFC 3339).
+pub(crate) fn when(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.format("%Y-%m-%d %H:%M:%S UTC").to_string()
+}
+
 /// Prints a verb's answer: `value` as one line of JSON with `--json`, else `text` for people.
 pub(crate) fn answer(json: bool, text: &str, value: &serde_json::Value) {
     if json {

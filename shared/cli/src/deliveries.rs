@@ -118,11 +118,7 @@ fn line(store: &str, d: &Delivery) -> String {
     let failure =
         d.last_failure.as_deref().map(|f| format!("  last failure: {f}")).unwrap_or_default();
     let held = d.held.as_ref().map_or_else(String::new, |h| {
-        format!(
-            "  held by the {} breaker since {}",
-            h.connection,
-            h.since.format("%Y-%m-%d %H:%M:%S")
-        )
+        format!("  held by the {} breaker since {}", h.connection, crate::common::when(h.since))
     });
     let status = if d.held.is_some() { "held" } else { d.status.as_str() };
     format!(
@@ -133,7 +129,7 @@ fn line(store: &str, d: &Delivery) -> String {
         d.subscriber,
         d.attempts,
         d.event.event_type,
-        d.created_at.format("%Y-%m-%d %H:%M:%S"),
+        crate::common::when(d.created_at),
     )
 }
 

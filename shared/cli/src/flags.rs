@@ -57,7 +57,7 @@ pub(crate) async fn run(command: FlagsCommand) -> anyhow::Result<()> {
                             "name": name,
                             "state": r.describe(),
                             "declared": app.flag_default(name).is_some(),
-                            "updated_at": s.as_ref().map(|f| f.updated_at.to_rfc3339()),
+                            "updated_at": s.as_ref().map(|f| crate::common::when(f.updated_at)),
                             "updated_by": s.as_ref().map(|f| f.updated_by.clone()),
                         })
                     })
@@ -68,7 +68,7 @@ pub(crate) async fn run(command: FlagsCommand) -> anyhow::Result<()> {
             for (name, r, s) in &flags {
                 let set = s.as_ref().map_or_else(
                     || "(default; never set)".to_owned(),
-                    |f| format!("set {} by {}", f.updated_at.to_rfc3339(), f.updated_by),
+                    |f| format!("set {} by {}", crate::common::when(f.updated_at), f.updated_by),
                 );
                 println!("{name:<24} {:<5} {set}", r.describe());
             }
@@ -113,7 +113,7 @@ pub(crate) async fn run(command: FlagsCommand) -> anyhow::Result<()> {
             for c in &changes {
                 println!(
                     "{}  {} → {}  by {} (role {})",
-                    c.changed_at.format("%Y-%m-%d %H:%M:%S"),
+                    crate::common::when(c.changed_at),
                     c.before,
                     c.after,
                     c.operator,

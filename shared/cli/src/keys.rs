@@ -81,17 +81,18 @@ pub(crate) async fn run(command: KeysCommand) -> anyhow::Result<()> {
             for k in keys.iter().filter(|_| !json) {
                 let state = k.revoked_at.map_or_else(
                     || {
-                        k.expires_at
-                            .map_or("live".to_owned(), |t| format!("expires {}", t.to_rfc3339()))
+                        k.expires_at.map_or("live".to_owned(), |t| {
+                            format!("expires {}", crate::common::when(t))
+                        })
                     },
-                    |t| format!("revoked {}", t.to_rfc3339()),
+                    |t| format!("revoked {}", crate::common::when(t)),
                 );
                 println!(
                     "{}  {:<16} {:<40} issued {}  {state}",
                     k.id,
                     k.service,
                     k.scopes.to_stored(),
-                    k.issued_at.to_rfc3339()
+                    crate::common::when(k.issued_at)
                 );
             }
         }
@@ -119,7 +120,7 @@ pub(crate) async fn run(command: KeysCommand) -> anyhow::Result<()> {
 fn info_json(k: &KeyInfo) -> serde_json::Value {
     json!({
         "id": k.id, "service": k.service, "scopes": k.scopes.to_stored(),
-        "issued_at": k.issued_at.to_rfc3339(), "expires_at": k.expires_at.map(|t| t.to_rfc3339()),
+        "issued_at": crate::common::when(k.issued_at), "expires_at": k.expires_at.map(|t| t.to_rfc3339()),
         "revoked_at": k.revoked_at.map(|t| t.to_rfc3339()),
     })
 }
@@ -137,6 +138,6 @@ fn print_secret(key: &IssuedKey, json: bool, what: &str) {
     println!("{}", key.secret);
     println!("scopes: {}", key.scopes);
     if let Some(at) = key.expires_at {
-        println!("expires {}", at.format("%Y-%m-%d %H:%M:%S UTC"));
+        println!("expires {}", crate::common::when(at));
     }
 }

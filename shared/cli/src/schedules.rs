@@ -52,7 +52,7 @@ pub(crate) struct Target {
 
 fn line(row: &ScheduleRow) -> String {
     let t = |v: Option<chrono::DateTime<chrono::Utc>>| {
-        v.map_or_else(|| "-".to_owned(), |t| t.format("%Y-%m-%d %H:%M:%S").to_string())
+        v.map_or_else(|| "-".to_owned(), crate::common::when)
     };
     format!(
         "{:<20} {:<8} {:<32} next {}  last tick {}",
@@ -115,7 +115,7 @@ pub(crate) async fn run(command: SchedulesCommand) -> anyhow::Result<()> {
                 let reason = r.reason.as_deref().map(|w| format!("  {w}")).unwrap_or_default();
                 println!(
                     "{}  {:<7} {:<8}{reason}",
-                    r.tick_at.format("%Y-%m-%d %H:%M:%S"),
+                    crate::common::when(r.tick_at),
                     r.status,
                     r.trigger
                 );
@@ -149,7 +149,10 @@ async fn act(p: &Engine, target: Target, verb: Verb) -> anyhow::Result<()> {
         }
         Verb::Resume => {
             let row = ops.resume(name).await?;
-            (row.to_json(), format!("resumed {name}: next due {}", row.next_due_at.to_rfc3339()))
+            (
+                row.to_json(),
+                format!("resumed {name}: next due {}", crate::common::when(row.next_due_at)),
+            )
         }
         Verb::Trigger => {
             let run = ops.trigger(name).await?;

@@ -57,7 +57,7 @@ pub(crate) async fn run(command: TokensCommand) -> anyhow::Result<()> {
                     token.user_id, token.id
                 );
                 println!("{}", token.secret);
-                println!("expires {}", token.expires_at.format("%Y-%m-%d %H:%M:%S UTC"));
+                println!("expires {}", crate::common::when(token.expires_at));
             }
         }
         TokensCommand::End { user, operator, json } => {

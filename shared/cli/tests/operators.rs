@@ -605,6 +605,17 @@ async fn every_verb_answers_json() {
     let mut seen: Vec<_> = keys.iter().filter_map(|a| a["action"].as_str()).collect();
     seen.sort_unstable();
     assert_eq!(seen, ["keys.issue", "keys.revoke", "keys.rotate"]);
+    // For people, every verb writes a time one way: `2026-12-01 07:08:32 UTC`.
+    let lists: [&[&str]; 4] = [
+        &["keys", "list"],
+        &["deliveries", "list"],
+        &["flags", "history", "receipt_survey"],
+        &["schedules", "list"],
+    ];
+    for verb in lists {
+        let said = ok(&jadpo(&url, verb));
+        assert!(said.contains(" UTC") && !said.contains("+00:00"), "{verb:?}: {said}");
+    }
     let text = ok(&jadpo(&url, &["actions", "list", "--kind", "breaker"]));
     assert!(text.contains("breaker.open") && text.contains("by ann"), "{text}");
 }
