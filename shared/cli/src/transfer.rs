@@ -63,6 +63,10 @@ async fn target(store: Option<&str>) -> anyhow::Result<(String, std::sync::Arc<d
 }
 
 pub(crate) async fn export(args: ExportArgs) -> anyhow::Result<()> {
+    // Ctrl-C or SIGTERM stops the export between runs; the file then has no end marker, which
+    // `jadpo import` refuses.
+    let stop = jadpo_runtime::shutdown::StopSignal::listen().context("listening for signals")?;
+    let mut stop = std::pin::pin!(stop.wait());
     let (name, store) = target(args.store.as_deref()).await?;
     let sink: Box<dyn Write> = match &args.output {
         Some(path) => Box::new(
@@ -83,6 +87,12 @@ pub(crate) async fn export(args: ExportArgs) -> anyhow::Result<()> {
         let page = store.executions_page(&after, 500).await?;
         let Some(last) = page.last().cloned() else { break };
         for run in &page {
+            if let Some(signal) = stop_requested(&mut stop).await {
+                bail!(
+                    "stopped by {signal} after {runs} runs: the export has no end marker, and \
+                     `jadpo import` refuses it; export again"
+                );
+            }
             if let Some(export) = store.run_export(run).await? {
                 writeln!(out, "{}", json!({"run": export}))?;
                 runs += 1;
@@ -185,10 +195,12 @@ async fn input_file(args: &ImportArgs) -> anyhow::Result<(PathBuf, Option<tempfi
     Ok((path.to_path_buf(), Some(path)))
 }
 
-/// The stop signal, if one has come (checked without waiting).
-fn asked_to_stop<F: std::future::Future<Output = &'static str>>(
+/// The stop signal, if one has come (checked without waiting; the yield first lets the runtime
+/// take in a signal that came meanwhile).
+async fn stop_requested<F: std::future::Future<Output = &'static str>>(
     stop: &mut std::pin::Pin<&mut F>,
 ) -> Option<&'static str> {
+    tokio::task::yield_now().await;
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
     match stop.as_mut().poll(&mut cx) {
         std::task::Poll::Ready(signal) => Some(signal),
@@ -212,9 +224,7 @@ pub(crate) async fn import(args: ImportArgs) -> anyhow::Result<()> {
         std::fs::File::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
     for (index, line) in BufReader::new(file).lines().enumerate() {
         let number = index + 1;
-        // A yield lets the runtime take in a signal that came meanwhile.
-        tokio::task::yield_now().await;
-        if let Some(signal) = asked_to_stop(&mut stop) {
+        if let Some(signal) = stop_requested(&mut stop).await {
             bail!(
                 "stopped by {signal}: {runs} of {total_runs} runs and {sessions} of \
                  {total_sessions} sessions were imported (each commits on its own); import the \

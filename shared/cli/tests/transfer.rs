@@ -252,3 +252,61 @@ async fn an_import_stops_on_sigterm_and_says_how_far_it_got() {
         target.store().query_once("SELECT count(*) AS n FROM workflow_executions", &[]).await;
     assert_eq!(runs.unwrap_or_else(|e| panic!("{e}"))[0].get_i64("n").ok(), Some(0));
 }
+
+/// `jadpo export` asked to stop stops between runs and says the file is incomplete (it has no
+/// end marker, so `jadpo import` refuses it). A hundred runs fill the pipe no one reads, so the
+/// export is surely mid-way when SIGTERM comes.
+#[tokio::test]
+async fn an_export_stops_on_sigterm_and_says_the_file_is_incomplete() {
+    use std::io::Read;
+    let db = SqliteTestDb::empty();
+    ok(&jadpo(&db.url(), &["migrate", "apply"]));
+    let store = db.store();
+    let def = jadpo_app::checkout().unwrap_or_else(|e| panic!("{e}"));
+    for i in 0..100 {
+        let run = format!("run-{i:03}");
+        let start = Incoming::Start {
+            input: json!({"order_id": format!("o-{i}"), "pad": "x".repeat(2000)}),
+        };
+        let t = decide(&def, None, &start, &run, 1_000).unwrap_or_else(|e| panic!("{e}"));
+        let write = TransitionWrite {
+            owner: Some("service:web"),
+            actor: None,
+            run_id: &run,
+            expected_revision: None,
+            transition: &t,
+            session: None,
+            lease: None,
+        };
+        store.commit_transition(&write).await.unwrap_or_else(|e| panic!("{e}"));
+    }
+    let mut export = std::process::Command::new(env!("CARGO_BIN_EXE_jadpo"))
+        .arg("export")
+        .env("DATABASE_URL", db.url())
+        .env("RUST_LOG", "warn")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let pid = export.id().to_string();
+    let catches_term = || {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let mask = status.lines().find_map(|l| l.strip_prefix("SigCgt:")).unwrap_or_default();
+        u64::from_str_radix(mask.trim(), 16).is_ok_and(|m| m & (1 << 14) != 0)
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !catches_term() {
+        assert!(std::time::Instant::now() < deadline, "jadpo export never listened for SIGTERM");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let sent = std::process::Command::new("kill").args(["-TERM", &pid]).status();
+    assert!(sent.is_ok_and(|s| s.success()));
+    let mut written = String::new();
+    let mut stdout = export.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+    stdout.read_to_string(&mut written).unwrap_or_else(|e| panic!("{e}"));
+    let out = export.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "an export asked to stop carried on: {said}");
+    assert!(said.contains("stopped by SIGTERM after") && said.contains("export again"), "{said}");
+    assert!(!written.contains("\"end\""), "an interrupted export wrote an end marker");
+}
