@@ -37,9 +37,17 @@ pub(crate) async fn run(command: BreakersCommand) -> anyhow::Result<()> {
     let stores = &wiring.stores;
     match command {
         BreakersCommand::List { json } => {
-            let mut all = Vec::new();
+            let (mut all, mut headed) = (Vec::new(), false);
             for (name, store) in stores.iter() {
                 for b in store.breakers_list().await? {
+                    crate::common::header(
+                        &mut headed,
+                        json,
+                        &format!(
+                            "{:<16} {:<10} {:<9} FAILURES / OPEN SINCE",
+                            "CONNECTION", "STORE", "STATE"
+                        ),
+                    );
                     if !json {
                         let since =
                             b.opened_at.map(|t| format!("  open since {}", crate::common::when(t)));

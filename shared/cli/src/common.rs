@@ -76,6 +76,14 @@ pub(crate) fn when(t: chrono::DateTime<chrono::Utc>) -> String {
     t.format("%Y-%m-%d %H:%M:%S UTC").to_string()
 }
 
+/// Prints a listing's header row once, before its first line (`headed` remembers), in text only.
+pub(crate) fn header(headed: &mut bool, json: bool, columns: &str) {
+    if !json && !*headed {
+        println!("{columns}");
+        *headed = true;
+    }
+}
+
 /// Prints a verb's answer: `value` as one line of JSON with `--json`, else `text` for people.
 pub(crate) fn answer(json: bool, text: &str, value: &serde_json::Value) {
     if json {

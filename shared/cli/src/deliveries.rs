@@ -140,11 +140,19 @@ pub(crate) async fn run(command: DeliveriesCommand) -> anyhow::Result<()> {
             let wiring = crate::common::wiring(&app, store.as_deref()).await?;
             let stores = &wiring.stores;
             let filter = DeliveryFilter { status, subscriber, limit };
-            let mut out = Vec::new();
+            let (mut out, mut headed) = (Vec::new(), false);
             for (name, s) in
                 stores.iter().filter(|(n, _)| store.as_deref().is_none_or(|only| only == *n))
             {
                 for d in s.deliveries_list(&filter).await? {
+                    crate::common::header(
+                        &mut headed,
+                        json,
+                        &format!(
+                            "{:<36}  {:<9} {:<10} {:<16} {:<11} {:<16} CREATED",
+                            "ID", "STATUS", "STORE", "SUBSCRIBER", "ATTEMPTS", "EVENT"
+                        ),
+                    );
                     if !json {
                         println!("{}", line(name, &d));
                     }

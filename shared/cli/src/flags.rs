@@ -65,6 +65,9 @@ pub(crate) async fn run(command: FlagsCommand) -> anyhow::Result<()> {
                 println!("{}", json!({ "flags": list }));
                 return Ok(());
             }
+            if !flags.is_empty() {
+                println!("{:<24} {:<5} SET", "FLAG", "STATE");
+            }
             for (name, r, s) in &flags {
                 let set = s.as_ref().map_or_else(
                     || "(default; never set)".to_owned(),

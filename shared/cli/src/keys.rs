@@ -78,7 +78,13 @@ pub(crate) async fn run(command: KeysCommand) -> anyhow::Result<()> {
             } else if keys.is_empty() {
                 println!("no service keys");
             }
+            let mut headed = false;
             for k in keys.iter().filter(|_| !json) {
+                crate::common::header(
+                    &mut headed,
+                    json,
+                    &format!("{:<36}  {:<16} {:<40} ISSUED / STATE", "ID", "SERVICE", "SCOPES"),
+                );
                 let state = k.revoked_at.map_or_else(
                     || {
                         k.expires_at.map_or("live".to_owned(), |t| {

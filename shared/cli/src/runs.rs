@@ -109,6 +109,9 @@ pub(crate) async fn runs(command: RunsCommand) -> anyhow::Result<()> {
         if !wanted {
             continue;
         }
+        if found.is_empty() && !json {
+            println!("{:<36}  {:<16} {:<10} {:<13} OWNER", "RUN", "WORKFLOW", "STATUS", "REVISION");
+        }
         if !json {
             println!(
                 "{}  {:<16} {:<10} revision {:<4} {}",
@@ -141,6 +144,9 @@ pub(crate) async fn sessions(command: SessionsCommand) -> anyhow::Result<()> {
     }
     all.sort_by(|a, b| b.created_at.cmp(&a.created_at).then_with(|| b.id.cmp(&a.id)));
     for s in all.iter().filter(|s| user.as_ref().is_none_or(|u| *u == s.user_id)) {
+        if found.is_empty() && !json {
+            println!("{:<36}  {:<25} ACTIVE RUN / REVISION", "SESSION", "USER");
+        }
         if !json {
             let run = s.active_run_id.as_deref().unwrap_or("no active run");
             println!("{}  user {:<20} {run}  revision {}", s.id, s.user_id, s.revision);

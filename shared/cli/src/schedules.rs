@@ -94,6 +94,9 @@ pub(crate) async fn run(command: SchedulesCommand) -> anyhow::Result<()> {
                 println!("{}", json!({"schedules": list, "declared_not_yet_stored": unstored}));
                 return Ok(());
             }
+            if !rows.is_empty() {
+                println!("{:<20} {:<8} {:<32} NEXT / LAST TICK", "SCHEDULE", "STATE", "TIMING");
+            }
             rows.iter().for_each(|r| println!("{}", line(r)));
             for name in &unstored {
                 println!("{name:<20} declared (stored by the next tick, or by any operator verb)");
@@ -110,6 +113,9 @@ pub(crate) async fn run(command: SchedulesCommand) -> anyhow::Result<()> {
                     json!({"schedule": name, "runs": runs.iter().map(run_json).collect::<Vec<_>>()})
                 );
                 return Ok(());
+            }
+            if !runs.is_empty() {
+                println!("{:<23}  {:<7} {:<8}REASON", "TICK", "STATUS", "TRIGGER");
             }
             for r in &runs {
                 let reason = r.reason.as_deref().map(|w| format!("  {w}")).unwrap_or_default();

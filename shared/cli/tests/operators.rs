@@ -616,6 +616,25 @@ async fn every_verb_answers_json() {
         let said = ok(&jadpo(&url, verb));
         assert!(said.contains(" UTC") && !said.contains("+00:00"), "{verb:?}: {said}");
     }
+    // Every listing starts with a header row naming its columns.
+    let listings: [&[&str]; 7] = [
+        &["keys", "list"],
+        &["deliveries", "list"],
+        &["actions", "list"],
+        &["flags", "list"],
+        &["schedules", "list"],
+        &["schedules", "runs", "sales_summary"],
+        &["breakers", "list"],
+    ];
+    for verb in listings {
+        let said = ok(&jadpo(&url, verb));
+        let first = said.lines().next().unwrap_or_default();
+        let word = first.split_whitespace().next().unwrap_or_default();
+        assert!(
+            !word.is_empty() && word.chars().all(|c| c.is_ascii_uppercase()),
+            "{verb:?}: {said}"
+        );
+    }
     let text = ok(&jadpo(&url, &["actions", "list", "--kind", "breaker"]));
     assert!(text.contains("breaker.open") && text.contains("by ann"), "{text}");
 }
