@@ -44,10 +44,12 @@ pub(crate) async fn run(command: AuditCommand) -> anyhow::Result<()> {
     let entity = match &command {
         AuditCommand::Show { entity, .. } | AuditCommand::Erase { entity, .. } => entity.clone(),
     };
-    let spec = app.audit_spec(&entity).cloned().with_context(|| {
-        let known: Vec<_> = app.audited().iter().map(|a| a.entity.as_str()).collect();
-        format!("no audited entity named {entity:?} (audited: {})", known.join(", "))
-    })?;
+    crate::common::declared(
+        "audited entity",
+        &entity,
+        app.audited().iter().map(|a| a.entity.as_str()),
+    )?;
+    let spec = app.audit_spec(&entity).cloned().context("the audited entity vanished")?;
     let wiring = crate::common::wiring(&app, Some(&spec.store)).await?;
     let stores = &wiring.stores;
     let store = stores.get(&spec.store).context("the entity's store has no URL")?;

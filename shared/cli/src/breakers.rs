@@ -69,6 +69,15 @@ pub(crate) async fn run(command: BreakersCommand) -> anyhow::Result<()> {
                 println!("no breaker has been used yet (all closed)");
             }
         }
+        BreakersCommand::Open(t) | BreakersCommand::Close(t)
+            if !app.connections().contains(&t.connection) =>
+        {
+            crate::common::declared(
+                "connection",
+                &t.connection,
+                app.connections().iter().map(String::as_str),
+            )?;
+        }
         BreakersCommand::Open(t) => force(&wiring, t, true).await?,
         BreakersCommand::Close(t) => force(&wiring, t, false).await?,
     }

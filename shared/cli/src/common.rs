@@ -71,6 +71,21 @@ pub(crate) fn operator(given: Option<String>) -> anyhow::Result<Operator> {
     Ok(Operator::new(&name)?)
 }
 
+/// Refuses a `kind` named `name` the application does not declare, the same way for every verb:
+/// `no flag named "x" is declared (declared: a, b)`.
+pub(crate) fn declared<'a>(
+    kind: &str,
+    name: &str,
+    declared: impl IntoIterator<Item = &'a str>,
+) -> anyhow::Result<()> {
+    let all: Vec<&str> = declared.into_iter().collect();
+    if all.contains(&name) {
+        return Ok(());
+    }
+    let list = if all.is_empty() { "none".to_owned() } else { all.join(", ") };
+    bail!("no {kind} named {name:?} is declared (declared: {list})")
+}
+
 /// A time as every verb prints it for people (JSON answers carry RFC 3339).
 pub(crate) fn when(t: chrono::DateTime<chrono::Utc>) -> String {
     t.format("%Y-%m-%d %H:%M:%S UTC").to_string()

@@ -168,6 +168,8 @@ pub(crate) async fn run(command: DeliveriesCommand) -> anyhow::Result<()> {
         DeliveriesCommand::Retry(change) => apply(&app, change, None).await?,
         DeliveriesCommand::Discard { change, reason } => apply(&app, change, Some(reason)).await?,
         DeliveriesCommand::Release { connection, operator, json } => {
+            let connections = app.connections().iter().map(String::as_str);
+            crate::common::declared("connection", &connection, connections)?;
             let operator = crate::common::operator(operator)?;
             let wiring = crate::common::wiring(&app, None).await?;
             let p = crate::common::operator_engine(&wiring);

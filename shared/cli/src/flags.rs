@@ -80,6 +80,7 @@ pub(crate) async fn run(command: FlagsCommand) -> anyhow::Result<()> {
             }
         }
         FlagsCommand::Set { name, state, operator, json } => {
+            crate::common::declared("flag", &name, app.flags().map(|(f, _)| f.as_str()))?;
             let rollout = Rollout::parse(&state)?;
             let operator = crate::common::operator(operator)?;
             let ops = FlagOps::new(&p);
@@ -100,6 +101,7 @@ pub(crate) async fn run(command: FlagsCommand) -> anyhow::Result<()> {
             crate::common::answer(json, &text, &value);
         }
         FlagsCommand::History { name, limit, json } => {
+            crate::common::declared("flag", &name, app.flags().map(|(f, _)| f.as_str()))?;
             let ops = FlagOps::new(&p);
             let changes = ops.history(&name, limit).await.context("reading the history")?;
             if json {

@@ -106,6 +106,7 @@ pub(crate) async fn run(command: SchedulesCommand) -> anyhow::Result<()> {
             }
         }
         SchedulesCommand::Runs { name, limit, json } => {
+            crate::common::declared("schedule", &name, app.schedules().map(|s| s.name.as_str()))?;
             let runs = store.schedule_runs(Some(&name), limit).await?;
             if json {
                 println!(
@@ -144,6 +145,8 @@ enum Verb {
 }
 
 async fn act(p: &Engine, target: Target, verb: Verb) -> anyhow::Result<()> {
+    let schedules = p.app.schedules().map(|s| s.name.as_str());
+    crate::common::declared("schedule", &target.name, schedules)?;
     let operator = crate::common::operator(target.operator)?;
     sync(p).await?;
     let ops = ScheduleOps::new(p, &operator);

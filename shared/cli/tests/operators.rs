@@ -638,3 +638,32 @@ async fn every_verb_answers_json() {
     let text = ok(&jadpo(&url, &["actions", "list", "--kind", "breaker"]));
     assert!(text.contains("breaker.open") && text.contains("by ann"), "{text}");
 }
+
+/// A name the application does not declare gets the same answer from every verb: what kind of
+/// thing, which name, and what is declared; exit status 1; nothing changes.
+#[tokio::test]
+async fn an_unknown_name_gets_the_same_answer_everywhere() {
+    let db = SqliteTestDb::migrated().await;
+    let url = db.url();
+    ok(&jadpo(&url, &["migrate", "apply"]));
+    let cases: [(&[&str], &str); 9] = [
+        (&["schedules", "pause", "nope", "--operator", "ann"], "schedule"),
+        (&["schedules", "runs", "nope"], "schedule"),
+        (&["flags", "set", "nope", "on", "--operator", "ann"], "flag"),
+        (&["flags", "history", "nope"], "flag"),
+        (&["breakers", "open", "nope", "--operator", "ann"], "connection"),
+        (&["breakers", "close", "nope", "--operator", "ann"], "connection"),
+        (&["deliveries", "release", "--connection", "nope", "--operator", "ann"], "connection"),
+        (&["audit", "show", "nope", "x"], "audited entity"),
+        (&["audit", "erase", "nope", "x", "--reason", "r", "--operator", "ann"], "audited entity"),
+    ];
+    for (verb, kind) in cases {
+        let out = jadpo(&url, verb);
+        let said = stderr(&out);
+        let expected = format!("no {kind} named \"nope\" is declared (declared: ");
+        assert!(out.status.code() == Some(1) && said.contains(&expected), "{verb:?}: {said}");
+    }
+    let actions =
+        jadpo_core::ports::ScheduleStore::operator_actions(&db.store(), None, None, 10).await;
+    assert!(actions.unwrap_or_default().is_empty(), "a refused verb recorded an action");
+}
