@@ -46,3 +46,53 @@ fn no_table_cell_is_split_by_a_pipe_inside_code() {
 fn the_check_finds_an_unescaped_pipe() {
     assert_eq!(split_code("| `a | b` | `c \\| d` |"), ["a | b"]);
 }
+
+/// The `JADPO_*` names in `text`, as written (`JADPO_CONNECTION_<NAME>_URL` kept whole).
+fn setting_names(text: &str) -> std::collections::BTreeSet<String> {
+    let mut names = std::collections::BTreeSet::new();
+    for (i, _) in text.match_indices("JADPO_") {
+        let name: String = text[i..]
+            .chars()
+            .take_while(|c| {
+                c.is_ascii_uppercase() || c.is_ascii_digit() || matches!(c, '_' | '<' | '>')
+            })
+            .collect();
+        names.insert(name);
+    }
+    names
+}
+
+/// Every setting the code reads is documented in `docs/configuration.md`, and every setting that
+/// page documents is read somewhere.
+#[test]
+fn every_setting_is_documented_and_every_documented_setting_exists() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut code = String::new();
+    let mut dirs = vec![root.join("shared"), root.join("functions")];
+    while let Some(dir) = dirs.pop() {
+        for entry in
+            std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())).flatten()
+        {
+            let path = entry.path();
+            if path.is_dir() && !path.ends_with("tests") && !path.ends_with("benches") {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|x| x == "rs") {
+                code.push_str(&std::fs::read_to_string(&path).unwrap_or_default());
+            }
+        }
+    }
+    let docs = std::fs::read_to_string(root.join("docs/configuration.md")).unwrap_or_default();
+    let (read, documented) = (setting_names(&code), setting_names(&docs));
+    // The code builds `JADPO_CONNECTION_<NAME>_URL` from its prefix.
+    let known = |name: &String| {
+        documented.contains(name)
+            || (name == "JADPO_CONNECTION_" && documented.contains("JADPO_CONNECTION_<NAME>_URL"))
+    };
+    let undocumented: Vec<_> = read.iter().filter(|n| !known(n)).collect();
+    assert!(undocumented.is_empty(), "read but not in docs/configuration.md: {undocumented:?}");
+    let unread: Vec<_> = documented
+        .iter()
+        .filter(|n| !read.contains(*n) && *n != "JADPO_CONNECTION_<NAME>_URL")
+        .collect();
+    assert!(unread.is_empty(), "documented but read nowhere: {unread:?}");
+}
