@@ -179,8 +179,27 @@ async fn a_failed_delivery_attempt_is_logged() {
             log.recv_timeout(left).unwrap_or_else(|_| panic!("no failed attempt was logged"));
         if line.contains("delivery attempt failed") {
             assert!(line.contains("send_receipt") && line.contains("attempt"), "{line}");
+            assert!(
+                !line.contains('\u{1b}'),
+                "a log written to a pipe holds colour codes: {line:?}"
+            );
             break;
         }
     }
     stop_with(&mut running, "-TERM").await;
+}
+
+/// An unknown `JADPO_LOG_FORMAT` stops the process at start, saying which values it takes.
+#[test]
+fn an_unknown_log_format_is_refused() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let out = Command::new(env!("CARGO_BIN_EXE_jadpo-local"))
+        .current_dir(dir.path())
+        .env("JADPO_LOG_FORMAT", "jsno")
+        .env("JADPO_LISTEN", format!("127.0.0.1:{}", free_port()))
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && said.contains("\"jsno\" is not a log format"), "{said}");
+    assert!(!dir.path().join(".jadpo").exists(), "a refused start made its stores");
 }
