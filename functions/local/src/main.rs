@@ -10,6 +10,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::Context;
@@ -58,26 +59,48 @@ async fn main() -> anyhow::Result<()> {
     let worker = tokio::spawn(delivery_loop(engine.clone(), rx, stopped));
     let web = WebSettings { public_url: Some(public_url), secure_cookies: false };
     let state = HttpState::new(engine, web)?;
+    // Stopping drains the queued deliveries while the server still answers the sink that stands
+    // in for their services (else each would fail as unreachable and open its breaker); the
+    // application's routes answer 503 meanwhile.
+    let draining = Arc::new(AtomicBool::new(false));
+    let refuse = Arc::clone(&draining);
+    let app_routes = router(state).layer(axum::middleware::from_fn(
+        move |request: axum::extract::Request, next: axum::middleware::Next| {
+            let stopping = refuse.load(Ordering::SeqCst);
+            async move {
+                if stopping {
+                    return jadpo_http::problem(
+                        axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                        "Stopping",
+                        "the local process is stopping: try again once it has restarted",
+                    );
+                }
+                next.run(request).await
+            }
+        },
+    ));
+    let shutdown = async move {
+        let signal = stop_signal.wait().await;
+        tracing::info!(signal, "stopping: no new requests; draining queued deliveries");
+        draining.store(true, Ordering::SeqCst);
+        let _ = stop.send(true);
+        let _ = relay.await;
+        let _ = ticks.await;
+        let _ = housekeeping.await;
+        let drained = worker.await.unwrap_or(0);
+        tracing::info!(deliveries = drained, "stopped");
+    };
     axum::serve(
         listener,
-        router(state)
+        app_routes
             .merge(sink::router(Sinks::default()))
             .merge(page::router())
             .method_not_allowed_fallback(jadpo_http::wrong_method)
             .layer(axum::middleware::map_response(jadpo_http::as_problem)),
     )
-    .with_graceful_shutdown(async {
-        let signal = stop_signal.wait().await;
-        tracing::info!(signal, "stopping: no new requests; draining queued deliveries");
-    })
+    .with_graceful_shutdown(shutdown)
     .await
     .context("the HTTP server failed")?;
-    let _ = stop.send(true);
-    let _ = relay.await;
-    let _ = ticks.await;
-    let _ = housekeeping.await;
-    let drained = worker.await.unwrap_or(0);
-    tracing::info!(deliveries = drained, "stopped");
     Ok(())
 }
 

@@ -101,14 +101,21 @@ async fn stop_with(running: &mut common::Running, signal: &str) {
     }
 }
 
-/// `kill`, `docker stop` and systemd send SIGTERM: the process stops as on Ctrl-C, and closes its
-/// SQLite files, so the main file holds every write and no write-ahead log is left beside it.
+/// `kill`, `docker stop` and systemd send SIGTERM: the process stops as on Ctrl-C — drains the
+/// queued deliveries (the local sink still answering them) and closes its SQLite files, so every
+/// delivery is handled, the main file holds every write and no write-ahead log is left.
 #[tokio::test]
 async fn sigterm_stops_cleanly_and_leaves_no_write_ahead_log() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let port = free_port();
-    let mut running = start_local(dir.path(), port);
+    let mut running = common::start_local_logged(dir.path(), port);
     let key = read_key(&mut running.0);
+    let mut log = running.0.stderr.take().unwrap_or_else(|| panic!("no stderr"));
+    let logged = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut log, &mut text);
+        text
+    });
     for _ in 0..20 {
         let response = post_order(port, &key);
         assert!(response.starts_with("HTTP/1.1 201"), "{response}");
@@ -116,6 +123,11 @@ async fn sigterm_stops_cleanly_and_leaves_no_write_ahead_log() {
     let wal = dir.path().join(".jadpo/main.db-wal");
     assert!(wal.exists(), "the running process writes through a write-ahead log");
     stop_with(&mut running, "-TERM").await;
+    // The queued deliveries were drained while the sink standing in for the mailer still answered.
+    let log = logged.join().unwrap_or_default();
+    assert!(!log.contains("delivery attempt failed"), "draining failed deliveries: {log}");
+    let pending = "SELECT count(*) AS n FROM jadpo_deliveries WHERE status <> 'handled'";
+    assert_eq!(count(dir.path(), "main", pending).await, 0, "a queued delivery was left: {log}");
     let left = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
     assert_eq!(left, 0, "SIGTERM left {left} bytes of write-ahead log beside main.db");
     let orders = count(dir.path(), "main", "SELECT count(*) AS n FROM shop_orders").await;
