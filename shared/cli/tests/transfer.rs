@@ -207,6 +207,21 @@ async fn runs_and_sessions_are_listed_and_filtered() {
     assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
 }
 
+/// Waits until process `pid` catches SIGTERM (Linux's `/proc`: bit 15 of `SigCgt`): until then a
+/// TERM would end it outright rather than ask it to stop.
+fn wait_until_it_catches_sigterm(pid: &str) {
+    let catches_term = || {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let mask = status.lines().find_map(|l| l.strip_prefix("SigCgt:")).unwrap_or_default();
+        u64::from_str_radix(mask.trim(), 16).is_ok_and(|m| m & (1 << 14) != 0)
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !catches_term() {
+        assert!(std::time::Instant::now() < deadline, "process {pid} never listened for SIGTERM");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// `jadpo import` asked to stop (SIGTERM, as `kill` and `docker stop` send) stops between
 /// records and says how far it got: here while it still reads standard input, so nothing.
 #[tokio::test]
@@ -230,17 +245,7 @@ async fn an_import_stops_on_sigterm_and_says_how_far_it_got() {
     let mut stdin = import.stdin.take().unwrap_or_else(|| panic!("no stdin"));
     stdin.write_all(&std::fs::read(&file).unwrap_or_default()).unwrap_or_else(|e| panic!("{e}"));
     let pid = import.id().to_string();
-    // Until it catches SIGTERM (Linux's /proc: bit 15 of SigCgt), a TERM would end it outright.
-    let catches_term = || {
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-        let mask = status.lines().find_map(|l| l.strip_prefix("SigCgt:")).unwrap_or_default();
-        u64::from_str_radix(mask.trim(), 16).is_ok_and(|m| m & (1 << 14) != 0)
-    };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !catches_term() {
-        assert!(std::time::Instant::now() < deadline, "jadpo import never listened for SIGTERM");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    wait_until_it_catches_sigterm(&pid);
     let sent = std::process::Command::new("kill").args(["-TERM", &pid]).status();
     assert!(sent.is_ok_and(|s| s.success()));
     drop(stdin);
@@ -289,16 +294,7 @@ async fn an_export_stops_on_sigterm_and_says_the_file_is_incomplete() {
         .spawn()
         .unwrap_or_else(|e| panic!("{e}"));
     let pid = export.id().to_string();
-    let catches_term = || {
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-        let mask = status.lines().find_map(|l| l.strip_prefix("SigCgt:")).unwrap_or_default();
-        u64::from_str_radix(mask.trim(), 16).is_ok_and(|m| m & (1 << 14) != 0)
-    };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !catches_term() {
-        assert!(std::time::Instant::now() < deadline, "jadpo export never listened for SIGTERM");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    wait_until_it_catches_sigterm(&pid);
     let sent = std::process::Command::new("kill").args(["-TERM", &pid]).status();
     assert!(sent.is_ok_and(|s| s.success()));
     let mut written = String::new();
