@@ -151,7 +151,7 @@ impl<'t> HandlerContext<'t> {
             self.connection_failed |= match e {
                 ConnectionError::Unreachable { .. } => true,
                 ConnectionError::Status { status, .. } => *status >= 500 || *status == 429,
-                ConnectionError::Unknown(_) => false,
+                ConnectionError::Unknown(_) | ConnectionError::BadPath { .. } => false,
             };
         }
         result.map(|response| response.body).map_err(|e| HandlerError::Failed(e.to_string()))

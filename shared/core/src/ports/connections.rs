@@ -42,9 +42,15 @@ pub enum ConnectionError {
         /// Why.
         reason: String,
     },
-    /// The service answered with an error status.
+    /// The service answered with an error status (or a redirect, which is not followed).
     #[error("connection {connection:?} answered {status}")]
     Status { connection: String, status: u16 },
+    /// The request was refused before it was sent: a path that would leave the connection's
+    /// base URL (a bug in the caller; retrying cannot help).
+    #[error(
+        "connection {connection:?} refused path {path:?}: a path starts with one `/` and stays on the connection's host"
+    )]
+    BadPath { connection: String, path: String },
 }
 
 /// The port through which handlers call connections.
