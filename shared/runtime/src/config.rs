@@ -14,6 +14,7 @@
 //! | `JADPO_QUEUE_URL` | the SQS delivery queue's URL (deployed functions) | required when deployed |
 //! | `JADPO_LISTEN` | where the local process serves HTTP | `127.0.0.1:3000` |
 //! | `JADPO_CONNECTION_<NAME>_URL` | base URL of a declared connection (e.g. `JADPO_CONNECTION_MAILER_URL`) | locally the local sink `http://<listen>/sink/<name>`; else required |
+//! | `JADPO_CONNECTION_<NAME>_HEADER` | a header sent with every call to the connection, `Name: value` (e.g. a provider's API key; a secret: never logged or shown) | none |
 //! | `JADPO_CONNECTION_TIMEOUT_MS` | longest a connection call may take (ms) | 10000 |
 //! | `JADPO_SCHEDULE_LEASE_SECS` | how long a tick pass holds a schedule's lease (s) | 60 |
 //! | `JADPO_TICK_INTERVAL_SECS` | how often the local process ticks schedules (s) | 5 |
@@ -69,6 +70,11 @@ pub enum ConfigError {
         /// The URL with any password hidden.
         shown: String,
     },
+    /// A connection's header is not `Name: value` (the value, a secret, is never shown).
+    #[error(
+        "{variable} must be `Name: value` with a valid header name and value (the value is not shown)"
+    )]
+    BadConnectionHeader { variable: String },
     /// A deployed function has no queue.
     #[error("set JADPO_QUEUE_URL to the delivery queue's URL")]
     MissingQueue,
@@ -198,6 +204,8 @@ pub struct Config {
     pub listen: SocketAddr,
     /// Base URL of each declared connection.
     pub connections: BTreeMap<String, url::Url>,
+    /// The header (name, value) sent with every call to a connection, where one is configured.
+    pub connection_headers: BTreeMap<String, (String, String)>,
     /// Longest a connection call may take.
     pub connection_timeout: Duration,
     /// The SQS queue deliveries travel on (deployed functions).
@@ -306,6 +314,7 @@ impl Config {
             Mode::Local(_) => connection_urls(app, env, Some(listen))?,
             Mode::Deployed => connection_urls(app, env, None)?,
         };
+        let connection_headers = connection_headers(app, env)?;
         let connection_timeout = millis(env, "JADPO_CONNECTION_TIMEOUT_MS", 10_000)?;
         let queue_url = env("JADPO_QUEUE_URL").filter(|u| !u.is_empty());
         if mode == Mode::Deployed && queue_url.is_none() {
@@ -319,6 +328,7 @@ impl Config {
             engine,
             listen,
             connections,
+            connection_headers,
             connection_timeout,
             queue_url,
             tick_interval: seconds(env, "JADPO_TICK_INTERVAL_SECS", 5)?,
@@ -412,6 +422,30 @@ fn number(
 
 /// `JADPO_CONNECTION_<NAME>_URL` for each declared connection; locally, when unset, the local
 /// process's own sink (`http://<listen>/sink/<name>`).
+/// `JADPO_CONNECTION_<NAME>_HEADER` of each declared connection that has one: `Name: value`.
+fn connection_headers(
+    app: &Application,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<BTreeMap<String, (String, String)>, ConfigError> {
+    let mut out = BTreeMap::new();
+    for name in app.connections() {
+        let variable = format!("JADPO_CONNECTION_{}_HEADER", name.to_uppercase().replace('.', "_"));
+        let Some(text) = env(&variable).filter(|t| !t.trim().is_empty()) else { continue };
+        let bad = || ConfigError::BadConnectionHeader { variable: variable.clone() };
+        let (header, value) = text.split_once(':').ok_or_else(bad)?;
+        let (header, value) = (header.trim(), value.trim());
+        let valid_name = !header.is_empty()
+            && header.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+        let valid_value =
+            !value.is_empty() && value.bytes().all(|b| b == b'\t' || (b' '..=b'~').contains(&b));
+        if !(valid_name && valid_value) {
+            return Err(bad());
+        }
+        out.insert(name.clone(), (header.to_owned(), value.to_owned()));
+    }
+    Ok(out)
+}
+
 fn connection_urls(
     app: &Application,
     env: &dyn Fn(&str) -> Option<String>,

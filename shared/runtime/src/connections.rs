@@ -23,6 +23,8 @@ use serde_json::Value;
 pub struct HttpConnections {
     client: reqwest::Client,
     bases: BTreeMap<String, url::Url>,
+    /// A header sent with every call to a connection (a provider's API key, say).
+    headers: BTreeMap<String, (String, String)>,
 }
 
 /// Why the HTTP client could not be built.
@@ -47,7 +49,26 @@ impl HttpConnections {
             .timeout(timeout)
             .build()
             .map_err(|e| ClientError(e.to_string()))?;
-        Ok(Self { client, bases })
+        Ok(Self { client, bases, headers: BTreeMap::new() })
+    }
+
+    /// Sends `headers[connection]` (name, value) with every call to that connection.
+    #[must_use]
+    pub fn with_headers(mut self, headers: BTreeMap<String, (String, String)>) -> Self {
+        self.headers = headers;
+        self
+    }
+
+    /// `builder` with the connection's configured header, if it has one.
+    fn with_header(
+        &self,
+        connection: &str,
+        builder: reqwest::RequestBuilder,
+    ) -> reqwest::RequestBuilder {
+        match self.headers.get(connection) {
+            Some((name, value)) => builder.header(name.as_str(), value.as_str()),
+            None => builder,
+        }
     }
 }
 
@@ -70,7 +91,7 @@ impl Connections for HttpConnections {
         if let Some(key) = &request.idempotency_key {
             builder = builder.header("idempotency-key", key);
         }
-        answer(&request.connection, builder).await
+        answer(&request.connection, self.with_header(&request.connection, builder)).await
     }
 
     async fn get(
@@ -83,7 +104,7 @@ impl Connections for HttpConnections {
             .get(connection)
             .ok_or_else(|| ConnectionError::Unknown(connection.to_owned()))?;
         let url = joined(connection, base, path)?;
-        answer(connection, self.client.get(url)).await
+        answer(connection, self.with_header(connection, self.client.get(url))).await
     }
 }
 

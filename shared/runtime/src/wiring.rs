@@ -59,7 +59,8 @@ impl Wiring {
     /// HTTP clients for the application's connections, at their configured base URLs.
     pub fn http_connections(&self) -> Result<Arc<dyn Connections>, ClientError> {
         let connections =
-            HttpConnections::new(self.config.connections.clone(), self.config.connection_timeout)?;
+            HttpConnections::new(self.config.connections.clone(), self.config.connection_timeout)?
+                .with_headers(self.config.connection_headers.clone());
         Ok(Arc::new(connections))
     }
 

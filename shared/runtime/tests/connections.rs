@@ -25,6 +25,16 @@ fn server(answer: Vec<u8>) -> (u16, Arc<Mutex<Vec<String>>>) {
             if let Ok(mut lines) = log.lock() {
                 lines.push(line.trim().to_owned());
             }
+            // The headers, kept apart (lower-cased) for the tests that look at them.
+            loop {
+                let mut header = String::new();
+                if reader.read_line(&mut header).unwrap_or(0) == 0 || header.trim().is_empty() {
+                    break;
+                }
+                if let Ok(mut lines) = log.lock() {
+                    lines.push(format!("header {}", header.trim().to_lowercase()));
+                }
+            }
             // The headers and any body are left unread: the answer goes back at once.
             let _ = (&stream).write_all(&answer);
         }
@@ -66,7 +76,8 @@ async fn a_path_stays_on_the_connections_host() {
         assert!(matches!(refused, Err(ConnectionError::BadPath { .. })), "{bad}: {refused:?}");
     }
     let lines = seen.lock().map(|l| l.clone()).unwrap_or_default();
-    assert_eq!(lines, ["POST /base/receipts HTTP/1.1"], "a refused path was sent");
+    let requests: Vec<_> = lines.iter().filter(|l| !l.starts_with("header ")).collect();
+    assert_eq!(requests, ["POST /base/receipts HTTP/1.1"], "a refused path was sent");
 }
 
 #[tokio::test]
@@ -79,7 +90,9 @@ async fn a_redirect_is_an_answer_not_followed() {
     let answered = svc.call(request("/pay")).await;
     assert!(matches!(answered, Err(ConnectionError::Status { status: 302, .. })), "{answered:?}");
     std::thread::sleep(Duration::from_millis(100));
-    assert_eq!(seen.lock().map(|l| l.len()).unwrap_or_default(), 1, "the redirect was followed");
+    let lines = seen.lock().map(|l| l.clone()).unwrap_or_default();
+    let requests = lines.iter().filter(|l| !l.starts_with("header ")).count();
+    assert_eq!(requests, 1, "the redirect was followed");
 }
 
 #[tokio::test]
@@ -104,4 +117,17 @@ async fn an_error_never_carries_the_url() {
     for leaked in ["hunter2", "internal-path", &port.to_string()] {
         assert!(!text.contains(leaked), "the error carries {leaked:?}: {text}");
     }
+}
+
+#[tokio::test]
+async fn a_connections_configured_header_goes_with_every_call() {
+    let (port, seen) = server(ok_answer("{}"));
+    let headers =
+        BTreeMap::from([("svc".to_owned(), ("X-Api-Key".to_owned(), "s3cret".to_owned()))]);
+    let svc = connections(&format!("http://127.0.0.1:{port}")).with_headers(headers);
+    svc.call(request("/pay")).await.unwrap_or_else(|e| panic!("{e}"));
+    svc.get("svc", "/keys").await.unwrap_or_else(|e| panic!("{e}"));
+    let lines = seen.lock().map(|l| l.clone()).unwrap_or_default();
+    let sent = lines.iter().filter(|l| *l == "header x-api-key: s3cret").count();
+    assert_eq!(sent, 2, "{lines:#?}");
 }

@@ -84,15 +84,22 @@ fn every_setting_is_documented_and_every_documented_setting_exists() {
     let docs = std::fs::read_to_string(root.join("docs/configuration.md")).unwrap_or_default();
     let (read, documented) = (setting_names(&code), setting_names(&docs));
     // The code builds `JADPO_CONNECTION_<NAME>_URL` from its prefix.
+    // A documented pattern (`JADPO_CONNECTION_<NAME>_URL`) covers the prefix the code builds it
+    // from and each connection's instance of it (`JADPO_CONNECTION_MAILER_URL`).
+    let patterns: Vec<(&str, &str)> =
+        documented.iter().filter_map(|d| d.split_once("<NAME>")).collect();
     let known = |name: &String| {
         documented.contains(name)
-            || (name == "JADPO_CONNECTION_" && documented.contains("JADPO_CONNECTION_<NAME>_URL"))
+            || patterns.iter().any(|(head, tail)| {
+                name == head
+                    || (name.starts_with(head)
+                        && name.ends_with(tail)
+                        && name.len() > head.len() + tail.len())
+            })
     };
     let undocumented: Vec<_> = read.iter().filter(|n| !known(n)).collect();
     assert!(undocumented.is_empty(), "read but not in docs/configuration.md: {undocumented:?}");
-    let unread: Vec<_> = documented
-        .iter()
-        .filter(|n| !read.contains(*n) && *n != "JADPO_CONNECTION_<NAME>_URL")
-        .collect();
+    let unread: Vec<_> =
+        documented.iter().filter(|n| !read.contains(*n) && !n.contains("<NAME>")).collect();
     assert!(unread.is_empty(), "documented but read nowhere: {unread:?}");
 }

@@ -153,3 +153,27 @@ fn deployed_functions_need_a_queue() {
     let c = Config::from_vars(&app, &with, Mode::Deployed).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(c.queue_url.as_deref(), Some("https://sqs.eu-west-1.amazonaws.com/1/q"));
 }
+
+#[test]
+fn a_connections_header_is_name_and_value_and_a_bad_one_is_refused_unshown() {
+    let app = Application::builder("shop")
+        .store("main")
+        .connection("payments")
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let local = Mode::Local(Path::new("."));
+    let set = |value: &str| vars(&[("JADPO_CONNECTION_PAYMENTS_HEADER", value)]);
+    let c = Config::from_vars(&app, &set("X-Api-Key:  s3cret-1 "), local)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.connection_headers["payments"], ("X-Api-Key".to_owned(), "s3cret-1".to_owned()));
+    let none = Config::from_vars(&app, &vars(&[]), local).unwrap_or_else(|e| panic!("{e}"));
+    assert!(none.connection_headers.is_empty());
+    for bad in ["no-colon-s3cret", "Bad Name: s3cret", "X-Api-Key: s3c\u{7}ret", ": s3cret"] {
+        let err = Config::from_vars(&app, &set(bad), local).err().map(|e| e.to_string());
+        let err = err.unwrap_or_else(|| panic!("{bad:?} was accepted"));
+        assert!(
+            err.contains("JADPO_CONNECTION_PAYMENTS_HEADER") && !err.contains("s3cret"),
+            "{err}"
+        );
+    }
+}
