@@ -15,6 +15,7 @@
 //! | `JADPO_LISTEN` | where the local process serves HTTP | `127.0.0.1:3000` |
 //! | `JADPO_CONNECTION_<NAME>_URL` | base URL of a declared connection (e.g. `JADPO_CONNECTION_MAILER_URL`) | locally the local sink `http://<listen>/sink/<name>`; else required |
 //! | `JADPO_CONNECTION_<NAME>_HEADER` | a header sent with every call to the connection, `Name: value` (e.g. a provider's API key; a secret: never logged or shown) | none |
+//! | `JADPO_INSECURE_HTTP_CONNECTIONS` | `1` lets a deployed function call connections over plain `http://` (a test bed only; deployed connections are `https://` otherwise) | unset |
 //! | `JADPO_CONNECTION_TIMEOUT_MS` | longest a connection call may take (ms) | 10000 |
 //! | `JADPO_SCHEDULE_LEASE_SECS` | how long a tick pass holds a schedule's lease (s) | 60 |
 //! | `JADPO_TICK_INTERVAL_SECS` | how often the local process ticks schedules (s) | 5 |
@@ -70,6 +71,12 @@ pub enum ConfigError {
         /// The URL with any password hidden.
         shown: String,
     },
+    /// A deployed connection's URL is plain `http://`.
+    #[error(
+        "{variable} must be an https:// URL when deployed (a test bed without TLS sets \
+         JADPO_INSECURE_HTTP_CONNECTIONS=1)"
+    )]
+    PlaintextConnection { variable: String },
     /// A connection's header is not `Name: value` (the value, a secret, is never shown).
     #[error(
         "{variable} must be `Name: value` with a valid header name and value (the value is not shown)"
@@ -452,6 +459,8 @@ fn connection_urls(
     local: Option<SocketAddr>,
 ) -> Result<BTreeMap<String, url::Url>, ConfigError> {
     let mut out = BTreeMap::new();
+    // Deployed, a connection is https:// unless a test bed says otherwise, loudly.
+    let insecure = env("JADPO_INSECURE_HTTP_CONNECTIONS").is_some_and(|v| v.trim() == "1");
     for name in app.connections() {
         let variable = format!("JADPO_CONNECTION_{}_URL", name.to_uppercase().replace('.', "_"));
         let text = match (env(&variable), local) {
@@ -471,6 +480,9 @@ fn connection_urls(
                 variable: variable.clone(),
                 shown: redact(&text),
             })?;
+        if local.is_none() && url.scheme() != "https" && !insecure {
+            return Err(ConfigError::PlaintextConnection { variable });
+        }
         out.insert(name.clone(), url);
     }
     Ok(out)

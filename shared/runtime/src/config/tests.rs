@@ -112,6 +112,17 @@ fn connections_default_to_the_local_sink_and_are_required_elsewhere() {
     ]);
     let c = Config::from_vars(&app, &given, Mode::Deployed).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(c.connections["mailer"].as_str(), "https://mail.example/v1");
+    let plain = vars(&[
+        ("DATABASE_URL", "sqlite://x.db"),
+        ("JADPO_CONNECTION_MAILER_URL", "http://mail.example/v1"),
+        ("JADPO_QUEUE_URL", "http://127.0.0.1:1/q"),
+    ]);
+    let refused = Config::from_vars(&app, &plain, Mode::Deployed).err().map(|e| e.to_string());
+    let refused = refused.unwrap_or_default();
+    assert!(refused.contains("must be an https:// URL when deployed"), "{refused}");
+    let mut test_bed = plain.clone();
+    test_bed.insert("JADPO_INSECURE_HTTP_CONNECTIONS".to_owned(), "1".to_owned());
+    assert!(Config::from_vars(&app, &test_bed, Mode::Deployed).is_ok(), "the override was ignored");
     let bad =
         vars(&[("DATABASE_URL", "sqlite://x.db"), ("JADPO_CONNECTION_MAILER_URL", "ftp://x")]);
     let err = Config::from_vars(&app, &bad, Mode::Deployed)
