@@ -41,14 +41,12 @@ pub(crate) async fn run(command: ActionsCommand) -> anyhow::Result<()> {
     let (mut all, mut headed) = (Vec::new(), false);
     for (name, store) in wiring.stores.iter() {
         for a in store.operator_actions(kind.as_deref(), item.as_deref(), limit).await? {
-            crate::common::header(
-                &mut headed,
-                json,
-                &format!(
+            crate::common::header(&mut headed, json, || {
+                format!(
                     "{:<23}  {:<10} {:<18} {:<12} {:<38} OPERATOR (DATABASE ROLE)  DETAIL",
                     "WHEN", "STORE", "ACTION", "KIND", "ITEM"
-                ),
-            );
+                )
+            });
             if !json {
                 let detail = a.detail.as_deref().map(|d| format!("  {d}")).unwrap_or_default();
                 println!(

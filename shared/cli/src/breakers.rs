@@ -40,14 +40,12 @@ pub(crate) async fn run(command: BreakersCommand) -> anyhow::Result<()> {
             let (mut all, mut headed) = (Vec::new(), false);
             for (name, store) in stores.iter() {
                 for b in store.breakers_list().await? {
-                    crate::common::header(
-                        &mut headed,
-                        json,
-                        &format!(
+                    crate::common::header(&mut headed, json, || {
+                        format!(
                             "{:<16} {:<10} {:<9} FAILURES / OPEN SINCE",
                             "CONNECTION", "STORE", "STATE"
-                        ),
-                    );
+                        )
+                    });
                     if !json {
                         let since =
                             b.opened_at.map(|t| format!("  open since {}", crate::common::when(t)));
@@ -69,15 +67,6 @@ pub(crate) async fn run(command: BreakersCommand) -> anyhow::Result<()> {
                 println!("no breaker has been used yet (all closed)");
             }
         }
-        BreakersCommand::Open(t) | BreakersCommand::Close(t)
-            if !app.connections().contains(&t.connection) =>
-        {
-            crate::common::declared(
-                "connection",
-                &t.connection,
-                app.connections().iter().map(String::as_str),
-            )?;
-        }
         BreakersCommand::Open(t) => force(&wiring, t, true).await?,
         BreakersCommand::Close(t) => force(&wiring, t, false).await?,
     }
@@ -85,6 +74,8 @@ pub(crate) async fn run(command: BreakersCommand) -> anyhow::Result<()> {
 }
 
 async fn force(wiring: &jadpo_runtime::Wiring, target: Target, open: bool) -> anyhow::Result<()> {
+    let connections = wiring.app.connections().iter().map(String::as_str);
+    crate::common::declared("connection", &target.connection, connections)?;
     let operator = crate::common::operator(target.operator)?;
     let p = crate::common::operator_engine(wiring);
     let ops = BreakerOps::new(&p, &operator);

@@ -91,10 +91,11 @@ pub(crate) fn when(t: chrono::DateTime<chrono::Utc>) -> String {
     t.format("%Y-%m-%d %H:%M:%S UTC").to_string()
 }
 
-/// Prints a listing's header row once, before its first line (`headed` remembers), in text only.
-pub(crate) fn header(headed: &mut bool, json: bool, columns: &str) {
+/// Prints a listing's header row once, before its first line (`headed` remembers), in text only;
+/// `columns` is made only then.
+pub(crate) fn header(headed: &mut bool, json: bool, columns: impl FnOnce() -> String) {
     if !json && !*headed {
-        println!("{columns}");
+        println!("{}", columns());
         *headed = true;
     }
 }

@@ -145,14 +145,12 @@ pub(crate) async fn run(command: DeliveriesCommand) -> anyhow::Result<()> {
                 stores.iter().filter(|(n, _)| store.as_deref().is_none_or(|only| only == *n))
             {
                 for d in s.deliveries_list(&filter).await? {
-                    crate::common::header(
-                        &mut headed,
-                        json,
-                        &format!(
+                    crate::common::header(&mut headed, json, || {
+                        format!(
                             "{:<36}  {:<9} {:<10} {:<16} {:<11} {:<16} CREATED",
                             "ID", "STATUS", "STORE", "SUBSCRIBER", "ATTEMPTS", "EVENT"
-                        ),
-                    );
+                        )
+                    });
                     if !json {
                         println!("{}", line(name, &d));
                     }
@@ -251,6 +249,8 @@ async fn apply(app: &Application, change: Change, reason: Option<String>) -> any
     };
     let verb = if reason.is_some() { "discarded" } else { "retried" };
     let (json, mut refused, mut done_json) = (change.json, Vec::new(), Vec::new());
+    // The connections whose breakers held a retried delivery: each is checked once, after.
+    let mut held_by = std::collections::BTreeSet::new();
     for id in &ids {
         let done = match &reason {
             None => ops.retry(id).await,
@@ -263,8 +263,8 @@ async fn apply(app: &Application, change: Change, reason: Option<String>) -> any
                 }
                 done_json
                     .push(json!({"id": id, "subscriber": d.subscriber, "was": d.status.as_str()}));
-                if let (Some(held), None) = (&d.held, &reason) {
-                    warn_if_held(&ops, &held.connection).await?;
+                if let (Some(held), None) = (d.held, &reason) {
+                    held_by.insert(held.connection);
                 }
             }
             Err(e @ (DeliveryOpError::Store(_) | DeliveryOpError::NoReason)) => {
@@ -272,6 +272,9 @@ async fn apply(app: &Application, change: Change, reason: Option<String>) -> any
             }
             Err(e) => refused.push(e.to_string()),
         }
+    }
+    for connection in &held_by {
+        warn_if_held(&ops, connection).await?;
     }
     if json {
         println!("{}", json!({ verb: done_json, "refused": refused }));

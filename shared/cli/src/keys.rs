@@ -80,11 +80,9 @@ pub(crate) async fn run(command: KeysCommand) -> anyhow::Result<()> {
             }
             let mut headed = false;
             for k in keys.iter().filter(|_| !json) {
-                crate::common::header(
-                    &mut headed,
-                    json,
-                    &format!("{:<36}  {:<16} {:<40} ISSUED / STATE", "ID", "SERVICE", "SCOPES"),
-                );
+                crate::common::header(&mut headed, json, || {
+                    format!("{:<36}  {:<16} {:<40} ISSUED / STATE", "ID", "SERVICE", "SCOPES")
+                });
                 let state = k.revoked_at.map_or_else(
                     || {
                         k.expires_at.map_or("live".to_owned(), |t| {

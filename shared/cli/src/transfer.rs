@@ -65,8 +65,8 @@ async fn target(store: Option<&str>) -> anyhow::Result<(String, std::sync::Arc<d
 pub(crate) async fn export(args: ExportArgs) -> anyhow::Result<()> {
     // Ctrl-C or SIGTERM stops the export between runs; the file then has no end marker, which
     // `jadpo import` refuses.
-    let stop = jadpo_runtime::shutdown::StopSignal::listen().context("listening for signals")?;
-    let mut stop = std::pin::pin!(stop.wait());
+    let mut stop =
+        jadpo_runtime::shutdown::StopSignal::listen().context("listening for signals")?;
     let (name, store) = target(args.store.as_deref()).await?;
     let sink: Box<dyn Write> = match &args.output {
         Some(path) => Box::new(
@@ -87,7 +87,7 @@ pub(crate) async fn export(args: ExportArgs) -> anyhow::Result<()> {
         let page = store.executions_page(&after, 500).await?;
         let Some(last) = page.last().cloned() else { break };
         for run in &page {
-            if let Some(signal) = stop_requested(&mut stop).await {
+            if let Some(signal) = stop.requested().await {
                 bail!(
                     "stopped by {signal} after {runs} runs: the export has no end marker, and \
                      `jadpo import` refuses it; export again"
@@ -195,23 +195,10 @@ async fn input_file(args: &ImportArgs) -> anyhow::Result<(PathBuf, Option<tempfi
     Ok((path.to_path_buf(), Some(path)))
 }
 
-/// The stop signal, if one has come (checked without waiting; the yield first lets the runtime
-/// take in a signal that came meanwhile).
-async fn stop_requested<F: std::future::Future<Output = &'static str>>(
-    stop: &mut std::pin::Pin<&mut F>,
-) -> Option<&'static str> {
-    tokio::task::yield_now().await;
-    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-    match stop.as_mut().poll(&mut cx) {
-        std::task::Poll::Ready(signal) => Some(signal),
-        std::task::Poll::Pending => None,
-    }
-}
-
 pub(crate) async fn import(args: ImportArgs) -> anyhow::Result<()> {
     // Ctrl-C or SIGTERM stops the import between records, saying how far it got.
-    let stop = jadpo_runtime::shutdown::StopSignal::listen().context("listening for signals")?;
-    let mut stop = std::pin::pin!(stop.wait());
+    let mut stop =
+        jadpo_runtime::shutdown::StopSignal::listen().context("listening for signals")?;
     let (name, store) = target(args.store.as_deref()).await?;
     if store.migrations_applied().await?.is_empty() {
         bail!("store {name} is not migrated: run `jadpo migrate apply` first");
@@ -224,7 +211,7 @@ pub(crate) async fn import(args: ImportArgs) -> anyhow::Result<()> {
         std::fs::File::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
     for (index, line) in BufReader::new(file).lines().enumerate() {
         let number = index + 1;
-        if let Some(signal) = stop_requested(&mut stop).await {
+        if let Some(signal) = stop.requested().await {
             bail!(
                 "stopped by {signal}: {runs} of {total_runs} runs and {sessions} of \
                  {total_sessions} sessions were imported (each commits on its own); import the \

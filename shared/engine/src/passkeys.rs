@@ -130,17 +130,24 @@ fn blank(
     Ok(state)
 }
 
+/// Refuses a stored `what` written in a form this release cannot read (`None`: written before
+/// encodings were recorded, read as form 1).
+fn readable(what: &str, encoding: Option<i16>) -> Result<(), PasskeyRefusal> {
+    match encoding.unwrap_or(ENCODING) {
+        ENCODING => Ok(()),
+        _ => Err(unreadable(what, format!("unknown encoding {encoding:?}"))),
+    }
+}
+
 /// A taken `purpose` ceremony's state with the presented challenge put back.
 fn restore(
-    taken: &TakenChallenge,
+    taken: TakenChallenge,
     purpose: Purpose,
     sent: SentChallenge,
 ) -> Result<Vec<u8>, PasskeyRefusal> {
     let at = challenge_at(purpose);
-    if taken.encoding.unwrap_or(ENCODING) != ENCODING {
-        return Err(unreadable("ceremony", format!("unknown encoding {:?}", taken.encoding)));
-    }
-    let mut state = taken.state.clone();
+    readable("ceremony", taken.encoding)?;
+    let mut state = taken.state;
     let slot = state.get_mut(at..at + 16).ok_or_else(|| unreadable("ceremony", "too short"))?;
     slot.copy_from_slice(&sent.0.to_le_bytes());
     Ok(state)
@@ -159,21 +166,23 @@ async fn keep(
 
 /// Takes (deletes) the `purpose` ceremony `sent` answers, in a transaction of its own: once
 /// presented, it is used up, whatever comes of the response. Refuses one that expired or is
-/// bound to someone else than `bound_to`.
+/// bound to someone else than `bound_to`. Its state, the challenge put back.
 async fn take(
     p: &Engine,
     store: &dyn Store,
     sent: SentChallenge,
     purpose: Purpose,
     bound_to: Option<&str>,
-) -> Result<TakenChallenge, SignInFlowError> {
+) -> Result<Vec<u8>, SignInFlowError> {
     let mut tx = store.begin().await?;
     let verifier = challenge_verifier(sent);
     let taken = store.passkey_challenge_take(tx.as_mut(), &verifier, purpose).await;
     let taken = commit_or_rollback(tx, taken).await?;
     crate::fault!("passkey.after_take");
     match taken {
-        Some(t) if t.expires_at > p.clock.now() && t.bound_to.as_deref() == bound_to => Ok(t),
+        Some(t) if t.expires_at > p.clock.now() && t.bound_to.as_deref() == bound_to => {
+            Ok(restore(t, purpose, sent)?)
+        }
         _ => Err(PasskeyRefusal::NoCeremony.into()),
     }
 }
@@ -295,8 +304,7 @@ pub async fn register(
     let registration = Registration::from_json_relaxed(response).map_err(malformed)?;
     let sent = registration.challenge_relaxed().map_err(malformed)?;
     let store = p.store(&users.store)?;
-    let taken = take(p, store.as_ref(), sent, Purpose::Register, Some(user_id)).await?;
-    let state = restore(&taken, Purpose::Register, sent)?;
+    let state = take(p, store.as_ref(), sent, Purpose::Register, Some(user_id)).await?;
     let server = RegistrationServerState::<USER_HANDLE_MAX_LEN>::decode(state.as_slice())
         .map_err(|e| unreadable("ceremony", e))?;
     let options = RegistrationVerificationOptions::<&str, &str> {
@@ -352,8 +360,7 @@ pub async fn sign_in(
     let auth = DiscoverableAuthentication64::from_json_relaxed(response).map_err(malformed)?;
     let sent = auth.challenge_relaxed().map_err(malformed)?;
     let store = p.store(&users.store)?;
-    let taken = take(p, store.as_ref(), sent, Purpose::SignIn, None).await?;
-    let state = restore(&taken, Purpose::SignIn, sent)?;
+    let state = take(p, store.as_ref(), sent, Purpose::SignIn, None).await?;
     let server = DiscoverableAuthenticationServerState::decode(state.as_slice())
         .map_err(|e| unreadable("ceremony", e))?;
     let mut tx = store.begin().await?;
@@ -380,11 +387,7 @@ fn verify_assertion(
     auth: &DiscoverableAuthentication64,
     passkey: &StoredPasskey,
 ) -> Result<Vec<u8>, SignInFlowError> {
-    if passkey.encoding.unwrap_or(ENCODING) != ENCODING {
-        return Err(
-            unreadable("credential", format!("unknown encoding {:?}", passkey.encoding)).into()
-        );
-    }
+    readable("credential", passkey.encoding)?;
     let handle = user_handle(&passkey.user_handle)?;
     let static_state = StaticState::<PublicKey>::decode(passkey.credential.as_slice())
         .map_err(|e| unreadable("credential", e))?;
@@ -448,7 +451,7 @@ mod tests {
             encoding: Some(ENCODING),
             expires_at: chrono::Utc::now(),
         };
-        assert_eq!(restore(&taken, Purpose::SignIn, sent).ok(), Some(encoded));
+        assert_eq!(restore(taken, Purpose::SignIn, sent).ok(), Some(encoded));
 
         let handle = UserHandle64::new();
         let name = Username::try_from("ann@example.com").unwrap_or_else(|e| panic!("{e}"));
@@ -467,7 +470,7 @@ mod tests {
             encoding: Some(ENCODING),
             expires_at: chrono::Utc::now(),
         };
-        assert_eq!(restore(&taken, Purpose::Register, sent).ok(), Some(encoded));
+        assert_eq!(restore(taken, Purpose::Register, sent).ok(), Some(encoded));
         let wrong = SentChallenge(sent.0 ^ 1);
         assert!(blank(server.encode().unwrap_or_default(), Purpose::Register, wrong).is_err());
     }

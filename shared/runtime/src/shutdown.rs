@@ -29,6 +29,24 @@ impl StopSignal {
         }
     }
 
+    /// The stop signal, if one came (without waiting: for a loop that stops between items). The
+    /// yield first lets the runtime take in a signal that came meanwhile.
+    pub async fn requested(&mut self) -> Option<&'static str> {
+        tokio::task::yield_now().await;
+        #[cfg(unix)]
+        {
+            let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+            let (interrupt, terminate) = &mut self.signals;
+            if interrupt.poll_recv(&mut cx).is_ready() {
+                return Some("SIGINT");
+            }
+            if terminate.poll_recv(&mut cx).is_ready() {
+                return Some("SIGTERM");
+            }
+        }
+        None
+    }
+
     /// Waits until the process is asked to stop; the signal's name (`SIGINT`, `SIGTERM`).
     pub async fn wait(self) -> &'static str {
         #[cfg(unix)]
