@@ -16,11 +16,18 @@
 //! * Subscriber `send_receipt` calls the `mailer` connection (locally, the sink at
 //!   `POST /sink/mailer`), behind the connection's circuit breaker; the `receipt_survey` flag
 //!   (off until an operator sets it, e.g. to 25% of customers) adds a survey to the receipt.
+//! * Action `pay_order` (`{"order_id": "…", "amount": 1250}`, in cents) emits
+//!   `order.payment_requested`; subscriber `take_payment` charges through `payments`, then mails a
+//!   receipt naming the charge through `mailer`, then writes `shop_payments`. Both calls are
+//!   recorded steps with their own idempotency keys: a retry replays them instead of charging
+//!   twice. `payments` declares a 24-hour key window: an unanswered charge older than that is
+//!   not re-sent but left to an operator.
 //! * Schedule `sales_summary` (every minute) emits `sales.summary_due`; subscriber
 //!   `summarize_sales` writes one row per run to `shop_sales_summaries`.
 
 mod checkout;
 mod orders;
+mod payments;
 mod sales;
 
 use jadpo_core::Dialect;
@@ -34,6 +41,7 @@ use jadpo_core::model::schedule::Schedule;
 
 pub use checkout::{Charge, Refund, Release, Reserve, checkout};
 pub use orders::{PlaceOrder, ReserveStock, SendReceipt};
+pub use payments::{PayOrder, TakePayment};
 pub use sales::SummarizeSales;
 
 fn migration(version: u32, name: &str, sql: &str) -> Vec<Migration> {
@@ -62,6 +70,7 @@ pub fn application() -> Result<Application, ShopError> {
         .store("warehouse")
         .event("order.placed")
         .event("sales.summary_due")
+        .event("order.payment_requested")
         .flag("receipt_survey", Rollout::Off)
         .audit(AuditSpec::new("order", "main", "shop_orders", &["customer", "items", "created_at"]))
         .schedule(Schedule::every(
@@ -70,7 +79,7 @@ pub fn application() -> Result<Application, ShopError> {
             "sales.summary_due",
         ))
         .connection("mailer")
-        .connection("payments")
+        .connection_with_key_window("payments", std::time::Duration::from_secs(24 * 3600))
         .workflow(checkout()?, "main")
         .capability("reserve", Reserve)
         .capability("release", Release)
@@ -98,6 +107,15 @@ pub fn application() -> Result<Application, ShopError> {
             "mailer",
             SendReceipt,
         )
+        .action_for("pay_order", "main", Callers::users_and_services(), PayOrder)
+        .subscriber_via(
+            "take_payment",
+            "order.payment_requested",
+            "main",
+            RetryPolicy::default(),
+            "payments",
+            TakePayment,
+        )
         .subscriber(
             "summarize_sales",
             "sales.summary_due",
@@ -117,6 +135,7 @@ pub fn application() -> Result<Application, ShopError> {
                 ),
                 (6, "shop_customers", include_str!("../migrations/sqlite/main_0006_customers.sql")),
                 (7, "shop_services", include_str!("../migrations/sqlite/main_0007_services.sql")),
+                (8, "shop_payments", include_str!("../migrations/sqlite/main_0008_payments.sql")),
             ]),
         )
         .migrations(
@@ -135,6 +154,7 @@ pub fn application() -> Result<Application, ShopError> {
                     include_str!("../migrations/postgres/main_0007_customers.sql"),
                 ),
                 (8, "shop_services", include_str!("../migrations/postgres/main_0008_services.sql")),
+                (9, "shop_payments", include_str!("../migrations/postgres/main_0009_payments.sql")),
             ]),
         )
         .migrations(
@@ -176,7 +196,12 @@ mod tests {
         assert_eq!(app.connections(), ["mailer".to_owned(), "payments".to_owned()]);
         assert!(app.workflow("checkout").is_some_and(|(_, store)| store == "main"));
         assert_eq!(app.migrations_for("warehouse", Dialect::Postgres).len(), 1);
-        assert_eq!(app.migrations_for("main", Dialect::Sqlite).len(), 4);
+        assert_eq!(app.migrations_for("main", Dialect::Sqlite).len(), 5);
+        assert!(app.action("pay_order").is_some());
+        let payers: Vec<_> =
+            app.subscribers_of("order.payment_requested").map(|s| s.name.as_str()).collect();
+        assert_eq!(payers, ["take_payment"]);
+        assert_eq!(app.key_window("payments"), Some(std::time::Duration::from_secs(86_400)));
         assert_eq!(app.users_store(), "main");
         assert_eq!(app.services().map(|s| s.table.as_str()), Some("shop_services"));
         assert_eq!(app.services_store(), "main");

@@ -74,7 +74,7 @@ impl Action for PlaceOrder {
         let id = ctx.new_id();
         let items = json!(order.items);
         let now = ctx.now();
-        let tx = ctx.tx();
+        let tx = ctx.tx().await?;
         let items_value = match tx.dialect() {
             Dialect::Postgres => SqlValue::Json(items.clone()),
             Dialect::Sqlite => SqlValue::Text(items.to_string()),
@@ -114,6 +114,7 @@ impl Subscriber for ReserveStock {
         let now = ctx.now();
         for item in items {
             ctx.tx()
+                .await?
                 .execute(
                     "INSERT INTO shop_reservations (order_id, sku, qty, reserved_at) VALUES ($1, $2, $3, $4)",
                     &[order_id.as_str().into(), item.sku.into(), item.qty.into(), now.into()],

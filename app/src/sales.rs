@@ -31,6 +31,7 @@ impl Subscriber for SummarizeSales {
         let now = ctx.now();
         let counted = ctx
             .tx()
+            .await?
             .query_one(
                 "SELECT COUNT(*) AS n FROM shop_orders WHERE created_at > $1 AND created_at <= $2",
                 &[since.into(), tick_at.into()],
@@ -38,6 +39,7 @@ impl Subscriber for SummarizeSales {
             .await?;
         let orders = counted.get_i64("n")?;
         ctx.tx()
+            .await?
             .execute(
                 "INSERT INTO shop_sales_summaries (run_id, tick_at, orders, computed_at) \
                  VALUES ($1, $2, $3, $4) ON CONFLICT (run_id) DO NOTHING",

@@ -1,6 +1,12 @@
-//! The local stand-in for external services: `POST /sink/{name}` records what it receives,
+//! The local stand-in for external services: `POST /sink/{name}` (or a path under it, such as
+//! `/sink/payments/charges`) records what it receives,
 //! `GET /sink/{name}` lists it, and `PUT /sink/{name}/mode` with `{"fail": true}` makes it
 //! answer `503` until set back, to watch retries and dead deliveries locally.
+//!
+//! Like a payment provider, a sink keeps what it answered each `Idempotency-Key`: the same
+//! request again under a key gets the same answer (and acts once), another request under a used
+//! key is refused with `422`. What it received, repeats and refusals included, stays listed, so
+//! tests count the requests each key saw.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -19,6 +25,10 @@ use jadpo_http::problem;
 struct Sink {
     received: Vec<Value>,
     failing: bool,
+    /// Per idempotency key: the request it was first used with and the answer given.
+    answered: BTreeMap<String, (Value, Value)>,
+    /// How many requests were acted on (a repeat under a used key is not).
+    acted: usize,
 }
 
 /// The sinks' shared state.
@@ -46,8 +56,19 @@ impl Sinks {
 pub fn router(sinks: Sinks) -> Router {
     Router::new()
         .route("/sink/{name}", post(receive).get(list))
+        .route("/sink/{name}/{*path}", post(receive_at))
         .route("/sink/{name}/mode", put(set_mode))
         .with_state(sinks)
+}
+
+/// A call to a path under the sink (`/sink/payments/charges`): recorded like one to the sink.
+async fn receive_at(
+    State(sinks): State<Sinks>,
+    Path((name, _path)): Path<(String, String)>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    receive(State(sinks), Path(name), headers, body).await
 }
 
 async fn receive(
@@ -69,11 +90,32 @@ async fn receive(
         // A sign-in mail: where a person running the local process looks for it.
         println!("mail to {}: sign in at {link} or with code {code}", body["to"]);
     }
-    let count = sinks.with(&name, |s| {
+    let answer = sinks.with(&name, |s| {
         s.received.push(json!({"idempotency_key": key, "body": body}));
-        s.received.len()
+        answer(s, &name, key, body)
     });
-    (StatusCode::OK, axum::Json(json!({"received": count}))).into_response()
+    match answer {
+        Ok(answer) => (StatusCode::OK, axum::Json(answer)).into_response(),
+        Err(key) => problem(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "Idempotency key reused",
+            &format!("key {key:?} was used with another request"),
+        ),
+    }
+}
+
+/// Acts on a request (or answers a repeat as the first time); `Err(key)` for a used key sent
+/// with another request.
+fn answer(s: &mut Sink, name: &str, key: Option<String>, body: Value) -> Result<Value, String> {
+    if let Some((first, answer)) = key.as_ref().and_then(|k| s.answered.get(k)) {
+        return if *first == body { Ok(answer.clone()) } else { Err(key.unwrap_or_default()) };
+    }
+    s.acted += 1;
+    let answer = json!({"received": s.received.len(), "id": format!("{name}-{}", s.acted)});
+    if let Some(key) = key {
+        s.answered.insert(key, (body, answer.clone()));
+    }
+    Ok(answer)
 }
 
 async fn list(State(sinks): State<Sinks>, Path(name): Path<String>) -> Response {

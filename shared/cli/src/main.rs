@@ -6,7 +6,8 @@
 //! message that says what to do. The verbs: `migrate apply | status | sql`, `keys issue | list |
 //! revoke | rotate`, `tokens issue | end`, `deliveries list | show | retry | discard | release`,
 //! `schedules list | runs | pause | resume | trigger`, `breakers list | open | close`, `flags
-//! list | set | history`, `audit show | erase`, `runs list`, `sessions list`, `actions list`, `verify`, `export`, `import`.
+//! list | set | history`, `audit show | erase`, `runs list`, `sessions list`, `actions list`, `verify`, `export`, `import`,
+//! `sealing-key new`.
 
 mod actions;
 mod audit;
@@ -18,6 +19,7 @@ mod keys;
 mod migrate;
 mod runs;
 mod schedules;
+mod sealing;
 mod tokens;
 mod transfer;
 mod verify;
@@ -73,6 +75,9 @@ enum Command {
     Export(transfer::ExportArgs),
     /// Import an export into a migrated store of either kind.
     Import(transfer::ImportArgs),
+    /// Make a key for sealing step answers (JADPO_SEALING_KEYS).
+    #[command(subcommand)]
+    SealingKey(sealing::SealingCommand),
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -93,6 +98,7 @@ async fn main() -> std::process::ExitCode {
         Command::Verify(args) => verify::run(args).await,
         Command::Export(args) => transfer::export(args).await,
         Command::Import(args) => transfer::import(args).await,
+        Command::SealingKey(command) => sealing::run(command),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

@@ -9,9 +9,9 @@ use jadpo_test_harness::{PgTestDb, SqliteTestDb};
 use serde_json::Value;
 
 /// How many migrations the jadpo ledger has.
-const JADPO: usize = 14;
+const JADPO: usize = 15;
 /// How many migrations the shop adds to store `main` (orders, sales summaries, customers, services).
-const SHOP: usize = 4;
+const SHOP: usize = 5;
 
 fn jadpo(database_url: Option<&str>, args: &[&str]) -> Output {
     common::jadpo_with(database_url, args)

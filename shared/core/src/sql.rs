@@ -185,6 +185,14 @@ impl Row {
         }
     }
 
+    /// A nullable bytes column.
+    pub fn get_opt_bytes(&self, column: &str) -> Result<Option<&[u8]>, StoreError> {
+        match self.get(column)? {
+            SqlValue::Null => Ok(None),
+            _ => self.get_bytes(column).map(Some),
+        }
+    }
+
     /// A boolean column (PostgreSQL `boolean`, SQLite 0/1).
     pub fn get_bool(&self, column: &str) -> Result<bool, StoreError> {
         match self.get(column)? {

@@ -8,6 +8,7 @@
 //! * [`crate::ports::UserSessionStore`] keeps users' API tokens' and browser sessions' verifiers;
 //!   [`crate::ports::SignInStore`] keeps sign-in requests (magic links and codes by email);
 //!   [`crate::ports::PasskeyStore`] keeps passkeys and the ceremonies under way.
+//! * [`crate::ports::StepStore`] keeps the step records of runs that make changing calls.
 //! * [`crate::ports::LeaseStore`] takes, extends and fences generation-numbered leases.
 //! * [`crate::ports::WorkflowStore`] commits workflow transitions and keeps Sessions;
 //!   [`crate::ports::WorkflowOps`] verifies, exports and imports them.
@@ -28,6 +29,7 @@ use crate::ports::ScheduleStore;
 use crate::ports::SchemaIntrospection;
 use crate::ports::ServiceKeyStore;
 use crate::ports::SignInStore;
+use crate::ports::StepStore;
 use crate::ports::UserSessionStore;
 use crate::ports::{DeliveryAdminStore, PipelineStore};
 use crate::ports::{WorkflowOps, WorkflowStore};
@@ -43,6 +45,7 @@ pub trait Store:
     + UserSessionStore
     + SignInStore
     + PasskeyStore
+    + StepStore
     + WorkflowStore
     + WorkflowOps
     + LeaseStore
@@ -64,6 +67,7 @@ impl<T> Store for T where
         + UserSessionStore
         + SignInStore
         + PasskeyStore
+        + StepStore
         + WorkflowStore
         + WorkflowOps
         + LeaseStore

@@ -3,15 +3,17 @@
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
-use jadpo_core::app::{Emitted, HandlerContext, HandlerError};
+use async_trait::async_trait;
+use jadpo_core::app::{ActionOutput, Emitted, HandlerContext, HandlerError, RunServices};
 use jadpo_core::id::new_id;
 use jadpo_core::model::delivery::{NewDelivery, NewEvent, QueuedDelivery};
 use jadpo_core::model::principal::Principal;
 use jadpo_core::{Store, StoreError, Transaction};
 
 use crate::context::Engine;
+pub use crate::digest::request_digest;
+use crate::steps::{Interrupt, OpenError, Opener, Run, Runner, action_run_key};
 
 /// One request to run an action.
 #[derive(Debug, Clone)]
@@ -83,51 +85,91 @@ pub enum CommitError {
     Store(#[from] StoreError),
 }
 
-/// The digest idempotency compares: SHA-256 over the method, the path and the body's canonical
-/// JSON, so the same request sent with other spacing or key order is the same request.
-pub fn request_digest(method: &str, path: &str, body: &Value) -> String {
-    let mut canonical = String::new();
-    canonical_json(body, &mut canonical);
-    let mut hash = Sha256::new();
-    for part in [method, "\n", path, "\n", canonical.as_str()] {
-        hash.update(part.as_bytes());
-    }
-    hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
+/// Opens an action's transaction: its idempotency claim first, then the audit context.
+struct ActionOpener<'a> {
+    p: &'a Engine,
+    store: &'a dyn Store,
+    request: &'a CommitRequest,
+    audited: bool,
 }
 
-/// `value` written with no whitespace and every object's keys in byte order; strings and numbers
-/// as `serde_json` writes them (so `1` and `1.0` stay different numbers).
-fn canonical_json(value: &Value, out: &mut String) {
-    match value {
-        Value::Object(map) => {
-            let mut entries: Vec<_> = map.iter().collect();
-            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
-            out.push('{');
-            for (i, (key, item)) in entries.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
+#[async_trait]
+impl Opener for ActionOpener<'_> {
+    async fn open(&self) -> Result<Box<dyn Transaction>, OpenError> {
+        let (p, store, request) = (self.p, self.store, self.request);
+        let now = p.clock.now();
+        let mut tx = store.begin().await?;
+        if let Some(key) = &request.idempotency_key {
+            let retention = chrono::Duration::from_std(p.settings.idempotency_retention)
+                .unwrap_or(chrono::Duration::days(1));
+            let digest = &request.request_digest;
+            let claim = store
+                .idempotency_claim(tx.as_mut(), &request.caller, key, digest, now, now + retention)
+                .await;
+            match claim {
+                Ok(None) => {}
+                Ok(Some(stored)) => {
+                    tx.rollback().await?;
+                    return Err(OpenError::Interrupt(if stored.request_digest == *digest {
+                        Interrupt::Replay(stored)
+                    } else {
+                        Interrupt::KeyReused(key.clone())
+                    }));
                 }
-                out.push_str(&Value::String(key.clone()).to_string());
-                out.push(':');
-                canonical_json(item, out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
+                Err(e) => {
+                    let _ = tx.rollback().await;
+                    return Err(e.into());
                 }
-                canonical_json(item, out);
             }
-            out.push(']');
         }
-        scalar => out.push_str(&scalar.to_string()),
+        crate::fault!("commit.after_claim");
+        if self.audited {
+            // The acting principal (`service:web`, `user:<id>`); the caller string for the
+            // runtime's own requests, which have none.
+            let actor =
+                request.principal.as_ref().map_or_else(|| request.caller.clone(), Principal::owner);
+            let who = jadpo_core::model::audit::AuditContext {
+                actor: &actor,
+                action: &request.action,
+                request_id: Some(&request.request_id),
+                trace: request.traceparent.as_deref(),
+                now,
+            };
+            store.audit_set_context(tx.as_mut(), &who).await?;
+        }
+        Ok(tx)
     }
 }
 
-/// Runs `request` in one transaction on its action's store.
+fn handler_error(e: HandlerError) -> CommitError {
+    match e {
+        HandlerError::Rejected { status, title, detail } => {
+            CommitError::Rejected { status, title, detail }
+        }
+        HandlerError::Store(e) => CommitError::Store(e),
+        HandlerError::Failed(why) => CommitError::Failed(why),
+    }
+}
+
+fn interrupted(interrupt: Interrupt, store: &str) -> Result<CommitOutcome, CommitError> {
+    match interrupt {
+        Interrupt::Replay(stored) => {
+            let body = serde_json::from_str(&stored.body).unwrap_or(Value::String(stored.body));
+            Ok(CommitOutcome {
+                status: stored.status,
+                body,
+                replayed: true,
+                deliveries: Vec::new(),
+                store: store.to_owned(),
+            })
+        }
+        Interrupt::KeyReused(key) => Err(CommitError::KeyReused(key)),
+        Interrupt::AlreadyHandled => Err(CommitError::Failed("not a subscriber".to_owned())),
+    }
+}
+
+/// Runs `request`: the action's calls first (recorded steps, outside any transaction), then its
+/// writes in one transaction on its store with the idempotency record and the events.
 pub async fn commit(p: &Engine, request: CommitRequest) -> Result<CommitOutcome, CommitError> {
     let spec = p
         .app
@@ -135,103 +177,79 @@ pub async fn commit(p: &Engine, request: CommitRequest) -> Result<CommitOutcome,
         .ok_or_else(|| CommitError::UnknownAction(request.action.clone()))?;
     let store = p.store(&spec.store)?;
     let now = p.clock.now();
-    let mut tx = store.begin().await?;
-    if let Some(key) = &request.idempotency_key {
-        let retention = chrono::Duration::from_std(p.settings.idempotency_retention)
-            .unwrap_or(chrono::Duration::days(1));
-        let stored = store
-            .idempotency_claim(
-                tx.as_mut(),
-                &request.caller,
-                key,
-                &request.request_digest,
-                now,
-                now + retention,
-            )
-            .await;
-        match stored {
-            Ok(None) => {}
-            Ok(Some(stored)) => {
-                tx.rollback().await?;
-                if stored.request_digest != request.request_digest {
-                    return Err(CommitError::KeyReused(key.clone()));
-                }
-                let body = serde_json::from_str(&stored.body).unwrap_or(Value::String(stored.body));
-                let store = spec.store.clone();
-                return Ok(CommitOutcome {
-                    status: stored.status,
-                    body,
-                    replayed: true,
-                    deliveries: Vec::new(),
-                    store,
-                });
-            }
-            Err(e) => return Err(abort(tx, e.into()).await),
+    let audited = p.app.has_audited(&spec.store);
+    let opener = ActionOpener { p, store: store.as_ref(), request: &request, audited };
+    let run_key =
+        action_run_key(&request.caller, request.idempotency_key.as_deref(), &request.request_id);
+    let mut run = Run::new(p, store.as_ref(), &opener, Runner::Action, run_key, &spec.name, 1)
+        .with_mode(spec.steps);
+    let mut ctx = HandlerContext::new(&mut run, now)
+        .with_flags(p.flag_access(&spec.store))
+        .with_principal(request.principal.as_ref());
+    let output = spec.handler.run(&mut ctx, request.input.clone()).await;
+    let (tx, emitted) = ctx.into_parts();
+    if let Some(interrupt) = run.interrupt.take() {
+        if let Some(tx) = tx {
+            tx.rollback().await?;
         }
+        return interrupted(interrupt, &spec.store);
     }
-    match run_action(p, store.as_ref(), tx.as_mut(), &request, now).await {
-        Ok((status, body, deliveries)) => {
+    let output = match output {
+        Ok(output) => output,
+        Err(e) => {
+            if let Some(tx) = tx {
+                let _ = tx.rollback().await;
+            }
+            run.release().await;
+            return Err(handler_error(e));
+        }
+    };
+    crate::fault!("commit.after_action");
+    let mut tx = match tx {
+        Some(tx) => tx,
+        None => match run.begin_writes().await {
+            Ok(tx) => tx,
+            Err(e) => {
+                return match run.interrupt.take() {
+                    Some(interrupt) => interrupted(interrupt, &spec.store),
+                    None => Err(handler_error(e)),
+                };
+            }
+        },
+    };
+    match write_run(p, store.as_ref(), tx.as_mut(), &request, &run, &output, &emitted, now).await {
+        Ok(deliveries) => {
             tx.commit().await?;
             crate::fault!("commit.after_commit");
             Ok(CommitOutcome {
-                status,
-                body,
+                status: output.status,
+                body: output.body,
                 replayed: false,
                 deliveries,
                 store: spec.store.clone(),
             })
         }
-        Err(e) => Err(abort(tx, e).await),
+        Err(e) => {
+            let _ = tx.rollback().await;
+            run.release().await;
+            Err(e)
+        }
     }
 }
 
-async fn abort(tx: Box<dyn Transaction>, error: CommitError) -> CommitError {
-    // The error that stopped the action is the one to report; a failed rollback ends the
-    // transaction anyway (the adapter closes the connection).
-    let _ = tx.rollback().await;
-    error
-}
-
-async fn run_action(
+/// The runtime's rows of an action's run, in its transaction: the outbox and deliveries, the
+/// stored response, the step record finished.
+#[allow(clippy::too_many_arguments, reason = "one call site; the parts of one run")]
+async fn write_run(
     p: &Engine,
     store: &dyn Store,
     tx: &mut dyn Transaction,
     request: &CommitRequest,
+    run: &Run<'_>,
+    output: &ActionOutput,
+    emitted: &[Emitted],
     now: DateTime<Utc>,
-) -> Result<(u16, Value, Vec<QueuedDelivery>), CommitError> {
-    let spec = p
-        .app
-        .action(&request.action)
-        .ok_or_else(|| CommitError::UnknownAction(request.action.clone()))?;
-    crate::fault!("commit.after_claim");
-    let audited = p.app.has_audited(&spec.store);
-    if audited {
-        // The acting principal (`service:web`, `user:<id>`); the caller string for the runtime's
-        // own requests, which have none.
-        let actor =
-            request.principal.as_ref().map_or_else(|| request.caller.clone(), Principal::owner);
-        let who = jadpo_core::model::audit::AuditContext {
-            actor: &actor,
-            action: &request.action,
-            request_id: Some(&request.request_id),
-            trace: request.traceparent.as_deref(),
-            now,
-        };
-        store.audit_set_context(tx, &who).await?;
-    }
-    let mut ctx =
-        HandlerContext::new(tx, p.connections.as_ref(), now, request.idempotency_key.clone())
-            .with_flags(p.flag_access(&spec.store))
-            .with_principal(request.principal.as_ref());
-    let output = spec.handler.run(&mut ctx, request.input.clone()).await.map_err(|e| match e {
-        HandlerError::Rejected { status, title, detail } => {
-            CommitError::Rejected { status, title, detail }
-        }
-        HandlerError::Store(e) => CommitError::Store(e),
-        HandlerError::Failed(why) => CommitError::Failed(why),
-    })?;
-    let emitted = ctx.into_emitted();
-    crate::fault!("commit.after_action");
+) -> Result<Vec<QueuedDelivery>, CommitError> {
     let origin = Origin {
         source: &request.action,
         depth: 0,
@@ -239,24 +257,18 @@ async fn run_action(
         traceparent: request.traceparent.as_deref(),
         tracestate: request.tracestate.as_deref(),
     };
-    let (_, deliveries) = write_emitted(p, store, tx, &emitted, &origin, now).await?;
+    let (_, deliveries) = write_emitted(p, store, tx, emitted, &origin, now).await?;
     crate::fault!("commit.after_outbox");
     if let Some(key) = &request.idempotency_key {
-        store
-            .idempotency_store_response(
-                tx,
-                &request.caller,
-                key,
-                output.status,
-                &output.body.to_string(),
-            )
-            .await?;
+        let body = output.body.to_string();
+        store.idempotency_store_response(tx, &request.caller, key, output.status, &body).await?;
     }
-    if audited {
+    run.finish(tx).await.map_err(handler_error)?;
+    if p.app.action(&request.action).is_some_and(|a| p.app.has_audited(&a.store)) {
         store.audit_clear_context(tx).await?;
     }
     crate::fault!("commit.before_commit");
-    Ok((output.status, output.body, deliveries))
+    Ok(deliveries)
 }
 
 /// Where emitted events come from.
@@ -324,43 +336,4 @@ pub(crate) async fn write_emitted(
         );
     }
     Ok((outbox_ids, queued))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::request_digest;
-
-    fn parsed(text: &str) -> serde_json::Value {
-        serde_json::from_str(text).unwrap_or_else(|e| panic!("{text}: {e}"))
-    }
-
-    #[test]
-    fn digests_differ_by_method_path_and_body() {
-        let body = parsed(r#"{"a": 1, "b": [1, {"d": "x", "c": null}]}"#);
-        let base = request_digest("POST", "/actions/a", &body);
-        assert_eq!(base.len(), 64);
-        assert_eq!(base, request_digest("POST", "/actions/a", &body));
-        assert_ne!(base, request_digest("POST", "/actions/b", &body));
-        assert_ne!(base, request_digest("PUT", "/actions/a", &body));
-        for other in [
-            r#"{"a": 2, "b": [1, {"d": "x", "c": null}]}"#,
-            r#"{"a": 1, "b": [{"d": "x", "c": null}, 1]}"#,
-            r#"{"a": 1.0, "b": [1, {"d": "x", "c": null}]}"#,
-            r#"{"a": 1, "b": [1, {"d": "x"}]}"#,
-            r#"{"a": "1", "b": [1, {"d": "x", "c": null}]}"#,
-        ] {
-            assert_ne!(base, request_digest("POST", "/actions/a", &parsed(other)), "{other}");
-        }
-    }
-
-    #[test]
-    fn the_same_json_spaced_or_ordered_otherwise_has_the_same_digest() {
-        let base = request_digest("POST", "/a", &parsed(r#"{"a":1,"b":[1,{"c":null,"d":"x"}]}"#));
-        for same in [
-            r#"{ "b" : [ 1 , { "d" : "x" , "c" : null } ] , "a" : 1 }"#,
-            "{\n  \"a\": 1,\n  \"b\": [1, {\"d\": \"\\u0078\", \"c\": null}]\n}",
-        ] {
-            assert_eq!(base, request_digest("POST", "/a", &parsed(same)), "{same}");
-        }
-    }
 }

@@ -26,6 +26,8 @@ pub struct Engine {
     pub connections: Arc<dyn Connections>,
     /// Limits.
     pub settings: EngineSettings,
+    /// What runs with changing calls need: sealing keys, build, deadline.
+    pub runs: crate::settings::RunEnv,
 }
 
 impl Engine {

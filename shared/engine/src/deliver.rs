@@ -1,22 +1,25 @@
 //! Delivery: one delivery, one subscriber run, exactly one effect.
 //!
-//! The subscriber runs in a transaction on *its* store that first inserts its handled-delivery
-//! record; a second copy of the message (or a redelivery after a crash between that commit and
-//! the delivery's update) finds the record, runs nothing, and marks the delivery handled.
+//! The subscriber makes its calls first (recorded steps, no transaction open), then writes in a
+//! transaction on *its* store that first inserts its handled-delivery record; a second copy of
+//! the message (or a redelivery after a crash between that commit and the delivery's update)
+//! finds the record (or the run's finished step record), commits nothing, and marks the
+//! delivery handled.
 
 use std::sync::Arc;
 
-use jadpo_core::app::{HandlerContext, HandlerError, SubscriberSpec};
+use async_trait::async_trait;
+use jadpo_core::app::{HandlerContext, HandlerError, RunServices, SubscriberSpec};
 use jadpo_core::model::breaker::{AttemptResult, Gate};
 use jadpo_core::model::delivery::{Delivery, DeliveryStatus, Outcome};
 use jadpo_core::model::sign_in;
-use jadpo_core::ports::SignInStore;
-use jadpo_core::{Store, StoreError};
+use jadpo_core::{Store, StoreError, Transaction};
 
 use crate::breaker::{admit, settle};
 use crate::commit::{CommitError, Origin, write_emitted};
 use crate::context::Engine;
 use crate::relay::enqueue_now;
+use crate::steps::{Interrupt, OpenError, Opener, Run, Runner};
 
 /// What became of a message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -117,6 +120,47 @@ enum Attempt {
     Failed { failure: String, retryable: bool, connection_failed: bool },
 }
 
+/// Opens a subscriber's transaction: its handled record first, then the audit context.
+struct SubscriberOpener<'a> {
+    p: &'a Engine,
+    store: &'a dyn Store,
+    spec: &'a SubscriberSpec,
+    delivery: &'a Delivery,
+}
+
+#[async_trait]
+impl Opener for SubscriberOpener<'_> {
+    async fn open(&self) -> Result<Box<dyn Transaction>, OpenError> {
+        let (store, spec, delivery) = (self.store, self.spec, self.delivery);
+        let now = self.p.clock.now();
+        let mut tx = store.begin().await?;
+        match store.handled_insert(tx.as_mut(), &delivery.id, &spec.name, now).await {
+            Ok(true) => {}
+            Ok(false) => {
+                tx.rollback().await?;
+                return Err(OpenError::Interrupt(Interrupt::AlreadyHandled));
+            }
+            Err(e) => {
+                let _ = tx.rollback().await;
+                return Err(e.into());
+            }
+        }
+        crate::fault!("deliver.after_handled_insert");
+        if self.p.app.has_audited(&spec.store) {
+            let actor = format!("subscriber:{}", spec.name);
+            let who = jadpo_core::model::audit::AuditContext {
+                actor: &actor,
+                action: &spec.name,
+                request_id: Some(&delivery.id),
+                trace: delivery.traceparent.as_deref(),
+                now,
+            };
+            store.audit_set_context(tx.as_mut(), &who).await?;
+        }
+        Ok(tx)
+    }
+}
+
 async fn run_subscriber(
     p: &Engine,
     spec: &SubscriberSpec,
@@ -124,80 +168,135 @@ async fn run_subscriber(
 ) -> Result<Attempt, StoreError> {
     let store = p.store(&spec.store)?;
     let now = p.clock.now();
-    let mut tx = store.begin().await?;
-    if !store.handled_insert(tx.as_mut(), &delivery.id, &spec.name, now).await? {
-        tx.rollback().await?;
+    let opener = SubscriberOpener { p, store: store.as_ref(), spec, delivery };
+    let attempt = delivery.attempts + 1;
+    let mut run = Run::new(
+        p,
+        store.as_ref(),
+        &opener,
+        Runner::Subscriber,
+        delivery.id.clone(),
+        &spec.name,
+        attempt,
+    )
+    .with_mode(spec.steps);
+    let mut ctx =
+        HandlerContext::new(&mut run, now).with_flags(p.flag_access(&spec.store)).with_sign_in(
+            (spec.name == sign_in::MAIL_SUBSCRIBER)
+                .then_some(store.as_ref() as &dyn jadpo_core::ports::SignInStore),
+        );
+    let result = spec.handler.handle(&mut ctx, &delivery.event).await;
+    let (tx, emitted) = ctx.into_parts();
+    if run.interrupt.is_some() {
+        // Only a handled record interrupts a subscriber.
+        if let Some(tx) = tx {
+            tx.rollback().await?;
+        }
         return Ok(Attempt::AlreadyHandled);
     }
-    crate::fault!("deliver.after_handled_insert");
-    let audited = p.app.has_audited(&spec.store);
-    if audited {
-        let actor = format!("subscriber:{}", spec.name);
-        let who = jadpo_core::model::audit::AuditContext {
-            actor: &actor,
-            action: &spec.name,
-            request_id: Some(&delivery.id),
-            trace: delivery.traceparent.as_deref(),
-            now,
-        };
-        store.audit_set_context(tx.as_mut(), &who).await?;
+    if let Some(e) = run.runtime_failed.take() {
+        // The database failed as the writes began: not an attempt of the subscriber's.
+        run.release().await;
+        return Err(e);
     }
-    let mut ctx =
-        HandlerContext::new(tx.as_mut(), p.connections.as_ref(), now, Some(delivery.id.clone()))
-            .with_flags(p.flag_access(&spec.store))
-            .with_sign_in(
-                (spec.name == sign_in::MAIL_SUBSCRIBER)
-                    .then_some(store.as_ref() as &dyn SignInStore),
-            );
-    let result = spec.handler.handle(&mut ctx, &delivery.event).await;
-    let connection_failed = ctx.connection_failed();
-    let emitted = ctx.into_emitted();
-    let failure = match result {
+    let outcome = match result {
         Ok(()) => {
             crate::fault!("deliver.after_subscriber");
-            let origin = Origin {
-                source: &spec.name,
-                depth: delivery.event.chain_depth + 1,
-                request_id: Some(&delivery.id),
-                traceparent: delivery.traceparent.as_deref(),
-                tracestate: None,
-            };
-            match write_emitted(p, store.as_ref(), tx.as_mut(), &emitted, &origin, now).await {
-                Ok((_, queued)) => {
-                    if audited {
-                        store.audit_clear_context(tx.as_mut()).await?;
-                    }
-                    crate::fault!("deliver.before_subscriber_commit");
-                    tx.commit().await?;
-                    crate::fault!("deliver.after_subscriber_commit");
-                    enqueue_now(p, &spec.store, &queued).await;
-                    return Ok(Attempt::Done);
-                }
-                Err(CommitError::Store(e)) if e.is_retryable() => return Err(e),
-                Err(
-                    e @ (CommitError::ChainTooDeep { .. } | CommitError::UndeclaredEvent { .. }),
-                ) => {
-                    Attempt::Failed { failure: e.to_string(), retryable: false, connection_failed }
-                }
-                Err(e) => {
-                    Attempt::Failed { failure: e.to_string(), retryable: true, connection_failed }
-                }
+            finish_run(p, spec, delivery, &mut run, tx, &emitted).await?
+        }
+        Err(e) => {
+            if let Some(tx) = tx {
+                tx.rollback().await?;
             }
-        }
-        Err(HandlerError::Rejected { status, title, detail }) => Attempt::Failed {
-            failure: format!("rejected ({status}) {title}: {detail}"),
-            retryable: false,
-            connection_failed,
-        },
-        Err(HandlerError::Store(e)) => {
-            Attempt::Failed { failure: e.to_string(), retryable: true, connection_failed }
-        }
-        Err(HandlerError::Failed(why)) => {
-            Attempt::Failed { failure: why, retryable: true, connection_failed }
+            Finished::Failed(failed(e))
         }
     };
+    let connection_failed = run.connection_failed;
+    Ok(match outcome {
+        Finished::Done => Attempt::Done,
+        Finished::AlreadyHandled => Attempt::AlreadyHandled,
+        Finished::Failed((failure, retryable)) => {
+            run.release().await;
+            Attempt::Failed { failure, retryable, connection_failed }
+        }
+    })
+}
+
+enum Finished {
+    Done,
+    AlreadyHandled,
+    Failed((String, bool)),
+}
+
+/// A handler's error as a delivery's failure: what it says and whether a retry can help.
+fn failed(e: HandlerError) -> (String, bool) {
+    match e {
+        HandlerError::Rejected { status, title, detail } => {
+            (format!("rejected ({status}) {title}: {detail}"), false)
+        }
+        HandlerError::Store(e) => (e.to_string(), true),
+        HandlerError::Failed(why) => (why, true),
+    }
+}
+
+/// Commits a subscriber's run: its transaction (opened now if the handler wrote nothing), the
+/// events it emitted, its step record finished.
+async fn finish_run(
+    p: &Engine,
+    spec: &SubscriberSpec,
+    delivery: &Delivery,
+    run: &mut Run<'_>,
+    tx: Option<Box<dyn Transaction>>,
+    emitted: &[jadpo_core::app::Emitted],
+) -> Result<Finished, StoreError> {
+    let store = p.store(&spec.store)?;
+    let mut tx = match tx {
+        Some(tx) => tx,
+        None => match run.begin_writes().await {
+            Ok(tx) => tx,
+            Err(_) if run.interrupt.is_some() => return Ok(Finished::AlreadyHandled),
+            Err(e) => {
+                if let Some(e) = run.runtime_failed.take() {
+                    run.release().await;
+                    return Err(e);
+                }
+                return Ok(Finished::Failed(failed(e)));
+            }
+        },
+    };
+    let now = p.clock.now();
+    let origin = Origin {
+        source: &spec.name,
+        depth: delivery.event.chain_depth + 1,
+        request_id: Some(&delivery.id),
+        traceparent: delivery.traceparent.as_deref(),
+        tracestate: None,
+    };
+    let failure = match write_emitted(p, store.as_ref(), tx.as_mut(), emitted, &origin, now).await {
+        Ok((_, queued)) => match run.finish(tx.as_mut()).await {
+            Ok(()) => {
+                if p.app.has_audited(&spec.store) {
+                    store.audit_clear_context(tx.as_mut()).await?;
+                }
+                crate::fault!("deliver.before_subscriber_commit");
+                tx.commit().await?;
+                crate::fault!("deliver.after_subscriber_commit");
+                enqueue_now(p, &spec.store, &queued).await;
+                return Ok(Finished::Done);
+            }
+            Err(e) => failed(e),
+        },
+        Err(CommitError::Store(e)) if e.is_retryable() => {
+            let _ = tx.rollback().await;
+            return Err(e);
+        }
+        Err(e @ (CommitError::ChainTooDeep { .. } | CommitError::UndeclaredEvent { .. })) => {
+            (e.to_string(), false)
+        }
+        Err(e) => (e.to_string(), true),
+    };
     tx.rollback().await?;
-    Ok(failure)
+    Ok(Finished::Failed(failure))
 }
 
 async fn record(

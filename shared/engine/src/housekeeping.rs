@@ -5,7 +5,7 @@
 //! in bounded batches, each batch its own short transaction fenced by the lease's generation, so
 //! writers are never blocked for long and a housekeeper that lost its lease stops writing. A
 //! second housekeeper finds the lease taken and does nothing. Alerts are structured log events
-//! (`alert = "delivery.dead"`, `"schedule.overdue"`, `"breaker.open"`) whose `raised_at` is recorded in the
+//! (`alert = "delivery.dead"`, `"schedule.overdue"`, `"breaker.open"`, `"steps.unfinished"`) whose `raised_at` is recorded in the
 //! same transaction, so each is raised once.
 
 use std::time::Duration;
@@ -32,6 +32,7 @@ impl HousekeepingSettings {
             RecordClass::FinishedDeliveries | RecordClass::OutboxRows => s.finished_retention,
             RecordClass::DeadDeliveries => s.dead_retention,
             RecordClass::ScheduleRuns => s.schedule_run_retention,
+            RecordClass::StepRecords => s.step_record_retention,
             // The send window: a row younger than it still counts its address's sends.
             RecordClass::SignInRequests => jadpo_core::model::sign_in::SEND_WINDOW,
             // Per entity; see `housekeep`'s `audit` argument.
@@ -87,6 +88,8 @@ enum Step {
     DeadAlerts,
     OverdueAlerts(DateTime<Utc>),
     BreakerAlerts,
+    /// Runs first started before this and not finished.
+    UnfinishedStepAlerts(DateTime<Utc>),
 }
 
 /// One pass over `store` as `owner`. `rescue_after`: how long after being put on the queue an
@@ -119,11 +122,15 @@ pub async fn housekeep(
         start - chrono::Duration::from_std(rescue_after).unwrap_or(chrono::Duration::MAX);
     let overdue_before =
         start - chrono::Duration::from_std(settings.overdue_after).unwrap_or(chrono::Duration::MAX);
+    let unfinished_before = start
+        - chrono::Duration::from_std(settings.unfinished_steps_after)
+            .unwrap_or(chrono::Duration::MAX);
     steps.extend([
         Step::Rescue(rescue_before),
         Step::DeadAlerts,
         Step::OverdueAlerts(overdue_before),
         Step::BreakerAlerts,
+        Step::UnfinishedStepAlerts(unfinished_before),
     ]);
     let mut held = true;
     for step in steps {
@@ -239,6 +246,10 @@ async fn run_step(
                     store.housekeeping_overdue_alerts(tx.as_mut(), now, before, limit).await?;
                 (alerts.len() as u64, alerts)
             }
+            Step::UnfinishedStepAlerts(before) => {
+                let alerts = store.step_unfinished_alerts(tx.as_mut(), before, now, limit).await?;
+                (alerts.len() as u64, alerts)
+            }
         };
         tx.commit().await?;
         report.batches += 1;
@@ -282,7 +293,10 @@ fn record(
             }
             report.rescued += touched;
         }
-        Step::DeadAlerts | Step::OverdueAlerts(_) | Step::BreakerAlerts => {
+        Step::DeadAlerts
+        | Step::OverdueAlerts(_)
+        | Step::BreakerAlerts
+        | Step::UnfinishedStepAlerts(_) => {
             for alert in &alerts {
                 tracing::error!(alert = alert.kind, store, item = %alert.item, detail = %alert.detail, "alert raised");
             }

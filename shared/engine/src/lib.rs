@@ -38,6 +38,7 @@ pub mod commit;
 pub mod context;
 pub mod deliver;
 pub mod deliveries;
+pub mod digest;
 pub mod dispatch;
 pub mod flags;
 pub mod housekeeping;
@@ -48,8 +49,10 @@ pub mod operator;
 pub mod passkeys;
 pub mod relay;
 pub mod schedule;
+pub mod sealing;
 pub mod settings;
 pub mod sign_in;
+pub mod steps;
 pub mod tokens;
 pub mod workflow;
 

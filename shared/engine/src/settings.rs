@@ -1,7 +1,12 @@
 //! The engine's limits as plain data, each with its default written once here. The runtime's
 //! configuration reads them from the environment and validates them at start.
 
+use std::sync::Arc;
 use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+
+use crate::sealing::SealingKeys;
 
 /// The engine's limits, validated by the runtime's configuration.
 #[derive(Debug, Clone, Copy)]
@@ -23,6 +28,8 @@ pub struct EngineSettings {
     pub sign_in: jadpo_core::model::sign_in::SignInLimits,
     /// Browser sessions' idle and absolute limits.
     pub browser_sessions: jadpo_core::model::user_session::BrowserLimits,
+    /// Runs that make changing calls.
+    pub steps: StepSettings,
 }
 
 impl Default for EngineSettings {
@@ -36,6 +43,31 @@ impl Default for EngineSettings {
             housekeeping: HousekeepingSettings::default(),
             sign_in: jadpo_core::model::sign_in::SignInLimits::default(),
             browser_sessions: jadpo_core::model::user_session::BrowserLimits::default(),
+            steps: StepSettings::default(),
+        }
+    }
+}
+
+/// Limits of runs that make changing calls.
+#[derive(Debug, Clone, Copy)]
+pub struct StepSettings {
+    /// How long a runner holds a run without recording a step (renewed at each step); a
+    /// function with a deadline holds it until the deadline at most, so a run left by a
+    /// function that timed out is taken over as soon as the deadline passes.
+    pub lease: Duration,
+    /// The longest one call may take (the connections' timeout): a call is not started unless
+    /// this and [`deadline_margin`](Self::deadline_margin) fit before the deadline.
+    pub call_budget: Duration,
+    /// Time kept free before a deadline to record an answer and commit.
+    pub deadline_margin: Duration,
+}
+
+impl Default for StepSettings {
+    fn default() -> Self {
+        Self {
+            lease: Duration::from_secs(120),
+            call_budget: Duration::from_secs(10),
+            deadline_margin: Duration::from_secs(2),
         }
     }
 }
@@ -62,6 +94,10 @@ pub struct HousekeepingSettings {
     pub schedule_run_retention: Duration,
     /// A schedule due longer ago than this raises the `schedule.overdue` alert.
     pub overdue_after: Duration,
+    /// Finished step records (and their steps) are kept this long.
+    pub step_record_retention: Duration,
+    /// A run unfinished this long after its first start raises the `steps.unfinished` alert.
+    pub unfinished_steps_after: Duration,
 }
 
 impl Default for HousekeepingSettings {
@@ -76,6 +112,8 @@ impl Default for HousekeepingSettings {
             dead_retention: Duration::from_secs(30 * day),
             schedule_run_retention: Duration::from_secs(30 * day),
             overdue_after: Duration::from_secs(600),
+            step_record_retention: Duration::from_secs(7 * day),
+            unfinished_steps_after: Duration::from_secs(3600),
         }
     }
 }
@@ -98,5 +136,35 @@ impl Default for ScheduleSettings {
             max_listed_ticks: 100,
             due_batch: 100,
         }
+    }
+}
+
+/// What a run needs beyond the engine's stores: the sealing keys, the build's name and the
+/// invocation's deadline.
+#[derive(Debug, Clone)]
+pub struct RunEnv {
+    /// The keys step answers are sealed under (`None`: a changing call fails with a clear error).
+    pub sealing: Option<Arc<SealingKeys>>,
+    /// The build running (kept on a run's record from its first start).
+    pub build: Arc<str>,
+    /// When this invocation must have returned (a Lambda's deadline); `None` locally.
+    pub deadline: Option<DateTime<Utc>>,
+}
+
+impl Default for RunEnv {
+    fn default() -> Self {
+        Self { sealing: None, build: Arc::from(env!("CARGO_PKG_VERSION")), deadline: None }
+    }
+}
+
+impl RunEnv {
+    /// A run environment whose sealing keys are one fresh random key, gone with the process
+    /// (tests and benchmarks).
+    pub fn ephemeral() -> Self {
+        let sealing = SealingKeys::generate("ephemeral")
+            .and_then(|ring| SealingKeys::parse(&ring))
+            .ok()
+            .map(Arc::new);
+        Self { sealing, ..Self::default() }
     }
 }

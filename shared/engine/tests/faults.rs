@@ -19,6 +19,10 @@ const POINTS: &[&str] = &[
     "relay.after_send",
     "deliver.after_load",
     "deliver.after_handled_insert",
+    "steps.before_sent",
+    "steps.before_call",
+    "steps.after_call",
+    "steps.after_answer",
     "deliver.after_subscriber",
     "deliver.before_subscriber_commit",
     "deliver.after_subscriber_commit",
@@ -86,12 +90,13 @@ async fn crash_at(kind: Kind, point: &str) {
         deliveries.iter().all(|d| d.status == DeliveryStatus::Handled),
         "{kind:?} {point}: {deliveries:?}"
     );
-    let receipt = deliveries.iter().find(|d| d.subscriber == "send_receipt").map(|d| d.id.clone());
+    let receipt =
+        deliveries.iter().find(|d| d.subscriber == "send_receipt").map(|d| format!("{}.0", d.id));
     let mailed = env.sinks.received("mailer");
     assert!(!mailed.is_empty(), "{kind:?} {point}: the receipt was never sent");
     assert!(
         mailed.iter().all(|m| m["idempotency_key"].as_str() == receipt.as_deref()),
-        "{kind:?} {point}: every mail carries the delivery id as its key: {mailed:?}"
+        "{kind:?} {point}: every mail carries its step's key (the delivery id and the step's place): {mailed:?}"
     );
 }
 

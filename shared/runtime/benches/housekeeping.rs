@@ -140,6 +140,7 @@ async fn main() {
         clock: Arc::new(SystemClock),
         connections: Arc::new(NoConnections),
         settings: EngineSettings::default(),
+        runs: jadpo_engine::steps::RunEnv::ephemeral(),
     };
     let seeding = Instant::now();
     seed(store.as_ref()).await;

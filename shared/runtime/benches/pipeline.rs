@@ -55,6 +55,7 @@ impl Action for Place {
         let id = ctx.new_id();
         let now = ctx.now();
         ctx.tx()
+            .await?
             .execute(
                 "INSERT INTO bench_orders (id, customer, items, created_at) VALUES ($1, $2, $3, $4)",
                 &[id.as_str().into(), "c1".into(), jadpo_core::SqlValue::Json(input["items"].clone()), now.into()],
@@ -81,6 +82,7 @@ impl Subscriber for Effect {
             .entry(format!("{order}/{}", self.0))
             .or_insert_with(Instant::now);
         ctx.tx()
+            .await?
             .execute(
                 "INSERT INTO bench_effects (order_id, subscriber) VALUES ($1, $2)",
                 &[order.into(), self.0.into()],
@@ -274,6 +276,7 @@ async fn main() {
         clock: Arc::new(SystemClock),
         connections: Arc::new(NoConnections),
         settings: EngineSettings::default(),
+        runs: jadpo_engine::steps::RunEnv::ephemeral(),
     };
     let mut rows = Vec::new();
     for clients in [1, 8] {

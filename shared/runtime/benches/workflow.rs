@@ -188,6 +188,7 @@ async fn main() {
         clock: Arc::new(SystemClock),
         connections: Arc::new(NoConnections),
         settings: EngineSettings::default(),
+        runs: jadpo_engine::steps::RunEnv::ephemeral(),
     };
     let mut rows = Vec::new();
     for clients in [1, 8] {

@@ -27,6 +27,11 @@
 //! | `JADPO_RETAIN_DEAD_SECS` | dead deliveries are kept (s) | 2592000 (30 days) |
 //! | `JADPO_RETAIN_SCHEDULE_RUNS_SECS` | schedule runs and skipped ticks are kept (s) | 2592000 (30 days) |
 //! | `JADPO_OVERDUE_AFTER_SECS` | a schedule due longer ago raises the `schedule.overdue` alert (s) | 600 |
+//! | `JADPO_SEALING_KEYS` | the keys step answers are sealed under, `id:base64key[,id:base64key…]` (32-byte keys; the first seals, all open; a secret) | locally `<dir>/sealing.keys`, created once; else required when the application declares a connection |
+//! | `JADPO_BUILD` | the build's name, kept on each step record (e.g. a commit hash) | the runtime's version |
+//! | `JADPO_STEP_LEASE_SECS` | how long a run with changing calls is held without recording a step (s) | 120 |
+//! | `JADPO_RETAIN_STEP_RECORDS_SECS` | finished step records are kept (s) | 604800 (7 days) |
+//! | `JADPO_UNFINISHED_STEPS_AFTER_SECS` | a run unfinished this long after it started raises the `steps.unfinished` alert (s) | 3600 |
 //! | `RUST_LOG` | log filter | `info` |
 
 use std::collections::BTreeMap;
@@ -38,6 +43,8 @@ use jadpo_core::app::Application;
 use jadpo_engine::EngineSettings;
 use jadpo_engine::housekeeping::HousekeepingSettings;
 use jadpo_engine::schedule::ScheduleSettings;
+use jadpo_engine::sealing::SealingKeys;
+use jadpo_engine::settings::StepSettings;
 use jadpo_store_postgres::PgOptions;
 
 /// Why the configuration was refused; nothing was opened.
@@ -82,6 +89,15 @@ pub enum ConfigError {
         "{variable} must be `Name: value` with a valid header name and value (the value is not shown)"
     )]
     BadConnectionHeader { variable: String },
+    /// The sealing keys are malformed (the keys themselves are never shown).
+    #[error("JADPO_SEALING_KEYS: {0}")]
+    BadSealingKeys(String),
+    /// A deployed function that may make changing calls has no sealing keys.
+    #[error(
+        "set JADPO_SEALING_KEYS (from a secret): the application declares connections, and a \
+         changing call's answer is stored sealed under these keys"
+    )]
+    MissingSealingKeys,
     /// A deployed function has no queue.
     #[error("set JADPO_QUEUE_URL to the delivery queue's URL")]
     MissingQueue,
@@ -221,6 +237,21 @@ pub struct Config {
     pub tick_interval: Duration,
     /// How often the local process runs housekeeping.
     pub housekeeping_interval: Duration,
+    /// Where step answers' sealing keys come from.
+    pub sealing: SealingSource,
+    /// The build's name, kept on step records.
+    pub build: std::sync::Arc<str>,
+}
+
+/// Where the sealing keys come from.
+#[derive(Debug, Clone)]
+pub enum SealingSource {
+    /// `JADPO_SEALING_KEYS`, parsed.
+    Given(std::sync::Arc<SealingKeys>),
+    /// The local process's key file, read or created when the stores are opened.
+    LocalFile(PathBuf),
+    /// None (the operator's CLI, or an application with no connection): a changing call fails.
+    Absent,
 }
 
 /// The variable holding `store`'s URL: `DATABASE_URL` for the default store.
@@ -323,6 +354,28 @@ impl Config {
         };
         let connection_headers = connection_headers(app, env)?;
         let connection_timeout = millis(env, "JADPO_CONNECTION_TIMEOUT_MS", 10_000)?;
+        let engine = EngineSettings {
+            steps: StepSettings {
+                lease: seconds(env, "JADPO_STEP_LEASE_SECS", d.steps.lease.as_secs())?,
+                call_budget: connection_timeout,
+                ..d.steps
+            },
+            ..engine
+        };
+        let sealing = match (env("JADPO_SEALING_KEYS").filter(|k| !k.is_empty()), local_dir) {
+            (Some(text), _) => SealingSource::Given(std::sync::Arc::new(
+                SealingKeys::parse(&text)
+                    .map_err(|e| ConfigError::BadSealingKeys(e.to_string()))?,
+            )),
+            (None, Some(dir)) => SealingSource::LocalFile(dir.join("sealing.keys")),
+            (None, None) if mode == Mode::Deployed && !app.connections().is_empty() => {
+                return Err(ConfigError::MissingSealingKeys);
+            }
+            (None, None) => SealingSource::Absent,
+        };
+        let build = env("JADPO_BUILD")
+            .filter(|b| !b.is_empty())
+            .unwrap_or_else(|| env!("CARGO_PKG_VERSION").to_owned());
         let queue_url = env("JADPO_QUEUE_URL").filter(|u| !u.is_empty());
         if mode == Mode::Deployed && queue_url.is_none() {
             return Err(ConfigError::MissingQueue);
@@ -340,6 +393,8 @@ impl Config {
             queue_url,
             tick_interval: seconds(env, "JADPO_TICK_INTERVAL_SECS", 5)?,
             housekeeping_interval: seconds(env, "JADPO_HOUSEKEEPING_INTERVAL_SECS", 3600)?,
+            sealing,
+            build: build.into(),
         })
     }
 
@@ -395,6 +450,16 @@ fn housekeeping(env: &dyn Fn(&str) -> Option<String>) -> Result<HousekeepingSett
             d.schedule_run_retention.as_secs(),
         )?,
         overdue_after: seconds(env, "JADPO_OVERDUE_AFTER_SECS", d.overdue_after.as_secs())?,
+        step_record_retention: seconds(
+            env,
+            "JADPO_RETAIN_STEP_RECORDS_SECS",
+            d.step_record_retention.as_secs(),
+        )?,
+        unfinished_steps_after: seconds(
+            env,
+            "JADPO_UNFINISHED_STEPS_AFTER_SECS",
+            d.unfinished_steps_after.as_secs(),
+        )?,
         ..d
     })
 }

@@ -10,8 +10,10 @@ use jadpo_core::app::Application;
 use jadpo_core::ports::{Connections, Queue};
 use jadpo_core::{Clock, StoreError, SystemClock};
 use jadpo_engine::Engine;
+use jadpo_engine::sealing::SealingKeys;
+use jadpo_engine::steps::RunEnv;
 
-use crate::config::{Config, ConfigError, Mode};
+use crate::config::{Config, ConfigError, Mode, SealingSource};
 use crate::connections::{ClientError, HttpConnections};
 use crate::stores::{Stores, open_stores};
 
@@ -24,6 +26,14 @@ pub enum WiringError {
     /// A store could not be opened.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The local sealing key file could not be read or created, or is malformed.
+    #[error("sealing keys in {path}: {reason}")]
+    SealingFile {
+        /// The file.
+        path: String,
+        /// Why.
+        reason: String,
+    },
 }
 
 /// The application, its configuration, the clock and its open stores.
@@ -37,6 +47,8 @@ pub struct Wiring {
     pub clock: Arc<dyn Clock>,
     /// The configured stores, open (PostgreSQL pools connect at first use).
     pub stores: Stores,
+    /// The keys step answers are sealed under, if any.
+    pub sealing: Option<Arc<SealingKeys>>,
 }
 
 impl Wiring {
@@ -52,8 +64,13 @@ impl Wiring {
         config: Config,
         clock: Arc<dyn Clock>,
     ) -> Result<Self, WiringError> {
+        let sealing = match &config.sealing {
+            SealingSource::Given(keys) => Some(Arc::clone(keys)),
+            SealingSource::LocalFile(path) => Some(Arc::new(local_sealing_keys(path)?)),
+            SealingSource::Absent => None,
+        };
         let stores = open_stores(&config, Arc::clone(&clock))?;
-        Ok(Self { app, config, clock, stores })
+        Ok(Self { app, config, clock, stores, sealing })
     }
 
     /// HTTP clients for the application's connections, at their configured base URLs.
@@ -73,6 +90,41 @@ impl Wiring {
             clock: Arc::clone(&self.clock),
             connections,
             settings: self.config.engine,
+            runs: RunEnv {
+                sealing: self.sealing.clone(),
+                build: Arc::clone(&self.config.build),
+                deadline: None,
+            },
         }
     }
+}
+
+/// The local process's sealing keys: read from `path`, or made once and written there, readable
+/// by its owner only (a development key; a deployment gives `JADPO_SEALING_KEYS` from a secret).
+fn local_sealing_keys(path: &std::path::Path) -> Result<SealingKeys, WiringError> {
+    let fail =
+        |reason: String| WiringError::SealingFile { path: path.display().to_string(), reason };
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let ring = SealingKeys::generate("local").map_err(|e| fail(e.to_string()))?;
+            write_private(path, &ring).map_err(|e| fail(e.to_string()))?;
+            ring
+        }
+        Err(e) => return Err(fail(e.to_string())),
+    };
+    SealingKeys::parse(text.trim()).map_err(|e| fail(e.to_string()))
+}
+
+fn write_private(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut file =
+        std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)?;
+    file.write_all(text.as_bytes())?;
+    file.write_all(b"\n")?;
+    file.sync_all()
 }

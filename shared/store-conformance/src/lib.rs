@@ -15,6 +15,7 @@ pub mod schedule_cases;
 pub mod shape_cases;
 pub mod sign_in_cases;
 pub mod spec;
+pub mod step_cases;
 pub mod system_tables;
 pub mod workflow_cases;
 
@@ -90,6 +91,12 @@ macro_rules! conformance_tests {
             housekeeping_deletes_only_what_retention_allows,
             a_second_housekeeper_waits,
         );
+        $crate::conformance_tests!(@steps $fixture;
+            a_run_has_one_runner_and_a_lost_one_records_nothing,
+            steps_are_recorded_sent_then_answered,
+            a_run_finishes_with_its_transaction_and_a_diverged_one_stays_stopped,
+            an_unfinished_run_raises_one_alert,
+        );
         $crate::conformance_tests!(@operator $fixture;
             delivery_operations_are_recorded_and_refused_when_final,
             breakers_let_one_probe_through_and_release_held_deliveries_once,
@@ -123,6 +130,15 @@ macro_rules! conformance_tests {
             async fn $case() {
                 let fixture = $fixture.await;
                 $crate::workflow_cases::$case(&fixture).await;
+            }
+        )*
+    };
+    (@steps $fixture:expr; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() {
+                let fixture = $fixture.await;
+                $crate::step_cases::$case(&fixture).await;
             }
         )*
     };

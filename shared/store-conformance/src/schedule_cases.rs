@@ -82,6 +82,7 @@ pub(crate) fn engine(
         clock,
         connections: Arc::new(NoConnections),
         settings: EngineSettings::default(),
+        runs: jadpo_engine::steps::RunEnv::ephemeral(),
     }
 }
 
@@ -365,6 +366,33 @@ pub(crate) async fn seed(store: &dyn Store, now: DateTime<Utc>) {
     for (i, age) in [31, 31, 31, 1].iter().enumerate() {
         exec(store, run, &[format!("late@{i}").into(), (now - days(*age)).into()]).await;
     }
+    seed_step_records(store, now).await;
+}
+
+/// Step records: one finished past retention (with two steps), one finished within it, one
+/// unfinished past the alert threshold.
+async fn seed_step_records(store: &dyn Store, now: DateTime<Utc>) {
+    let record = "INSERT INTO jadpo_step_records (run_key, action, build, step_shape, mode, \
+        first_started_at, runner_generation, lease_expires_at, finished_at) \
+        VALUES ($1, 'charge', 'b1', '[]', 'recorded', $2, 1, $2, $3)";
+    let none = SqlValue::Null;
+    let runs = [("s-old", 9, Some(8)), ("s-new", 2, Some(1)), ("s-stuck", 1, None)];
+    for (key, started_days, finished_days) in runs {
+        let finished = finished_days.map_or(none.clone(), |d| (now - Duration::days(d)).into());
+        let started = now - Duration::days(started_days);
+        exec(store, record, &[key.into(), started.into(), finished]).await;
+    }
+    let step = "INSERT INTO jadpo_steps (run_key, step_no, operation, idempotency_key, \
+        first_sent_at, sent_at, runner_generation) VALUES ($1, $2, 'payments:/c', $3, $4, $4, 1)";
+    for (key, no) in [("s-old", 0), ("s-old", 1), ("s-new", 0)] {
+        let at = now - Duration::days(9);
+        exec(
+            store,
+            step,
+            &[key.into(), i64::from(no).into(), format!("{key}.{no}").into(), at.into()],
+        )
+        .await;
+    }
 }
 
 async fn ids(store: &dyn Store, sql: &str) -> Vec<String> {
@@ -396,10 +424,24 @@ pub async fn housekeeping_deletes_only_what_retention_allows(fx: &dyn Fixture) {
     assert_eq!(deleted(RecordClass::UserSessions), 0);
     assert_eq!(deleted(RecordClass::SignInRequests), 0);
     assert_eq!(deleted(RecordClass::PasskeyChallenges), 0);
-    // Batches of 2: 3 for the keys, 2 each for handled records, finished deliveries and runs,
-    // 1 each for dead, outbox, users' sessions (none), sign-in requests (none), passkey
-    // ceremonies (none), rescue and the three alert kinds.
-    assert_eq!(report.batches, 3 + 2 + 2 + 1 + 2 + 2 + 1 + 1 + 1 + 1 + 1 + 1 + 1, "{report:?}");
+    assert_eq!(deleted(RecordClass::StepRecords), 1);
+    // Batches of 2: 3 for the keys, 2 each for handled records, finished deliveries, outbox rows
+    // and runs, 1 each for dead, users' sessions (none), sign-in requests (none), passkey
+    // ceremonies (none), step records, rescue and the four alert kinds.
+    assert_eq!(
+        report.batches,
+        3 + 2 + 2 + 1 + 2 + 2 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1,
+        "{report:?}"
+    );
+    assert_eq!(
+        ids(store.as_ref(), "SELECT run_key AS id FROM jadpo_step_records ORDER BY run_key").await,
+        ["s-new", "s-stuck"]
+    );
+    assert_eq!(
+        ids(store.as_ref(), "SELECT idempotency_key AS id FROM jadpo_steps").await,
+        ["s-new.0"],
+        "a deleted run's steps go with it"
+    );
     let keys =
         ids(store.as_ref(), "SELECT key AS id FROM jadpo_idempotency_keys ORDER BY key").await;
     assert_eq!(keys, ["k5", "k6"]);
@@ -424,7 +466,12 @@ pub async fn housekeeping_deletes_only_what_retention_allows(fx: &dyn Fixture) {
         "the stuck delivery goes back to the relay"
     );
     let alerts: Vec<_> = report.alerts.iter().map(|a| (a.kind, a.item.as_str())).collect();
-    assert_eq!(alerts, [("delivery.dead", "d5"), ("schedule.overdue", "late")]);
+    assert_eq!(
+        alerts,
+        [("delivery.dead", "d5"), ("schedule.overdue", "late"), ("steps.unfinished", "s-stuck")]
+    );
+    let raised = "SELECT COUNT(*) AS n FROM jadpo_step_records WHERE alerted_at IS NOT NULL";
+    assert_eq!(count(store.as_ref(), raised, &[]).await, 1, "the alert is recorded on its row");
     let done = "SELECT COUNT(*) AS n FROM jadpo_housekeeping WHERE last_completed_at = $1";
     assert_eq!(count(store.as_ref(), done, &[now.into()]).await, 1);
     clock.advance(Duration::minutes(1));

@@ -22,6 +22,7 @@ mod schedule;
 mod schema;
 mod service_keys;
 mod sign_in;
+mod steps;
 pub mod tls;
 mod tx;
 mod user_sessions;
@@ -72,6 +73,7 @@ pub static DIALECT: SqlDialect = SqlDialect {
     user_sessions: &user_sessions::USER_SESSIONS,
     sign_in: &sign_in::SIGN_IN,
     passkeys: &passkeys::PASSKEYS,
+    steps: &steps::STEPS,
     leases: lease::leases,
     schedule: &schedule::SCHEDULES,
     housekeeping: &housekeeping::HOUSEKEEPING,

@@ -156,6 +156,12 @@ pub fn builtin_catalog() -> MigrationCatalog {
             "passkeys",
             include_str!("../../../migrations/postgres/0014_passkeys.sql"),
         ),
+        Migration::new(
+            Ledger::Jadpo,
+            15,
+            "step_records",
+            include_str!("../../../migrations/postgres/0015_step_records.sql"),
+        ),
     ];
     match MigrationCatalog::builtin(Dialect::Postgres, workflow, jadpo) {
         Ok(catalog) => catalog,
@@ -420,6 +426,7 @@ mod tests {
             (Ledger::Jadpo, 12),
             (Ledger::Jadpo, 13),
             (Ledger::Jadpo, 14),
+            (Ledger::Jadpo, 15),
         ]);
         assert_eq!(versions, expected);
         assert!(c.all().all(|m| !m.sql.trim().is_empty()));
@@ -428,7 +435,7 @@ mod tests {
     #[test]
     fn schema_script_guards_every_migration_and_quotes_names() {
         let sql = schema_sql(&builtin_catalog(), &[]).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(sql.matches("DO $jadpo_block$").count(), 18);
+        assert_eq!(sql.matches("DO $jadpo_block$").count(), 19);
         assert!(sql.starts_with("-- Jadpo schema"));
         assert!(sql.contains("pg_advisory_xact_lock"));
         assert!(sql.trim_end().ends_with("COMMIT;"));

@@ -76,7 +76,7 @@ async fn a_pre_ledger_database_is_adopted() {
     tx.commit().await.unwrap_or_else(|e| panic!("{e}"));
     let report = migrate::apply(&store, &builtin_catalog()).await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(report.adopted.len(), 1);
-    assert_eq!(report.applied.len(), 17, "v2–v4 and the jadpo ledger's v1–v14");
+    assert_eq!(report.applied.len(), 18, "v2–v4 and the jadpo ledger's v1–v15");
 }
 
 #[tokio::test]

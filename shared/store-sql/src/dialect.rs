@@ -11,7 +11,7 @@ use jadpo_core::{Row, SqlValue, StoreError};
 use crate::statement::Slot;
 use crate::tables::{
     AuditSql, BreakerSql, DeliveryAdminSql, FlagSql, HousekeepingSql, LeaseSql, PasskeySql,
-    PipelineSql, ScheduleSql, ServiceKeySql, SignInSql, UserSessionSql, WorkflowSql,
+    PipelineSql, ScheduleSql, ServiceKeySql, SignInSql, StepSql, UserSessionSql, WorkflowSql,
 };
 
 /// One dialect's statements for every role.
@@ -29,6 +29,8 @@ pub struct SqlDialect {
     pub sign_in: &'static SignInSql,
     /// Passkeys and the ceremonies under way.
     pub passkeys: &'static PasskeySql,
+    /// Step records of runs that make changing calls.
+    pub steps: &'static StepSql,
     /// The lease statements of each leased table.
     pub leases: fn(LeaseTable) -> &'static LeaseSql,
     /// Schedules, their runs and the operator-action log.
@@ -109,6 +111,7 @@ impl SqlDialect {
         slots.extend(self.user_sessions.slots());
         slots.extend(self.sign_in.slots());
         slots.extend(self.passkeys.slots());
+        slots.extend(self.steps.slots());
         for table in [LeaseTable::Housekeeping, LeaseTable::Schedules] {
             slots.extend((self.leases)(table).slots());
         }

@@ -38,5 +38,5 @@ pub use statement::{Slot, SlotText, Statement, check, placeholders};
 pub use store::SqlStore;
 pub use tables::{
     AuditSql, BreakerSql, DeliveryAdminSql, FlagSql, HousekeepingSql, LeaseSql, PasskeySql,
-    PipelineSql, ScheduleSql, ServiceKeySql, SignInSql, UserSessionSql, WorkflowSql,
+    PipelineSql, ScheduleSql, ServiceKeySql, SignInSql, StepSql, UserSessionSql, WorkflowSql,
 };

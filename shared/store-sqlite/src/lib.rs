@@ -36,6 +36,7 @@ mod schedule;
 mod schema;
 mod service_keys;
 mod sign_in;
+mod steps;
 mod tx;
 mod user_sessions;
 mod workflow;
@@ -90,6 +91,7 @@ pub static DIALECT: SqlDialect = SqlDialect {
     user_sessions: &user_sessions::USER_SESSIONS,
     sign_in: &sign_in::SIGN_IN,
     passkeys: &passkeys::PASSKEYS,
+    steps: &steps::STEPS,
     leases: lease::leases,
     schedule: &schedule::SCHEDULES,
     housekeeping: &housekeeping::HOUSEKEEPING,

@@ -156,6 +156,12 @@ pub fn builtin_catalog() -> MigrationCatalog {
             "passkeys",
             include_str!("../../../migrations/sqlite/0014_passkeys.sql"),
         ),
+        Migration::new(
+            Ledger::Jadpo,
+            15,
+            "step_records",
+            include_str!("../../../migrations/sqlite/0015_step_records.sql"),
+        ),
     ];
     match MigrationCatalog::builtin(Dialect::Sqlite, workflow, jadpo) {
         Ok(catalog) => catalog,

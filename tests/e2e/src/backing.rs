@@ -70,6 +70,9 @@ impl Backing {
         let mut vars: Vars = moto.env().into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
         vars.insert("JADPO_QUEUE_URL".to_owned(), queue_url.clone());
         vars.insert("RUST_LOG".to_owned(), "info".to_owned());
+        // Deployed, the keys come from a secret; here, a fresh one per bed.
+        let keys = jadpo_engine::sealing::SealingKeys::generate("k1");
+        vars.insert("JADPO_SEALING_KEYS".to_owned(), keys.unwrap_or_else(|e| panic!("{e}")));
         // The sinks standing in for the shop's services answer plain HTTP.
         vars.insert("JADPO_INSECURE_HTTP_CONNECTIONS".to_owned(), "1".to_owned());
         for name in app.connections() {

@@ -86,6 +86,7 @@ pub struct Env {
     pub sinks: Sinks,
     pub rx: UnboundedReceiver<QueueMessage>,
     pub clock: Arc<ManualClock>,
+    sink_bases: BTreeMap<String, url::Url>,
     _sqlite_dir: Option<tempfile::TempDir>,
     _pg: Vec<PgTestDb>,
 }
@@ -142,8 +143,8 @@ async fn open(
     }
 }
 
-/// A sink server on a free port, and connections pointing every declared connection at it.
-async fn sink_server(app: &Application) -> (Sinks, HttpConnections) {
+/// A sink server on a free port, and the base URL of every declared connection on it.
+async fn sink_server(app: &Application) -> (Sinks, BTreeMap<String, url::Url>) {
     let sinks = Sinks::default();
     let listener =
         tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("{e}"));
@@ -160,9 +161,12 @@ async fn sink_server(app: &Application) -> (Sinks, HttpConnections) {
             )
         })
         .collect();
-    let connections = HttpConnections::new(bases, std::time::Duration::from_secs(5))
-        .unwrap_or_else(|e| panic!("{e}"));
-    (sinks, connections)
+    (sinks, bases)
+}
+
+fn connections_to(bases: &BTreeMap<String, url::Url>) -> HttpConnections {
+    HttpConnections::new(bases.clone(), std::time::Duration::from_secs(5))
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 impl Env {
@@ -193,7 +197,8 @@ impl Env {
         }
         let (queue, rx) = InProcessQueue::new();
         let clock = Arc::new(ManualClock::new(t0()));
-        let (sinks, connections) = sink_server(&app).await;
+        let (sinks, sink_bases) = sink_server(&app).await;
+        let connections = connections_to(&sink_bases);
         let engine = Engine {
             app: Arc::new(app),
             stores,
@@ -201,8 +206,17 @@ impl Env {
             clock: Arc::clone(&clock) as Arc<dyn Clock>,
             connections: Arc::new(connections),
             settings,
+            runs: jadpo_engine::steps::RunEnv::ephemeral(),
         };
-        Self { engine, sinks, rx, clock, _sqlite_dir: Some(dir), _pg: pg }
+        Self { engine, sinks, sink_bases, rx, clock, _sqlite_dir: Some(dir), _pg: pg }
+    }
+
+    /// The engine with connections of its own (its own HTTP connection pool), as another
+    /// process's: what it leaves stalled does not hold a connection this one uses.
+    pub fn another_process(&self) -> Engine {
+        let mut engine = self.engine.clone();
+        engine.connections = Arc::new(connections_to(&self.sink_bases));
+        engine
     }
 
     pub async fn shop(kind: Kind) -> Self {

@@ -1,8 +1,16 @@
 //! The application's code as the runtime calls it: actions and subscribers.
 //!
-//! Both get a context wrapping the open [`Transaction`] of their store: everything they write
-//! through it, and every event they [`emit`](ActionContext::emit), commits together with the
-//! runtime's own rows (outbox, deliveries, idempotency record, handled-delivery record).
+//! A handler's run has two phases. First it may call connections; then it writes. Its database
+//! transaction opens at its first [`tx`](HandlerContext::tx) (or when it returns), and a call
+//! after that is refused: a call never runs while the transaction holds row locks (or SQLite's
+//! one write lock) for as long as a provider takes to answer. Everything the handler writes
+//! through the transaction, and every event it [`emit`](HandlerContext::emit)s, commits together
+//! with the runtime's own rows (outbox, deliveries, idempotency record, handled-delivery record,
+//! the run's step record).
+//!
+//! Each changing call is a *step* the runtime records before sending it, with its own
+//! idempotency key, so that a retried run replays answered steps instead of calling again
+//! (see `docs/step-records.md`).
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -12,9 +20,8 @@ use crate::error::StoreError;
 use crate::model::event::{Emitted, Event};
 use crate::model::flags::Rollout;
 use crate::model::principal::Principal;
-use crate::ports::FlagStore;
-use crate::ports::SignInStore;
 use crate::ports::{ConnectionError, ConnectionRequest, Connections};
+use crate::ports::{FlagStore, SignInStore};
 use crate::transaction::{On, Transaction};
 
 /// Calls connection `name`; an error status or an unreachable service fails the handler.
@@ -38,14 +45,50 @@ async fn call_connection(
         .map_err(|e: ConnectionError| HandlerError::Failed(e.to_string()))
 }
 
-/// What an action or subscriber sees of its transaction.
+/// What kind of call a handler makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallKind {
+    /// A changing call: a recorded step with its own key, replayed on a retry of the run.
+    Changing,
+    /// A call declared read-only: no record and no key; made again on a retry.
+    ReadOnly,
+    /// A changing call meant to happen again on every attempt (a mail carrying a secret made
+    /// fresh for that attempt): no record; its key is the run's key and the attempt.
+    EachAttempt,
+}
+
+/// One call a handler asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    /// The declared connection.
+    pub connection: String,
+    /// Path appended to the connection's base URL (may be empty).
+    pub path: String,
+    /// JSON body, sent with `POST`.
+    pub body: Value,
+    pub kind: CallKind,
+}
+
+/// What the runtime does for one run of a handler: opens its transaction when it first writes,
+/// and makes its calls (the engine implements it; its changing calls are recorded steps).
+#[async_trait]
+pub trait RunServices: Send {
+    /// Opens the run's transaction with the runtime's first rows in it.
+    async fn begin_writes(&mut self) -> Result<Box<dyn Transaction>, HandlerError>;
+
+    /// Makes `call` (outside any transaction) and returns the answer's body.
+    async fn call(&mut self, call: Call) -> Result<Value, HandlerError>;
+
+    /// The idempotency key the run's next changing call will carry, if it can have one.
+    fn next_call_key(&self) -> Option<String>;
+}
+
+/// What an action or subscriber sees of its run.
 pub struct HandlerContext<'t> {
-    tx: &'t mut dyn Transaction,
-    connections: &'t dyn Connections,
+    run: &'t mut dyn RunServices,
+    tx: Option<Box<dyn Transaction>>,
     emitted: Vec<Emitted>,
     now: DateTime<Utc>,
-    idempotency_key: Option<String>,
-    connection_failed: bool,
     flags: Option<FlagAccess<'t>>,
     flag_cache: std::collections::BTreeMap<String, Rollout>,
     principal: Option<&'t Principal>,
@@ -53,7 +96,7 @@ pub struct HandlerContext<'t> {
 }
 
 /// Where a handler's flags are read: the flags store, and whether it is the handler's own
-/// store (then flags are read inside the handler's transaction).
+/// store (then flags are read inside the handler's transaction once it is open).
 #[derive(Clone, Copy)]
 pub struct FlagAccess<'t> {
     /// Where the flags' declared defaults are.
@@ -65,20 +108,13 @@ pub struct FlagAccess<'t> {
 }
 
 impl<'t> HandlerContext<'t> {
-    /// A context over `tx` (the engine builds one per action or subscriber run).
-    pub fn new(
-        tx: &'t mut dyn Transaction,
-        connections: &'t dyn Connections,
-        now: DateTime<Utc>,
-        idempotency_key: Option<String>,
-    ) -> Self {
+    /// A context over `run` (the engine builds one per action or subscriber run).
+    pub fn new(run: &'t mut dyn RunServices, now: DateTime<Utc>) -> Self {
         Self {
-            tx,
-            connections,
+            run,
+            tx: None,
             emitted: Vec::new(),
             now,
-            idempotency_key,
-            connection_failed: false,
             flags: None,
             flag_cache: std::collections::BTreeMap::new(),
             principal: None,
@@ -98,13 +134,13 @@ impl<'t> HandlerContext<'t> {
         self.principal
     }
 
-    /// Lets the runtime's own sign-in mail subscriber reach the sign-in requests of its store.
+    /// Lets the runtime's own sign-in mail subscriber reach its store's sign-in requests.
     pub fn with_sign_in(mut self, store: Option<&'t dyn SignInStore>) -> Self {
         self.sign_in = store;
         self
     }
 
-    /// The sign-in requests of this handler's store, for the runtime's own sign-in mail.
+    /// The store of this handler's sign-in requests, for the runtime's own sign-in mail.
     pub fn sign_in_store(&self) -> Option<&'t dyn SignInStore> {
         self.sign_in
     }
@@ -116,8 +152,8 @@ impl<'t> HandlerContext<'t> {
     }
 
     /// Whether flag `name` is on for `subject` (a user id, an account: what a percentage
-    /// rollout buckets by). The first read of a flag is remembered for the rest of this
-    /// transaction, so the handler sees one value throughout. An undeclared flag is an error.
+    /// rollout buckets by). The first read of a flag is remembered for the rest of the run, so
+    /// the handler sees one value throughout. An undeclared flag is an error.
     pub async fn flag(&mut self, name: &str, subject: &str) -> Result<bool, HandlerError> {
         if let Some(rollout) = self.flag_cache.get(name) {
             return Ok(rollout.enabled_for(name, subject));
@@ -128,58 +164,98 @@ impl<'t> HandlerContext<'t> {
         let default = access.app.flag_default(name).ok_or_else(|| {
             HandlerError::Failed(format!("flag {name:?} is not declared by the application"))
         })?;
-        let on = if access.same_store { On::Tx(&mut *self.tx) } else { On::Own };
+        let on = match (&mut self.tx, access.same_store) {
+            (Some(tx), true) => On::Tx(tx.as_mut()),
+            _ => On::Own,
+        };
         let stored = access.store.flag_read(on, name).await?;
         let rollout = stored.map_or(default, |f| f.rollout);
         self.flag_cache.insert(name.to_owned(), rollout);
         Ok(rollout.enabled_for(name, subject))
     }
 
-    /// Calls the connection `name` with a JSON `body` (POST to its base URL plus `path`),
-    /// sending [`idempotency_key`](Self::idempotency_key) as `Idempotency-Key`. An error status
-    /// or an unreachable service fails the handler, so a subscriber's delivery is retried.
+    async fn make(&mut self, call: Call) -> Result<Value, HandlerError> {
+        if self.tx.is_some() {
+            return Err(HandlerError::Failed(format!(
+                "a call to connection {:?} after the first write was refused: a handler makes \
+                 its calls before it writes, so no transaction is open while a provider answers",
+                call.connection
+            )));
+        }
+        self.run.call(call).await
+    }
+
+    /// Makes a changing call to connection `name` (POST `body` to its base URL plus `path`) as a
+    /// recorded step with its own `Idempotency-Key` (see [`next_call_key`](Self::next_call_key)).
+    /// On a retry of the run, an answered step returns its recorded answer without calling, and
+    /// a step asked for a different request stops the run. An error status or an unreachable
+    /// service fails the handler, so a subscriber's delivery is retried. Calls come before the
+    /// first write: a call after [`tx`](Self::tx) is refused.
     pub async fn call(
         &mut self,
         name: &str,
         path: &str,
         body: Value,
     ) -> Result<Value, HandlerError> {
-        let result = self.call_raw(name, path, body).await;
-        if let Err(e) = &result {
-            // The connection's own failures count for its circuit breaker; a 4xx other than 429
-            // is the request's fault, not the service's.
-            self.connection_failed |= match e {
-                ConnectionError::Unreachable { .. } => true,
-                ConnectionError::Status { status, .. } => *status >= 500 || *status == 429,
-                ConnectionError::Unknown(_) | ConnectionError::BadPath { .. } => false,
-            };
-        }
-        result.map(|response| response.body).map_err(|e| HandlerError::Failed(e.to_string()))
+        self.make(Call {
+            connection: name.to_owned(),
+            path: path.to_owned(),
+            body,
+            kind: CallKind::Changing,
+        })
+        .await
     }
 
-    async fn call_raw(
+    /// Makes a call declared read-only (it changes nothing at the provider): no record, no
+    /// `Idempotency-Key`, made again on each attempt. Like every call, before the first write.
+    pub async fn call_read_only(
         &mut self,
         name: &str,
         path: &str,
         body: Value,
-    ) -> Result<crate::ports::ConnectionResponse, ConnectionError> {
-        let request = ConnectionRequest {
+    ) -> Result<Value, HandlerError> {
+        self.make(Call {
             connection: name.to_owned(),
             path: path.to_owned(),
             body,
-            idempotency_key: self.idempotency_key.clone(),
+            kind: CallKind::ReadOnly,
+        })
+        .await
+    }
+
+    /// Makes a changing call that is meant to happen again on every attempt of the run (a mail
+    /// carrying a secret made fresh for that attempt): no record; its `Idempotency-Key` is the
+    /// run's key and the attempt, so a provider deduplicates within one attempt only.
+    pub async fn call_each_attempt(
+        &mut self,
+        name: &str,
+        path: &str,
+        body: Value,
+    ) -> Result<Value, HandlerError> {
+        self.make(Call {
+            connection: name.to_owned(),
+            path: path.to_owned(),
+            body,
+            kind: CallKind::EachAttempt,
+        })
+        .await
+    }
+
+    /// The `Idempotency-Key` the next changing [`call`](Self::call) will carry: derived from the
+    /// run's key (the delivery id in a subscriber; the caller and its `Idempotency-Key` in an
+    /// action) and the step's place, the same on every retry of the run.
+    pub fn next_call_key(&self) -> Option<String> {
+        self.run.next_call_key()
+    }
+
+    /// The run's open transaction, opened at the first use: write the application's own rows
+    /// through it. From then on the handler makes no more calls.
+    pub async fn tx(&mut self) -> Result<&mut dyn Transaction, HandlerError> {
+        let tx = match self.tx.take() {
+            Some(tx) => tx,
+            None => self.run.begin_writes().await?,
         };
-        self.connections.call(request).await
-    }
-
-    /// Whether a connection call failed on the service's side (counted by its breaker).
-    pub fn connection_failed(&self) -> bool {
-        self.connection_failed
-    }
-
-    /// The store's open transaction: write the application's own rows through it.
-    pub fn tx(&mut self) -> &mut dyn Transaction {
-        self.tx
+        Ok(self.tx.insert(tx).as_mut())
     }
 
     /// Emits an event; it is written to the outbox, with one delivery per subscriber, when the
@@ -201,15 +277,10 @@ impl<'t> HandlerContext<'t> {
         uuid::Uuid::new_v7(ts).to_string()
     }
 
-    /// The key to send to an external service so that a retried call is not repeated there:
-    /// the delivery id in a subscriber, the caller's `Idempotency-Key` (if any) in an action.
-    pub fn idempotency_key(&self) -> Option<&str> {
-        self.idempotency_key.as_deref()
-    }
-
-    /// The events the handler emitted, in order, for the engine to write to the outbox.
-    pub fn into_emitted(self) -> Vec<Emitted> {
-        self.emitted
+    /// The transaction if the handler opened one, and the events it emitted, in order, for the
+    /// engine to finish the run.
+    pub fn into_parts(self) -> (Option<Box<dyn Transaction>>, Vec<Emitted>) {
+        (self.tx, self.emitted)
     }
 }
 
@@ -278,7 +349,7 @@ impl ActionOutput {
 /// exactly once in effect (its handled record commits with its writes).
 #[async_trait]
 pub trait Subscriber: Send + Sync {
-    /// Handles `event`; writes go through `ctx.tx()`.
+    /// Handles `event`; calls first, then writes through `ctx.tx()`.
     async fn handle(&self, ctx: &mut HandlerContext<'_>, event: &Event)
     -> Result<(), HandlerError>;
 }

@@ -16,8 +16,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 pub use handlers::{
-    Action, ActionOutput, Capability, CapabilityContext, CommandRequest, FlagAccess,
-    HandlerContext, HandlerError, Subscriber,
+    Action, ActionOutput, Call, CallKind, Capability, CapabilityContext, CommandRequest,
+    FlagAccess, HandlerContext, HandlerError, RunServices, Subscriber,
 };
 
 pub use crate::model::event::{Emitted, Event};
@@ -33,6 +33,7 @@ use crate::model::migrate::Migration;
 use crate::model::schedule::ScheduleError;
 use crate::model::schedule::{Schedule, ScheduleSpec};
 use crate::model::sign_in;
+use crate::model::step::StepMode;
 use crate::model::workflow::def::WorkflowDef;
 use crate::sql::Dialect;
 use checks::{check_audit, check_names, check_services, check_stores, check_users};
@@ -40,6 +41,9 @@ use checks::{check_audit, check_names, check_services, check_stores, check_users
 /// Why an application's declaration was refused.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum AppError {
+    /// A declaration names an action or subscriber that is not declared.
+    #[error("no action or subscriber named {0:?} is declared (single_keyed_call)")]
+    UnknownHandler(String),
     /// A store name is not usable (it becomes part of `DATABASE_URL_<STORE>`).
     #[error("store name {0:?} must be lower case letters, digits and '_', starting with a letter")]
     BadStoreName(String),
@@ -103,6 +107,8 @@ pub struct ActionSpec {
     pub callers: Callers,
     /// Its code.
     pub handler: Arc<dyn Action>,
+    /// How its changing calls are recorded.
+    pub steps: StepMode,
 }
 
 /// A declared subscriber.
@@ -120,6 +126,8 @@ pub struct SubscriberSpec {
     pub retry: RetryPolicy,
     /// Its code.
     pub handler: Arc<dyn Subscriber>,
+    /// How its changing calls are recorded.
+    pub steps: StepMode,
 }
 
 /// An application.
@@ -132,6 +140,7 @@ pub struct Application {
     subscribers: BTreeMap<String, SubscriberSpec>,
     connections: Vec<String>,
     breakers: BTreeMap<String, BreakerPolicy>,
+    key_windows: BTreeMap<String, std::time::Duration>,
     workflows: BTreeMap<String, (Arc<WorkflowDef>, String)>,
     capabilities: BTreeMap<String, Arc<dyn Capability>>,
     migrations: Vec<(String, Dialect, Migration)>,
@@ -169,6 +178,7 @@ impl Application {
                 subscribers: BTreeMap::new(),
                 connections: Vec::new(),
                 breakers: BTreeMap::new(),
+                key_windows: BTreeMap::new(),
                 workflows: BTreeMap::new(),
                 capabilities: BTreeMap::new(),
                 migrations: Vec::new(),
@@ -186,6 +196,7 @@ impl Application {
             schedules: Vec::new(),
             duplicate_workflow: None,
             duplicate_flag: None,
+            single_calls: Vec::new(),
         }
     }
 
@@ -334,6 +345,12 @@ impl Application {
         self.flags_store.as_deref().unwrap_or_else(|| self.default_store())
     }
 
+    /// How long connection `name`'s provider remembers an idempotency key, where declared: a
+    /// step first sent longer ago than this is not sent again.
+    pub fn key_window(&self, name: &str) -> Option<std::time::Duration> {
+        self.key_windows.get(name).copied()
+    }
+
     /// The breaker thresholds of connection `name`, or `None` when no such connection is
     /// declared.
     pub fn breaker_policy(&self, name: &str) -> Option<BreakerPolicy> {
@@ -361,6 +378,7 @@ pub struct ApplicationBuilder {
     schedules: Vec<Schedule>,
     duplicate_workflow: Option<String>,
     duplicate_flag: Option<String>,
+    single_calls: Vec<String>,
 }
 
 impl ApplicationBuilder {
@@ -398,6 +416,7 @@ impl ApplicationBuilder {
             store: store.to_owned(),
             callers,
             handler: Arc::new(handler),
+            steps: StepMode::Recorded,
         });
         self
     }
@@ -447,6 +466,7 @@ impl ApplicationBuilder {
             connection: None,
             retry,
             handler: Arc::new(handler),
+            steps: StepMode::Recorded,
         });
         self
     }
@@ -476,6 +496,24 @@ impl ApplicationBuilder {
     pub fn connection_with_breaker(mut self, name: &str, policy: BreakerPolicy) -> Self {
         self.app.breakers.insert(name.to_owned(), policy);
         self.connection(name)
+    }
+
+    /// Declares a connection whose provider remembers an idempotency key for `window` (e.g. 24
+    /// hours): a step first sent longer ago than that and never answered is not re-sent under
+    /// its key; the run stops for an operator instead.
+    #[must_use]
+    pub fn connection_with_key_window(mut self, name: &str, window: std::time::Duration) -> Self {
+        self.app.key_windows.insert(name.to_owned(), window);
+        self.connection(name)
+    }
+
+    /// Declares that the action or subscriber `name` makes a single keyed changing call: its
+    /// record keeps the call's dispatch only (key, when sent), with no request fingerprint and no
+    /// sealed answer; a retry sends the same key again, within the connection's key window.
+    #[must_use]
+    pub fn single_keyed_call(mut self, name: &str) -> Self {
+        self.single_calls.push(name.to_owned());
+        self
     }
 
     /// Declares a connection: an external HTTP service handlers call by this name; its base URL
@@ -558,8 +596,15 @@ impl ApplicationBuilder {
 
     /// Checks the declaration.
     pub fn build(self) -> Result<Application, AppError> {
-        let Self { mut app, actions, subscribers, schedules, duplicate_workflow, duplicate_flag } =
-            self;
+        let Self {
+            mut app,
+            mut actions,
+            mut subscribers,
+            schedules,
+            duplicate_workflow,
+            duplicate_flag,
+            single_calls,
+        } = self;
         if let Some(name) = duplicate_workflow {
             return Err(AppError::Duplicate { kind: "workflow", name });
         }
@@ -570,6 +615,20 @@ impl ApplicationBuilder {
         check_stores(&app.stores)?;
         check_names("event", &app.events)?;
         check_names("connection", &app.connections)?;
+        if let Some(c) = app.key_windows.keys().find(|c| !app.connections.contains(c)) {
+            return Err(AppError::UnknownConnection {
+                subscriber: "(key window)".to_owned(),
+                connection: c.clone(),
+            });
+        }
+        for name in single_calls {
+            let action = actions.iter_mut().find(|a| a.name == name).map(|a| &mut a.steps);
+            let subscriber = subscribers.iter_mut().find(|s| s.name == name).map(|s| &mut s.steps);
+            match action.or(subscriber) {
+                Some(steps) => *steps = StepMode::Dispatch,
+                None => return Err(AppError::UnknownHandler(name)),
+            }
+        }
         let store_known = |what: String, store: &str| {
             if app.stores.iter().any(|s| s == store) {
                 Ok(())

@@ -152,8 +152,8 @@ impl UserEntity {
 }
 
 /// The built-in subscriber that mails a sign-in link and code: it makes both, stores their
-/// verifiers on the request (only if the request is still the address's latest) and calls the
-/// mail connection, all in its delivery's transaction. The event carries neither secret, only
+/// verifiers on the request (only if the request is still the address's latest) in a
+/// transaction of their own, then calls the mail connection, once per attempt. The event carries neither secret, only
 /// the address, the request's nonce and when its link and code stop working (counted from the
 /// request); a delivery retried after that sends nothing.
 #[derive(Debug, Clone)]
@@ -200,16 +200,21 @@ impl Subscriber for SignInMail {
             .ok_or_else(|| HandlerError::Failed("sign-in requests are not reachable".into()))?;
         let fail = |e: crate::model::sign_in::SignInError| HandlerError::Failed(e.to_string());
         let (link, code) = (new_link().map_err(fail)?, new_code().map_err(fail)?);
+        // Armed on its own, before the mail: no transaction is open while the mailer answers.
+        // A retry arms a fresh pair and mails it under a key of its own (the earlier mail's
+        // link stops working, the new one works).
+        let mut tx = store.begin().await?;
         let armed = store
             .sign_in_arm(
-                ctx.tx(),
+                tx.as_mut(),
                 &address.digest(),
                 &nonce,
                 &verifier(&link),
                 &code_verifier(&nonce, &code),
                 expires_at,
             )
-            .await?;
+            .await;
+        let armed = crate::transaction::commit_or_rollback(tx, armed).await?;
         if !armed {
             // A newer request (or a sign-in) superseded this one: its mail would not work.
             return Ok(());
@@ -221,7 +226,7 @@ impl Subscriber for SignInMail {
             "code": code,
             "expires_at": expires_at,
         });
-        ctx.call(&self.connection, "", mail).await?;
+        ctx.call_each_attempt(&self.connection, "", mail).await?;
         Ok(())
     }
 }

@@ -26,6 +26,9 @@ pub enum RecordClass {
     SignInRequests,
     /// `jadpo_passkey_challenges` past their `expires_at`: ceremonies nobody finished.
     PasskeyChallenges,
+    /// `jadpo_step_records` (with their `jadpo_steps`) finished longer than
+    /// `step_record_retention` ago.
+    StepRecords,
     /// `jadpo_audit` rows older than their entity's declared retention.
     AuditRows,
 }
@@ -33,7 +36,7 @@ pub enum RecordClass {
 impl RecordClass {
     /// Every class with a retention of its own, in the order a pass deletes them (deliveries
     /// before their outbox rows); audit rows follow, per entity.
-    pub const ALL: [Self; 9] = [
+    pub const ALL: [Self; 10] = [
         Self::IdempotencyKeys,
         Self::HandledDeliveries,
         Self::FinishedDeliveries,
@@ -43,6 +46,7 @@ impl RecordClass {
         Self::UserSessions,
         Self::SignInRequests,
         Self::PasskeyChallenges,
+        Self::StepRecords,
     ];
 
     /// The name in reports and logs.
@@ -57,6 +61,7 @@ impl RecordClass {
             Self::UserSessions => "user_sessions",
             Self::SignInRequests => "sign_in_requests",
             Self::PasskeyChallenges => "passkey_challenges",
+            Self::StepRecords => "step_records",
             Self::AuditRows => "audit_rows",
         }
     }

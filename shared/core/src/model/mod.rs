@@ -20,5 +20,6 @@ pub mod schedule;
 pub mod schema;
 pub mod service_key;
 pub mod sign_in;
+pub mod step;
 pub mod user_session;
 pub mod workflow;

@@ -8,11 +8,12 @@ use chrono::{DateTime, Utc};
 
 use crate::error::StoreError;
 use crate::model::sign_in::{Redeemed, Requested, SignInError, SignInLimits};
-use crate::transaction::Transaction;
+use crate::transaction::{Transaction, TransactionalStore};
 
-/// The role that keeps sign-in requests.
+/// The role that keeps sign-in requests; it begins its own transactions (the sign-in mail arms
+/// a request on its own, before it mails).
 #[async_trait]
-pub trait SignInStore: Send + Sync {
+pub trait SignInStore: TransactionalStore {
     /// Counts a mail to the address with `digest` inside `tx` and gives it a new nonce; the
     /// address's earlier link and code stop working. [`SignInError::TooMany`] past
     /// [`SignInLimits::sends_per_hour`] (nothing changes then).

@@ -31,6 +31,13 @@ impl<C: TransactionalStore> HousekeepingStore for SqlStore<C> {
             RecordClass::UserSessions => sql.delete_user_sessions,
             RecordClass::SignInRequests => sql.delete_sign_in_requests,
             RecordClass::PasskeyChallenges => sql.delete_passkey_challenges,
+            RecordClass::StepRecords => {
+                // The runs' steps first, then the same runs (picked by the same ordered query).
+                let steps = self.sql.steps;
+                let params = || [cutoff.into(), i64::from(limit).into()];
+                steps.delete_finished_steps.execute(tx, params()).await?;
+                return steps.delete_finished_runs.execute(tx, params()).await;
+            }
             RecordClass::AuditRows => {
                 return Err(StoreError::internal(
                     "audit rows are deleted per entity (audit_expire)",

@@ -12,6 +12,7 @@ mod pipeline;
 mod schedule;
 mod service_keys;
 mod sign_in;
+mod steps;
 mod user_sessions;
 pub(crate) mod workflow;
 mod workflow_ops;

@@ -12,6 +12,7 @@ mod pipeline;
 mod schedule;
 mod service_keys;
 mod sign_in;
+mod steps;
 mod user_sessions;
 mod workflow;
 
@@ -26,5 +27,6 @@ pub use pipeline::PipelineSql;
 pub use schedule::ScheduleSql;
 pub use service_keys::ServiceKeySql;
 pub use sign_in::SignInSql;
+pub use steps::StepSql;
 pub use user_sessions::UserSessionSql;
 pub use workflow::WorkflowSql;

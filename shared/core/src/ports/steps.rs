@@ -1,0 +1,68 @@
+//! The step-record role: a run's record taken under a fenced lease, each step recorded before it
+//! is sent and after it is answered, and the run finished inside the handler's transaction.
+//!
+//! Every write but the first is fenced by the runner's generation: a runner whose lease another
+//! took over records nothing more and commits nothing (`false`).
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use crate::error::StoreError;
+use crate::model::alert::Alert;
+use crate::model::step::{RunGrant, RunStart, StepAnswered, StepRecordView, StepSent};
+use crate::transaction::Transaction;
+
+/// The step-record role.
+#[async_trait]
+pub trait StepStore: Send + Sync {
+    /// Creates the run's record, or takes it over if its lease expired, in a transaction of its
+    /// own; says what the runner was granted.
+    async fn step_run_acquire(&self, start: &RunStart<'_>) -> Result<RunGrant, StoreError>;
+
+    /// Records a step as sent (first time or again), with the run's shape; `false` if the
+    /// runner lost the run.
+    async fn step_sent(&self, sent: &StepSent<'_>) -> Result<bool, StoreError>;
+
+    /// Records a step's answer; `false` if the runner lost the run.
+    async fn step_answered(&self, answered: &StepAnswered<'_>) -> Result<bool, StoreError>;
+
+    /// Marks the run finished inside the handler's transaction, so it commits with its writes;
+    /// `false` if the runner lost the run (the transaction must then roll back).
+    async fn step_run_finish(
+        &self,
+        tx: &mut dyn Transaction,
+        run_key: &str,
+        generation: i64,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError>;
+
+    /// Gives the run up at once (its attempt failed), so the next attempt need not wait for the
+    /// lease to expire; `false` if it was no longer this runner's.
+    async fn step_run_release(
+        &self,
+        run_key: &str,
+        generation: i64,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError>;
+
+    /// Marks the run diverged with `reason`; `false` if it was no longer this runner's.
+    async fn step_run_diverge(
+        &self,
+        run_key: &str,
+        generation: i64,
+        reason: &str,
+    ) -> Result<bool, StoreError>;
+
+    /// The run's record and steps, if any.
+    async fn step_run_get(&self, run_key: &str) -> Result<Option<StepRecordView>, StoreError>;
+
+    /// Raises up to `limit` alerts for runs unfinished since before `started_before` (diverged
+    /// ones included), recording each as raised so it is raised once.
+    async fn step_unfinished_alerts(
+        &self,
+        tx: &mut dyn Transaction,
+        started_before: DateTime<Utc>,
+        now: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<Alert>, StoreError>;
+}

@@ -1,0 +1,509 @@
+//! Step records, the use case: one run of an action or subscriber, its calls made outside any
+//! transaction as recorded steps, and its transaction opened at the first write.
+//!
+//! A run takes its record at its first changing call, under a lease with a generation: a runner
+//! whose lease another took over records no step and commits nothing. Each changing call is
+//! recorded as sent (operation, request fingerprint, key) before it goes out, and its answer is
+//! recorded sealed when it comes back. On a retry of the run, an answered step replays its
+//! answer, a sent one is sent again under the same key, and a step asked for another request
+//! stops the run as diverged. The run's record is marked finished inside the handler's
+//! transaction, so it commits with the handler's writes.
+
+use crate::sealing::SealingKeys;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use jadpo_core::app::{Call, CallKind, HandlerError, RunServices};
+use jadpo_core::model::delivery::StoredResponse;
+use jadpo_core::model::step::{
+    RunGrant, RunStart, StepAnswered, StepMode, StepPlan, StepSent, StoredStep, plan_step, step_key,
+};
+use jadpo_core::ports::{ConnectionError, ConnectionRequest};
+use jadpo_core::{Store, StoreError, Transaction};
+
+use crate::context::Engine;
+use crate::digest::request_digest;
+pub use crate::settings::RunEnv;
+
+/// The run's key for an action: the caller and its `Idempotency-Key`, digested, so two callers'
+/// keys never share a run (or a provider's key); a request without a key is its own run.
+pub fn action_run_key(caller: &str, idempotency_key: Option<&str>, request_id: &str) -> String {
+    match idempotency_key {
+        Some(key) => {
+            let mut hash = Sha256::new();
+            for part in [caller, "\n", key] {
+                hash.update(part.as_bytes());
+            }
+            let digest: String =
+                hash.finalize().iter().take(16).map(|b| format!("{b:02x}")).collect();
+            format!("act-{digest}")
+        }
+        None => format!("req-{request_id}"),
+    }
+}
+
+/// Why the engine must not finish the run as the handler left it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Interrupt {
+    /// A subscriber's delivery was handled already (its handled record exists).
+    AlreadyHandled,
+    /// An action's key has a stored response: answer it.
+    Replay(StoredResponse),
+    /// An action's key was used with another request.
+    KeyReused(String),
+}
+
+/// Why opening the run's transaction did not give one.
+pub(crate) enum OpenError {
+    Interrupt(Interrupt),
+    Handler(HandlerError),
+}
+
+impl From<StoreError> for OpenError {
+    fn from(e: StoreError) -> Self {
+        Self::Handler(HandlerError::Store(e))
+    }
+}
+
+/// Opens a run's transaction with the runtime's first rows (a handled record, an idempotency
+/// claim, the audit context).
+#[async_trait]
+pub(crate) trait Opener: Send + Sync {
+    async fn open(&self) -> Result<Box<dyn Transaction>, OpenError>;
+}
+
+/// Who runs: a subscriber for a delivery, or an action for a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Runner {
+    Subscriber,
+    Action,
+}
+
+/// The run's hold on its record.
+struct Holding {
+    generation: i64,
+    steps: Vec<StoredStep>,
+}
+
+/// One run of a handler, as the context's [`RunServices`].
+pub(crate) struct Run<'a> {
+    p: &'a Engine,
+    store: &'a dyn Store,
+    opener: &'a dyn Opener,
+    runner: Runner,
+    key: String,
+    action: &'a str,
+    attempt: u32,
+    mode: StepMode,
+    holding: Option<Holding>,
+    next_step: u32,
+    shape: Vec<String>,
+    diverged: bool,
+    /// Whether a call failed on the service's side (counted by its breaker).
+    pub(crate) connection_failed: bool,
+    /// Set when opening the transaction found the run already done.
+    pub(crate) interrupt: Option<Interrupt>,
+    /// Set when the runtime's own rows (the transaction's opening, a step record) failed on the
+    /// database's side: not the handler's failure, so it is not counted as an attempt.
+    pub(crate) runtime_failed: Option<StoreError>,
+}
+
+impl<'a> Run<'a> {
+    /// A retryable store failure met in the runtime's own rows is kept as the runtime's; the
+    /// handler sees it as a failure that stops its run.
+    fn runtime_failure(&mut self, e: HandlerError) -> HandlerError {
+        match e {
+            HandlerError::Store(e) if e.is_retryable() => {
+                let said = HandlerError::Failed(e.to_string());
+                self.runtime_failed = Some(e);
+                said
+            }
+            other => other,
+        }
+    }
+
+    pub(crate) fn new(
+        p: &'a Engine,
+        store: &'a dyn Store,
+        opener: &'a dyn Opener,
+        runner: Runner,
+        key: String,
+        action: &'a str,
+        attempt: u32,
+    ) -> Self {
+        Self {
+            p,
+            store,
+            opener,
+            runner,
+            key,
+            action,
+            attempt,
+            mode: StepMode::Recorded,
+            holding: None,
+            next_step: 0,
+            shape: Vec::new(),
+            diverged: false,
+            connection_failed: false,
+            interrupt: None,
+            runtime_failed: None,
+        }
+    }
+
+    /// Keeps dispatch details only: for a handler declared to make one keyed call.
+    pub(crate) fn with_mode(mut self, mode: StepMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Marks the run finished inside `tx` (nothing to do for a run that made no changing call);
+    /// an error if the runner lost it, and the transaction must roll back.
+    pub(crate) async fn finish(&self, tx: &mut dyn Transaction) -> Result<(), HandlerError> {
+        let Some(holding) = &self.holding else {
+            return Ok(());
+        };
+        let now = self.p.clock.now();
+        if self.store.step_run_finish(tx, &self.key, holding.generation, now).await? {
+            Ok(())
+        } else {
+            Err(lost(&self.key))
+        }
+    }
+
+    /// Gives the run's lease up after a failed attempt, so the next attempt need not wait.
+    pub(crate) async fn release(&self) {
+        let Some(holding) = &self.holding else {
+            return;
+        };
+        if self.diverged {
+            return;
+        }
+        let now = self.p.clock.now();
+        if let Err(e) = self.store.step_run_release(&self.key, holding.generation, now).await {
+            // The lease then ends when it expires.
+            tracing::warn!(run = %self.key, error = %e, "could not release a run's lease");
+        }
+    }
+
+    fn lease_until(&self, now: DateTime<Utc>) -> DateTime<Utc> {
+        let lease = chrono::Duration::from_std(self.p.settings.steps.lease)
+            .unwrap_or(chrono::Duration::minutes(2));
+        self.p.runs.deadline.map_or(now + lease, |deadline| deadline.min(now + lease))
+    }
+
+    /// Refuses a call that could not finish before the invocation's deadline.
+    fn check_deadline(&self, call: &Call, now: DateTime<Utc>) -> Result<(), HandlerError> {
+        let Some(deadline) = self.p.runs.deadline else {
+            return Ok(());
+        };
+        let s = &self.p.settings.steps;
+        let needed = chrono::Duration::from_std(s.call_budget + s.deadline_margin)
+            .unwrap_or(chrono::Duration::seconds(15));
+        if now + needed > deadline {
+            return Err(HandlerError::Failed(format!(
+                "a call to connection {:?} was not started: it could not finish before the \
+                 function's deadline (retried later)",
+                call.connection
+            )));
+        }
+        Ok(())
+    }
+
+    async fn acquire(&mut self, now: DateTime<Utc>) -> Result<(), HandlerError> {
+        if self.holding.is_some() {
+            return Ok(());
+        }
+        let start = RunStart {
+            run_key: &self.key,
+            action: self.action,
+            build: &self.p.runs.build,
+            mode: self.mode,
+            now,
+            lease_until: self.lease_until(now),
+        };
+        match self.store.step_run_acquire(&start).await? {
+            RunGrant::Acquired { generation, steps, .. } => {
+                self.holding = Some(Holding { generation, steps });
+                Ok(())
+            }
+            RunGrant::Held { until } => Err(match self.runner {
+                Runner::Action => HandlerError::rejected(
+                    409,
+                    "Request in progress",
+                    "a request with this Idempotency-Key is still running; retry it later",
+                ),
+                Runner::Subscriber => HandlerError::Failed(format!(
+                    "another runner holds this run until {until}; retried after that"
+                )),
+            }),
+            RunGrant::Finished => {
+                // Its writes committed: opening the transaction finds its handled record or
+                // stored response, which the engine answers instead.
+                match self.opener.open().await {
+                    Err(OpenError::Interrupt(i)) => {
+                        self.interrupt = Some(i);
+                        Err(HandlerError::Failed("the run has finished already".to_owned()))
+                    }
+                    Err(OpenError::Handler(e)) => Err(e),
+                    Ok(tx) => {
+                        let _ = tx.rollback().await;
+                        Err(HandlerError::rejected(
+                            409,
+                            "Run finished",
+                            "this run finished earlier, but its record of what it answered has \
+                             expired; it is not run again",
+                        ))
+                    }
+                }
+            }
+            RunGrant::Diverged { reason } => {
+                self.diverged = true;
+                Err(diverged(&reason))
+            }
+        }
+    }
+
+    fn sealing(&self) -> Result<&SealingKeys, HandlerError> {
+        self.p.runs.sealing.as_deref().ok_or_else(|| {
+            HandlerError::Failed(
+                "no sealing keys are configured (JADPO_SEALING_KEYS): a changing call cannot \
+                 record its answer"
+                    .to_owned(),
+            )
+        })
+    }
+
+    async fn send(&mut self, call: Call, key: Option<String>) -> Result<Value, HandlerError> {
+        let request = ConnectionRequest {
+            connection: call.connection,
+            path: call.path,
+            body: call.body,
+            idempotency_key: key,
+        };
+        match self.p.connections.call(request).await {
+            Ok(response) => Ok(response.body),
+            Err(e) => {
+                // The connection's own failures count for its circuit breaker; a 4xx other than
+                // 429 is the request's fault, not the service's.
+                self.connection_failed |= match &e {
+                    ConnectionError::Unreachable { .. } => true,
+                    ConnectionError::Status { status, .. } => *status >= 500 || *status == 429,
+                    ConnectionError::Unknown(_) | ConnectionError::BadPath { .. } => false,
+                };
+                Err(HandlerError::Failed(e.to_string()))
+            }
+        }
+    }
+
+    async fn step(&mut self, call: Call) -> Result<Value, HandlerError> {
+        let now = self.p.clock.now();
+        self.acquire(now).await?;
+        let step_no = self.next_step;
+        if self.mode == StepMode::Dispatch && step_no > 0 {
+            return Err(HandlerError::Failed(format!(
+                "{:?} is declared to make a single keyed call and made a second",
+                self.action
+            )));
+        }
+        let operation = format!("{}:{}", call.connection, call.path);
+        let fingerprint = match self.mode {
+            StepMode::Recorded => Some(request_digest("POST", &operation, &call.body)),
+            StepMode::Dispatch => None,
+        };
+        let recorded = self.holding.as_ref().and_then(|h| h.steps.get(step_no as usize)).cloned();
+        let mut plan = plan_step(recorded.as_ref(), &operation, fingerprint.as_deref());
+        if self.mode == StepMode::Dispatch && plan == StepPlan::Replay {
+            // No answer is kept: the provider answers the same key again.
+            plan = StepPlan::Resend;
+        }
+        self.next_step += 1;
+        self.shape.push(operation.clone());
+        let key = step_key(&self.key, step_no);
+        match plan {
+            StepPlan::Diverged(reason) => return Err(self.diverge(&reason).await),
+            StepPlan::Replay => return self.replay(recorded.as_ref(), fingerprint.as_deref()),
+            StepPlan::Resend => self.check_key_window(&call, recorded.as_ref(), now)?,
+            StepPlan::Send => {}
+        }
+        self.check_deadline(&call, now)?;
+        let generation = self.holding.as_ref().map_or(0, |h| h.generation);
+        let shape = serde_json::to_string(&self.shape).unwrap_or_else(|_| "[]".to_owned());
+        let sent = StepSent {
+            run_key: &self.key,
+            generation,
+            step_no,
+            operation: &operation,
+            fingerprint: fingerprint.as_deref(),
+            idempotency_key: &key,
+            shape: &shape,
+            now,
+            lease_until: self.lease_until(now),
+        };
+        crate::fault!("steps.before_sent");
+        if !self.store.step_sent(&sent).await? {
+            return Err(lost(&self.key));
+        }
+        crate::fault!("steps.before_call");
+        let answer = self.send(call, Some(key)).await?;
+        crate::fault!("steps.after_call");
+        self.record_answer(step_no, fingerprint.as_deref(), &answer).await?;
+        crate::fault!("steps.after_answer");
+        Ok(answer)
+    }
+
+    async fn record_answer(
+        &self,
+        step_no: u32,
+        fingerprint: Option<&str>,
+        answer: &Value,
+    ) -> Result<(), HandlerError> {
+        let generation = self.holding.as_ref().map_or(0, |h| h.generation);
+        let sealed = match fingerprint {
+            Some(f) => {
+                let plain = serde_json::to_vec(answer)
+                    .map_err(|e| HandlerError::Failed(format!("an answer to seal: {e}")))?;
+                let context = seal_context(&self.key, step_no, f);
+                Some(
+                    self.sealing()?
+                        .seal(&plain, context.as_bytes())
+                        .map_err(|e| HandlerError::Failed(e.to_string()))?,
+                )
+            }
+            None => None,
+        };
+        let answered = StepAnswered {
+            run_key: &self.key,
+            generation,
+            step_no,
+            sealed: sealed.as_ref().map(|(bytes, id)| (bytes.as_slice(), id.as_str())),
+            now: self.p.clock.now(),
+        };
+        if self.store.step_answered(&answered).await? { Ok(()) } else { Err(lost(&self.key)) }
+    }
+
+    fn replay(
+        &self,
+        recorded: Option<&StoredStep>,
+        fingerprint: Option<&str>,
+    ) -> Result<Value, HandlerError> {
+        let (Some(step), Some(fingerprint)) = (recorded, fingerprint) else {
+            return Err(HandlerError::Failed("a replayed step has no record".to_owned()));
+        };
+        let Some((sealed, key_id)) = &step.sealed_answer else {
+            return Err(HandlerError::Failed(format!(
+                "step {} is answered but its sealed answer is missing",
+                step.step_no
+            )));
+        };
+        let context = seal_context(&self.key, step.step_no, fingerprint);
+        let plain = self
+            .sealing()?
+            .open(key_id, sealed, context.as_bytes())
+            .map_err(|e| HandlerError::Failed(e.to_string()))?;
+        serde_json::from_slice(&plain)
+            .map_err(|e| HandlerError::Failed(format!("a sealed answer is not JSON: {e}")))
+    }
+
+    /// A step sent earlier and never answered is not re-sent once its first send is older than
+    /// the provider's key window: the provider may have forgotten the key, and would act twice.
+    fn check_key_window(
+        &self,
+        call: &Call,
+        recorded: Option<&StoredStep>,
+        now: DateTime<Utc>,
+    ) -> Result<(), HandlerError> {
+        let (Some(window), Some(step)) = (self.p.app.key_window(&call.connection), recorded) else {
+            return Ok(());
+        };
+        let window = chrono::Duration::from_std(window).unwrap_or(chrono::Duration::MAX);
+        if step.first_sent_at + window >= now {
+            return Ok(());
+        }
+        Err(HandlerError::rejected(
+            409,
+            "Key window passed",
+            format!(
+                "step {} ({}) was first sent at {} under key {:?}, longer ago than connection \
+                 {:?}'s key window of {}s: re-sending could repeat it at the provider; an \
+                 operator must check with the provider",
+                step.step_no,
+                step.operation,
+                step.first_sent_at,
+                step.idempotency_key,
+                call.connection,
+                window.num_seconds()
+            ),
+        ))
+    }
+
+    async fn diverge(&mut self, reason: &str) -> HandlerError {
+        let generation = self.holding.as_ref().map_or(0, |h| h.generation);
+        self.diverged = true;
+        match self.store.step_run_diverge(&self.key, generation, reason).await {
+            Ok(true) => {
+                tracing::error!(alert = "steps.diverged", store = self.store.name(), item = %self.key, action = self.action, detail = %reason, "alert raised");
+                diverged(reason)
+            }
+            Ok(false) => lost(&self.key),
+            Err(e) => HandlerError::Store(e),
+        }
+    }
+}
+
+fn seal_context(run_key: &str, step_no: u32, fingerprint: &str) -> String {
+    format!("{run_key}\n{step_no}\n{fingerprint}")
+}
+
+fn lost(run_key: &str) -> HandlerError {
+    HandlerError::Failed(format!(
+        "another runner took run {run_key:?} over: this attempt records and commits nothing"
+    ))
+}
+
+fn diverged(reason: &str) -> HandlerError {
+    HandlerError::rejected(
+        409,
+        "Run diverged",
+        format!(
+            "a retry asked a recorded step for a different request ({reason}); the run is \
+             stopped and nothing was sent under the old key"
+        ),
+    )
+}
+
+#[async_trait]
+impl RunServices for Run<'_> {
+    async fn begin_writes(&mut self) -> Result<Box<dyn Transaction>, HandlerError> {
+        match self.opener.open().await {
+            Ok(tx) => Ok(tx),
+            Err(OpenError::Handler(e)) => Err(self.runtime_failure(e)),
+            Err(OpenError::Interrupt(i)) => {
+                self.interrupt = Some(i);
+                Err(HandlerError::Failed("the run has been done already".to_owned()))
+            }
+        }
+    }
+
+    async fn call(&mut self, call: Call) -> Result<Value, HandlerError> {
+        let answer = match call.kind {
+            CallKind::Changing => self.step(call).await,
+            CallKind::ReadOnly => {
+                self.check_deadline(&call, self.p.clock.now())?;
+                self.send(call, None).await
+            }
+            CallKind::EachAttempt => {
+                self.check_deadline(&call, self.p.clock.now())?;
+                let key = format!("{}.a{}", self.key, self.attempt);
+                self.send(call, Some(key)).await
+            }
+        };
+        answer.map_err(|e| self.runtime_failure(e))
+    }
+
+    fn next_call_key(&self) -> Option<String> {
+        Some(step_key(&self.key, self.next_step))
+    }
+}
