@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 
 use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
-use jadpo_lambda::{deliver_batch, deployed_engine, exit_code};
+use jadpo_lambda::{deliver_batch, deployed_engine, exit_code, invocation_deadline};
 use jadpo_runtime::telemetry;
 use lambda_runtime::{Error, LambdaEvent, service_fn};
 
@@ -21,7 +21,8 @@ async fn run() -> Result<(), Error> {
     let engine = deployed_engine(jadpo_app::application()?).await?;
     let engine = &engine;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {
-        Ok::<SqsBatchResponse, Error>(deliver_batch(engine, event.payload).await)
+        let deadline = invocation_deadline(event.context.deadline);
+        Ok::<SqsBatchResponse, Error>(deliver_batch(engine, event.payload, deadline).await)
     }))
     .await
 }

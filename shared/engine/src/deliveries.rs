@@ -3,7 +3,11 @@
 //! delivery's state before it, the operator's name and the database role.
 //!
 //! Retrying a handled delivery is refused (its effect happened; running it again would repeat
-//! it), and so is anything done to a discarded one: discarding is final and stays visible.
+//! it), and so is anything done to a discarded one: discarding is final and stays visible. So is
+//! retrying a delivery whose run diverged (a retry asked a recorded call for another request),
+//! or whose run left a call sent and unanswered longer ago than its connection's key window (the
+//! provider may have forgotten the key and would act again): the operator checks with the
+//! provider first, and discards the delivery or handles it by hand.
 
 use jadpo_core::model::breaker::State;
 use jadpo_core::model::delivery::{Delivery, DeliveryStatus};
@@ -29,6 +33,28 @@ pub enum DeliveryOpError {
     /// A discard without a reason.
     #[error("a discard needs a reason: pass --reason TEXT")]
     NoReason,
+    /// The delivery's run diverged; retrying would stop again (or send a new request under an
+    /// old key).
+    #[error(
+        "delivery {0:?} is not retried: its run diverged ({1}); check what the provider did \
+         under the run's keys (`jadpo deliveries show`), then discard it or act by hand"
+    )]
+    Diverged(String, String),
+    /// A call of the delivery's run was sent, never answered, longer ago than the provider
+    /// keeps keys.
+    #[error(
+        "delivery {id:?} is not retried: its call {operation} went out at {first_sent} under key \
+         {key:?}, longer ago than connection {connection:?}'s key window of {window_s}s, so the \
+         provider may act on it again; check with the provider, then discard it or act by hand"
+    )]
+    PastKeyWindow {
+        id: String,
+        operation: String,
+        key: String,
+        connection: String,
+        first_sent: chrono::DateTime<chrono::Utc>,
+        window_s: u64,
+    },
     /// No such connection is declared.
     #[error("no connection named {0:?} is declared")]
     UnknownConnection(String),
@@ -62,7 +88,46 @@ impl<'a> DeliveryOps<'a> {
     /// Makes dead (or waiting) delivery `id` due now with a fresh round of attempts; the relay
     /// sends it.
     pub async fn retry(&self, id: &str) -> Result<Delivery, DeliveryOpError> {
+        self.refuse_unsafe_retry(id).await?;
         self.change(id, "delivery.retry", None).await
+    }
+
+    /// Refuses a retry the delivery's step record says is unsafe: a diverged run, or a call
+    /// sent and unanswered past its connection's key window.
+    async fn refuse_unsafe_retry(&self, id: &str) -> Result<(), DeliveryOpError> {
+        let store = self.locate(id).await?;
+        let Some(d) = store.delivery_get(id).await? else {
+            return Err(DeliveryOpError::Unknown(id.to_owned()));
+        };
+        let Some(spec) = self.p.app.subscriber(&d.subscriber) else {
+            return Ok(());
+        };
+        let Some(run) = self.p.store(&spec.store)?.step_run_get(id).await? else {
+            return Ok(());
+        };
+        if run.diverged {
+            let why = run.divergence.unwrap_or_else(|| "no reason recorded".to_owned());
+            return Err(DeliveryOpError::Diverged(id.to_owned(), why));
+        }
+        let now = self.p.clock.now();
+        for step in run.steps.iter().filter(|s| s.answered_at.is_none()) {
+            let connection = step.operation.split(':').next().unwrap_or_default();
+            let Some(window) = self.p.app.key_window(connection) else {
+                continue;
+            };
+            let span = chrono::Duration::from_std(window).unwrap_or(chrono::Duration::MAX);
+            if step.first_sent_at + span < now {
+                return Err(DeliveryOpError::PastKeyWindow {
+                    id: id.to_owned(),
+                    operation: step.operation.clone(),
+                    key: step.idempotency_key.clone(),
+                    connection: connection.to_owned(),
+                    first_sent: step.first_sent_at,
+                    window_s: window.as_secs(),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Discards pending or dead delivery `id` for `reason`: final, and visible in its

@@ -16,7 +16,9 @@ use jadpo_core::model::step::StepRecordView;
 use jadpo_engine::Engine;
 use jadpo_engine::commit::commit;
 use jadpo_engine::deliver::DeliveryResult;
+use jadpo_engine::deliveries::DeliveryOps;
 use jadpo_engine::dispatch::{Dispatched, dispatch};
+use jadpo_engine::operator::Operator;
 use jadpo_engine::relay::enqueue_now;
 use jadpo_test_env::{Env, Kind, both, request};
 use serde_json::{Value, json};
@@ -68,6 +70,13 @@ fn message(env: &mut Env) -> String {
 
 fn fault(point: &str, action: &str) {
     fail::cfg(point, action).unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// An operator's `jadpo deliveries retry`, as its error text.
+async fn operator_retry(env: &Env, delivery: &str) -> Result<(), String> {
+    let tess = Operator::new("tess").map_err(|e| e.to_string())?;
+    let ops = DeliveryOps::new(&env.engine, &tess);
+    ops.retry(delivery).await.map(|_| ()).map_err(|e| e.to_string())
 }
 
 /// Dispatches `body` on a thread and runtime of its own, as another function instance would:
@@ -151,6 +160,8 @@ async fn a_changed_request_stops_the_run_as_diverged(kind: Kind) {
     assert!(run.divergence.as_deref().is_some_and(|d| d.contains("step 1")), "{run:?}");
     assert_eq!(sent_to(&env, "mailer", "order_id", &order).len(), 1, "no new request sent");
     assert_eq!(payments(&env).await, 0);
+    let refused = operator_retry(&env, &delivery).await;
+    assert!(refused.as_ref().is_err_and(|e| e.contains("diverged")), "{refused:?}");
     scenario.teardown();
 }
 
@@ -171,6 +182,13 @@ async fn an_unanswered_call_past_its_key_window_is_not_resent(kind: Kind) {
     assert!(failure.as_deref().is_some_and(|f| f.contains("key window")), "{failure:?}");
     assert_eq!(sent_to(&env, "payments", "order_id", &order).len(), 1, "not re-sent");
     assert_eq!(payments(&env).await, 0);
+    let refused = operator_retry(&env, &delivery).await;
+    assert!(refused.as_ref().is_err_and(|e| e.contains("key window")), "{refused:?}");
+    assert_eq!(
+        status(&env, &delivery).await.0,
+        DeliveryStatus::Dead,
+        "the refusal changed nothing"
+    );
 
     // Within the window the same unanswered charge is re-sent, under the same key.
     let (order, delivery) = pay(&env).await;

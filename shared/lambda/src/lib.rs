@@ -8,6 +8,7 @@
 use std::sync::Arc;
 
 use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
+use chrono::{DateTime, Utc};
 use jadpo_core::app::Application;
 use jadpo_engine::Engine;
 use jadpo_engine::dispatch::dispatch;
@@ -61,20 +62,53 @@ pub async fn deployed_engine(app: Application) -> Result<Engine, StartError> {
 }
 
 /// Handles one SQS batch: every message is delivered; those that failed for the
-/// infrastructure's reasons are returned as batch item failures.
-pub async fn deliver_batch(p: &Engine, event: SqsEvent) -> SqsBatchResponse {
+/// infrastructure's reasons are returned as batch item failures. With the invocation's
+/// `deadline` (the Lambda context's), each run holds its step records until the deadline at most
+/// and starts no call it could not finish before it; and no message is started once one could
+/// not finish (a call's budget and the margin) before the deadline: the rest are returned as
+/// batch item failures untouched, so SQS sends them again after the visibility timeout without
+/// an attempt counted on their deliveries.
+pub async fn deliver_batch(
+    p: &Engine,
+    event: SqsEvent,
+    deadline: Option<DateTime<Utc>>,
+) -> SqsBatchResponse {
+    let mut engine = p.clone();
+    engine.runs.deadline = deadline;
+    let steps = &p.settings.steps;
+    let item_budget = chrono::Duration::from_std(steps.call_budget + steps.deadline_margin)
+        .unwrap_or(chrono::Duration::seconds(15));
     let mut failures = Vec::new();
+    let mut left = 0;
     for record in event.records {
         let id = record.message_id.clone().unwrap_or_default();
-        let body = record.body.as_deref().unwrap_or_default();
-        if let Err(e) = dispatch(p, body).await {
-            tracing::warn!(message_id = %id, error = %e, "delivery failed; SQS will retry the message");
-            let mut failure = BatchItemFailure::default();
-            failure.item_identifier = id;
-            failures.push(failure);
+        let late = deadline.is_some_and(|d| engine.clock.now() + item_budget > d);
+        if late {
+            left += 1;
+            failures.push(item_failure(id));
+            continue;
         }
+        let body = record.body.as_deref().unwrap_or_default();
+        if let Err(e) = dispatch(&engine, body).await {
+            tracing::warn!(message_id = %id, error = %e, "delivery failed; SQS will retry the message");
+            failures.push(item_failure(id));
+        }
+    }
+    if left > 0 {
+        tracing::info!(left, "near the deadline: messages not started are returned to SQS");
     }
     let mut response = SqsBatchResponse::default();
     response.batch_item_failures = failures;
     response
+}
+
+fn item_failure(id: String) -> BatchItemFailure {
+    let mut failure = BatchItemFailure::default();
+    failure.item_identifier = id;
+    failure
+}
+
+/// The invocation's deadline from the Lambda context's (epoch milliseconds).
+pub fn invocation_deadline(context_deadline_ms: u64) -> Option<DateTime<Utc>> {
+    i64::try_from(context_deadline_ms).ok().and_then(DateTime::from_timestamp_millis)
 }

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use aws_lambda_events::event::eventbridge::EventBridgeEvent;
 use aws_lambda_events::event::sqs::{SqsEvent, SqsMessage};
+use jadpo_core::Clock;
 use jadpo_core::model::delivery::{DeliveryFilter, DeliveryStatus};
 use jadpo_core::model::service_key::Scopes;
 use jadpo_engine::keys::issue_unrecorded;
@@ -105,7 +106,15 @@ async fn an_api_gateway_request_flows_through_sqs_to_its_subscribers() {
     records.push(poison);
     let mut event = SqsEvent::default();
     event.records = records;
-    let response = deliver_batch(&env.engine, event).await;
+    // Too close to the invocation's deadline, nothing is started: every message goes back to
+    // SQS untouched, with no attempt counted.
+    let near = env.clock.now() + chrono::Duration::seconds(5);
+    let late = deliver_batch(&env.engine, event.clone(), Some(near)).await;
+    assert_eq!(late.batch_item_failures.len(), 4, "every message returned");
+    assert_eq!(env.count("main", "SELECT count(*) AS n FROM jadpo_handled_deliveries").await, 0);
+    let attempted = "SELECT count(*) AS n FROM jadpo_deliveries WHERE attempts > 0";
+    assert_eq!(env.count("main", attempted).await, 0);
+    let response = deliver_batch(&env.engine, event, None).await;
     let failed: Vec<_> =
         response.batch_item_failures.iter().map(|f| f.item_identifier.clone()).collect();
     assert_eq!(failed, vec!["poison-1".to_owned()], "only the poisoned message is retried");
