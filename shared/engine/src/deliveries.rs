@@ -55,6 +55,14 @@ pub enum DeliveryOpError {
         first_sent: chrono::DateTime<chrono::Utc>,
         window_s: u64,
     },
+    /// The store holding the delivery's step record was not given, so the retry cannot be
+    /// checked.
+    #[error(
+        "delivery {0:?} is not retried: its subscriber calls a connection and keeps its step \
+         record in store {1:?}, which was not given; give its URL (DATABASE_URL_<STORE>) so the \
+         record can be checked"
+    )]
+    StepsStoreMissing(String, String),
     /// No such connection is declared.
     #[error("no connection named {0:?} is declared")]
     UnknownConnection(String),
@@ -102,7 +110,16 @@ impl<'a> DeliveryOps<'a> {
         let Some(spec) = self.p.app.subscriber(&d.subscriber) else {
             return Ok(());
         };
-        let Some(run) = self.p.store(&spec.store)?.step_run_get(id).await? else {
+        let Some(steps_store) = self.p.stores.get(&spec.store) else {
+            // A subscriber declared with a connection may have a step record there.
+            return match &spec.connection {
+                Some(_) => {
+                    Err(DeliveryOpError::StepsStoreMissing(id.to_owned(), spec.store.clone()))
+                }
+                None => Ok(()),
+            };
+        };
+        let Some(run) = steps_store.step_run_get(id).await? else {
             return Ok(());
         };
         if run.diverged {

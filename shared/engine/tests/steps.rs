@@ -95,6 +95,13 @@ fn joined(
     handle.join().unwrap_or_else(|_| Err("the runner panicked".to_owned()))
 }
 
+/// Runs the queued deliveries with `point` failing once.
+async fn first_attempt_fails_at(env: &mut Env, point: &str) {
+    fault(point, "1*return");
+    env.drain().await;
+    fail::remove(point);
+}
+
 /// Waits (in real time) until `what` holds.
 async fn until(what: &str, mut check: impl FnMut() -> bool) {
     let deadline = Instant::now() + StdDuration::from_secs(20);
@@ -110,9 +117,7 @@ async fn a_retry_replays_answered_calls(kind: Kind) {
     let scenario = fail::FailScenario::setup();
     let mut env = Env::shop(kind).await;
     let (order, delivery) = pay(&env).await;
-    fault("deliver.before_subscriber_commit", "1*return");
-    env.drain().await;
-    fail::remove("deliver.before_subscriber_commit");
+    first_attempt_fails_at(&mut env, "deliver.before_subscriber_commit").await;
     assert_eq!(payments(&env).await, 0, "the first attempt committed nothing");
     let errors = env.settle().await;
     assert!(errors.is_empty(), "{errors:?}");
@@ -144,9 +149,7 @@ async fn a_changed_request_stops_the_run_as_diverged(kind: Kind) {
     let scenario = fail::FailScenario::setup();
     let mut env = Env::shop(kind).await;
     let (order, delivery) = pay(&env).await;
-    fault("deliver.before_subscriber_commit", "1*return");
-    env.drain().await;
-    fail::remove("deliver.before_subscriber_commit");
+    first_attempt_fails_at(&mut env, "deliver.before_subscriber_commit").await;
     // As if a new build asked the second step for another receipt.
     let changed = "UPDATE jadpo_steps SET request_fingerprint = 'another' WHERE step_no = 1";
     let main = env.store("main");
@@ -171,9 +174,7 @@ async fn an_unanswered_call_past_its_key_window_is_not_resent(kind: Kind) {
     let scenario = fail::FailScenario::setup();
     let mut env = Env::shop(kind).await;
     let (order, delivery) = pay(&env).await;
-    fault("steps.after_call", "1*return");
-    env.drain().await;
-    fail::remove("steps.after_call");
+    first_attempt_fails_at(&mut env, "steps.after_call").await;
     assert_eq!(sent_to(&env, "payments", "order_id", &order).len(), 1);
     env.clock.advance(Duration::hours(25));
     env.settle().await;
@@ -192,9 +193,7 @@ async fn an_unanswered_call_past_its_key_window_is_not_resent(kind: Kind) {
 
     // Within the window the same unanswered charge is re-sent, under the same key.
     let (order, delivery) = pay(&env).await;
-    fault("steps.after_call", "1*return");
-    env.drain().await;
-    fail::remove("steps.after_call");
+    first_attempt_fails_at(&mut env, "steps.after_call").await;
     env.clock.advance(Duration::hours(23));
     env.settle().await;
     assert_eq!(status(&env, &delivery).await.0, DeliveryStatus::Handled);

@@ -64,8 +64,8 @@ pub async fn deployed_engine(app: Application) -> Result<Engine, StartError> {
 /// Handles one SQS batch: every message is delivered; those that failed for the
 /// infrastructure's reasons are returned as batch item failures. With the invocation's
 /// `deadline` (the Lambda context's), each run holds its step records until the deadline at most
-/// and starts no call it could not finish before it; and no message is started once one could
-/// not finish (a call's budget and the margin) before the deadline: the rest are returned as
+/// and starts no call it could not finish before it; and no message is started within the
+/// margin kept before the deadline: the rest are returned as
 /// batch item failures untouched, so SQS sends them again after the visibility timeout without
 /// an attempt counted on their deliveries.
 pub async fn deliver_batch(
@@ -74,10 +74,17 @@ pub async fn deliver_batch(
     deadline: Option<DateTime<Utc>>,
 ) -> SqsBatchResponse {
     let mut engine = p.clone();
+    // A deadline already past as the batch starts is none the Lambda service gave (an
+    // emulator's placeholder): the batch runs as without one.
+    let deadline = deadline.filter(|d| *d > p.clock.now());
     engine.runs.deadline = deadline;
-    let steps = &p.settings.steps;
-    let item_budget = chrono::Duration::from_std(steps.call_budget + steps.deadline_margin)
-        .unwrap_or(chrono::Duration::seconds(15));
+    // An item's calls are each checked against the deadline before they start; an item is not
+    // started within the margin kept to record its outcome.
+    let item_budget = chrono::Duration::from_std(p.settings.steps.deadline_margin)
+        .unwrap_or(chrono::Duration::seconds(2));
+    if let Some(deadline) = deadline {
+        tracing::debug!(%deadline, "batch under the invocation's deadline");
+    }
     let mut failures = Vec::new();
     let mut left = 0;
     for record in event.records {

@@ -69,6 +69,13 @@ pub struct Call {
     pub kind: CallKind,
 }
 
+impl Call {
+    /// A call of `kind` to connection `connection` at `path` with `body`.
+    pub fn new(connection: &str, path: &str, body: Value, kind: CallKind) -> Self {
+        Self { connection: connection.to_owned(), path: path.to_owned(), body, kind }
+    }
+}
+
 /// What the runtime does for one run of a handler: opens its transaction when it first writes,
 /// and makes its calls (the engine implements it; its changing calls are recorded steps).
 #[async_trait]
@@ -197,13 +204,7 @@ impl<'t> HandlerContext<'t> {
         path: &str,
         body: Value,
     ) -> Result<Value, HandlerError> {
-        self.make(Call {
-            connection: name.to_owned(),
-            path: path.to_owned(),
-            body,
-            kind: CallKind::Changing,
-        })
-        .await
+        self.make(Call::new(name, path, body, CallKind::Changing)).await
     }
 
     /// Makes a call declared read-only (it changes nothing at the provider): no record, no
@@ -214,13 +215,7 @@ impl<'t> HandlerContext<'t> {
         path: &str,
         body: Value,
     ) -> Result<Value, HandlerError> {
-        self.make(Call {
-            connection: name.to_owned(),
-            path: path.to_owned(),
-            body,
-            kind: CallKind::ReadOnly,
-        })
-        .await
+        self.make(Call::new(name, path, body, CallKind::ReadOnly)).await
     }
 
     /// Makes a changing call that is meant to happen again on every attempt of the run (a mail
@@ -232,13 +227,7 @@ impl<'t> HandlerContext<'t> {
         path: &str,
         body: Value,
     ) -> Result<Value, HandlerError> {
-        self.make(Call {
-            connection: name.to_owned(),
-            path: path.to_owned(),
-            body,
-            kind: CallKind::EachAttempt,
-        })
-        .await
+        self.make(Call::new(name, path, body, CallKind::EachAttempt)).await
     }
 
     /// The `Idempotency-Key` the next changing [`call`](Self::call) will carry: derived from the
