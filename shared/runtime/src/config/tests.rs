@@ -105,10 +105,19 @@ fn connections_default_to_the_local_sink_and_are_required_elsewhere() {
         deployed.map(|e| e.to_string()),
         Some("connection \"mailer\" has no URL: set JADPO_CONNECTION_MAILER_URL".to_owned())
     );
+    let unsealed = vars(&[
+        ("DATABASE_URL", "sqlite://x.db"),
+        ("JADPO_CONNECTION_MAILER_URL", "https://mail.example/v1"),
+        ("JADPO_QUEUE_URL", "http://127.0.0.1:1/q"),
+    ]);
+    let refused = Config::from_vars(&app, &unsealed, Mode::Deployed).err().map(|e| e.to_string());
+    assert!(refused.is_some_and(|e| e.contains("JADPO_SEALING_KEYS")), "keys are required");
+    let key = jadpo_engine::sealing::SealingKeys::generate("k1").unwrap_or_else(|e| panic!("{e}"));
     let given = vars(&[
         ("DATABASE_URL", "sqlite://x.db"),
         ("JADPO_CONNECTION_MAILER_URL", "https://mail.example/v1"),
         ("JADPO_QUEUE_URL", "http://127.0.0.1:1/q"),
+        ("JADPO_SEALING_KEYS", &key),
     ]);
     let c = Config::from_vars(&app, &given, Mode::Deployed).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(c.connections["mailer"].as_str(), "https://mail.example/v1");
@@ -116,6 +125,7 @@ fn connections_default_to_the_local_sink_and_are_required_elsewhere() {
         ("DATABASE_URL", "sqlite://x.db"),
         ("JADPO_CONNECTION_MAILER_URL", "http://mail.example/v1"),
         ("JADPO_QUEUE_URL", "http://127.0.0.1:1/q"),
+        ("JADPO_SEALING_KEYS", &key),
     ]);
     let refused = Config::from_vars(&app, &plain, Mode::Deployed).err().map(|e| e.to_string());
     let refused = refused.unwrap_or_default();
