@@ -64,9 +64,10 @@ async fn insert_order(env: &Env, order: &str) {
     main.execute_once(sql, &params).await.unwrap_or_else(|e| panic!("{e}"));
 }
 
-/// The client asks to pay with its idempotency key until it gets an answer.
+/// The client asks to pay with its idempotency key until it gets an answer: each one-shot fault
+/// fails at most one request, so one more request than there are points always gets one.
 async fn client(env: &Env, order: &str, n: usize) -> bool {
-    for attempt in 0..5 {
+    for attempt in 0..=POINTS.len() {
         let mut asked = request("pay_order", json!({"order_id": order, "amount": 1250}));
         asked.idempotency_key = Some(format!("pay-{order}"));
         asked.request_id = format!("req-{n}-{attempt}");
@@ -118,7 +119,7 @@ async fn one_run(
     }
     env.settle().await;
     if !acknowledged {
-        // Five crashes in a row cannot happen with one-shot faults.
+        // More crashes in a row than there are points cannot happen with one-shot faults.
         return Err("lost: the client never got an answer".into());
     }
     let charges = check_provider(env, "payments", &order)?;
