@@ -85,8 +85,10 @@ pub enum CommitError {
     Store(#[from] StoreError),
 }
 
-/// Opens an action's transaction: its idempotency claim first, then the audit context.
-struct ActionOpener<'a> {
+/// The runtime's rows of an action's run: its transaction opened with the idempotency claim and
+/// the audit context, and written at the end with the events, the stored response and the step
+/// record's finish.
+struct ActionRows<'a> {
     p: &'a Engine,
     store: &'a dyn Store,
     request: &'a CommitRequest,
@@ -94,7 +96,7 @@ struct ActionOpener<'a> {
 }
 
 #[async_trait]
-impl Opener for ActionOpener<'_> {
+impl Opener for ActionRows<'_> {
     async fn open(&self) -> Result<Box<dyn Transaction>, OpenError> {
         let (p, store, request) = (self.p, self.store, self.request);
         let now = p.clock.now();
@@ -178,10 +180,10 @@ pub async fn commit(p: &Engine, request: CommitRequest) -> Result<CommitOutcome,
     let store = p.store(&spec.store)?;
     let now = p.clock.now();
     let audited = p.app.has_audited(&spec.store);
-    let opener = ActionOpener { p, store: store.as_ref(), request: &request, audited };
+    let rows = ActionRows { p, store: store.as_ref(), request: &request, audited };
     let run_key =
         action_run_key(&request.caller, request.idempotency_key.as_deref(), &request.request_id);
-    let mut run = Run::new(p, store.as_ref(), &opener, Runner::Action, run_key, &spec.name, 1)
+    let mut run = Run::new(p, store.as_ref(), &rows, Runner::Action, run_key, &spec.name, 1)
         .with_mode(spec.steps);
     let mut ctx = HandlerContext::new(&mut run, now)
         .with_flags(p.flag_access(&spec.store))
@@ -217,7 +219,7 @@ pub async fn commit(p: &Engine, request: CommitRequest) -> Result<CommitOutcome,
             }
         },
     };
-    match write_run(p, store.as_ref(), tx.as_mut(), &request, &run, &output, &emitted, now).await {
+    match rows.write(tx.as_mut(), &run, &output, &emitted, now).await {
         Ok(deliveries) => {
             tx.commit().await?;
             crate::fault!("commit.after_commit");
@@ -237,38 +239,40 @@ pub async fn commit(p: &Engine, request: CommitRequest) -> Result<CommitOutcome,
     }
 }
 
-/// The runtime's rows of an action's run, in its transaction: the outbox and deliveries, the
-/// stored response, the step record finished.
-#[allow(clippy::too_many_arguments, reason = "one call site; the parts of one run")]
-async fn write_run(
-    p: &Engine,
-    store: &dyn Store,
-    tx: &mut dyn Transaction,
-    request: &CommitRequest,
-    run: &Run<'_>,
-    output: &ActionOutput,
-    emitted: &[Emitted],
-    now: DateTime<Utc>,
-) -> Result<Vec<QueuedDelivery>, CommitError> {
-    let origin = Origin {
-        source: &request.action,
-        depth: 0,
-        request_id: Some(&request.request_id),
-        traceparent: request.traceparent.as_deref(),
-        tracestate: request.tracestate.as_deref(),
-    };
-    let (_, deliveries) = write_emitted(p, store, tx, emitted, &origin, now).await?;
-    crate::fault!("commit.after_outbox");
-    if let Some(key) = &request.idempotency_key {
-        let body = output.body.to_string();
-        store.idempotency_store_response(tx, &request.caller, key, output.status, &body).await?;
+impl ActionRows<'_> {
+    /// Writes the run's rows in its transaction: the outbox and deliveries, the stored response,
+    /// the step record finished.
+    async fn write(
+        &self,
+        tx: &mut dyn Transaction,
+        run: &Run<'_>,
+        output: &ActionOutput,
+        emitted: &[Emitted],
+        now: DateTime<Utc>,
+    ) -> Result<Vec<QueuedDelivery>, CommitError> {
+        let (p, store, request) = (self.p, self.store, self.request);
+        let origin = Origin {
+            source: &request.action,
+            depth: 0,
+            request_id: Some(&request.request_id),
+            traceparent: request.traceparent.as_deref(),
+            tracestate: request.tracestate.as_deref(),
+        };
+        let (_, deliveries) = write_emitted(p, store, tx, emitted, &origin, now).await?;
+        crate::fault!("commit.after_outbox");
+        if let Some(key) = &request.idempotency_key {
+            let body = output.body.to_string();
+            store
+                .idempotency_store_response(tx, &request.caller, key, output.status, &body)
+                .await?;
+        }
+        run.finish(tx).await.map_err(handler_error)?;
+        if self.audited {
+            store.audit_clear_context(tx).await?;
+        }
+        crate::fault!("commit.before_commit");
+        Ok(deliveries)
     }
-    run.finish(tx).await.map_err(handler_error)?;
-    if p.app.action(&request.action).is_some_and(|a| p.app.has_audited(&a.store)) {
-        store.audit_clear_context(tx).await?;
-    }
-    crate::fault!("commit.before_commit");
-    Ok(deliveries)
 }
 
 /// Where emitted events come from.

@@ -83,11 +83,14 @@ impl<'a> DeliveryOps<'a> {
         Self { p, operator }
     }
 
-    /// The store holding delivery `id`.
-    async fn locate(&self, id: &str) -> Result<&'a std::sync::Arc<dyn Store>, DeliveryOpError> {
+    /// The store holding delivery `id`, and the delivery as read there.
+    async fn locate(
+        &self,
+        id: &str,
+    ) -> Result<(&'a std::sync::Arc<dyn Store>, Delivery), DeliveryOpError> {
         for store in self.p.stores.values() {
-            if store.delivery_get(id).await?.is_some() {
-                return Ok(store);
+            if let Some(d) = store.delivery_get(id).await? {
+                return Ok((store, d));
             }
         }
         Err(DeliveryOpError::Unknown(id.to_owned()))
@@ -96,17 +99,15 @@ impl<'a> DeliveryOps<'a> {
     /// Makes dead (or waiting) delivery `id` due now with a fresh round of attempts; the relay
     /// sends it.
     pub async fn retry(&self, id: &str) -> Result<Delivery, DeliveryOpError> {
-        self.refuse_unsafe_retry(id).await?;
-        self.change(id, "delivery.retry", None).await
+        let (store, d) = self.locate(id).await?;
+        self.refuse_unsafe_retry(&d).await?;
+        self.change(store, id, "delivery.retry", None).await
     }
 
     /// Refuses a retry the delivery's step record says is unsafe: a diverged run, or a call
     /// sent and unanswered past its connection's key window.
-    async fn refuse_unsafe_retry(&self, id: &str) -> Result<(), DeliveryOpError> {
-        let store = self.locate(id).await?;
-        let Some(d) = store.delivery_get(id).await? else {
-            return Err(DeliveryOpError::Unknown(id.to_owned()));
-        };
+    async fn refuse_unsafe_retry(&self, d: &Delivery) -> Result<(), DeliveryOpError> {
+        let id = d.id.as_str();
         let Some(spec) = self.p.app.subscriber(&d.subscriber) else {
             return Ok(());
         };
@@ -153,16 +154,17 @@ impl<'a> DeliveryOps<'a> {
         if reason.trim().is_empty() {
             return Err(DeliveryOpError::NoReason);
         }
-        self.change(id, "delivery.discard", Some(reason)).await
+        let (store, _) = self.locate(id).await?;
+        self.change(store, id, "delivery.discard", Some(reason)).await
     }
 
     async fn change(
         &self,
+        store: &std::sync::Arc<dyn Store>,
         id: &str,
         action: &str,
         reason: Option<&str>,
     ) -> Result<Delivery, DeliveryOpError> {
-        let store = self.locate(id).await?;
         let mut change =
             Change::begin(store.as_ref(), self.operator, self.p.clock.as_ref()).await?;
         let result = async {

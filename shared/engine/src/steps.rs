@@ -188,6 +188,11 @@ impl<'a> Run<'a> {
         }
     }
 
+    /// The generation this runner holds the run under (0 before it holds it).
+    fn generation(&self) -> i64 {
+        self.holding.as_ref().map_or(0, |h| h.generation)
+    }
+
     fn lease_until(&self, now: DateTime<Utc>) -> DateTime<Utc> {
         let lease = chrono::Duration::from_std(self.p.settings.steps.lease)
             .unwrap_or(chrono::Duration::minutes(2));
@@ -329,7 +334,7 @@ impl<'a> Run<'a> {
             StepPlan::Send => {}
         }
         self.check_deadline(&call, now)?;
-        let generation = self.holding.as_ref().map_or(0, |h| h.generation);
+        let generation = self.generation();
         let shape = serde_json::to_string(&self.shape).unwrap_or_else(|_| "[]".to_owned());
         let sent = StepSent {
             run_key: &self.key,
@@ -360,7 +365,7 @@ impl<'a> Run<'a> {
         fingerprint: Option<&str>,
         answer: &Value,
     ) -> Result<(), HandlerError> {
-        let generation = self.holding.as_ref().map_or(0, |h| h.generation);
+        let generation = self.generation();
         let sealed = match fingerprint {
             Some(f) => {
                 let plain = serde_json::to_vec(answer)
@@ -440,7 +445,7 @@ impl<'a> Run<'a> {
     }
 
     async fn diverge(&mut self, reason: &str) -> HandlerError {
-        let generation = self.holding.as_ref().map_or(0, |h| h.generation);
+        let generation = self.generation();
         self.diverged = true;
         match self.store.step_run_diverge(&self.key, generation, reason).await {
             Ok(true) => {

@@ -1,0 +1,365 @@
+//! Declaring an application: the builder each declaration goes through, and the checks
+//! [`ApplicationBuilder::build`] makes before anything runs.
+
+use super::*;
+
+/// Builds an [`Application`]; [`build`](ApplicationBuilder::build) checks the declaration.
+pub struct ApplicationBuilder {
+    app: Application,
+    actions: Vec<ActionSpec>,
+    subscribers: Vec<SubscriberSpec>,
+    schedules: Vec<Schedule>,
+    duplicate_workflow: Option<String>,
+    duplicate_flag: Option<String>,
+    single_calls: Vec<String>,
+}
+
+impl ApplicationBuilder {
+    /// A declaration of `app` (empty), with nothing declared yet.
+    pub(super) fn new(app: Application) -> Self {
+        Self {
+            app,
+            actions: Vec::new(),
+            subscribers: Vec::new(),
+            schedules: Vec::new(),
+            duplicate_workflow: None,
+            duplicate_flag: None,
+            single_calls: Vec::new(),
+        }
+    }
+
+    /// Declares a store; the first one declared is the default store.
+    #[must_use]
+    pub fn store(mut self, name: &str) -> Self {
+        self.app.stores.push(name.to_owned());
+        self
+    }
+
+    /// Declares an event type (e.g. `order.placed`).
+    #[must_use]
+    pub fn event(mut self, event_type: &str) -> Self {
+        self.app.events.push(event_type.to_owned());
+        self
+    }
+
+    /// Declares an action running on `store`, callable by services ([`Callers::services`]).
+    #[must_use]
+    pub fn action(self, name: &str, store: &str, handler: impl Action + 'static) -> Self {
+        self.action_for(name, store, Callers::services(), handler)
+    }
+
+    /// Declares an action running on `store` that `callers` may call.
+    #[must_use]
+    pub fn action_for(
+        mut self,
+        name: &str,
+        store: &str,
+        callers: Callers,
+        handler: impl Action + 'static,
+    ) -> Self {
+        self.actions.push(ActionSpec {
+            name: name.to_owned(),
+            store: store.to_owned(),
+            callers,
+            handler: Arc::new(handler),
+            steps: StepMode::Recorded,
+        });
+        self
+    }
+
+    /// Declares the application's services ([`ServiceEntity`]): keys are then issued only for,
+    /// and accepted only from, services its table holds.
+    #[must_use]
+    pub fn services(mut self, services: ServiceEntity) -> Self {
+        self.app.services = Some(services);
+        self
+    }
+
+    /// Declares the application's users ([`UserEntity`]). With sign-in by email, it also declares
+    /// the sign-in mail's event and the runtime's subscriber that sends it.
+    #[must_use]
+    pub fn users(mut self, users: UserEntity) -> Self {
+        if let Some(connection) = &users.mail_connection {
+            let mail = SignInMail { connection: connection.clone() };
+            self.app.events.push(sign_in::MAIL_EVENT.to_owned());
+            self = self.subscriber_via(
+                sign_in::MAIL_SUBSCRIBER,
+                sign_in::MAIL_EVENT,
+                &users.store,
+                RetryPolicy::default(),
+                connection,
+                mail,
+            );
+        }
+        self.app.users = Some(users);
+        self
+    }
+
+    /// Declares a subscriber of `event` writing `store`, retried by `retry`.
+    #[must_use]
+    pub fn subscriber(
+        mut self,
+        name: &str,
+        event: &str,
+        store: &str,
+        retry: RetryPolicy,
+        handler: impl Subscriber + 'static,
+    ) -> Self {
+        self.subscribers.push(SubscriberSpec {
+            name: name.to_owned(),
+            event: event.to_owned(),
+            store: store.to_owned(),
+            connection: None,
+            retry,
+            handler: Arc::new(handler),
+            steps: StepMode::Recorded,
+        });
+        self
+    }
+
+    /// Declares a subscriber, like [`subscriber`](Self::subscriber), that calls `connection`:
+    /// while that connection's circuit breaker is open, its deliveries are held instead of
+    /// attempted.
+    #[must_use]
+    pub fn subscriber_via(
+        mut self,
+        name: &str,
+        event: &str,
+        store: &str,
+        retry: RetryPolicy,
+        connection: &str,
+        handler: impl Subscriber + 'static,
+    ) -> Self {
+        self = self.subscriber(name, event, store, retry, handler);
+        if let Some(last) = self.subscribers.last_mut() {
+            last.connection = Some(connection.to_owned());
+        }
+        self
+    }
+
+    /// Declares a connection with its own circuit-breaker thresholds.
+    #[must_use]
+    pub fn connection_with_breaker(mut self, name: &str, policy: BreakerPolicy) -> Self {
+        self.app.breakers.insert(name.to_owned(), policy);
+        self.connection(name)
+    }
+
+    /// Declares a connection whose provider remembers an idempotency key for `window` (e.g. 24
+    /// hours): a step first sent longer ago than that and never answered is not re-sent under
+    /// its key; the run stops for an operator instead.
+    #[must_use]
+    pub fn connection_with_key_window(mut self, name: &str, window: std::time::Duration) -> Self {
+        self.app.key_windows.insert(name.to_owned(), window);
+        self.connection(name)
+    }
+
+    /// Declares that the action or subscriber `name` makes a single keyed changing call: its
+    /// record keeps the call's dispatch only (key, when sent), with no request fingerprint and no
+    /// sealed answer; a retry sends the same key again, within the connection's key window.
+    #[must_use]
+    pub fn single_keyed_call(mut self, name: &str) -> Self {
+        self.single_calls.push(name.to_owned());
+        self
+    }
+
+    /// Declares a connection: an external HTTP service handlers call by this name; its base URL
+    /// comes from `JADPO_CONNECTION_<NAME>_URL`.
+    #[must_use]
+    pub fn connection(mut self, name: &str) -> Self {
+        self.app.connections.push(name.to_owned());
+        self
+    }
+
+    /// Declares a workflow whose runs live in `store`, which signed-in users and services may
+    /// start ([`Callers::users_and_services`]).
+    #[must_use]
+    pub fn workflow(self, def: WorkflowDef, store: &str) -> Self {
+        self.workflow_for(def, store, Callers::users_and_services())
+    }
+
+    /// Declares a workflow whose runs live in `store`, which `callers` may start.
+    #[must_use]
+    pub fn workflow_for(mut self, def: WorkflowDef, store: &str, callers: Callers) -> Self {
+        let id = def.id().to_owned();
+        self.app.workflow_callers.insert(id.clone(), callers);
+        if self.app.workflows.insert(id.clone(), (Arc::new(def), store.to_owned())).is_some() {
+            self.duplicate_workflow.get_or_insert(id);
+        }
+        self
+    }
+
+    /// Declares the capability `name`, which workflow steps and compensations run.
+    #[must_use]
+    pub fn capability(mut self, name: &str, handler: impl Capability + 'static) -> Self {
+        self.app.capabilities.insert(name.to_owned(), Arc::new(handler));
+        self
+    }
+
+    /// Declares a schedule; its runs emit its event through the schedule store's outbox.
+    #[must_use]
+    pub fn schedule(mut self, schedule: Schedule) -> Self {
+        self.schedules.push(schedule);
+        self
+    }
+
+    /// Declares feature flag `name`, in state `default` until an operator sets it.
+    #[must_use]
+    pub fn flag(mut self, name: &str, default: Rollout) -> Self {
+        if self.app.flags.insert(name.to_owned(), default).is_some() {
+            self.duplicate_flag.get_or_insert(name.to_owned());
+        }
+        self
+    }
+
+    /// Declares an audited entity: every change to its table's records is recorded in
+    /// `jadpo_audit` by a trigger, in the same transaction.
+    #[must_use]
+    pub fn audit(mut self, spec: AuditSpec) -> Self {
+        self.app.audited.push(spec);
+        self
+    }
+
+    /// Names the store holding flags (default: the default store).
+    #[must_use]
+    pub fn flags_store(mut self, store: &str) -> Self {
+        self.app.flags_store = Some(store.to_owned());
+        self
+    }
+
+    /// Names the store holding schedule state (default: the default store).
+    #[must_use]
+    pub fn schedules_store(mut self, store: &str) -> Self {
+        self.app.schedule_store = Some(store.to_owned());
+        self
+    }
+
+    /// Adds the application's own migrations for `store` in `dialect`, after the built-in ones.
+    #[must_use]
+    pub fn migrations(mut self, store: &str, dialect: Dialect, list: Vec<Migration>) -> Self {
+        self.app.migrations.extend(list.into_iter().map(|m| (store.to_owned(), dialect, m)));
+        self
+    }
+
+    /// Checks the declaration.
+    pub fn build(self) -> Result<Application, AppError> {
+        let Self {
+            mut app,
+            mut actions,
+            mut subscribers,
+            schedules,
+            duplicate_workflow,
+            duplicate_flag,
+            single_calls,
+        } = self;
+        if let Some(name) = duplicate_workflow {
+            return Err(AppError::Duplicate { kind: "workflow", name });
+        }
+        if let Some(name) = duplicate_flag {
+            return Err(AppError::Duplicate { kind: "flag", name });
+        }
+        check_names("flag", &app.flags.keys().cloned().collect::<Vec<_>>())?;
+        check_stores(&app.stores)?;
+        check_names("event", &app.events)?;
+        check_names("connection", &app.connections)?;
+        if let Some(c) = app.key_windows.keys().find(|c| !app.connections.contains(c)) {
+            return Err(AppError::UnknownConnection {
+                subscriber: "(key window)".to_owned(),
+                connection: c.clone(),
+            });
+        }
+        for name in single_calls {
+            let action = actions.iter_mut().find(|a| a.name == name).map(|a| &mut a.steps);
+            let subscriber = subscribers.iter_mut().find(|s| s.name == name).map(|s| &mut s.steps);
+            match action.or(subscriber) {
+                Some(steps) => *steps = StepMode::Dispatch,
+                None => return Err(AppError::UnknownHandler(name)),
+            }
+        }
+        let store_known = |what: String, store: &str| {
+            if app.stores.iter().any(|s| s == store) {
+                Ok(())
+            } else {
+                Err(AppError::UnknownStore {
+                    what,
+                    store: store.to_owned(),
+                    declared: app.stores.join(", "),
+                })
+            }
+        };
+        for a in &actions {
+            store_known(format!("action {:?}", a.name), &a.store)?;
+        }
+        for s in &subscribers {
+            store_known(format!("subscriber {:?}", s.name), &s.store)?;
+            if let Some(c) = s.connection.as_ref().filter(|c| !app.connections.contains(c)) {
+                return Err(AppError::UnknownConnection {
+                    subscriber: s.name.clone(),
+                    connection: c.clone(),
+                });
+            }
+            if !app.events.contains(&s.event) {
+                return Err(AppError::UnknownEvent {
+                    subscriber: s.name.clone(),
+                    event: s.event.clone(),
+                });
+            }
+        }
+        for (store, _, _) in &app.migrations {
+            store_known("migrations".to_owned(), store)?;
+        }
+        for (id, (def, store)) in &app.workflows {
+            store_known(format!("workflow {id:?}"), store)?;
+            if let Some(missing) =
+                def.capabilities().into_iter().find(|c| !app.capabilities.contains_key(*c))
+            {
+                return Err(AppError::UnknownCapability {
+                    workflow: id.clone(),
+                    capability: missing.to_owned(),
+                });
+            }
+        }
+        if let Some(store) = &app.schedule_store {
+            store_known("schedules".to_owned(), store)?;
+        }
+        if let Some(store) = &app.flags_store {
+            store_known("flags".to_owned(), store)?;
+        }
+        if let Some(users) = &app.users {
+            store_known(format!("user entity {:?}", users.entity), &users.store)?;
+            check_users(users, &app.connections)?;
+        }
+        if let Some(services) = &app.services {
+            store_known(format!("service entity {:?}", services.entity), &services.store)?;
+            check_services(services)?;
+        }
+        for a in &app.audited {
+            store_known(format!("audited entity {:?}", a.entity), &a.store)?;
+            check_audit(a)?;
+        }
+        check_names(
+            "audited entity",
+            &app.audited.iter().map(|a| a.entity.clone()).collect::<Vec<_>>(),
+        )?;
+        check_names(
+            "schedule",
+            &schedules.iter().map(|s| s.name().to_owned()).collect::<Vec<_>>(),
+        )?;
+        for s in &schedules {
+            if !app.events.iter().any(|e| e == s.event()) {
+                return Err(AppError::ScheduleEvent {
+                    schedule: s.name().to_owned(),
+                    event: s.event().to_owned(),
+                });
+            }
+        }
+        app.schedules = schedules
+            .into_iter()
+            .map(|s| s.compile().map(|c| (c.name.clone(), c)))
+            .collect::<Result<_, _>>()?;
+        check_names("action", &actions.iter().map(|a| a.name.clone()).collect::<Vec<_>>())?;
+        check_names("subscriber", &subscribers.iter().map(|s| s.name.clone()).collect::<Vec<_>>())?;
+        app.actions = actions.into_iter().map(|a| (a.name.clone(), a)).collect();
+        app.subscribers = subscribers.into_iter().map(|s| (s.name.clone(), s)).collect();
+        Ok(app)
+    }
+}
