@@ -40,12 +40,13 @@ fmt: ## Format the code
 bench: prereqs ## Run the benchmarks (PostgreSQL + SQLite) and write BENCHMARKS.md
 	$(CARGO) bench -p jadpo-test-harness --bench seam
 	$(CARGO) bench -p jadpo-runtime --bench pipeline
+	$(CARGO) bench -p jadpo-runtime --bench steps
 	$(CARGO) bench -p jadpo-runtime --bench workflow
 	$(CARGO) bench -p jadpo-runtime --bench housekeeping
 	$(CARGO) bench -p jadpo-http --bench auth
 	$(CARGO) bench -p jadpo-e2e --bench cold_start
 	@{ printf '# Benchmarks\n\nProduced by `make bench` on the development machine (2 cores); each section names its command.\nRatios compare runs made in the same process or script; absolute numbers are context only.\n\n'; \
-	   cat target/bench/seam.md; echo; cat target/bench/pipeline.md; echo; cat target/bench/workflow.md; echo; cat target/bench/housekeeping.md; echo; cat target/bench/auth.md; echo; cat target/bench/coldstart.md; echo; cat docs/benchmark-history.md; } > BENCHMARKS.md
+	   cat target/bench/seam.md; echo; cat target/bench/pipeline.md; echo; cat target/bench/steps.md; echo; cat target/bench/workflow.md; echo; cat target/bench/housekeeping.md; echo; cat target/bench/auth.md; echo; cat target/bench/coldstart.md; echo; cat docs/benchmark-history.md; } > BENCHMARKS.md
 	@echo "written to BENCHMARKS.md"
 
 build: tools ## Build every function as a Lambda bootstrap (ARCH=arm64, or ARCH=x86_64) and print sizes

@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use jadpo_http::{HttpState, WebSettings, router};
-use jadpo_lambda::{deployed_engine, exit_code};
+use jadpo_lambda::{deployed_engine, exit_code, with_invocation_deadline};
 use jadpo_runtime::telemetry;
 
 #[tokio::main]
@@ -23,5 +23,5 @@ async fn run() -> Result<(), lambda_http::Error> {
         public_url: std::env::var("JADPO_PUBLIC_URL").ok().filter(|u| !u.is_empty()),
         secure_cookies: true,
     };
-    lambda_http::run(router(HttpState::new(engine, web)?)).await
+    lambda_http::run(with_invocation_deadline(router(HttpState::new(engine, web)?))).await
 }

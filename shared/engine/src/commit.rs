@@ -80,6 +80,9 @@ pub enum CommitError {
     /// The action failed (`500`).
     #[error("action failed: {0}")]
     Failed(String),
+    /// The action could not finish in the time the invocation had left (`503`, try again).
+    #[error("action not finished: {0}")]
+    Later(String),
     /// The database failed (`503` when retryable, `409` on a conflict, else `500`).
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -150,6 +153,7 @@ fn handler_error(e: HandlerError) -> CommitError {
         }
         HandlerError::Store(e) => CommitError::Store(e),
         HandlerError::Failed(why) => CommitError::Failed(why),
+        HandlerError::Later(why) => CommitError::Later(why),
     }
 }
 

@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use chrono::{DateTime, Utc};
+
 use jadpo_core::app::{Application, FlagAccess};
 use jadpo_core::clock::Clock;
 use jadpo_core::ports::Connections;
@@ -39,6 +41,16 @@ impl Engine {
             store: s.as_ref(),
             same_store: flags_store == store,
         })
+    }
+
+    /// This engine for one invocation that must return by `deadline` (a Lambda context's): its
+    /// runs hold their step records until then at most and start no call they could not finish.
+    /// A deadline already past is none the Lambda service gave (an emulator's placeholder): the
+    /// engine runs as without one.
+    pub fn until(&self, deadline: Option<DateTime<Utc>>) -> Self {
+        let mut engine = self.clone();
+        engine.runs.deadline = deadline.filter(|d| *d > self.clock.now());
+        engine
     }
 
     /// The store called `name`, or an error naming it.

@@ -235,7 +235,7 @@ fn failed(e: HandlerError) -> (String, bool) {
             (format!("rejected ({status}) {title}: {detail}"), false)
         }
         HandlerError::Store(e) => (e.to_string(), true),
-        HandlerError::Failed(why) => (why, true),
+        HandlerError::Failed(why) | HandlerError::Later(why) => (why, true),
     }
 }
 

@@ -208,9 +208,9 @@ impl<'a> Run<'a> {
         let needed = chrono::Duration::from_std(s.call_budget + s.deadline_margin)
             .unwrap_or(chrono::Duration::seconds(15));
         if now + needed > deadline {
-            return Err(HandlerError::Failed(format!(
+            return Err(HandlerError::Later(format!(
                 "a call to connection {:?} was not started: it could not finish before the \
-                 function's deadline (retried later)",
+                 function's deadline (try again)",
                 call.connection
             )));
         }

@@ -10,8 +10,12 @@
 //!
 //! Every error is `application/problem+json` (RFC 9457) and changes nothing.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
+use chrono::{DateTime, Utc};
+
+use axum::Extension;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
@@ -192,9 +196,17 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, Problem> {
     }
 }
 
+/// When the invocation serving a request must have returned (a deployed function puts its
+/// Lambda context's deadline here as a request extension): an action's changing calls are not
+/// started when they could not finish before it, and its run's step records are held until then
+/// at most.
+#[derive(Debug, Clone, Copy)]
+pub struct InvocationDeadline(pub DateTime<Utc>);
+
 async fn run_action(
     State(state): State<HttpState>,
     MaybeCaller(caller): MaybeCaller,
+    deadline: Option<Extension<InvocationDeadline>>,
     Path(name): Path<String>,
     headers: HeaderMap,
     body: Bytes,
@@ -246,7 +258,13 @@ async fn run_action(
         tracestate: header_text(&headers, "tracestate"),
         request_id: new_id(state.engine.clock.as_ref()).to_string(),
     };
-    match commit(&state.engine, request).await {
+    let engine = match deadline {
+        Some(Extension(InvocationDeadline(deadline))) => {
+            Cow::Owned(state.engine.until(Some(deadline)))
+        }
+        None => Cow::Borrowed(&state.engine),
+    };
+    match commit(&engine, request).await {
         Ok(outcome) => {
             enqueue_now(&state.engine, &outcome.store, &outcome.deliveries).await;
             let status = StatusCode::from_u16(outcome.status).unwrap_or(StatusCode::OK);
@@ -302,6 +320,11 @@ fn commit_problem(e: &CommitError) -> Response {
             problem(status.unwrap_or(StatusCode::UNPROCESSABLE_ENTITY), title, detail)
         }
         CommitError::Store(store) => store_problem(store).into_response(),
+        CommitError::Later(why) => Problem {
+            header: Some((header::RETRY_AFTER, "1")),
+            ..Problem::new(StatusCode::SERVICE_UNAVAILABLE, "Try again", why)
+        }
+        .into_response(),
         CommitError::UndeclaredEvent { .. }
         | CommitError::ChainTooDeep { .. }
         | CommitError::Failed(_) => {

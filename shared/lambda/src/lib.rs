@@ -73,11 +73,8 @@ pub async fn deliver_batch(
     event: SqsEvent,
     deadline: Option<DateTime<Utc>>,
 ) -> SqsBatchResponse {
-    let mut engine = p.clone();
-    // A deadline already past as the batch starts is none the Lambda service gave (an
-    // emulator's placeholder): the batch runs as without one.
-    let deadline = deadline.filter(|d| *d > p.clock.now());
-    engine.runs.deadline = deadline;
+    let engine = p.until(deadline);
+    let deadline = engine.runs.deadline;
     // An item's calls are each checked against the deadline before they start; an item is not
     // started within the margin kept to record its outcome.
     let item_budget = chrono::Duration::from_std(p.settings.steps.deadline_margin)
@@ -113,6 +110,23 @@ fn item_failure(id: String) -> BatchItemFailure {
     let mut failure = BatchItemFailure::default();
     failure.item_identifier = id;
     failure
+}
+
+/// The HTTP routes with each request's invocation deadline taken from its Lambda context (which
+/// `lambda_http` puts on the request), so that an action starts no call it could not finish
+/// before the function is stopped. A request with no context (or an emulator's deadline of 0)
+/// runs as without one.
+pub fn with_invocation_deadline(routes: axum::Router) -> axum::Router {
+    routes.layer(axum::middleware::map_request(mark_deadline))
+}
+
+async fn mark_deadline<B>(mut request: axum::http::Request<B>) -> axum::http::Request<B> {
+    use lambda_http::RequestExt;
+    let deadline = request.lambda_context_ref().and_then(|c| invocation_deadline(c.deadline));
+    if let Some(deadline) = deadline {
+        request.extensions_mut().insert(jadpo_http::InvocationDeadline(deadline));
+    }
+    request
 }
 
 /// The invocation's deadline from the Lambda context's (epoch milliseconds).

@@ -293,6 +293,11 @@ pub enum HandlerError {
     /// Anything else (an external call failed, a bug); a subscriber's delivery is retried.
     #[error("{0}")]
     Failed(String),
+    /// Work not started because it could not finish in the time the invocation has left (a
+    /// deployed function near its deadline); trying again later can succeed. An action answers
+    /// it as `503` with `Retry-After`; a subscriber's delivery is retried.
+    #[error("{0}")]
+    Later(String),
 }
 
 impl HandlerError {

@@ -1,0 +1,239 @@
+//! Benchmark: what recorded calls cost a delivery, on PostgreSQL.
+//!
+//! Three subscribers that differ only in their changing calls — none, one, two — each followed
+//! by the same one-row write. Each call goes over HTTP to the local sink (in this process, on
+//! loopback, answering at once), so what is measured is the runtime's cost per recorded step
+//! (take the run's lease, record the step sent, seal and record the answer, finish the record
+//! with the handler's transaction) plus one loopback round trip, not a provider's latency.
+//!
+//! Orders are committed first; the measured phase is the delivery of their events alone, by as
+//! many workers as clients. The three kinds alternate round by round; each cell is the median
+//! round. `make bench` runs it and assembles BENCHMARKS.md.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::future::IntoFuture;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use jadpo_core::app::{
+    Action, ActionOutput, Application, Event, HandlerContext, HandlerError, RetryPolicy, Subscriber,
+};
+use jadpo_core::model::migrate::{Ledger, Migration};
+use jadpo_core::{Dialect, Store, SystemClock};
+use jadpo_engine::commit::{CommitRequest, commit};
+use jadpo_engine::dispatch::dispatch;
+use jadpo_engine::migrate;
+use jadpo_engine::relay::enqueue_now;
+use jadpo_engine::{Engine, EngineSettings};
+use jadpo_local::queue::InProcessQueue;
+use jadpo_local::sink::{self, Sinks};
+use jadpo_runtime::catalog_for;
+use jadpo_runtime::connections::HttpConnections;
+use jadpo_store_postgres::{PgOptions, Postgres};
+use jadpo_test_harness::PgTestDb;
+use serde_json::{Value, json};
+use tokio::sync::Mutex as AsyncMutex;
+
+use common::analyze;
+
+const ROUNDS: usize = 5;
+const DELIVERIES: usize = 600;
+const TABLES: &str = "CREATE TABLE bench_effects (order_id TEXT NOT NULL, subscriber TEXT NOT NULL, \
+    PRIMARY KEY (order_id, subscriber))";
+/// The subscribers, by how many changing calls each makes.
+const KINDS: [(&str, usize); 3] = [("no call", 0), ("one call", 1), ("two calls", 2)];
+
+/// Emits the event of the subscriber asked for.
+struct Place;
+
+#[async_trait]
+impl Action for Place {
+    async fn run(
+        &self,
+        ctx: &mut HandlerContext<'_>,
+        input: Value,
+    ) -> Result<ActionOutput, HandlerError> {
+        let id = ctx.new_id();
+        let calls = input["calls"].as_u64().unwrap_or_default();
+        ctx.emit(&format!("calls.{calls}"), json!({"order_id": id}));
+        Ok(ActionOutput::created(json!({"order_id": id})))
+    }
+}
+
+/// Makes `.0` changing calls (a charge, then a receipt), then writes its effect.
+struct Calls(usize);
+
+#[async_trait]
+impl Subscriber for Calls {
+    async fn handle(
+        &self,
+        ctx: &mut HandlerContext<'_>,
+        event: &Event,
+    ) -> Result<(), HandlerError> {
+        let order = event.payload["order_id"].as_str().unwrap_or_default().to_owned();
+        for (step, path) in ["/charges", "/receipts"].into_iter().take(self.0).enumerate() {
+            ctx.call("provider", path, json!({"order_id": order, "step": step})).await?;
+        }
+        ctx.tx()
+            .await?
+            .execute(
+                "INSERT INTO bench_effects (order_id, subscriber) VALUES ($1, $2)",
+                &[order.into(), format!("calls.{}", self.0).into()],
+            )
+            .await?;
+        Ok(())
+    }
+}
+
+fn app() -> Application {
+    let m = vec![Migration::new(Ledger::Workflow, 5, "bench", TABLES)];
+    let mut builder = Application::builder("bench")
+        .store("main")
+        .connection("provider")
+        .action("place", "main", Place);
+    for (_, calls) in KINDS {
+        let event = format!("calls.{calls}");
+        builder = builder.event(&event).subscriber(
+            &format!("sub{calls}"),
+            &event,
+            "main",
+            RetryPolicy::default(),
+            Calls(calls),
+        );
+    }
+    builder.migrations("main", Dialect::Postgres, m).build().unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn request(calls: usize) -> CommitRequest {
+    CommitRequest {
+        action: "place".into(),
+        input: json!({"calls": calls}),
+        caller: "bench".into(),
+        principal: None,
+        idempotency_key: None,
+        request_digest: String::new(),
+        traceparent: None,
+        tracestate: None,
+        request_id: calls.to_string(),
+    }
+}
+
+/// The local sink on a free port, as the connection `provider`.
+async fn provider() -> HttpConnections {
+    let listener =
+        tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("{e}"));
+    let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
+    tokio::spawn(axum::serve(listener, sink::router(Sinks::default())).into_future());
+    let base =
+        url::Url::parse(&format!("http://{addr}/sink/provider")).unwrap_or_else(|e| panic!("{e}"));
+    let bases: BTreeMap<String, url::Url> = [("provider".to_owned(), base)].into_iter().collect();
+    HttpConnections::new(bases, Duration::from_secs(5)).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Deliveries/s of `DELIVERIES` events for the subscriber making `calls` calls, by `workers`.
+async fn deliveries_per_s(base: &Engine, calls: usize, workers: usize) -> f64 {
+    let (queue, rx) = InProcessQueue::new();
+    let mut p = base.clone();
+    p.queue = Arc::new(queue);
+    for _ in 0..DELIVERIES {
+        let outcome = commit(&p, request(calls)).await.unwrap_or_else(|e| panic!("{e}"));
+        enqueue_now(&p, &outcome.store, &outcome.deliveries).await;
+    }
+    analyze(&p).await;
+    let rx = Arc::new(AsyncMutex::new(rx));
+    let done = Arc::new(AtomicUsize::new(0));
+    let start = Instant::now();
+    let tasks: Vec<_> = (0..workers)
+        .map(|_| {
+            let (p, rx, done) = (p.clone(), Arc::clone(&rx), Arc::clone(&done));
+            tokio::spawn(async move {
+                while done.load(Ordering::SeqCst) < DELIVERIES {
+                    let message = tokio::time::timeout(Duration::from_millis(200), async {
+                        rx.lock().await.recv().await
+                    })
+                    .await;
+                    if let Ok(Some(m)) = message {
+                        dispatch(&p, &m.body).await.unwrap_or_else(|e| panic!("{e}"));
+                        done.fetch_add(1, Ordering::SeqCst);
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        let _ = t.await;
+    }
+    DELIVERIES as f64 / start.elapsed().as_secs_f64()
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let db = PgTestDb::empty().await;
+    let store: Arc<dyn Store> = Arc::new(
+        Postgres::connect("main", db.url(), &PgOptions { pool_size: 10, ..PgOptions::default() })
+            .unwrap_or_else(|e| panic!("{e}")),
+    );
+    let app = app();
+    let catalog = catalog_for(&app, store.as_ref()).unwrap_or_else(|e| panic!("{e}"));
+    migrate::apply(store.as_ref(), &catalog).await.unwrap_or_else(|e| panic!("{e}"));
+    let (queue, _unused) = InProcessQueue::new();
+    let engine = Engine {
+        app: Arc::new(app),
+        stores: [("main".to_owned(), store)].into_iter().collect(),
+        queue: Arc::new(queue),
+        clock: Arc::new(SystemClock),
+        connections: Arc::new(provider().await),
+        settings: EngineSettings::default(),
+        runs: jadpo_engine::steps::RunEnv::ephemeral(),
+    };
+    let mut out = format!(
+        "## Recorded calls on PostgreSQL\n\n`cargo bench -p jadpo-runtime --bench steps` (part of `make bench`): a throwaway \
+         PostgreSQL 15 cluster (fsync off), 2 cores shared by client, server and the provider. Three subscribers \
+         differing only in their changing calls (none, one, two), each then writing one row; each call a \
+         recorded step sent over HTTP to the local sink on loopback, which answers at once (so a provider's \
+         own latency is left out). {DELIVERIES} orders are committed first; the delivery of their events \
+         alone is timed, by as many workers as clients. Kinds alternate round by round; median of \
+         {ROUNDS} rounds.\n\n\
+         | workers | no call deliveries/s | one call | two calls | ms per delivery: none / one / two | two / one (time) | a step's cost ms |\n\
+         |---|---|---|---|---|---|---|\n"
+    );
+    for workers in [1, 8] {
+        let mut rates: Vec<Vec<f64>> = vec![Vec::new(); KINDS.len()];
+        for round in 0..ROUNDS {
+            for k in 0..KINDS.len() {
+                let kind = (k + round) % KINDS.len();
+                let rate = deliveries_per_s(&engine, KINDS[kind].1, workers).await;
+                rates[kind].push(rate);
+            }
+        }
+        let [none, one, two] = [0, 1, 2].map(|k| median(rates[k].clone()));
+        let ms = |rate: f64| 1000.0 * workers as f64 / rate;
+        out.push_str(&format!(
+            "| {workers} | {none:.0} | {one:.0} | {two:.0} | {:.2} / {:.2} / {:.2} | {:.2}× | {:.2} |\n",
+            ms(none),
+            ms(one),
+            ms(two),
+            ms(two) / ms(one),
+            ms(two) - ms(one),
+        ));
+    }
+    out.push_str(&format!(
+        "\n\"ms per delivery\" is workers / (deliveries/s): the time one worker spends on a delivery. \
+         \"A step's cost\" is the two-call delivery's time less the one-call's: one more recorded step \
+         (its sent row, its sealed answer, one loopback call). Runs: {} kinds × {ROUNDS} rounds × {DELIVERIES} deliveries per worker count.\n",
+        KINDS.len()
+    ));
+    print!("{out}");
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../target/bench");
+    std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(format!("{dir}/steps.md"), out).unwrap_or_else(|e| panic!("{e}"));
+}
