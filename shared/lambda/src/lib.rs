@@ -112,6 +112,7 @@ fn item_failure(id: String) -> BatchItemFailure {
     failure
 }
 
+#[cfg(feature = "http")]
 /// The HTTP routes with each request's invocation deadline taken from its Lambda context (which
 /// `lambda_http` puts on the request), so that an action starts no call it could not finish
 /// before the function is stopped. A request with no context (or an emulator's deadline of 0)
@@ -120,6 +121,7 @@ pub fn with_invocation_deadline(routes: axum::Router) -> axum::Router {
     routes.layer(axum::middleware::map_request(mark_deadline))
 }
 
+#[cfg(feature = "http")]
 async fn mark_deadline<B>(mut request: axum::http::Request<B>) -> axum::http::Request<B> {
     use lambda_http::RequestExt;
     let deadline = request.lambda_context_ref().and_then(|c| invocation_deadline(c.deadline));
