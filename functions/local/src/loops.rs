@@ -1,7 +1,8 @@
-//! The loops of the local process: relay sweeps, the delivery worker over the in-process queue,
+//! The loops of the local process: relay sweeps, the delivery workers over the in-process queue,
 //! schedule ticks and housekeeping passes, each stopping on a shutdown signal after finishing
 //! what it holds. Each loops over the same single-pass entry point the deployed function calls.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use jadpo_core::ports::QueueMessage;
@@ -9,7 +10,9 @@ use jadpo_engine::Engine;
 use jadpo_engine::deliver::DeliveryResult;
 use jadpo_engine::dispatch::{DispatchError, Dispatched, dispatch};
 use jadpo_engine::relay::relay;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{Mutex as AsyncMutex, mpsc, watch};
+
+use crate::queue::Backlog;
 
 /// Sweeps every `interval` until `shutdown` turns true.
 pub async fn relay_loop(engine: Engine, interval: Duration, mut shutdown: watch::Receiver<bool>) {
@@ -20,8 +23,14 @@ pub async fn relay_loop(engine: Engine, interval: Duration, mut shutdown: watch:
             _ = shutdown.changed() => return,
         }
         match relay(&engine, Instant::now() + interval / 2).await {
-            Ok(report) if report.sent > 0 || report.failed > 0 => {
-                tracing::info!(sent = report.sent, failed = report.failed, "relay pass");
+            Ok(report) if report.sent > 0 || report.failed > 0 || report.waiting > 0 => {
+                tracing::info!(
+                    sent = report.sent,
+                    resent = report.resent,
+                    waiting = report.waiting,
+                    failed = report.failed,
+                    "relay pass"
+                );
             }
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "relay pass failed; the next one retries"),
@@ -71,28 +80,81 @@ pub async fn housekeeping_loop(
     }
 }
 
-/// Delivers queued messages until `shutdown` turns true, then delivers what is already queued
-/// (draining in-flight work) and returns how many messages it handled in all.
+/// Delivers queued messages with `workers` workers taking from the one queue, until `shutdown`
+/// turns true; then delivers what is already queued (draining in-flight work) and returns how
+/// many messages were handled in all. Several workers overlap one delivery's waits (a provider's
+/// answer, a commit) with another's work; each delivery still runs alone in its transaction.
 pub async fn delivery_loop(
     engine: Engine,
-    mut rx: mpsc::UnboundedReceiver<QueueMessage>,
-    mut shutdown: watch::Receiver<bool>,
+    inbox: Inbox,
+    shutdown: watch::Receiver<bool>,
+    workers: usize,
 ) -> usize {
+    let Inbox { rx, backlog } = inbox;
+    let rx = Arc::new(AsyncMutex::new(rx));
+    let tasks: Vec<_> = (0..workers.max(1))
+        .map(|_| {
+            let worker =
+                Worker { engine: engine.clone(), rx: Arc::clone(&rx), backlog: backlog.clone() };
+            tokio::spawn(worker.run(shutdown.clone()))
+        })
+        .collect();
     let mut handled = 0;
-    loop {
-        tokio::select! {
-            message = rx.recv() => match message {
-                Some(m) => { handle(&engine, &m).await; handled += 1; }
-                None => return handled,
-            },
-            _ = shutdown.changed() => break,
-        }
-    }
-    while let Ok(m) = rx.try_recv() {
-        handle(&engine, &m).await;
-        handled += 1;
+    for task in tasks {
+        handled += task.await.unwrap_or(0);
     }
     handled
+}
+
+/// What the delivery workers take messages from: the in-process queue's receiver, and its
+/// backlog count when the queue keeps one (each message handled is marked finished on it).
+pub struct Inbox {
+    pub rx: mpsc::UnboundedReceiver<QueueMessage>,
+    pub backlog: Option<Backlog>,
+}
+
+/// One delivery worker.
+struct Worker {
+    engine: Engine,
+    rx: Arc<AsyncMutex<mpsc::UnboundedReceiver<QueueMessage>>>,
+    backlog: Option<Backlog>,
+}
+
+impl Worker {
+    /// Takes the next message (one worker waits on the queue at a time) and handles it; on
+    /// shutdown, takes what is left until the queue is empty. Returns how many it handled.
+    async fn run(self, mut shutdown: watch::Receiver<bool>) -> usize {
+        let mut handled = 0;
+        while !*shutdown.borrow() {
+            let message = {
+                let mut rx = self.rx.lock().await;
+                tokio::select! {
+                    message = rx.recv() => message,
+                    _ = shutdown.changed() => break,
+                }
+            };
+            let Some(m) = message else {
+                return handled; // every sender is gone: nothing more will come
+            };
+            self.handle(&m).await;
+            handled += 1;
+        }
+        loop {
+            let next = self.rx.lock().await.try_recv();
+            let Ok(m) = next else {
+                return handled;
+            };
+            self.handle(&m).await;
+            handled += 1;
+        }
+    }
+
+    async fn handle(&self, message: &QueueMessage) {
+        handle(&self.engine, message).await;
+        if let Some(backlog) = &self.backlog {
+            backlog.finished();
+        }
+    }
 }
 
 async fn handle(engine: &Engine, message: &QueueMessage) {

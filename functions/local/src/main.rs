@@ -18,7 +18,7 @@ use jadpo_core::model::service_key::{IssuedKey, Scopes};
 use jadpo_engine::keys::KeyOps;
 use jadpo_engine::operator::Operator;
 use jadpo_http::{HttpState, WebSettings, router};
-use jadpo_local::loops::{delivery_loop, housekeeping_loop, relay_loop, schedule_loop};
+use jadpo_local::loops::{Inbox, delivery_loop, housekeeping_loop, relay_loop, schedule_loop};
 use jadpo_local::page;
 use jadpo_local::queue::InProcessQueue;
 use jadpo_local::sink::{self, Sinks};
@@ -36,7 +36,7 @@ async fn main() -> anyhow::Result<()> {
     let wiring = Wiring::from_env(Arc::clone(&app), Mode::Local(Path::new(".jadpo")))?;
     let (config, stores) = (&wiring.config, &wiring.stores);
     migrate_all(&app, stores).await.context("migrating the stores")?;
-    let (queue, rx) = InProcessQueue::new();
+    let (queue, rx, backlog) = InProcessQueue::counted();
     let engine = wiring.engine(Arc::new(queue), wiring.http_connections()?);
     let keys = Arc::clone(
         stores.get(app.services_store()).context("the services' store is not configured")?,
@@ -56,7 +56,9 @@ async fn main() -> anyhow::Result<()> {
         config.housekeeping_interval,
         stopped.clone(),
     ));
-    let worker = tokio::spawn(delivery_loop(engine.clone(), rx, stopped));
+    let workers = config.delivery_workers;
+    let inbox = Inbox { rx, backlog: Some(backlog) };
+    let worker = tokio::spawn(delivery_loop(engine.clone(), inbox, stopped, workers));
     let web = WebSettings { public_url: Some(public_url), secure_cookies: false };
     let state = HttpState::new(engine, web)?;
     // Stopping drains the queued deliveries while the server still answers the sink that stands

@@ -25,7 +25,12 @@ async fn run() -> Result<(), Error> {
         let remaining =
             event.context.deadline().duration_since(SystemTime::now()).unwrap_or_default();
         let report = relay_pass(engine, Instant::now() + remaining, Duration::from_secs(2)).await?;
-        Ok::<Value, Error>(json!({"sent": report.sent, "failed": report.failed}))
+        Ok::<Value, Error>(json!({
+            "sent": report.sent,
+            "resent": report.resent,
+            "waiting": report.waiting,
+            "failed": report.failed,
+        }))
     }))
     .await
 }

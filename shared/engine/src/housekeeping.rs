@@ -103,6 +103,18 @@ pub async fn housekeep(
     audit: &[(String, Duration)],
     owner: &str,
 ) -> Result<HousekeepingReport, HousekeepingError> {
+    run_pass(store, clock, settings, Some(rescue_after), audit, owner).await
+}
+
+/// [`housekeep`], with `rescue_after: None` handing nothing back to the relay.
+async fn run_pass(
+    store: &dyn Store,
+    clock: &dyn Clock,
+    settings: &HousekeepingSettings,
+    rescue_after: Option<Duration>,
+    audit: &[(String, Duration)],
+    owner: &str,
+) -> Result<HousekeepingReport, HousekeepingError> {
     let fail = |source| HousekeepingError::Store { store: store.name().to_owned(), source };
     let mut report = HousekeepingReport { store: store.name().to_owned(), ..Default::default() };
     let start = clock.now();
@@ -118,15 +130,15 @@ pub async fn housekeep(
     steps.extend(audit.iter().enumerate().map(|(i, (_, keep))| {
         Step::Audit(i, start - chrono::Duration::from_std(*keep).unwrap_or(chrono::Duration::MAX))
     }));
-    let rescue_before =
-        start - chrono::Duration::from_std(rescue_after).unwrap_or(chrono::Duration::MAX);
+    let rescue_before = rescue_after
+        .map(|after| start - chrono::Duration::from_std(after).unwrap_or(chrono::Duration::MAX));
     let overdue_before =
         start - chrono::Duration::from_std(settings.overdue_after).unwrap_or(chrono::Duration::MAX);
     let unfinished_before = start
         - chrono::Duration::from_std(settings.unfinished_steps_after)
             .unwrap_or(chrono::Duration::MAX);
+    steps.extend(rescue_before.map(Step::Rescue));
     steps.extend([
-        Step::Rescue(rescue_before),
         Step::DeadAlerts,
         Step::OverdueAlerts(overdue_before),
         Step::BreakerAlerts,
@@ -161,9 +173,14 @@ pub async fn housekeep_all(
 ) -> (Vec<HousekeepingReport>, Vec<HousekeepingError>) {
     let mut reports = Vec::new();
     let mut failures = Vec::new();
+    // While the queue holds messages, unfinished deliveries may be waiting in it: the relay
+    // re-sends only what the queue's depth cannot account for, and nothing is handed back here.
+    let rescue_after = match p.queue.backlog().await {
+        Ok(Some(n)) if n > 0 => None,
+        _ => Some(p.settings.redelivery_after),
+    };
     for store in p.stores.values() {
         let settings = &p.settings.housekeeping;
-        let rescue_after = p.settings.redelivery_after;
         let audit: Vec<(String, Duration)> = p
             .app
             .audited_in(store.name())
@@ -171,7 +188,7 @@ pub async fn housekeep_all(
             .map(|a| (a.entity.clone(), a.retention))
             .collect();
         let clock = p.clock.as_ref();
-        match housekeep(store.as_ref(), clock, settings, rescue_after, &audit, owner).await {
+        match run_pass(store.as_ref(), clock, settings, rescue_after, &audit, owner).await {
             Ok(report) => reports.push(report),
             Err(e) => failures.push(e),
         }

@@ -5,22 +5,35 @@
 //! stamp of any the queue refused. A crash after the stamp and before the send leaves the
 //! delivery stamped but unsent: the next sweep after `redelivery_after` sends it again. Nothing
 //! is lost; a message may be sent twice, which delivery dedupes.
+//!
+//! A delivery sent and unfinished after `redelivery_after` is either lost or still waiting in a
+//! backlog. Re-sending every such delivery would, under sustained load, crowd the queue with
+//! duplicates of messages that were only waiting. So where the queue can tell how many messages
+//! it holds, a sweep re-sends only as many of them as the queue cannot account for (those stamped
+//! longest ago first); the rest are left to wait. A lost message is then re-sent once the
+//! backlog has shrunk below the deliveries it holds up, never dropped.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use jadpo_core::StoreError;
+use chrono::{DateTime, Utc};
 use jadpo_core::model::delivery::QueuedDelivery;
 use jadpo_core::model::message::Pointer;
 use jadpo_core::ports::{QueueError, QueueMessage};
+use jadpo_core::{Store, StoreError};
 
 use crate::context::Engine;
 
 /// What one relay pass did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RelayReport {
-    /// Deliveries put on the queue.
+    /// Deliveries (and workflow commands) put on the queue.
     pub sent: usize,
+    /// Of those, deliveries sent before and presumed lost.
+    pub resent: usize,
+    /// Deliveries sent before and unfinished that were left to wait, the queue holding enough
+    /// messages to account for them.
+    pub waiting: usize,
     /// Deliveries the queue refused (left for the next pass).
     pub failed: usize,
 }
@@ -28,35 +41,101 @@ pub struct RelayReport {
 /// One sweep over every store, stopping early at `deadline` (after at least one batch per store).
 pub async fn relay(p: &Engine, deadline: Instant) -> Result<RelayReport, StoreError> {
     let mut report = RelayReport::default();
+    let now = p.clock.now();
+    let window = chrono::Duration::from_std(p.settings.redelivery_after)
+        .unwrap_or(chrono::Duration::minutes(15));
+    let lost_before = now - window;
+    let mut allowance = lost_allowance(p, lost_before, &mut report).await?;
     for (name, store) in &p.stores {
-        // At least one batch per store, even when the deadline is already near (or reported in
-        // the past by an emulator): every pass makes progress.
+        // Never sent, or due again after a failed attempt: nothing stamped is claimed.
+        let sweep = Sweep { p, name, store: store.as_ref(), deadline };
+        sweep.run(DateTime::<Utc>::UNIX_EPOCH, None, &mut report).await?;
+        // Sent and presumed lost, within what the queue cannot account for.
+        let resent = sweep.run(lost_before, allowance, &mut report).await?;
+        report.resent += resent;
+        allowance = allowance.map(|a| a.saturating_sub(resent));
+    }
+    report.sent += crate::workflow::runs::relay_commands(p).await?;
+    Ok(report)
+}
+
+/// How many deliveries sent before `lost_before` may be re-sent: all of them (`None`) when the
+/// queue cannot tell its backlog or holds nothing; else those beyond what it holds.
+async fn lost_allowance(
+    p: &Engine,
+    lost_before: DateTime<Utc>,
+    report: &mut RelayReport,
+) -> Result<Option<usize>, StoreError> {
+    let backlog = match p.queue.backlog().await {
+        Ok(Some(n)) if n > 0 => n,
+        Ok(_) => return Ok(None),
+        Err(e) => {
+            tracing::warn!(error = %e, "the queue's backlog is unknown: deliveries sent long ago are presumed lost");
+            return Ok(None);
+        }
+    };
+    let mut stale = 0_u64;
+    for store in p.stores.values() {
+        stale += store.deliveries_count_sent_before(lost_before).await?;
+    }
+    let allowed = stale.saturating_sub(backlog);
+    report.waiting += usize::try_from(stale - allowed).unwrap_or(usize::MAX);
+    Ok(Some(usize::try_from(allowed).unwrap_or(usize::MAX)))
+}
+
+/// Claims and sends one store's due deliveries in batches.
+struct Sweep<'a> {
+    p: &'a Engine,
+    name: &'a str,
+    store: &'a dyn Store,
+    deadline: Instant,
+}
+
+impl Sweep<'_> {
+    /// Sends due deliveries (those stamped before `lost_before` among them), at most `limit`
+    /// (`None`: no limit) and until the deadline, after at least one batch — even when the
+    /// deadline is already near (or reported in the past by an emulator), every pass makes
+    /// progress. Returns how many were sent.
+    async fn run(
+        &self,
+        lost_before: DateTime<Utc>,
+        limit: Option<usize>,
+        report: &mut RelayReport,
+    ) -> Result<usize, StoreError> {
+        let (p, store) = (self.p, self.store);
+        let mut total = 0;
         let mut first = true;
-        while first || Instant::now() < deadline {
+        while first || Instant::now() < self.deadline {
             first = false;
-            let now = p.clock.now();
-            let window = chrono::Duration::from_std(p.settings.redelivery_after)
-                .unwrap_or(chrono::Duration::minutes(15));
-            let claimed =
-                store.deliveries_claim_due(now, now - window, p.settings.relay_batch).await?;
+            let batch =
+                limit.map_or(p.settings.relay_batch, |l| (l - total).min(p.settings.relay_batch));
+            if batch == 0 {
+                break;
+            }
+            // Due as of `relay_grace` ago, so that the send right after a commit (which marks
+            // its deliveries sent) is not raced; the claim is stamped that much earlier too,
+            // which brings its redelivery window forward by as little.
+            let grace = chrono::Duration::from_std(p.settings.relay_grace).unwrap_or_default();
+            let as_of = p.clock.now() - grace;
+            let claimed = store.deliveries_claim_due(as_of, lost_before, batch).await?;
             if claimed.is_empty() {
                 break;
             }
             crate::fault!("relay.after_claim");
-            let (sent, failed) = send(p, name, &claimed).await;
+            let (sent, failed) = send(p, self.name, &claimed).await;
             crate::fault!("relay.after_send");
             if !failed.is_empty() {
                 store.deliveries_unmark_enqueued(&failed).await?;
             }
+            total += sent.len();
             report.sent += sent.len();
             report.failed += failed.len();
             if !failed.is_empty() {
                 break; // the queue is refusing: leave the rest for the next pass
             }
         }
+        Ok(total)
     }
-    report.sent += crate::workflow::runs::relay_commands(p).await?;
-    Ok(report)
 }
 
 /// Puts new deliveries on the queue right after their commit (best effort: what fails here is
@@ -71,7 +150,7 @@ pub async fn enqueue_now(p: &Engine, store: &str, deliveries: &[QueuedDelivery])
             tracing::warn!(error = %e, "could not mark deliveries as enqueued; the relay will resend them");
         }
     }
-    RelayReport { sent: sent.len(), failed: failed.len() }
+    RelayReport { sent: sent.len(), failed: failed.len(), ..RelayReport::default() }
 }
 
 /// Sends `deliveries` in queue-sized batches; returns the ids sent and the ids refused.

@@ -20,6 +20,10 @@ pub struct EngineSettings {
     pub redelivery_after: Duration,
     /// Deliveries claimed per relay batch.
     pub relay_batch: usize,
+    /// How long a due, never-sent delivery is left to the send right after its commit (which
+    /// marks it sent) before the relay's sweep takes it: without it, a sweep racing that send
+    /// puts a second message for the same delivery on the queue.
+    pub relay_grace: Duration,
     /// Tick passes.
     pub schedules: ScheduleSettings,
     /// Housekeeping passes.
@@ -39,6 +43,7 @@ impl Default for EngineSettings {
             idempotency_retention: Duration::from_secs(24 * 3600),
             redelivery_after: Duration::from_secs(15 * 60),
             relay_batch: 100,
+            relay_grace: Duration::from_secs(2),
             schedules: ScheduleSettings::default(),
             housekeeping: HousekeepingSettings::default(),
             sign_in: jadpo_core::model::sign_in::SignInLimits::default(),

@@ -84,10 +84,20 @@ async fn an_api_gateway_request_flows_through_sqs_to_its_subscribers() {
     let response = router(state).oneshot(request).await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(response.status(), 201);
 
+    // The queue's depth is what the relay reads to tell a backlog from a lost message.
+    use jadpo_core::ports::Queue;
+    assert_eq!(sqs.backlog().await.ok().flatten(), Some(2), "both messages counted");
+
     // The immediate send put both deliveries on SQS; simulate their loss, then let the relay,
     // fired by the scheduled event, send them again.
     let lost = receive_all(&sqs, &url).await;
     assert_eq!(lost.len(), 2, "both deliveries were sent at once");
+    for m in &lost {
+        let handle = m.receipt_handle.clone().unwrap_or_default();
+        let deleted = sqs.client().await.delete_message().queue_url(&url).receipt_handle(handle);
+        deleted.send().await.unwrap_or_else(|e| panic!("{e:?}"));
+    }
+    assert_eq!(sqs.backlog().await.ok().flatten(), Some(0), "the queue lost both");
     let _: EventBridgeEvent<Value> = serde_json::from_str(&fixture("eventbridge_scheduled.json"))
         .unwrap_or_else(|e| panic!("{e}"));
     env.clock.advance(chrono::Duration::minutes(16));

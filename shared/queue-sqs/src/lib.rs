@@ -164,15 +164,46 @@ impl Queue for SqsQueue {
                     .map(|f| (f.id().to_owned(), f.message().unwrap_or(f.code()).to_owned()))
                     .collect(),
             }),
-            Err(e) => {
-                let text = aws_sdk_sqs::error::DisplayErrorContext(&e).to_string();
-                match e.into_service_error() {
-                    service if service.meta().code().is_some() => Err(QueueError::Refused(text)),
-                    _ => Err(QueueError::Unavailable(text)),
-                }
-            }
+            Err(e) => Err(queue_error(e)),
         }
     }
+
+    /// The queue's approximate depth: messages visible, in flight and delayed.
+    async fn backlog(&self) -> Result<Option<u64>, QueueError> {
+        use aws_sdk_sqs::types::QueueAttributeName as A;
+        let read = self
+            .client()
+            .await
+            .get_queue_attributes()
+            .queue_url(&self.queue_url)
+            .attribute_names(A::ApproximateNumberOfMessages)
+            .attribute_names(A::ApproximateNumberOfMessagesNotVisible)
+            .attribute_names(A::ApproximateNumberOfMessagesDelayed)
+            .send()
+            .await
+            .map_err(queue_error)?;
+        let attributes = read.attributes().cloned().unwrap_or_default();
+        let count = |name: A| attributes.get(&name).and_then(|v| v.parse::<u64>().ok());
+        let counts = [
+            count(A::ApproximateNumberOfMessages),
+            count(A::ApproximateNumberOfMessagesNotVisible),
+            count(A::ApproximateNumberOfMessagesDelayed),
+        ];
+        // A depth the queue did not give is unknown, not zero.
+        Ok(counts.into_iter().sum::<Option<u64>>())
+    }
+}
+
+/// An SQS call's failure: refused when the service answered with an error code, else
+/// unavailable.
+fn queue_error<E, R>(e: aws_sdk_sqs::error::SdkError<E, R>) -> QueueError
+where
+    E: aws_sdk_sqs::error::ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+    R: std::fmt::Debug,
+{
+    use aws_sdk_sqs::error::ProvideErrorMetadata;
+    let text = aws_sdk_sqs::error::DisplayErrorContext(&e).to_string();
+    if e.code().is_some() { QueueError::Refused(text) } else { QueueError::Unavailable(text) }
 }
 
 #[cfg(test)]

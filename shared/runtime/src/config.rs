@@ -18,6 +18,7 @@
 //! | `JADPO_INSECURE_HTTP_CONNECTIONS` | `1` lets a deployed function call connections over plain `http://` (a test bed only; deployed connections are `https://` otherwise) | unset |
 //! | `JADPO_CONNECTION_TIMEOUT_MS` | longest a connection call may take (ms) | 10000 |
 //! | `JADPO_SCHEDULE_LEASE_SECS` | how long a tick pass holds a schedule's lease (s) | 60 |
+//! | `JADPO_DELIVERY_WORKERS` | how many delivery workers the local process runs (1–64) | 4 |
 //! | `JADPO_TICK_INTERVAL_SECS` | how often the local process ticks schedules (s) | 5 |
 //! | `JADPO_HOUSEKEEPING_INTERVAL_SECS` | how often the local process runs housekeeping, after one pass at start (s) | 3600 |
 //! | `JADPO_HOUSEKEEPING_LEASE_SECS` | how long a housekeeping pass holds its lease between batches (s) | 300 |
@@ -233,6 +234,8 @@ pub struct Config {
     pub connection_timeout: Duration,
     /// The SQS queue deliveries travel on (deployed functions).
     pub queue_url: Option<String>,
+    /// How many delivery workers the local process runs.
+    pub delivery_workers: usize,
     /// How often the local process ticks schedules.
     pub tick_interval: Duration,
     /// How often the local process runs housekeeping.
@@ -391,6 +394,7 @@ impl Config {
             connection_headers,
             connection_timeout,
             queue_url,
+            delivery_workers: number(env, "JADPO_DELIVERY_WORKERS", LOCAL_DELIVERY_WORKERS, 1, 64)?,
             tick_interval: seconds(env, "JADPO_TICK_INTERVAL_SECS", 5)?,
             housekeeping_interval: seconds(env, "JADPO_HOUSEKEEPING_INTERVAL_SECS", 3600)?,
             sealing,
@@ -463,6 +467,10 @@ fn housekeeping(env: &dyn Fn(&str) -> Option<String>) -> Result<HousekeepingSett
         ..d
     })
 }
+
+/// How many delivery workers the local process runs unless told: enough to overlap one
+/// delivery's waits with another's work on two cores, within PostgreSQL's default pool of 4.
+const LOCAL_DELIVERY_WORKERS: usize = 4;
 
 /// How long after its send the local process presumes a message lost (no queue to wait for).
 const LOCAL_REDELIVERY_SECS: u64 = 30;

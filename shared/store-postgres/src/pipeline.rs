@@ -50,6 +50,9 @@ pub static SQL: PipelineSql = PipelineSql {
         WHERE o.id = jadpo_deliveries.outbox_id) AS traceparent",
     ),
     // `= ANY(ARRAY(...))` lets the planner probe the primary key even before statistics exist.
+    deliveries_count_sent_before: Statement::new(
+        "SELECT count(*) AS n FROM jadpo_deliveries WHERE status = 'pending' AND enqueued_at < $1",
+    ),
     deliveries_mark_enqueued: Statement::new(
         "UPDATE jadpo_deliveries SET enqueued_at = $2 WHERE id = ANY(ARRAY(SELECT jsonb_array_elements_text($1::jsonb))) \
         AND status = 'pending' AND attempts = 0 AND enqueued_at IS NULL",

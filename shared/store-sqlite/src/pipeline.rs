@@ -47,6 +47,9 @@ pub static SQL: PipelineSql = PipelineSql {
         RETURNING id, (SELECT traceparent FROM jadpo_outbox o \
         WHERE o.id = jadpo_deliveries.outbox_id) AS traceparent",
     ),
+    deliveries_count_sent_before: Statement::new(
+        "SELECT count(*) AS n FROM jadpo_deliveries WHERE status = 'pending' AND enqueued_at < $1",
+    ),
     deliveries_mark_enqueued: Statement::new(
         "UPDATE jadpo_deliveries SET enqueued_at = $2 WHERE id IN (SELECT value FROM json_each($1)) \
         AND status = 'pending' AND attempts = 0 AND enqueued_at IS NULL",

@@ -46,6 +46,13 @@ pub trait PipelineStore: Send + Sync {
         limit: usize,
     ) -> Result<Vec<QueuedDelivery>, StoreError>;
 
+    /// How many pending deliveries were put on the queue before `lost_before` and have not
+    /// finished: those a sweep would presume lost.
+    async fn deliveries_count_sent_before(
+        &self,
+        lost_before: DateTime<Utc>,
+    ) -> Result<u64, StoreError>;
+
     /// Marks first attempts as put on the queue at `now` (after the send right after commit);
     /// a delivery already attempted or marked is left alone.
     async fn deliveries_mark_enqueued(

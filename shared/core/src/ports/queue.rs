@@ -45,4 +45,11 @@ pub trait Queue: Send + Sync {
 
     /// Sends up to [`max_batch`](Queue::max_batch) messages.
     async fn send_batch(&self, messages: &[QueueMessage]) -> Result<SendReport, QueueError>;
+
+    /// How many messages the queue holds, waiting or being handled, when it can tell (`None`:
+    /// it cannot). The relay presumes a sent, unfinished delivery lost only where the queue
+    /// holds too few messages to account for it, so a backlog is waited for, not re-sent.
+    async fn backlog(&self) -> Result<Option<u64>, QueueError> {
+        Ok(None)
+    }
 }

@@ -75,6 +75,10 @@ fn bad_settings_are_refused_with_the_variable_named() {
     assert!(
         msg(&[("JADPO_PG_CONNECT_TIMEOUT_MS", "soon")]).contains("positive number of milliseconds")
     );
+    for workers in ["0", "65", "many"] {
+        let refused = msg(&[("JADPO_DELIVERY_WORKERS", workers)]);
+        assert!(refused.contains("JADPO_DELIVERY_WORKERS must be a whole number"), "{refused}");
+    }
     assert!(
         msg(&[("DATABASE_URL_WAREHOSE", "sqlite://w.db")])
             .contains("declares no store \"warehose\"")

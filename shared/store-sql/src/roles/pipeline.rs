@@ -110,6 +110,16 @@ impl<C: TransactionalStore> PipelineStore for SqlStore<C> {
             .collect()
     }
 
+    async fn deliveries_count_sent_before(
+        &self,
+        lost_before: DateTime<Utc>,
+    ) -> Result<u64, StoreError> {
+        let sql = self.sql.pipeline.deliveries_count_sent_before;
+        let rows = sql.query_once(self, [lost_before.into()]).await?;
+        let n = rows.first().map(|r| r.get_i64("n")).transpose()?.unwrap_or(0);
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
     async fn deliveries_mark_enqueued(
         &self,
         ids: &[String],

@@ -20,6 +20,8 @@ statements! {
         delivery_dead(id, now, failure),
         /// Returns `id, traceparent` of the claimed rows.
         deliveries_claim_due(now, lost_before, limit),
+        /// Returns `n`: pending deliveries stamped before `lost_before`.
+        deliveries_count_sent_before(lost_before),
         /// `ids` a JSON array: stamp never-attempted, unstamped pending deliveries.
         deliveries_mark_enqueued(ids, now),
         /// `ids` a JSON array: clear the stamp of pending deliveries.
