@@ -103,6 +103,10 @@ impl Sweep<'_> {
         report: &mut RelayReport,
     ) -> Result<usize, StoreError> {
         let (p, store) = (self.p, self.store);
+        // Due as of `relay_grace` ago, so that the send right after a commit (which marks its
+        // deliveries sent) is not raced; the claim is stamped that much earlier too, which
+        // brings its redelivery window forward by as little.
+        let grace = chrono::Duration::from_std(p.settings.relay_grace).unwrap_or_default();
         let mut total = 0;
         let mut first = true;
         while first || Instant::now() < self.deadline {
@@ -112,10 +116,6 @@ impl Sweep<'_> {
             if batch == 0 {
                 break;
             }
-            // Due as of `relay_grace` ago, so that the send right after a commit (which marks
-            // its deliveries sent) is not raced; the claim is stamped that much earlier too,
-            // which brings its redelivery window forward by as little.
-            let grace = chrono::Duration::from_std(p.settings.relay_grace).unwrap_or_default();
             let as_of = p.clock.now() - grace;
             let claimed = store.deliveries_claim_due(as_of, lost_before, batch).await?;
             if claimed.is_empty() {

@@ -9,25 +9,7 @@ use jadpo_engine::relay::enqueue_now;
 use jadpo_test_env::{Env, Kind};
 use serde_json::json;
 
-const POINTS: &[&str] = &[
-    "commit.after_claim",
-    "commit.after_action",
-    "commit.after_outbox",
-    "commit.before_commit",
-    "commit.after_commit",
-    "relay.after_claim",
-    "relay.after_send",
-    "deliver.after_load",
-    "deliver.after_handled_insert",
-    "steps.before_sent",
-    "steps.before_call",
-    "steps.after_call",
-    "steps.after_answer",
-    "deliver.after_subscriber",
-    "deliver.before_subscriber_commit",
-    "deliver.after_subscriber_commit",
-    "deliver.after_outcome",
-];
+const POINTS: &[&str] = jadpo_test_env::PIPELINE_FAULT_POINTS;
 
 fn request() -> CommitRequest {
     let body = json!({"customer": "c1", "items": [{"sku": "A", "qty": 1}, {"sku": "B", "qty": 2}]});

@@ -41,6 +41,29 @@ macro_rules! both {
     };
 }
 
+/// Every fault point on an order's path, in the order it meets them: the commit, the relay, the
+/// delivery and the steps of the calls a subscriber makes. The crash loops of the pipeline and of
+/// step records inject crashes at each.
+pub const PIPELINE_FAULT_POINTS: &[&str] = &[
+    "commit.after_claim",
+    "commit.after_action",
+    "commit.after_outbox",
+    "commit.before_commit",
+    "commit.after_commit",
+    "relay.after_claim",
+    "relay.after_send",
+    "deliver.after_load",
+    "deliver.after_handled_insert",
+    "steps.before_sent",
+    "steps.before_call",
+    "steps.after_call",
+    "steps.after_answer",
+    "deliver.after_subscriber",
+    "deliver.before_subscriber_commit",
+    "deliver.after_subscriber_commit",
+    "deliver.after_outcome",
+];
+
 /// A crash-injection loop on both adapters: `run(kind, crash)` with each of `points` failing
 /// alone, then with `random` random sets of them (each point in a set with probability
 /// `chance_in_10` / 10). Prints each adapter's runs and how many lost or repeated something;
