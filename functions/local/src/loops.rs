@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use jadpo_core::ports::QueueMessage;
 use jadpo_engine::Engine;
 use jadpo_engine::deliver::DeliveryResult;
-use jadpo_engine::dispatch::{DispatchError, Dispatched, dispatch};
+use jadpo_engine::dispatch::{DispatchError, Dispatched, dispatch_many};
 use jadpo_engine::relay::relay;
 use tokio::sync::{Mutex as AsyncMutex, mpsc, watch};
 
@@ -82,20 +82,25 @@ pub async fn housekeeping_loop(
 
 /// Delivers queued messages with `workers` workers taking from the one queue, until `shutdown`
 /// turns true; then delivers what is already queued (draining in-flight work) and returns how
-/// many messages were handled in all. Several workers overlap one delivery's waits (a provider's
-/// answer, a commit) with another's work; each delivery still runs alone in its transaction.
+/// many messages were handled in all. Several workers overlap one batch's waits (a provider's
+/// answer, a commit) with another's work; each worker takes what is queued, up to the inbox's
+/// batch, and delivers it in batches (a subscriber's deliveries share one transaction).
 pub async fn delivery_loop(
     engine: Engine,
     inbox: Inbox,
     shutdown: watch::Receiver<bool>,
     workers: usize,
 ) -> usize {
-    let Inbox { rx, backlog } = inbox;
+    let Inbox { rx, backlog, batch } = inbox;
     let rx = Arc::new(AsyncMutex::new(rx));
     let tasks: Vec<_> = (0..workers.max(1))
         .map(|_| {
-            let worker =
-                Worker { engine: engine.clone(), rx: Arc::clone(&rx), backlog: backlog.clone() };
+            let worker = Worker {
+                engine: engine.clone(),
+                rx: Arc::clone(&rx),
+                backlog: backlog.clone(),
+                batch: batch.max(1),
+            };
             tokio::spawn(worker.run(shutdown.clone()))
         })
         .collect();
@@ -106,11 +111,13 @@ pub async fn delivery_loop(
     handled
 }
 
-/// What the delivery workers take messages from: the in-process queue's receiver, and its
-/// backlog count when the queue keeps one (each message handled is marked finished on it).
+/// What the delivery workers take messages from: the in-process queue's receiver, its backlog
+/// count when the queue keeps one (each message handled is marked finished on it), and the most
+/// messages a worker takes at once.
 pub struct Inbox {
     pub rx: mpsc::UnboundedReceiver<QueueMessage>,
     pub backlog: Option<Backlog>,
+    pub batch: usize,
 }
 
 /// One delivery worker.
@@ -118,49 +125,72 @@ struct Worker {
     engine: Engine,
     rx: Arc<AsyncMutex<mpsc::UnboundedReceiver<QueueMessage>>>,
     backlog: Option<Backlog>,
+    batch: usize,
 }
 
 impl Worker {
-    /// Takes the next message (one worker waits on the queue at a time) and handles it; on
-    /// shutdown, takes what is left until the queue is empty. Returns how many it handled.
+    /// Waits for the next message (one worker waits on the queue at a time), takes what else is
+    /// queued up to its batch, and handles them; on shutdown, takes what is left until the queue
+    /// is empty. Returns how many it handled.
     async fn run(self, mut shutdown: watch::Receiver<bool>) -> usize {
         let mut handled = 0;
         while !*shutdown.borrow() {
-            let message = {
+            let messages = {
                 let mut rx = self.rx.lock().await;
-                tokio::select! {
+                let first = tokio::select! {
                     message = rx.recv() => message,
                     _ = shutdown.changed() => break,
-                }
+                };
+                let Some(first) = first else {
+                    return handled; // every sender is gone: nothing more will come
+                };
+                self.take_more(&mut rx, vec![first])
             };
-            let Some(m) = message else {
-                return handled; // every sender is gone: nothing more will come
-            };
-            self.handle(&m).await;
-            handled += 1;
+            handled += self.handle(&messages).await;
         }
         loop {
-            let next = self.rx.lock().await.try_recv();
-            let Ok(m) = next else {
-                return handled;
+            let messages = {
+                let mut rx = self.rx.lock().await;
+                self.take_more(&mut rx, Vec::new())
             };
-            self.handle(&m).await;
-            handled += 1;
+            if messages.is_empty() {
+                return handled;
+            }
+            handled += self.handle(&messages).await;
         }
     }
 
-    async fn handle(&self, message: &QueueMessage) {
-        handle(&self.engine, message).await;
-        if let Some(backlog) = &self.backlog {
-            backlog.finished();
+    fn take_more(
+        &self,
+        rx: &mut mpsc::UnboundedReceiver<QueueMessage>,
+        mut messages: Vec<QueueMessage>,
+    ) -> Vec<QueueMessage> {
+        while messages.len() < self.batch {
+            match rx.try_recv() {
+                Ok(m) => messages.push(m),
+                Err(_) => break,
+            }
         }
+        messages
+    }
+
+    async fn handle(&self, messages: &[QueueMessage]) -> usize {
+        let bodies: Vec<&str> = messages.iter().map(|m| m.body.as_str()).collect();
+        let results = dispatch_many(&self.engine, &bodies).await;
+        for (body, result) in bodies.iter().zip(results) {
+            report(body, result);
+            if let Some(backlog) = &self.backlog {
+                backlog.finished();
+            }
+        }
+        messages.len()
     }
 }
 
-async fn handle(engine: &Engine, message: &QueueMessage) {
-    match dispatch(engine, &message.body).await {
+fn report(body: &str, result: Result<Dispatched, DispatchError>) {
+    match result {
         Ok(Dispatched::Delivery(DeliveryResult::Dead)) => {
-            tracing::warn!(body = %message.body, "delivery is dead after its last attempt")
+            tracing::warn!(%body, "delivery is dead after its last attempt")
         }
         Ok(result) => tracing::debug!(?result, "delivered"),
         Err(DispatchError::Malformed(why)) => {

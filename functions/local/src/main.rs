@@ -57,7 +57,7 @@ async fn main() -> anyhow::Result<()> {
         stopped.clone(),
     ));
     let workers = config.delivery_workers;
-    let inbox = Inbox { rx, backlog: Some(backlog) };
+    let inbox = Inbox { rx, backlog: Some(backlog), batch: config.delivery_batch };
     let worker = tokio::spawn(delivery_loop(engine.clone(), inbox, stopped, workers));
     let web = WebSettings { public_url: Some(public_url), secure_cookies: false };
     let state = HttpState::new(engine, web)?;

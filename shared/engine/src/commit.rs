@@ -83,9 +83,34 @@ pub enum CommitError {
     /// The action could not finish in the time the invocation had left (`503`, try again).
     #[error("action not finished: {0}")]
     Later(String),
+    /// The queue holds more than the admission limit: nothing was run or written (`503`, try
+    /// again once the delivery side has caught up).
+    #[error(
+        "the delivery queue holds {backlog} messages, at or above the limit of {limit} \
+         (JADPO_MAX_BACKLOG): try again later"
+    )]
+    Overloaded { backlog: u64, limit: u64 },
     /// The database failed (`503` when retryable, `409` on a conflict, else `500`).
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+/// Refuses the commit while the queue holds at least the admission limit: accepting work
+/// faster than it can be delivered only grows a backlog that ages past the queue's redelivery
+/// window and retention. A queue that cannot tell its depth, or cannot be read now, admits.
+async fn admit(p: &Engine) -> Result<(), CommitError> {
+    let limit = p.settings.max_backlog;
+    if limit == 0 {
+        return Ok(());
+    }
+    match p.queue.backlog_recent().await {
+        Ok(Some(backlog)) if backlog >= limit => Err(CommitError::Overloaded { backlog, limit }),
+        Ok(_) => Ok(()),
+        Err(e) => {
+            tracing::debug!(error = %e, "queue depth unknown; the commit is admitted");
+            Ok(())
+        }
+    }
 }
 
 /// The runtime's rows of an action's run: its transaction opened with the idempotency claim and
@@ -182,6 +207,7 @@ pub async fn commit(p: &Engine, request: CommitRequest) -> Result<CommitOutcome,
         .action(&request.action)
         .ok_or_else(|| CommitError::UnknownAction(request.action.clone()))?;
     let store = p.store(&spec.store)?;
+    admit(p).await?;
     let now = p.clock.now();
     let audited = p.app.has_audited(&spec.store);
     let rows = ActionRows { p, store: store.as_ref(), request: &request, audited };

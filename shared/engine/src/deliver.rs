@@ -52,6 +52,15 @@ pub async fn deliver(
         return Ok(DeliveryResult::Gone);
     };
     crate::fault!("deliver.after_load");
+    deliver_loaded(p, event_store, &delivery).await
+}
+
+/// Delivers `delivery`, as loaded from `event_store`, to its subscriber on its own.
+pub(crate) async fn deliver_loaded(
+    p: &Engine,
+    event_store: &Arc<dyn Store>,
+    delivery: &Delivery,
+) -> Result<DeliveryResult, StoreError> {
     if delivery.status != DeliveryStatus::Pending {
         return Ok(DeliveryResult::Finished(delivery.status));
     }
@@ -63,7 +72,7 @@ pub async fn deliver(
         return finish(
             p,
             event_store.as_ref(),
-            &delivery,
+            delivery,
             Outcome::Failed { failure, retry_at: None },
         )
         .await;
@@ -81,7 +90,7 @@ pub async fn deliver(
         }
         None => None,
     };
-    let attempt = run_subscriber(p, spec, &delivery).await?;
+    let attempt = run_subscriber(p, spec, delivery).await?;
     if let Some((connection, policy)) = breaker {
         let result = match &attempt {
             Attempt::AlreadyHandled | Attempt::Done => AttemptResult::Success,
@@ -98,7 +107,7 @@ pub async fn deliver(
     }
     let outcome = match attempt {
         Attempt::AlreadyHandled => {
-            record(p, event_store.as_ref(), &delivery, &Outcome::Handled).await?;
+            record(p, event_store.as_ref(), delivery, &Outcome::Handled).await?;
             return Ok(DeliveryResult::AlreadyHandled);
         }
         Attempt::Done => Outcome::Handled,
@@ -111,7 +120,7 @@ pub async fn deliver(
             Outcome::Failed { failure, retry_at }
         }
     };
-    finish(p, event_store.as_ref(), &delivery, outcome).await
+    finish(p, event_store.as_ref(), delivery, outcome).await
 }
 
 enum Attempt {
@@ -147,18 +156,40 @@ impl Opener for SubscriberOpener<'_> {
         }
         crate::fault!("deliver.after_handled_insert");
         if self.p.app.has_audited(&spec.store) {
-            let actor = format!("subscriber:{}", spec.name);
-            let who = jadpo_core::model::audit::AuditContext {
-                actor: &actor,
-                action: &spec.name,
-                request_id: Some(&delivery.id),
-                trace: delivery.traceparent.as_deref(),
-                now,
-            };
-            store.audit_set_context(tx.as_mut(), &who).await?;
+            set_audit_context(store, tx.as_mut(), spec, delivery, now).await?;
         }
         Ok(tx)
     }
+}
+
+/// Where the events a subscriber emits come from: its delivery, one link further down the chain.
+pub(crate) fn origin<'a>(spec: &'a SubscriberSpec, delivery: &'a Delivery) -> Origin<'a> {
+    Origin {
+        source: &spec.name,
+        depth: delivery.event.chain_depth + 1,
+        request_id: Some(&delivery.id),
+        traceparent: delivery.traceparent.as_deref(),
+        tracestate: None,
+    }
+}
+
+/// Names the subscriber and its delivery as who made the audited writes that follow in `tx`.
+pub(crate) async fn set_audit_context(
+    store: &dyn Store,
+    tx: &mut dyn Transaction,
+    spec: &SubscriberSpec,
+    delivery: &Delivery,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<(), StoreError> {
+    let actor = format!("subscriber:{}", spec.name);
+    let who = jadpo_core::model::audit::AuditContext {
+        actor: &actor,
+        action: &spec.name,
+        request_id: Some(&delivery.id),
+        trace: delivery.traceparent.as_deref(),
+        now,
+    };
+    store.audit_set_context(tx, &who).await
 }
 
 async fn run_subscriber(
@@ -265,13 +296,7 @@ async fn finish_run(
         },
     };
     let now = p.clock.now();
-    let origin = Origin {
-        source: &spec.name,
-        depth: delivery.event.chain_depth + 1,
-        request_id: Some(&delivery.id),
-        traceparent: delivery.traceparent.as_deref(),
-        tracestate: None,
-    };
+    let origin = origin(spec, delivery);
     let failure = match write_emitted(p, store.as_ref(), tx.as_mut(), emitted, &origin, now).await {
         Ok((_, queued)) => match run.finish(tx.as_mut()).await {
             Ok(()) => {

@@ -2,9 +2,12 @@
 //! of an event to its subscriber ([`crate::deliver`]) or to the workflow command it names
 //! ([`crate::workflow::runs`]).
 
+use std::collections::BTreeMap;
+
 use jadpo_core::StoreError;
 use jadpo_core::model::message::Pointer;
 
+use crate::batch::{deliver_many, not_started};
 use crate::context::Engine;
 use crate::deliver::{DeliveryResult, deliver};
 use crate::workflow::runs::{CommandError, CommandResult, run_command};
@@ -49,4 +52,39 @@ pub async fn dispatch(e: &Engine, body: &str) -> Result<Dispatched, DispatchErro
             Ok(Dispatched::Command(run_command(e, store, command_id).await?))
         }
     }
+}
+
+/// Handles the message bodies a worker holds at once, answering each in the same order: the
+/// deliveries of each store go through [`deliver_many`] (batched per subscriber), the rest one
+/// at a time as [`dispatch`] would.
+pub async fn dispatch_many(e: &Engine, bodies: &[&str]) -> Vec<Result<Dispatched, DispatchError>> {
+    let mut results: Vec<Option<Result<Dispatched, DispatchError>>> =
+        bodies.iter().map(|_| None).collect();
+    let mut deliveries: BTreeMap<&str, Vec<(usize, String)>> = BTreeMap::new();
+    for (at, body) in bodies.iter().enumerate() {
+        match Pointer::parse(body) {
+            Ok(Pointer::Delivery { store, delivery_id }) => {
+                match e.stores.get_key_value(store.as_str()) {
+                    Some((store, _)) => {
+                        deliveries.entry(store.as_str()).or_default().push((at, delivery_id))
+                    }
+                    None => results[at] = Some(dispatch(e, body).await),
+                }
+            }
+            _ if e.near_deadline() => results[at] = Some(Err(not_started().into())),
+            _ => results[at] = Some(dispatch(e, body).await),
+        }
+    }
+    for (name, items) in deliveries {
+        let Some(store) = e.stores.get(name) else { continue };
+        let ids: Vec<String> = items.iter().map(|(_, id)| id.clone()).collect();
+        let delivered = deliver_many(e, store, &ids).await;
+        for ((at, _), result) in items.into_iter().zip(delivered) {
+            results[at] = Some(result.map(Dispatched::Delivery).map_err(DispatchError::from));
+        }
+    }
+    results
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err(StoreError::internal("a message got no result").into())))
+        .collect()
 }

@@ -8,8 +8,9 @@
 //! * the event path: [`commit`] (an action, its events, deliveries and idempotency record in one
 //!   transaction), [`relay`] (due deliveries and commands to the queue), [`dispatch`] (the one
 //!   place a queue message is read, routed to [`deliver`]: one delivery to its subscriber, exactly
-//!   one effect; or to a workflow command), with the circuit breaker around an attempt
-//!   ([`breaker`]);
+//!   one effect; or to a workflow command; [`batch`] delivers the messages a worker holds at
+//!   once, a subscriber's deliveries in one transaction), with the circuit breaker around an
+//!   attempt ([`breaker`]);
 //! * background work: [`schedule`] (tick passes, operator verbs), [`housekeeping`] (retention,
 //!   rescue, alerts), each under fenced leases;
 //! * [`workflow`]: runs, Sessions and `jadpo verify`;
@@ -32,6 +33,7 @@ macro_rules! fault {
 pub(crate) use fault;
 
 pub mod audit;
+pub mod batch;
 pub mod breaker;
 pub mod breakers;
 pub mod commit;

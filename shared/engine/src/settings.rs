@@ -24,6 +24,9 @@ pub struct EngineSettings {
     /// marks it sent) before the relay's sweep takes it: without it, a sweep racing that send
     /// puts a second message for the same delivery on the queue.
     pub relay_grace: Duration,
+    /// The queue's depth at which a commit is refused (`503` with `Retry-After`) until the
+    /// delivery side catches up; 0 admits every commit.
+    pub max_backlog: u64,
     /// Tick passes.
     pub schedules: ScheduleSettings,
     /// Housekeeping passes.
@@ -44,6 +47,7 @@ impl Default for EngineSettings {
             redelivery_after: Duration::from_secs(15 * 60),
             relay_batch: 100,
             relay_grace: Duration::from_secs(2),
+            max_backlog: 50_000,
             schedules: ScheduleSettings::default(),
             housekeeping: HousekeepingSettings::default(),
             sign_in: jadpo_core::model::sign_in::SignInLimits::default(),

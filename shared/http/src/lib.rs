@@ -320,6 +320,11 @@ fn commit_problem(e: &CommitError) -> Response {
             problem(status.unwrap_or(StatusCode::UNPROCESSABLE_ENTITY), title, detail)
         }
         CommitError::Store(store) => store_problem(store).into_response(),
+        CommitError::Overloaded { .. } => Problem {
+            header: Some((header::RETRY_AFTER, "5")),
+            ..Problem::new(StatusCode::SERVICE_UNAVAILABLE, "Busy", e.to_string())
+        }
+        .into_response(),
         CommitError::Later(why) => Problem {
             header: Some((header::RETRY_AFTER, "1")),
             ..Problem::new(StatusCode::SERVICE_UNAVAILABLE, "Try again", why)

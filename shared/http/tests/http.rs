@@ -146,6 +146,38 @@ async fn an_action_answers_201_and_bad_requests_get_problems() {
 }
 
 #[tokio::test]
+async fn a_full_queue_answers_503_busy_and_runs_nothing() {
+    let mut env = Env::shop(Kind::Sqlite).await;
+    let (queue, mut rx, backlog) = jadpo_local::queue::InProcessQueue::counted();
+    env.engine.queue = Arc::new(queue);
+    env.engine.settings.max_backlog = 2;
+    let key = key(&env).await;
+    let first = call(&env, "POST", "/actions/place_order", Some(&key), None, ORDER).await;
+    assert_eq!(first.status, StatusCode::CREATED, "{}", first.body);
+    // Its two deliveries fill the queue to the limit: the next order is refused untouched.
+    let busy = call(&env, "POST", "/actions/place_order", Some(&key), Some("o-2"), ORDER).await;
+    assert!(is_problem(&busy, StatusCode::SERVICE_UNAVAILABLE), "{}", busy.body);
+    assert_eq!(busy.body["title"], "Busy", "{}", busy.body);
+    let detail = busy.body["detail"].as_str().unwrap_or_default();
+    assert!(
+        detail.contains("holds 2 messages") && detail.contains("JADPO_MAX_BACKLOG"),
+        "{detail}"
+    );
+    assert_eq!(busy.headers.get("retry-after").and_then(|v| v.to_str().ok()), Some("5"));
+    assert_eq!(orders(&env).await, 1, "the refused request wrote nothing");
+    let claimed = "SELECT count(*) AS n FROM jadpo_idempotency_keys";
+    assert_eq!(env.count("main", claimed).await, 0, "nor claimed its key");
+    // Once the delivery side has taken them, the retry is admitted.
+    for _ in 0..2 {
+        rx.try_recv().unwrap_or_else(|e| panic!("{e}"));
+        backlog.finished();
+    }
+    let retry = call(&env, "POST", "/actions/place_order", Some(&key), Some("o-2"), ORDER).await;
+    assert_eq!(retry.status, StatusCode::CREATED, "{}", retry.body);
+    assert_eq!(orders(&env).await, 2);
+}
+
+#[tokio::test]
 async fn idempotency_over_http_replays_and_refuses() {
     for kind in [Kind::Sqlite, Kind::Postgres] {
         let env = Env::shop(kind).await;

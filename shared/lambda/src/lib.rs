@@ -11,7 +11,7 @@ use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent
 use chrono::{DateTime, Utc};
 use jadpo_core::app::Application;
 use jadpo_engine::Engine;
-use jadpo_engine::dispatch::dispatch;
+use jadpo_engine::dispatch::dispatch_many;
 use jadpo_runtime::{Mode, Wiring};
 
 /// Why a function could not start.
@@ -74,28 +74,28 @@ pub async fn deliver_batch(
     deadline: Option<DateTime<Utc>>,
 ) -> SqsBatchResponse {
     let engine = p.until(deadline);
-    let deadline = engine.runs.deadline;
-    // An item's calls are each checked against the deadline before they start; an item is not
-    // started within the margin kept to record its outcome.
-    let item_budget = chrono::Duration::from_std(p.settings.steps.deadline_margin)
-        .unwrap_or(chrono::Duration::seconds(2));
-    if let Some(deadline) = deadline {
+    if let Some(deadline) = engine.runs.deadline {
         tracing::debug!(%deadline, "batch under the invocation's deadline");
     }
     let mut failures = Vec::new();
-    let mut left = 0;
-    for record in event.records {
-        let id = record.message_id.clone().unwrap_or_default();
-        let late = deadline.is_some_and(|d| engine.clock.now() + item_budget > d);
-        if late {
-            left += 1;
-            failures.push(item_failure(id));
-            continue;
-        }
-        let body = record.body.as_deref().unwrap_or_default();
-        if let Err(e) = dispatch(&engine, body).await {
-            tracing::warn!(message_id = %id, error = %e, "delivery failed; SQS will retry the message");
-            failures.push(item_failure(id));
+    let late = engine.near_deadline();
+    let (ids, bodies): (Vec<String>, Vec<&str>) = event
+        .records
+        .iter()
+        .map(|r| (r.message_id.clone().unwrap_or_default(), r.body.as_deref().unwrap_or_default()))
+        .unzip();
+    let left = if late { ids.len() } else { 0 };
+    if late {
+        failures.extend(ids.into_iter().map(item_failure));
+    } else {
+        // Batched: a subscriber's deliveries share a transaction; each message still gets its
+        // own answer, so only the failed ones return to the queue.
+        let results = dispatch_many(&engine, &bodies).await;
+        for (id, result) in ids.into_iter().zip(results) {
+            if let Err(e) = result {
+                tracing::warn!(message_id = %id, error = %e, "delivery failed; SQS will retry the message");
+                failures.push(item_failure(id));
+            }
         }
     }
     if left > 0 {

@@ -29,7 +29,12 @@ pub struct SqsQueue {
     /// and a relay pass with nothing due never sends.
     client: Arc<OnceCell<Client>>,
     queue_url: String,
+    /// The last depth read and when: the admission check reuses it for a second.
+    recent: Arc<std::sync::Mutex<Option<(std::time::Instant, u64)>>>,
 }
+
+/// How long a depth read for the admission check is reused.
+const RECENT: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The HTTPS client every SQS client uses: rustls with the ring provider, trusting the Mozilla
 /// roots compiled in (the roots the connections' client trusts too). Not the platform's store:
@@ -93,7 +98,11 @@ pub fn client_for_endpoint(
 impl SqsQueue {
     /// The queue at `queue_url`, through `client`.
     pub fn new(client: Client, queue_url: &str) -> Self {
-        Self { client: Arc::new(OnceCell::new_with(Some(client))), queue_url: queue_url.to_owned() }
+        Self {
+            client: Arc::new(OnceCell::new_with(Some(client))),
+            queue_url: queue_url.to_owned(),
+            recent: Arc::default(),
+        }
     }
 
     /// The queue at `queue_url` with a client configured from the environment.
@@ -103,7 +112,11 @@ impl SqsQueue {
                 "the queue URL must be an http(s) URL, got {queue_url:?}"
             )));
         }
-        Ok(Self { client: Arc::new(OnceCell::new()), queue_url: queue_url.to_owned() })
+        Ok(Self {
+            client: Arc::new(OnceCell::new()),
+            queue_url: queue_url.to_owned(),
+            recent: Arc::default(),
+        })
     }
 
     /// The client, configured from the environment at the first call when the queue was made
@@ -191,6 +204,20 @@ impl Queue for SqsQueue {
         ];
         // A depth the queue did not give is unknown, not zero.
         Ok(counts.into_iter().sum::<Option<u64>>())
+    }
+
+    async fn backlog_recent(&self) -> Result<Option<u64>, QueueError> {
+        let now = std::time::Instant::now();
+        let kept = *self.recent.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((_, depth)) = kept.filter(|(at, _)| now.duration_since(*at) < RECENT) {
+            return Ok(Some(depth));
+        }
+        let depth = self.backlog().await?;
+        if let Some(depth) = depth {
+            *self.recent.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
+                Some((now, depth));
+        }
+        Ok(depth)
     }
 }
 

@@ -19,6 +19,8 @@
 //! | `JADPO_CONNECTION_TIMEOUT_MS` | longest a connection call may take (ms) | 10000 |
 //! | `JADPO_SCHEDULE_LEASE_SECS` | how long a tick pass holds a schedule's lease (s) | 60 |
 //! | `JADPO_DELIVERY_WORKERS` | how many delivery workers the local process runs (1–64) | 4 |
+//! | `JADPO_MAX_BACKLOG` | the queue's depth at which commits answer `503` with `Retry-After` until delivery catches up (0: no limit) | 50000 |
+//! | `JADPO_DELIVERY_BATCH` | most messages a local delivery worker takes at once (1–100) | 16 |
 //! | `JADPO_TICK_INTERVAL_SECS` | how often the local process ticks schedules (s) | 5 |
 //! | `JADPO_HOUSEKEEPING_INTERVAL_SECS` | how often the local process runs housekeeping, after one pass at start (s) | 3600 |
 //! | `JADPO_HOUSEKEEPING_LEASE_SECS` | how long a housekeeping pass holds its lease between batches (s) | 300 |
@@ -236,6 +238,8 @@ pub struct Config {
     pub queue_url: Option<String>,
     /// How many delivery workers the local process runs.
     pub delivery_workers: usize,
+    /// Most messages a local delivery worker takes from the queue at once (delivered in batches).
+    pub delivery_batch: usize,
     /// How often the local process ticks schedules.
     pub tick_interval: Duration,
     /// How often the local process runs housekeeping.
@@ -325,6 +329,8 @@ impl Config {
                 d.idempotency_retention.as_secs(),
             )?,
             redelivery_after: seconds(env, "JADPO_REDELIVERY_AFTER_SECS", redelivery_default)?,
+            max_backlog: number(env, "JADPO_MAX_BACKLOG", d.max_backlog as usize, 0, 100_000_000)?
+                as u64,
             schedules: ScheduleSettings {
                 lease_ttl: seconds(
                     env,
@@ -395,6 +401,7 @@ impl Config {
             connection_timeout,
             queue_url,
             delivery_workers: number(env, "JADPO_DELIVERY_WORKERS", LOCAL_DELIVERY_WORKERS, 1, 64)?,
+            delivery_batch: number(env, "JADPO_DELIVERY_BATCH", LOCAL_DELIVERY_BATCH, 1, 100)?,
             tick_interval: seconds(env, "JADPO_TICK_INTERVAL_SECS", 5)?,
             housekeeping_interval: seconds(env, "JADPO_HOUSEKEEPING_INTERVAL_SECS", 3600)?,
             sealing,
@@ -471,6 +478,7 @@ fn housekeeping(env: &dyn Fn(&str) -> Option<String>) -> Result<HousekeepingSett
 /// How many delivery workers the local process runs unless told: enough to overlap one
 /// delivery's waits with another's work on two cores, within PostgreSQL's default pool of 4.
 const LOCAL_DELIVERY_WORKERS: usize = 4;
+const LOCAL_DELIVERY_BATCH: usize = 16;
 
 /// How long after its send the local process presumes a message lost (no queue to wait for).
 const LOCAL_REDELIVERY_SECS: u64 = 30;

@@ -26,6 +26,16 @@ pub static SQL: PipelineSql = PipelineSql {
         DELIVERY_COLUMNS,
         " FROM jadpo_deliveries d JOIN jadpo_outbox o ON o.id = d.outbox_id WHERE d.id = $1"
     )),
+    deliveries_get: Statement::new(const_format::concatcp!(
+        "SELECT ",
+        DELIVERY_COLUMNS,
+        " FROM jadpo_deliveries d JOIN jadpo_outbox o ON o.id = d.outbox_id WHERE d.id = ANY(ARRAY(SELECT jsonb_array_elements_text($1::jsonb)))"
+    )),
+    deliveries_handled: Statement::new(
+        "UPDATE jadpo_deliveries SET status = 'handled', attempts = attempts + 1, \
+        last_attempt_at = $2, finished_at = $2, enqueued_at = NULL \
+        WHERE id = ANY(ARRAY(SELECT jsonb_array_elements_text($1::jsonb))) AND status = 'pending'",
+    ),
     delivery_handled: Statement::new(
         "UPDATE jadpo_deliveries SET status = 'handled', attempts = attempts + 1, \
         last_attempt_at = $2, finished_at = $2, enqueued_at = NULL \
@@ -71,6 +81,11 @@ pub static SQL: PipelineSql = PipelineSql {
     handled_insert: Statement::new(
         "INSERT INTO jadpo_handled_deliveries (delivery_id, subscriber, handled_at) \
         VALUES ($1, $2, $3) ON CONFLICT (delivery_id) DO NOTHING",
+    ),
+    handled_insert_many: Statement::new(
+        "INSERT INTO jadpo_handled_deliveries (delivery_id, subscriber, handled_at) \
+        SELECT d->>'id', d->>'subscriber', $2::timestamptz FROM jsonb_array_elements($1::jsonb) AS d \
+        ON CONFLICT (delivery_id) DO NOTHING RETURNING delivery_id",
     ),
     idempotency_delete_expired: Statement::new(
         "DELETE FROM jadpo_idempotency_keys \

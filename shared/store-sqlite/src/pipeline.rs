@@ -25,6 +25,16 @@ pub static SQL: PipelineSql = PipelineSql {
         DELIVERY_COLUMNS,
         " FROM jadpo_deliveries d JOIN jadpo_outbox o ON o.id = d.outbox_id WHERE d.id = $1"
     )),
+    deliveries_get: Statement::new(const_format::concatcp!(
+        "SELECT ",
+        DELIVERY_COLUMNS,
+        " FROM jadpo_deliveries d JOIN jadpo_outbox o ON o.id = d.outbox_id WHERE d.id IN (SELECT value FROM json_each($1))"
+    )),
+    deliveries_handled: Statement::new(
+        "UPDATE jadpo_deliveries SET status = 'handled', attempts = attempts + 1, \
+        last_attempt_at = $2, finished_at = $2, enqueued_at = NULL \
+        WHERE id IN (SELECT value FROM json_each($1)) AND status = 'pending'",
+    ),
     delivery_handled: Statement::new(
         "UPDATE jadpo_deliveries SET status = 'handled', attempts = attempts + 1, \
         last_attempt_at = $2, finished_at = $2, enqueued_at = NULL \
@@ -68,6 +78,12 @@ pub static SQL: PipelineSql = PipelineSql {
     handled_insert: Statement::new(
         "INSERT INTO jadpo_handled_deliveries (delivery_id, subscriber, handled_at) \
         VALUES ($1, $2, $3) ON CONFLICT (delivery_id) DO NOTHING",
+    ),
+    // `WHERE true` tells SQLite's parser the ON CONFLICT belongs to the INSERT, not a join.
+    handled_insert_many: Statement::new(
+        "INSERT INTO jadpo_handled_deliveries (delivery_id, subscriber, handled_at) \
+        SELECT json_extract(value, '$.id'), json_extract(value, '$.subscriber'), $2 \
+        FROM json_each($1) WHERE true ON CONFLICT (delivery_id) DO NOTHING RETURNING delivery_id",
     ),
     idempotency_delete_expired: Statement::new(
         "DELETE FROM jadpo_idempotency_keys \

@@ -64,6 +64,20 @@ pub const PIPELINE_FAULT_POINTS: &[&str] = &[
     "deliver.after_outcome",
 ];
 
+/// The fault points of a batch of deliveries (shared transaction, handled records in one
+/// statement, outcomes in one statement), with those of a delivery run alone beside it.
+pub const BATCH_FAULT_POINTS: &[&str] = &[
+    "commit.after_commit",
+    "relay.after_send",
+    "deliver.batch.after_handled_insert",
+    "deliver.batch.before_commit",
+    "deliver.batch.after_commit",
+    "deliver.batch.after_outcomes",
+    "deliver.after_load",
+    "deliver.after_subscriber_commit",
+    "deliver.after_outcome",
+];
+
 /// A crash-injection loop on both adapters: `run(kind, crash)` with each of `points` failing
 /// alone, then with `random` random sets of them (each point in a set with probability
 /// `chance_in_10` / 10). Prints each adapter's runs and how many lost or repeated something;
@@ -127,6 +141,22 @@ pub fn request(action: &str, body: serde_json::Value) -> jadpo_engine::commit::C
         traceparent: None,
         tracestate: None,
         request_id: "req-1".to_owned(),
+    }
+}
+
+/// An action that emits event `0` with its input as the payload and answers `{"order_id": <the
+/// input's "id">}`: the smallest producer for tests of the delivery side.
+pub struct Emit(pub &'static str);
+
+#[async_trait::async_trait]
+impl jadpo_core::app::Action for Emit {
+    async fn run(
+        &self,
+        ctx: &mut jadpo_core::app::HandlerContext<'_>,
+        input: serde_json::Value,
+    ) -> Result<jadpo_core::app::ActionOutput, jadpo_core::app::HandlerError> {
+        ctx.emit(self.0, input.clone());
+        Ok(jadpo_core::app::ActionOutput::ok(serde_json::json!({"order_id": input["id"]})))
     }
 }
 
@@ -256,12 +286,38 @@ impl Env {
         results
     }
 
+    /// Delivers what is queued as a local worker with a batch of `batch` would: up to `batch`
+    /// messages at a time through `dispatch_many`, until the queue is empty.
+    pub async fn drain_batched(&mut self, batch: usize) -> Vec<Result<Dispatched, DispatchError>> {
+        let mut results = Vec::new();
+        loop {
+            let mut bodies = Vec::new();
+            while bodies.len() < batch {
+                match self.rx.try_recv() {
+                    Ok(message) => bodies.push(message.body),
+                    Err(_) => break,
+                }
+            }
+            if bodies.is_empty() {
+                return results;
+            }
+            let refs: Vec<&str> = bodies.iter().map(String::as_str).collect();
+            results.extend(jadpo_engine::dispatch::dispatch_many(&self.engine, &refs).await);
+        }
+    }
+
     /// Runs deliveries and relay sweeps, moving time on, until nothing is left to do; returns
     /// the errors seen on the way (injected faults, for instance).
     pub async fn settle(&mut self) -> Vec<String> {
+        self.settle_batched(1).await
+    }
+
+    /// As [`settle`](Self::settle), delivering in batches of up to `batch` messages.
+    pub async fn settle_batched(&mut self, batch: usize) -> Vec<String> {
         let mut errors = Vec::new();
         for _ in 0..60 {
-            let results = self.drain().await;
+            let results =
+                if batch > 1 { self.drain_batched(batch).await } else { self.drain().await };
             let delivered = results.len();
             errors.extend(results.into_iter().filter_map(Result::err).map(|e| e.to_string()));
             self.clock.advance(Duration::minutes(20));

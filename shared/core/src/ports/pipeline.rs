@@ -27,6 +27,27 @@ pub trait PipelineStore: Send + Sync {
     /// A delivery with its event.
     async fn delivery_get(&self, id: &str) -> Result<Option<Delivery>, StoreError>;
 
+    /// The deliveries among `ids`, each with its event, in no particular order (an id with no
+    /// row is left out): one round trip for a batch of messages.
+    async fn deliveries_get(&self, ids: &[String]) -> Result<Vec<Delivery>, StoreError>;
+
+    /// Records a handled attempt on each pending delivery of `ids` in one statement; returns how
+    /// many changed (one no longer pending is left alone).
+    async fn deliveries_record_handled(
+        &self,
+        ids: &[String],
+        now: DateTime<Utc>,
+    ) -> Result<u64, StoreError>;
+
+    /// As [`deliveries_record_handled`](Self::deliveries_record_handled), inside `tx`: the
+    /// outcomes commit with the subscribers' writes when both live in this store.
+    async fn deliveries_mark_handled(
+        &self,
+        tx: &mut dyn Transaction,
+        ids: &[String],
+        now: DateTime<Utc>,
+    ) -> Result<u64, StoreError>;
+
     /// Records an attempt's outcome on a pending delivery; returns `false` (changing nothing)
     /// when the delivery is no longer pending.
     async fn delivery_record_outcome(
@@ -75,6 +96,15 @@ pub trait PipelineStore: Send + Sync {
         subscriber: &str,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError>;
+
+    /// Inserts the handled records of `handled` (delivery id, subscriber) inside `tx` in one
+    /// statement; returns the ids inserted (an id with a record already is left out).
+    async fn handled_insert_many(
+        &self,
+        tx: &mut dyn Transaction,
+        handled: &[(&str, &str)],
+        now: DateTime<Utc>,
+    ) -> Result<Vec<String>, StoreError>;
 
     /// Claims `(scope, key)` inside `tx` for a request with `digest`, first deleting an expired
     /// record. `None` means claimed (this request runs); `Some` is the stored response of an

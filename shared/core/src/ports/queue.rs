@@ -52,4 +52,10 @@ pub trait Queue: Send + Sync {
     async fn backlog(&self) -> Result<Option<u64>, QueueError> {
         Ok(None)
     }
+
+    /// As [`backlog`](Queue::backlog), but a queue whose reading costs a request may answer one
+    /// made up to a second ago: the commit path's admission check reads it on every request.
+    async fn backlog_recent(&self) -> Result<Option<u64>, QueueError> {
+        self.backlog().await
+    }
 }

@@ -79,6 +79,12 @@ fn bad_settings_are_refused_with_the_variable_named() {
         let refused = msg(&[("JADPO_DELIVERY_WORKERS", workers)]);
         assert!(refused.contains("JADPO_DELIVERY_WORKERS must be a whole number"), "{refused}");
     }
+    let refused = msg(&[("JADPO_MAX_BACKLOG", "-1")]);
+    assert!(refused.contains("JADPO_MAX_BACKLOG must be a whole number"), "{refused}");
+    for batch in ["0", "101", "lots"] {
+        let refused = msg(&[("JADPO_DELIVERY_BATCH", batch)]);
+        assert!(refused.contains("JADPO_DELIVERY_BATCH must be a whole number"), "{refused}");
+    }
     assert!(
         msg(&[("DATABASE_URL_WAREHOSE", "sqlite://w.db")])
             .contains("declares no store \"warehose\"")

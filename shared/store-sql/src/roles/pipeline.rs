@@ -68,6 +68,39 @@ impl<C: TransactionalStore> PipelineStore for SqlStore<C> {
         rows.first().map(rows::delivery).transpose()
     }
 
+    async fn deliveries_get(&self, ids: &[String]) -> Result<Vec<Delivery>, StoreError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let sql = self.sql.pipeline.deliveries_get;
+        let rows = sql.query_once(self, [id_list(ids)]).await?;
+        rows.iter().map(rows::delivery).collect()
+    }
+
+    async fn deliveries_record_handled(
+        &self,
+        ids: &[String],
+        now: DateTime<Utc>,
+    ) -> Result<u64, StoreError> {
+        if ids.is_empty() {
+            return Ok(0);
+        }
+        let sql = self.sql.pipeline.deliveries_handled;
+        sql.execute_once(self, [id_list(ids), now.into()]).await
+    }
+
+    async fn deliveries_mark_handled(
+        &self,
+        tx: &mut dyn Transaction,
+        ids: &[String],
+        now: DateTime<Utc>,
+    ) -> Result<u64, StoreError> {
+        if ids.is_empty() {
+            return Ok(0);
+        }
+        self.sql.pipeline.deliveries_handled.execute(tx, [id_list(ids), now.into()]).await
+    }
+
     async fn delivery_record_outcome(
         &self,
         id: &str,
@@ -159,6 +192,24 @@ impl<C: TransactionalStore> PipelineStore for SqlStore<C> {
     ) -> Result<bool, StoreError> {
         let sql = self.sql.pipeline.handled_insert;
         Ok(sql.execute(tx, [delivery_id.into(), subscriber.into(), now.into()]).await? == 1)
+    }
+
+    async fn handled_insert_many(
+        &self,
+        tx: &mut dyn Transaction,
+        handled: &[(&str, &str)],
+        now: DateTime<Utc>,
+    ) -> Result<Vec<String>, StoreError> {
+        if handled.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows: Vec<serde_json::Value> = handled
+            .iter()
+            .map(|(id, subscriber)| serde_json::json!({"id": id, "subscriber": subscriber}))
+            .collect();
+        let sql = self.sql.pipeline.handled_insert_many;
+        let rows = sql.query(tx, [SqlValue::Json(rows.into()), now.into()]).await?;
+        rows.iter().map(|r| r.get_str("delivery_id").map(str::to_owned)).collect()
     }
 
     async fn idempotency_claim(

@@ -12,8 +12,12 @@ statements! {
         deliveries_insert(outbox_id, created_at, deliveries),
         /// Returns a delivery joined with its outbox row (the columns a delivery is read from).
         delivery_get(id),
+        /// `ids` a JSON array: the deliveries among them, each joined with its outbox row.
+        deliveries_get(ids),
         /// Pending → handled.
         delivery_handled(id, now),
+        /// `ids` a JSON array: each pending one → handled, in one statement.
+        deliveries_handled(ids, now),
         /// Pending stays pending, due at `retry_at`.
         delivery_retry(id, now, failure, retry_at),
         /// Pending → dead.
@@ -30,6 +34,9 @@ statements! {
         deliveries_list(status, subscriber, limit),
         /// Inserting nothing on conflict.
         handled_insert(delivery_id, subscriber, now),
+        /// `handled` a JSON array of `{"id", "subscriber"}`; inserting nothing on conflict.
+        /// Returns `delivery_id` of each row inserted.
+        handled_insert_many(handled, now),
         /// Delete an expired key.
         idempotency_delete_expired(scope, key, now),
         /// Inserting nothing on conflict.
