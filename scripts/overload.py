@@ -165,8 +165,7 @@ def tally(dbs, report, loaded, left_at_stop, drained, sink, rss, log):
     by_status = dbs.rows("main", "SELECT status, count(*) FROM jadpo_deliveries GROUP BY status ORDER BY 1")
     retried = dbs.one("main", "SELECT count(*) FROM jadpo_deliveries WHERE attempts > 1")
     deliveries = sum(int(n) for _, n in by_status)
-    charges = sink.get("received", [])
-    keys = {m.get("idempotency_key") for m in charges}
+    charges, keys = sink["total"], sink["keys"]
     text = open(log).read()
     resent = sum(int(n) for n in re.findall(r"resent=(\d+)", text))
     answered = int(total.group(1)) if total else 0
@@ -174,7 +173,7 @@ def tally(dbs, report, loaded, left_at_stop, drained, sink, rss, log):
     print(f"requests: {answered} in {loaded:.0f} s ({answered / loaded:.0f}/s), non-2xx {refused}, "
           f"p50 {latency['50'].group(1) if latency['50'] else '?'}, p99 {latency['99'].group(1) if latency['99'] else '?'}")
     print(f"orders {orders}; reserved for {reserved[0][0]} orders in {reserved[0][1]} rows; "
-          f"payments written {paid[0][1]} for {paid[0][0]} orders; charges {len(charges)} under {len(keys)} keys")
+          f"payments written {paid[0][1]} for {paid[0][0]} orders; charges {charges} under {keys} keys")
     print(f"deliveries {deliveries}: {dict((s, int(n)) for s, n in by_status)}; attempted more than once {retried}")
     print(f"pending when the load stopped {left_at_stop}; drained in {drained:.0f} s; "
           f"relay re-sent {resent} ({100 * resent / max(deliveries, 1):.2f}% of deliveries)")
@@ -186,7 +185,7 @@ def tally(dbs, report, loaded, left_at_stop, drained, sink, rss, log):
         problems.append("reservations do not match orders one to one")
     if paid[0][0] != paid[0][1]:
         problems.append("an order's payment was written twice")
-    if len(keys) != int(paid[0][1]):
+    if keys != int(paid[0][1]):
         problems.append("charges under a key with no payment written, or a payment never charged")
     if any(s != "handled" for s, _ in by_status):
         problems.append("deliveries left unhandled")

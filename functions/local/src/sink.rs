@@ -5,10 +5,13 @@
 //!
 //! Like a payment provider, a sink keeps what it answered each `Idempotency-Key`: the same
 //! request again under a key gets the same answer (and acts once), another request under a used
-//! key is refused with `422`. What it received, repeats and refusals included, stays listed, so
-//! tests count the requests each key saw.
+//! key is refused with `422`. What it received, repeats and refusals included, is listed, so
+//! tests count the requests each key saw: the last [`RECEIVED_KEPT`] requests, with the count of
+//! all of them. A long local run under load makes hundreds of thousands of calls; keeping each
+//! (twice, as JSON values) grew the process by hundreds of megabytes, so a key keeps its first
+//! request as text and the list is bounded.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use axum::Router;
@@ -21,12 +24,18 @@ use serde_json::{Value, json};
 
 use jadpo_http::problem;
 
+/// How many received requests a sink lists (the oldest are dropped beyond it).
+pub const RECEIVED_KEPT: usize = 10_000;
+
 #[derive(Debug, Default)]
 struct Sink {
-    received: Vec<Value>,
+    /// The last [`RECEIVED_KEPT`] requests.
+    received: VecDeque<Value>,
+    /// How many requests were received in all.
+    total: usize,
     failing: bool,
-    /// Per idempotency key: the request it was first used with and the answer given.
-    answered: BTreeMap<String, (Value, Value)>,
+    /// Per idempotency key: the request it was first used with (as JSON text) and the answer.
+    answered: BTreeMap<String, (String, Value)>,
     /// How many requests were acted on (a repeat under a used key is not).
     acted: usize,
 }
@@ -46,9 +55,15 @@ impl Sinks {
         self.with(name, |s| s.failing = failing);
     }
 
-    /// What `name` received: `{"idempotency_key", "body"}` per request, in order.
+    /// What `name` received: `{"idempotency_key", "body"}` per request, in order (the last
+    /// [`RECEIVED_KEPT`]).
     pub fn received(&self, name: &str) -> Vec<Value> {
-        self.with(name, |s| s.received.clone())
+        self.with(name, |s| s.received.iter().cloned().collect())
+    }
+
+    /// How many requests `name` received in all, and under how many keys it acted.
+    pub fn counts(&self, name: &str) -> (usize, usize) {
+        self.with(name, |s| (s.total, s.answered.len()))
     }
 }
 
@@ -90,10 +105,7 @@ async fn receive(
         // A sign-in mail: where a person running the local process looks for it.
         println!("mail to {}: sign in at {link} or with code {code}", body["to"]);
     }
-    let answer = sinks.with(&name, |s| {
-        s.received.push(json!({"idempotency_key": key, "body": body}));
-        answer(s, &name, key, body)
-    });
+    let answer = sinks.with(&name, |s| record(s, &name, key, body));
     match answer {
         Ok(answer) => (StatusCode::OK, axum::Json(answer)).into_response(),
         Err(key) => problem(
@@ -104,22 +116,37 @@ async fn receive(
     }
 }
 
+/// Lists a request (dropping the oldest beyond [`RECEIVED_KEPT`]) and answers it.
+fn record(s: &mut Sink, name: &str, key: Option<String>, body: Value) -> Result<Value, String> {
+    if s.received.len() == RECEIVED_KEPT {
+        s.received.pop_front();
+    }
+    s.total += 1;
+    let answered = answer(s, name, key.clone(), &body);
+    s.received.push_back(json!({"idempotency_key": key, "body": body}));
+    answered
+}
+
 /// Acts on a request (or answers a repeat as the first time); `Err(key)` for a used key sent
 /// with another request.
-fn answer(s: &mut Sink, name: &str, key: Option<String>, body: Value) -> Result<Value, String> {
+fn answer(s: &mut Sink, name: &str, key: Option<String>, body: &Value) -> Result<Value, String> {
+    // Object keys serialize in order, so the same request always gives the same text.
+    let text = body.to_string();
     if let Some((first, answer)) = key.as_ref().and_then(|k| s.answered.get(k)) {
-        return if *first == body { Ok(answer.clone()) } else { Err(key.unwrap_or_default()) };
+        return if *first == text { Ok(answer.clone()) } else { Err(key.unwrap_or_default()) };
     }
     s.acted += 1;
-    let answer = json!({"received": s.received.len(), "id": format!("{name}-{}", s.acted)});
+    let answer = json!({"received": s.total, "id": format!("{name}-{}", s.acted)});
     if let Some(key) = key {
-        s.answered.insert(key, (body, answer.clone()));
+        s.answered.insert(key, (text, answer.clone()));
     }
     Ok(answer)
 }
 
 async fn list(State(sinks): State<Sinks>, Path(name): Path<String>) -> Response {
-    axum::Json(json!({"received": sinks.received(&name)})).into_response()
+    let (total, keys) = sinks.counts(&name);
+    let received = sinks.received(&name);
+    axum::Json(json!({"received": received, "total": total, "keys": keys})).into_response()
 }
 
 async fn set_mode(State(sinks): State<Sinks>, Path(name): Path<String>, body: Bytes) -> Response {
@@ -133,5 +160,32 @@ async fn set_mode(State(sinks): State<Sinks>, Path(name): Path<String>, body: By
             "Malformed mode",
             "send {\"fail\": true} or {\"fail\": false}",
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sink_lists_its_last_requests_counts_all_and_answers_a_key_alike() {
+        let mut s = Sink::default();
+        let first = record(&mut s, "pay", Some("k0".into()), json!({"n": 0, "a": 1}));
+        let first = first.unwrap_or_else(|e| panic!("{e}"));
+        for n in 1..RECEIVED_KEPT + 5 {
+            let answered = record(&mut s, "pay", Some(format!("k{n}")), json!({"n": n}));
+            assert!(answered.is_ok(), "{n}");
+        }
+        assert_eq!(s.received.len(), RECEIVED_KEPT, "the list is bounded");
+        assert_eq!(s.total, RECEIVED_KEPT + 5, "every request is counted");
+        assert_eq!(s.received.front().map(|r| r["body"]["n"].clone()), Some(json!(5)));
+        // The same request under a used key gets the first answer and acts no more; another
+        // request under it is refused.
+        let again = record(&mut s, "pay", Some("k0".into()), json!({"a": 1, "n": 0}));
+        assert_eq!(again.ok(), Some(first));
+        assert_eq!(s.acted, RECEIVED_KEPT + 5);
+        let other = record(&mut s, "pay", Some("k0".into()), json!({"n": 1}));
+        assert_eq!(other, Err("k0".to_owned()));
+        assert_eq!(s.answered.len(), RECEIVED_KEPT + 5);
     }
 }
