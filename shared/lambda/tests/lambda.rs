@@ -87,6 +87,11 @@ async fn an_api_gateway_request_flows_through_sqs_to_its_subscribers() {
     // The queue's depth is what the relay reads to tell a backlog from a lost message.
     use jadpo_core::ports::Queue;
     assert_eq!(sqs.backlog().await.ok().flatten(), Some(2), "both messages counted");
+    // The admission check's reading is reused for a second (one GetQueueAttributes a second per
+    // instance, not one per request): still the one the commit made before its own send.
+    assert_eq!(sqs.backlog_recent().await.ok().flatten(), Some(0), "the commit's reading");
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    assert_eq!(sqs.backlog_recent().await.ok().flatten(), Some(2), "read again after a second");
 
     // The immediate send put both deliveries on SQS; simulate their loss, then let the relay,
     // fired by the scheduled event, send them again.
