@@ -86,14 +86,14 @@ pub async fn deliver_many(
         // the subscribers' writes; else they are recorded after, in one statement.
         let in_tx = store == event_store.name();
         match deliver_group(p, store, group, in_tx).await {
-            Ok(Grouped { done, left }) if in_tx => {
-                for (at, _, already) in done {
-                    results[at] = Some(Ok(handled_result(already)));
-                }
-                alone.extend(left);
-            }
             Ok(Grouped { done, left }) => {
-                handled.extend(done);
+                if in_tx {
+                    for (at, already) in done {
+                        results[at] = Some(Ok(handled_result(already)));
+                    }
+                } else {
+                    handled.extend(done);
+                }
                 alone.extend(left);
             }
             Err((e, group)) => {
@@ -103,7 +103,7 @@ pub async fn deliver_many(
             }
         }
     }
-    record_handled(p, event_store, handled, &mut results).await;
+    record_handled(p, event_store, ids, handled, &mut results).await;
     for (at, delivery) in alone {
         results[at] = Some(if p.near_deadline() {
             Err(not_started())
@@ -148,9 +148,9 @@ struct Item<'d> {
     delivery: &'d Delivery,
 }
 
-/// A delivery committed in a batch: where its result goes, its id, whether it was handled
+/// A delivery committed in a batch: where its result (and id) goes, whether it was handled
 /// before.
-type Done = (usize, String, bool);
+type Done = (usize, bool);
 
 struct Grouped<'d> {
     done: Vec<Done>,
@@ -174,10 +174,8 @@ async fn deliver_group<'d>(
         }
         match run_batch(p, store, &group, in_tx).await {
             Ok(Batch::Committed(already)) => {
-                let done = group
-                    .into_iter()
-                    .map(|i| (i.at, i.delivery.id.clone(), already.contains(&i.delivery.id)))
-                    .collect();
+                let done =
+                    group.into_iter().map(|i| (i.at, already.contains(&i.delivery.id))).collect();
                 return Ok(Grouped { done, left });
             }
             Ok(Batch::Shed(i)) => {
@@ -341,19 +339,20 @@ impl RunServices for Shared {
     }
 }
 
-/// Records the batches' handled deliveries on `event_store` in one statement.
+/// Records the batches' handled deliveries (places in `ids`) on `event_store` in one statement.
 async fn record_handled(
     p: &Engine,
     event_store: &Arc<dyn Store>,
+    ids: &[String],
     handled: Vec<Done>,
     results: &mut [Option<Result<DeliveryResult, StoreError>>],
 ) {
     if handled.is_empty() {
         return;
     }
-    let ids: Vec<String> = handled.iter().map(|(_, id, _)| id.clone()).collect();
-    let recorded = mark_handled(p, event_store.as_ref(), &ids).await;
-    for (at, _, already) in handled {
+    let handled_ids: Vec<String> = handled.iter().map(|(at, _)| ids[*at].clone()).collect();
+    let recorded = mark_handled(p, event_store.as_ref(), &handled_ids).await;
+    for (at, already) in handled {
         results[at] = Some(match &recorded {
             Ok(_) => Ok(handled_result(already)),
             Err(e) => Err(copy(e)),

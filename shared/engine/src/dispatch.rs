@@ -4,8 +4,10 @@
 
 use std::collections::BTreeMap;
 
-use jadpo_core::StoreError;
+use std::sync::Arc;
+
 use jadpo_core::model::message::Pointer;
+use jadpo_core::{Store, StoreError};
 
 use crate::batch::{deliver_many, not_started};
 use crate::context::Engine;
@@ -54,19 +56,25 @@ pub async fn dispatch(e: &Engine, body: &str) -> Result<Dispatched, DispatchErro
     }
 }
 
+/// One store's delivery messages among a worker's: the store, and each message's place and
+/// delivery id.
+type StoreMessages<'e> = (&'e Arc<dyn Store>, Vec<(usize, String)>);
+
 /// Handles the message bodies a worker holds at once, answering each in the same order: the
-/// deliveries of each store go through [`deliver_many`] (batched per subscriber), the rest one
-/// at a time as [`dispatch`] would.
+/// deliveries of each store go through [`deliver_many`] (batched per subscribers' store), the
+/// rest one at a time as [`dispatch`] would.
 pub async fn dispatch_many(e: &Engine, bodies: &[&str]) -> Vec<Result<Dispatched, DispatchError>> {
     let mut results: Vec<Option<Result<Dispatched, DispatchError>>> =
         bodies.iter().map(|_| None).collect();
-    let mut deliveries: BTreeMap<&str, Vec<(usize, String)>> = BTreeMap::new();
+    let mut deliveries: BTreeMap<&str, StoreMessages<'_>> = BTreeMap::new();
     for (at, body) in bodies.iter().enumerate() {
         match Pointer::parse(body) {
             Ok(Pointer::Delivery { store, delivery_id }) => {
                 match e.stores.get_key_value(store.as_str()) {
-                    Some((store, _)) => {
-                        deliveries.entry(store.as_str()).or_default().push((at, delivery_id))
+                    Some((name, store)) => {
+                        let (_, items) =
+                            deliveries.entry(name.as_str()).or_insert((store, Vec::new()));
+                        items.push((at, delivery_id));
                     }
                     None => results[at] = Some(dispatch(e, body).await),
                 }
@@ -75,8 +83,7 @@ pub async fn dispatch_many(e: &Engine, bodies: &[&str]) -> Vec<Result<Dispatched
             _ => results[at] = Some(dispatch(e, body).await),
         }
     }
-    for (name, items) in deliveries {
-        let Some(store) = e.stores.get(name) else { continue };
+    for (store, items) in deliveries.into_values() {
         let ids: Vec<String> = items.iter().map(|(_, id)| id.clone()).collect();
         let delivered = deliver_many(e, store, &ids).await;
         for ((at, _), result) in items.into_iter().zip(delivered) {

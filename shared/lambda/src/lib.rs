@@ -78,14 +78,16 @@ pub async fn deliver_batch(
         tracing::debug!(%deadline, "batch under the invocation's deadline");
     }
     let mut failures = Vec::new();
-    let late = engine.near_deadline();
     let (ids, bodies): (Vec<String>, Vec<&str>) = event
         .records
         .iter()
         .map(|r| (r.message_id.clone().unwrap_or_default(), r.body.as_deref().unwrap_or_default()))
         .unzip();
-    let left = if late { ids.len() } else { 0 };
-    if late {
+    if engine.near_deadline() {
+        tracing::info!(
+            left = ids.len(),
+            "near the deadline: messages not started are returned to SQS"
+        );
         failures.extend(ids.into_iter().map(item_failure));
     } else {
         // Batched: a subscriber's deliveries share a transaction; each message still gets its
@@ -97,9 +99,6 @@ pub async fn deliver_batch(
                 failures.push(item_failure(id));
             }
         }
-    }
-    if left > 0 {
-        tracing::info!(left, "near the deadline: messages not started are returned to SQS");
     }
     let mut response = SqsBatchResponse::default();
     response.batch_item_failures = failures;
