@@ -2,7 +2,7 @@
 .DEFAULT_GOAL := help
 CARGO ?= cargo
 
-.PHONY: help run test lint lint-infra fmt bench build tools prereqs
+.PHONY: help run test lint lint-infra fmt bench bench-peers build tools prereqs
 
 # The deployment tools live in a project-local virtualenv; its bin comes first on PATH so that
 # cargo-lambda finds its zig (`python3 -m ziglang`).
@@ -46,8 +46,12 @@ bench: prereqs ## Run the benchmarks (PostgreSQL + SQLite) and write BENCHMARKS.
 	$(CARGO) bench -p jadpo-http --bench auth
 	$(CARGO) bench -p jadpo-e2e --bench cold_start
 	@{ printf '# Benchmarks\n\nProduced by `make bench` on the development machine (2 cores); each section names its command.\nRatios compare runs made in the same process or script; absolute numbers are context only.\n\n'; \
-	   cat target/bench/seam.md; echo; cat target/bench/pipeline.md; echo; cat target/bench/steps.md; echo; cat target/bench/workflow.md; echo; cat target/bench/housekeeping.md; echo; cat target/bench/auth.md; echo; cat target/bench/coldstart.md; echo; cat docs/benchmark-history.md; } > BENCHMARKS.md
+	   cat target/bench/seam.md; echo; cat target/bench/pipeline.md; echo; cat target/bench/steps.md; echo; cat target/bench/workflow.md; echo; cat target/bench/housekeeping.md; echo; cat target/bench/auth.md; echo; cat target/bench/coldstart.md; echo; \
+	   echo '<!-- bench-peers:begin -->'; cat docs/benchmark-peers.md; echo '<!-- bench-peers:end -->'; echo; cat docs/benchmark-history.md; } > BENCHMARKS.md
 	@echo "written to BENCHMARKS.md"
+
+bench-peers: ## Run Jadpo beside Graphile Worker and DBOS on one throwaway cluster (fsync on); ARGS='--rounds N --seconds S'
+	python3 scripts/bench-peers/run.py $(ARGS)
 
 build: tools ## Build every function as a Lambda bootstrap (ARCH=arm64, or ARCH=x86_64) and print sizes
 	rustup target add $(if $(filter x86_64,$(ARCH)),x86_64,aarch64)-unknown-linux-gnu

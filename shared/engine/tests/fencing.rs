@@ -16,12 +16,13 @@ use jadpo_core::Clock;
 use jadpo_core::model::housekeeping::LEASE_KEY;
 use jadpo_core::model::lease::LeaseTable;
 use jadpo_core::model::message::Pointer;
+use jadpo_core::model::workflow::state::ExecutionStatus;
 use jadpo_engine::commit::{CommitRequest, commit, request_digest};
 use jadpo_engine::deliver::DeliveryResult;
 use jadpo_engine::dispatch::{DispatchError, Dispatched, dispatch};
 use jadpo_engine::housekeeping::{HousekeepingSettings, housekeep};
 use jadpo_engine::schedule::tick;
-use jadpo_engine::workflow::runs::{CommandError, find_run, start_run};
+use jadpo_engine::workflow::runs::{CommandError, CommandResult, cancel_run, find_run, start_run};
 use jadpo_test_env::{Env, Kind, commit_and_enqueue, request, t0};
 use serde_json::json;
 
@@ -175,6 +176,43 @@ async fn a_command_whose_run_lease_was_taken_commits_nothing(kind: Kind) {
     assert_eq!(env.count(&store_name, pending).await, pending_before, "{kind:?}");
 }
 
+/// The executor decides a command's result on the run as it read it before taking the lease; a
+/// run that moved meanwhile (here a cancellation) is read again and the result committed on it,
+/// ending the lease in the same transaction.
+async fn a_command_whose_run_moved_meanwhile_commits_on_the_moved_run(kind: Kind) {
+    let _turn = POINTS.lock().await;
+    let mut env = Env::shop(kind).await;
+    let started = start_run(&env.engine, "checkout", json!({"order_id": "o-8"}), None, None).await;
+    let run = started.unwrap_or_else(|e| panic!("{e}")).run_id;
+    let reserve = env.rx.try_recv().unwrap_or_else(|e| panic!("the reserve command: {e}"));
+    let (engine, run_id) = (env.engine.clone(), run.clone());
+    let cancelled = Arc::new(Mutex::new(None));
+    let seen = Arc::clone(&cancelled);
+    let armed = meanwhile("command.before_result_commit", move || {
+        let (engine, run_id, seen) = (engine.clone(), run_id.clone(), Arc::clone(&seen));
+        async move {
+            let state = cancel_run(&engine, &run_id, "changed my mind", None).await;
+            *seen.lock().unwrap_or_else(|e| panic!("{e}")) = Some(state.map(|s| s.revision));
+        }
+    });
+    let result = dispatch(&env.engine, &reserve.body).await;
+    armed.assert_fired();
+    assert!(
+        matches!(result, Ok(Dispatched::Command(CommandResult::Committed))),
+        "{kind:?}: {result:?}"
+    );
+    let cancel_revision = cancelled.lock().unwrap_or_else(|e| panic!("{e}")).take();
+    let cancel_revision = cancel_revision.and_then(Result::ok);
+    let cancel_revision = cancel_revision.unwrap_or_else(|| panic!("{kind:?}: the cancel failed"));
+    let (store_name, after) = find_run(&env.engine, &run).await.unwrap_or_else(|e| panic!("{e}"));
+    assert!(after.revision > cancel_revision, "{kind:?}: the result was not committed on top");
+    let leases = "SELECT count(*) AS n FROM execution_leases";
+    assert_eq!(env.count(&store_name, leases).await, 0, "{kind:?}: the lease outlived the result");
+    env.drain().await;
+    let (_, done) = find_run(&env.engine, &run).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(done.status, ExecutionStatus::Cancelled, "{kind:?}");
+}
+
 async fn two_copies_of_one_message_at_once_have_one_effect(kind: Kind) {
     let _turn = POINTS.lock().await;
     let mut env = Env::shop(kind).await;
@@ -223,5 +261,6 @@ jadpo_test_env::both!(
     a_tick_that_lost_its_lease_records_nothing,
     a_housekeeper_that_lost_its_lease_deletes_nothing,
     a_command_whose_run_lease_was_taken_commits_nothing,
+    a_command_whose_run_moved_meanwhile_commits_on_the_moved_run,
     two_copies_of_one_message_at_once_have_one_effect,
 );

@@ -12,8 +12,7 @@
 
 mod common;
 
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -21,19 +20,11 @@ use jadpo_core::app::{
     Action, ActionOutput, Application, Event, HandlerContext, HandlerError, RetryPolicy, Subscriber,
 };
 use jadpo_core::model::migrate::{Ledger, Migration};
-use jadpo_core::ports::NoConnections;
-use jadpo_core::{Dialect, Store, SystemClock};
+use jadpo_core::{Dialect, SystemClock};
+use jadpo_engine::Engine;
 use jadpo_engine::commit::{CommitRequest, commit};
-use jadpo_engine::dispatch::dispatch_many;
-use jadpo_engine::migrate;
-use jadpo_engine::relay::enqueue_now;
-use jadpo_engine::{Engine, EngineSettings};
-use jadpo_local::queue::InProcessQueue;
-use jadpo_runtime::catalog_for;
-use jadpo_store_postgres::{PgOptions, Postgres};
 use jadpo_test_harness::PgTestDb;
 use serde_json::{Value, json};
-use tokio::sync::Mutex as AsyncMutex;
 
 const SECONDS: u64 = 6;
 /// Most messages a delivery worker takes at once, as `jadpo-local`'s default.
@@ -42,8 +33,6 @@ const ORDERS: &str = "CREATE TABLE bench_orders (id TEXT PRIMARY KEY, customer T
     items JSONB NOT NULL, created_at TIMESTAMPTZ NOT NULL); \
     CREATE TABLE bench_effects (order_id TEXT NOT NULL, subscriber TEXT NOT NULL, \
     PRIMARY KEY (order_id, subscriber))";
-
-type Starts = Arc<Mutex<BTreeMap<String, Instant>>>;
 
 struct Place;
 
@@ -78,11 +67,7 @@ impl Subscriber for Effect {
         event: &Event,
     ) -> Result<(), HandlerError> {
         let order = event.payload["order_id"].as_str().unwrap_or_default().to_owned();
-        self.1
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .entry(format!("{order}/{}", self.0))
-            .or_insert_with(Instant::now);
+        started(&self.1, &order, self.0);
         ctx.tx()
             .await?
             .execute(
@@ -120,17 +105,13 @@ fn app(starts: &Starts) -> Application {
 }
 
 fn request(i: usize) -> CommitRequest {
-    CommitRequest {
-        action: "place".into(),
-        input: json!({"items": [{"sku": "A", "qty": 1}]}),
-        caller: "bench".into(),
-        principal: None,
-        idempotency_key: None,
-        request_digest: String::new(),
-        traceparent: None,
-        tracestate: None,
-        request_id: i.to_string(),
-    }
+    action_request("place", json!({"items": [{"sku": "A", "qty": 1}]}), i)
+}
+
+/// A request with an idempotency key of its own, as a client retrying safely sends it.
+fn keyed(i: usize) -> CommitRequest {
+    let key = jadpo_core::id::new_id(&SystemClock).to_string();
+    CommitRequest { idempotency_key: Some(key), request_digest: "d".into(), ..request(i) }
 }
 
 /// The commit transaction's statements, exactly as the PostgreSQL adapter sends them.
@@ -142,9 +123,15 @@ INSERT INTO jadpo_deliveries (id, outbox_id, subscriber, next_attempt_at, create
 COMMIT;
 "#;
 
-use common::{analyze, cpu_seconds, pgbench_tps};
+use common::{
+    Load, Starts, action_request, analyze, cpu_seconds, end_to_end, engine_on, pgbench_tps, started,
+};
 
-async fn commit_rate(p: &Engine, clients: usize) -> (f64, f64) {
+async fn commit_rate(
+    p: &Engine,
+    clients: usize,
+    request: fn(usize) -> CommitRequest,
+) -> (f64, f64) {
     let cpu_before = cpu_seconds();
     let stop = Instant::now() + Duration::from_secs(SECONDS);
     let tasks: Vec<_> = (0..clients)
@@ -163,114 +150,10 @@ async fn commit_rate(p: &Engine, clients: usize) -> (f64, f64) {
     let start = Instant::now();
     let mut total = 0;
     for t in tasks {
-        total += t.await.unwrap_or(0);
+        total += t.await.unwrap_or_else(|e| panic!("a client failed: {e}"));
     }
     let wall = start.elapsed().as_secs_f64();
     (total as f64 / wall, (cpu_seconds() - cpu_before) / wall)
-}
-
-struct EndToEnd {
-    events_per_s: f64,
-    p50_ms: f64,
-    p99_ms: f64,
-}
-
-async fn end_to_end(
-    base: &Engine,
-    starts: &Starts,
-    clients: usize,
-    per_client: usize,
-    pace: Option<Duration>,
-) -> EndToEnd {
-    starts.lock().unwrap_or_else(|e| e.into_inner()).clear();
-    let (queue, rx) = InProcessQueue::new();
-    let mut p = base.clone();
-    p.queue = Arc::new(queue);
-    let p = &p;
-    let rx = Arc::new(AsyncMutex::new(rx));
-    let expected = clients * per_client * 2;
-    let done = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let workers: Vec<_> = (0..clients)
-        .map(|_| {
-            let (p, rx, done) = (p.clone(), Arc::clone(&rx), Arc::clone(&done));
-            tokio::spawn(async move {
-                while done.load(std::sync::atomic::Ordering::SeqCst) < expected {
-                    let taken = tokio::time::timeout(Duration::from_millis(200), async {
-                        let mut rx = rx.lock().await;
-                        let mut taken = Vec::new();
-                        if let Some(m) = rx.recv().await {
-                            taken.push(m.body);
-                        }
-                        while taken.len() < BATCH {
-                            match rx.try_recv() {
-                                Ok(m) => taken.push(m.body),
-                                Err(_) => break,
-                            }
-                        }
-                        taken
-                    })
-                    .await;
-                    if let Ok(bodies) = taken {
-                        let refs: Vec<&str> = bodies.iter().map(String::as_str).collect();
-                        for result in dispatch_many(&p, &refs).await {
-                            result.unwrap_or_else(|e| panic!("{e}"));
-                        }
-                        done.fetch_add(bodies.len(), std::sync::atomic::Ordering::SeqCst);
-                    }
-                }
-            })
-        })
-        .collect();
-    let committed: Arc<Mutex<BTreeMap<String, Instant>>> = Arc::default();
-    let start = Instant::now();
-    let producers: Vec<_> = (0..clients)
-        .map(|c| {
-            let (p, committed) = (p.clone(), Arc::clone(&committed));
-            tokio::spawn(async move {
-                for _ in 0..per_client {
-                    let outcome = commit(&p, request(c)).await.unwrap_or_else(|e| panic!("{e}"));
-                    let at = Instant::now();
-                    let id = outcome.body["order_id"].as_str().unwrap_or_default().to_owned();
-                    committed.lock().unwrap_or_else(|e| e.into_inner()).insert(id, at);
-                    enqueue_now(&p, &outcome.store, &outcome.deliveries).await;
-                    if let Some(pace) = pace {
-                        tokio::time::sleep(pace).await;
-                    }
-                }
-            })
-        })
-        .collect();
-    for t in producers {
-        let _ = t.await;
-    }
-    for w in workers {
-        let _ = w.await;
-    }
-    let elapsed = start.elapsed();
-    let committed = committed.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    let mut latencies: Vec<f64> = starts
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .iter()
-        .filter_map(|(k, started)| {
-            let order = k.split('/').next().unwrap_or_default();
-            committed
-                .get(order)
-                .map(|c| started.saturating_duration_since(*c).as_secs_f64() * 1000.0)
-        })
-        .collect();
-    latencies.sort_by(f64::total_cmp);
-    let pick = |q: f64| {
-        latencies
-            .get(((latencies.len() as f64 - 1.0) * q).round() as usize)
-            .copied()
-            .unwrap_or(f64::NAN)
-    };
-    EndToEnd {
-        events_per_s: expected as f64 / elapsed.as_secs_f64(),
-        p50_ms: pick(0.5),
-        p99_ms: pick(0.99),
-    }
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
@@ -278,38 +161,24 @@ async fn main() {
     let starts: Starts = Arc::default();
     let app = app(&starts);
     let db = PgTestDb::empty().await;
-    let store: Arc<dyn Store> = Arc::new(
-        Postgres::connect("main", db.url(), &PgOptions { pool_size: 10, ..PgOptions::default() })
-            .unwrap_or_else(|e| panic!("{e}")),
-    );
-    let catalog = catalog_for(&app, store.as_ref()).unwrap_or_else(|e| panic!("{e}"));
-    migrate::apply(store.as_ref(), &catalog).await.unwrap_or_else(|e| panic!("{e}"));
-    let (queue, _unused) = InProcessQueue::new();
-    let engine = Engine {
-        app: Arc::new(app),
-        stores: [("main".to_owned(), store)].into_iter().collect(),
-        queue: Arc::new(queue),
-        clock: Arc::new(SystemClock),
-        connections: Arc::new(NoConnections),
-        settings: EngineSettings::default(),
-        runs: jadpo_engine::steps::RunEnv::ephemeral(),
-    };
+    let engine = engine_on(app, db.url()).await;
+    if let Ok(rows) = std::env::var("BENCH_HISTORY_ROWS") {
+        let rows = rows.parse().unwrap_or_else(|e| panic!("BENCH_HISTORY_ROWS={rows}: {e}"));
+        at_scale(&engine, &starts, db.url(), rows).await;
+        return;
+    }
     let mut rows = Vec::new();
     for clients in [1, 8] {
         let ceiling = pgbench_tps(db.url(), PGBENCH_SCRIPT, clients, SECONDS);
         analyze(&engine).await;
-        let (committed, client_cores) = commit_rate(&engine, clients).await;
+        let (committed, client_cores) = commit_rate(&engine, clients, request).await;
         analyze(&engine).await;
-        let throughput = end_to_end(&engine, &starts, clients, 4_000 / clients, None).await;
+        let unpaced = Load::Count { per_client: 4_000 / clients, pace: None };
+        let throughput = end_to_end(&engine, &starts, clients, unpaced, BATCH, 2, request).await;
         analyze(&engine).await;
-        let paced = end_to_end(
-            &engine,
-            &starts,
-            clients,
-            800 / clients,
-            Some(Duration::from_millis(5 * clients as u64)),
-        )
-        .await;
+        let pace = Some(Duration::from_millis(5 * clients as u64));
+        let moderate = Load::Count { per_client: 800 / clients, pace };
+        let paced = end_to_end(&engine, &starts, clients, moderate, BATCH, 2, request).await;
         rows.push((clients, ceiling, committed, client_cores, throughput, paced));
     }
     let mut out = String::from(
@@ -328,8 +197,8 @@ async fn main() {
         out.push_str(&format!(
             "| {clients} | {ceiling:.0} | {committed:.0} | {:.2}× | {client_cores:.2} | {:.0} | {:.2}× | {:.2} | {:.2} |\n",
             committed / ceiling,
-            throughput.events_per_s,
-            throughput.events_per_s / (2.0 * committed),
+            throughput.per_s,
+            throughput.per_s / (2.0 * committed),
             paced.p50_ms,
             paced.p99_ms
         ));
@@ -350,4 +219,88 @@ async fn main() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../target/bench");
     std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("{e}"));
     std::fs::write(format!("{dir}/pipeline.md"), out).unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// The same statements at scale (issue 17's P6): the commit path (with idempotency keys) and end
+/// to end at 8 clients on empty tables, then again once `rows` historical rows are in each of the
+/// outbox, deliveries, handled and idempotency tables. Run by hand:
+/// `BENCH_HISTORY_ROWS=10000000 cargo bench -p jadpo-runtime --bench pipeline`; writes
+/// `target/bench/pipeline-scale.md`.
+async fn at_scale(engine: &Engine, starts: &Starts, url: &str, rows: u64) {
+    let empty = scale_round(engine, starts).await;
+    let filling = Instant::now();
+    fill_history(url, rows);
+    let filled = filling.elapsed().as_secs_f64();
+    let full = scale_round(engine, starts).await;
+    let mut out = format!(
+        "## The pipeline with {rows} historical rows\n\n`BENCH_HISTORY_ROWS={rows} cargo bench -p jadpo-runtime \
+         --bench pipeline`: 8 clients, commits with idempotency keys; first on empty tables, then after {rows} rows \
+         were put in each of `jadpo_outbox`, `jadpo_deliveries` (handled), `jadpo_handled_deliveries` and \
+         `jadpo_idempotency_keys` (live keys) and `VACUUM ANALYZE` ({filled:.0} s).\n\n\
+         | tables | commit actions/s | e2e events/s | p50 ms | p99 ms |\n|---|---|---|---|---|\n"
+    );
+    for (name, (committed, e2e)) in [("empty", &empty), ("with history", &full)] {
+        out.push_str(&format!(
+            "| {name} | {committed:.0} | {:.0} | {:.2} | {:.2} |\n",
+            e2e.per_s, e2e.p50_ms, e2e.p99_ms
+        ));
+    }
+    out.push_str(&format!(
+        "\nWith history / empty: commit {:.2}×, end to end {:.2}×.\n",
+        full.0 / empty.0,
+        full.1.per_s / empty.1.per_s
+    ));
+    print!("{out}");
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../target/bench");
+    std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(format!("{dir}/pipeline-scale.md"), out).unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// Keyed commits for `SECONDS`, then 4,000 keyed orders end to end, at 8 clients.
+async fn scale_round(engine: &Engine, starts: &Starts) -> (f64, common::EndToEnd) {
+    analyze(engine).await;
+    let (committed, _) = commit_rate(engine, 8, keyed).await;
+    analyze(engine).await;
+    let load = Load::Count { per_client: 500, pace: None };
+    (committed, end_to_end(engine, starts, 8, load, BATCH, 2, keyed).await)
+}
+
+/// `rows` finished events from two days ago: outbox rows, their handled deliveries and handled
+/// records, and as many idempotency keys still live.
+fn fill_history(url: &str, rows: u64) {
+    let ts = "now() - interval '2 days' + g * interval '1 ms'";
+    common::psql(
+        url,
+        &format!(
+            "INSERT INTO jadpo_outbox (id, event_type, payload, encoding, chain_depth, source, \
+             request_id, created_at) SELECT 'h' || g, 'order.placed', \
+             '{{\"order_id\":\"h\",\"items\":[{{\"sku\":\"A\",\"qty\":1}}]}}', 1, 0, 'place', g::text, {ts} \
+             FROM generate_series(1, {rows}) g"
+        ),
+    );
+    common::psql(
+        url,
+        &format!(
+            "INSERT INTO jadpo_deliveries (id, outbox_id, subscriber, status, attempts, \
+             next_attempt_at, last_attempt_at, finished_at, created_at) SELECT 'hd' || g, 'h' || g, \
+             'reserve', 'handled', 1, {ts}, {ts}, {ts}, {ts} FROM generate_series(1, {rows}) g"
+        ),
+    );
+    common::psql(
+        url,
+        &format!(
+            "INSERT INTO jadpo_handled_deliveries (delivery_id, subscriber, handled_at) \
+             SELECT 'hd' || g, 'reserve', {ts} FROM generate_series(1, {rows}) g"
+        ),
+    );
+    common::psql(
+        url,
+        &format!(
+            "INSERT INTO jadpo_idempotency_keys (scope, key, request_digest, response_status, \
+             response_body, created_at, expires_at) SELECT 'place', 'h' || g, 'd', 201, \
+             '{{\"order_id\":\"h\"}}', now() - interval '1 hour', now() + interval '23 hours' \
+             FROM generate_series(1, {rows}) g"
+        ),
+    );
+    common::psql(url, "VACUUM ANALYZE");
 }

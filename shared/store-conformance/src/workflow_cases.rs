@@ -340,7 +340,7 @@ pub async fn leases_have_one_holder_and_fence_writes(fx: &dyn Fixture) {
         expected_revision: Some(t0.state.revision),
         transition: &t1,
         session: None,
-        lease: Some(LeaseFence { lease_id: lease.to_owned(), now_ms: now + 2_100 }),
+        lease: Some(LeaseFence { lease_id: lease.to_owned(), now_ms: now + 2_100, release: false }),
     };
     let refused = store.commit_transition(&fenced(&a.lease_id)).await;
     assert!(matches!(refused, Err(TransitionError::LeaseLost(_))), "{refused:?}");
@@ -358,6 +358,41 @@ pub async fn leases_have_one_holder_and_fence_writes(fx: &dyn Fixture) {
         ok(store.runs_runnable(now + 2_200, 10).await, "runnable"),
         vec!["run-1".to_owned()]
     );
+    a_write_can_end_its_lease(store.as_ref(), &t1, now + 2_300).await;
+}
+
+/// A write that ends its lease releases it in its own transaction; a refused one keeps it.
+async fn a_write_can_end_its_lease(store: &dyn Store, t1: &Transition, now: i64) {
+    let c = ok(store.run_lease_take("run-1", "worker-c", now, now + 1_000).await, "acquire");
+    let c = c.unwrap_or_else(|| panic!("a released run's lease was refused"));
+    let t2 = complete(&t1.state, t1, json!("b"));
+    let ending = |expected: u64| TransitionWrite {
+        owner: None,
+        actor: None,
+        run_id: "run-1",
+        expected_revision: Some(expected),
+        transition: &t2,
+        session: None,
+        lease: Some(LeaseFence { lease_id: c.lease_id.clone(), now_ms: now + 10, release: true }),
+    };
+    let stale = store.commit_transition(&ending(t1.state.revision - 1)).await;
+    assert!(matches!(stale, Err(TransitionError::StaleRevision { .. })), "{stale:?}");
+    assert!(
+        ok(store.run_lease_take("run-1", "worker-d", now + 20, now + 1_000).await, "acquire")
+            .is_none(),
+        "a refused write ended its lease"
+    );
+    ok(store.commit_transition(&ending(t1.state.revision)).await, "the holder writes and ends");
+    assert_eq!(
+        ok(store.execution_get("run-1").await, "get").map(|s| s.revision),
+        Some(t2.state.revision)
+    );
+    assert!(
+        !ok(store.run_lease_give_up("run-1", &c.lease_id).await, "release"),
+        "the write did not end its lease"
+    );
+    let d = ok(store.run_lease_take("run-1", "worker-d", now + 30, now + 1_000).await, "acquire");
+    assert!(d.is_some(), "an ended lease still excludes another holder");
 }
 
 fn registered(id: &str) -> bool {

@@ -63,8 +63,14 @@ pub static SQL: PipelineSql = PipelineSql {
     deliveries_count_sent_before: Statement::new(
         "SELECT count(*) AS n FROM jadpo_deliveries WHERE status = 'pending' AND enqueued_at < $1",
     ),
+    // A mark is advice to the relay: one lost in a server crash costs a re-sent message, which
+    // the handled record deduplicates. Its commit does not wait for the WAL flush
+    // (`synchronous_commit` off for this statement's own transaction only), which halves the
+    // flushes of a commit that is sent at once.
     deliveries_mark_enqueued: Statement::new(
-        "UPDATE jadpo_deliveries SET enqueued_at = $2 WHERE id = ANY(ARRAY(SELECT jsonb_array_elements_text($1::jsonb))) \
+        "UPDATE jadpo_deliveries SET enqueued_at = $2 \
+        FROM (SELECT set_config('synchronous_commit', 'off', true)) AS advisory \
+        WHERE id = ANY(ARRAY(SELECT jsonb_array_elements_text($1::jsonb))) \
         AND status = 'pending' AND attempts = 0 AND enqueued_at IS NULL",
     ),
     deliveries_unmark_enqueued: Statement::new(

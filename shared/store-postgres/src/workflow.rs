@@ -23,6 +23,11 @@ pub static SQL: WorkflowSql = WorkflowSql {
         "INSERT INTO workflow_events (id, run_id, seq, type, payload, timestamp, actor) \
         VALUES ($1, $2, $3, $4, $5, $6, $7)",
     ),
+    events_insert: Statement::new(
+        "INSERT INTO workflow_events (id, run_id, seq, type, payload, timestamp, actor) \
+        SELECT e->>'id', $1::text, (e->>'seq')::integer, e->>'type', e->'payload', \
+        (e->>'timestamp')::bigint, $2::text FROM jsonb_array_elements($3::jsonb) AS e",
+    ),
     event_actors: Statement::new(
         "SELECT seq, actor FROM workflow_events WHERE run_id = $1 AND actor IS NOT NULL \
         ORDER BY seq",
@@ -73,6 +78,10 @@ pub static SQL: WorkflowSql = WorkflowSql {
         "SELECT 1 AS live FROM execution_leases \
         WHERE run_id = $1 AND lease_id = $2 AND expires_at > $3 FOR UPDATE",
     ),
+    run_lease_end: Statement::new(
+        "DELETE FROM execution_leases WHERE run_id = $1 AND lease_id = $2 AND expires_at > $3 \
+        RETURNING 1 AS live",
+    ),
     runnable: Statement::new(
         "SELECT e.run_id FROM workflow_executions e \
         LEFT JOIN execution_leases l ON l.run_id = e.run_id \
@@ -93,9 +102,12 @@ pub static SQL: WorkflowSql = WorkflowSql {
         ON CONFLICT (command_id) DO UPDATE SET enqueued_at = excluded.enqueued_at \
         WHERE jadpo_command_dispatch.enqueued_at < $2 RETURNING command_id",
     ),
+    // Advice to the relay, committed without waiting for the WAL flush, as the deliveries'
+    // mark (`pipeline.rs`).
     command_mark_enqueued: Statement::new(
         "INSERT INTO jadpo_command_dispatch (command_id, run_id, enqueued_at) \
-        VALUES ($1, $2, $3) ON CONFLICT (command_id) DO UPDATE SET enqueued_at = excluded.enqueued_at",
+        SELECT $1::text, $2::text, $3::timestamptz FROM (SELECT set_config('synchronous_commit', 'off', true)) AS advisory \
+        ON CONFLICT (command_id) DO UPDATE SET enqueued_at = excluded.enqueued_at",
     ),
     verify_revisions: Statement::new(
         "SELECT e.run_id, e.revision, m.last_seq FROM workflow_executions e \

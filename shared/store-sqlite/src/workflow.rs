@@ -16,6 +16,11 @@ pub static SQL: WorkflowSql = WorkflowSql {
         "INSERT INTO workflow_events (id, run_id, seq, type, payload, timestamp, actor) \
         VALUES ($1, $2, $3, $4, $5, $6, $7)",
     ),
+    events_insert: Statement::new(
+        "INSERT INTO workflow_events (id, run_id, seq, type, payload, timestamp, actor) \
+        SELECT value ->> '$.id', $1, value ->> '$.seq', value ->> '$.type', value -> '$.payload', \
+        value ->> '$.timestamp', $2 FROM json_each($3) ORDER BY key",
+    ),
     event_actors: Statement::new(
         "SELECT seq, actor FROM workflow_events WHERE run_id = $1 AND actor IS NOT NULL \
         ORDER BY seq",
@@ -65,6 +70,10 @@ pub static SQL: WorkflowSql = WorkflowSql {
     run_lease_fence: Statement::new(
         "SELECT 1 AS live FROM execution_leases \
         WHERE run_id = $1 AND lease_id = $2 AND expires_at > $3",
+    ),
+    run_lease_end: Statement::new(
+        "DELETE FROM execution_leases WHERE run_id = $1 AND lease_id = $2 AND expires_at > $3 \
+        RETURNING 1 AS live",
     ),
     runnable: Statement::new(
         "SELECT e.run_id FROM workflow_executions e \

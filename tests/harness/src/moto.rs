@@ -12,6 +12,9 @@ use std::time::Duration;
 
 use crate::net::{free_port, wait_for_port};
 
+/// How many servers [`MotoServer::start`] tries before it gives up.
+const STARTS: usize = 3;
+
 /// A running moto server, stopped when dropped.
 pub struct MotoServer {
     child: Child,
@@ -41,24 +44,47 @@ impl MotoServer {
                  into .venv), or set JADPO_MOTO_SERVER to a moto_server binary"
             );
         };
-        let port = free_port().unwrap_or_else(|e| panic!("moto: {e}"));
-        let child = Command::new(&program)
-            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {}: {e}", program.display()));
-        let server = Self { child, port };
-        wait_for_port(port, "moto_server", Duration::from_secs(30));
-        server.warm_up();
-        server
+        let mut failures = Vec::new();
+        for _ in 0..STARTS {
+            let port = free_port().unwrap_or_else(|e| panic!("moto: {e}"));
+            let child = Command::new(&program)
+                .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap_or_else(|e| panic!("cannot start {}: {e}", program.display()));
+            let mut server = Self { child, port };
+            wait_for_port(port, "moto_server", Duration::from_secs(30));
+            match server.warm_up() {
+                Ok(()) => return server,
+                Err(why) => failures.push(why),
+            }
+        }
+        panic!("moto_server did not start: {}", failures.join("; "))
     }
 
     /// Moto loads a service's backend on its first request, which takes seconds on a busy
     /// machine; one throwaway SQS call here keeps that out of the tests' own requests (and their
-    /// SDK timeouts).
-    fn warm_up(&self) {
+    /// SDK timeouts). A server still coming up may reset the connection: asked again for up to
+    /// 30 s. A server that exited (its port taken by another test's in the meantime) is an
+    /// error, and [`MotoServer::start`] starts another on a new port.
+    fn warm_up(&mut self) -> Result<(), String> {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Err(format!("moto_server on port {} exited ({status})", self.port));
+            }
+            match self.ask() {
+                Ok(()) => return Ok(()),
+                Err(why) if std::time::Instant::now() >= deadline => return Err(why),
+                Err(_) => std::thread::sleep(Duration::from_millis(200)),
+            }
+        }
+    }
+
+    /// One ListQueues call.
+    fn ask(&self) -> Result<(), String> {
         use std::io::{Read, Write};
         let request = format!(
             "POST / HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/x-amz-json-1.0\r\n\
@@ -75,15 +101,16 @@ impl MotoServer {
             Ok(answer)
         });
         match answered {
-            Ok(answer) if answer.starts_with(b"HTTP/1.") => {}
-            Ok(answer) => panic!(
+            Ok(answer) if answer.starts_with(b"HTTP/1.") => Ok(()),
+            Ok(answer) => Err(format!(
                 "moto_server on port {} answered a warm-up request with {:?}",
                 self.port,
                 String::from_utf8_lossy(&answer)
-            ),
-            Err(e) => {
-                panic!("moto_server on port {} did not answer a warm-up request: {e}", self.port)
-            }
+            )),
+            Err(e) => Err(format!(
+                "moto_server on port {} did not answer a warm-up request: {e}",
+                self.port
+            )),
         }
     }
 

@@ -351,18 +351,34 @@ pub async fn run_command(
     else {
         return Err(CommandError::Busy(command.run_id.clone()));
     };
-    let outcome = execute(p, store_name, store.as_ref(), def, &command, &lease.lease_id).await;
-    let _ = store.run_lease_give_up(&command.run_id, &lease.lease_id).await;
+    let run = Leased { store_name, store: store.as_ref(), def, lease_id: &lease.lease_id };
+    let outcome = execute(p, &run, &command, state).await;
+    // A committed result ended the lease in its own transaction.
+    if !matches!(outcome, Ok(CommandResult::Committed)) {
+        let _ = store.run_lease_give_up(&command.run_id, &lease.lease_id).await;
+    }
     outcome
 }
 
+/// A run its executor holds the lease on.
+struct Leased<'a> {
+    store_name: &'a str,
+    store: &'a dyn Store,
+    def: &'a WorkflowDef,
+    lease_id: &'a str,
+}
+
+/// How many times a command's result is decided again on a run that moved meanwhile (another
+/// command's result, an event, a cancellation) before the message is retried later.
+const RESULT_TRIES: usize = 3;
+
+/// Runs the command's capability, then commits its result under the lease, deciding it on the
+/// state read before the lease was taken; a run that moved since is read again.
 async fn execute(
     p: &Engine,
-    store_name: &str,
-    store: &dyn Store,
-    def: &WorkflowDef,
+    run: &Leased<'_>,
     command: &CommandRow,
-    lease_id: &str,
+    mut state: ExecutionState,
 ) -> Result<CommandResult, CommandError> {
     let request = CommandRequest {
         command_id: command.id.clone(),
@@ -399,26 +415,34 @@ async fn execute(
         },
     };
     crate::fault!("command.before_result_commit");
-    let Some(state) = store.execution_get(&command.run_id).await? else {
-        return Ok(CommandResult::Gone);
-    };
-    let now = now_ms(p);
-    let t = decide(def, Some(&state), &incoming, &command.run_id, now)
-        .map_err(|e| CommandError::Unrunnable(format!("run {}: {e}", command.run_id)))?;
-    let write = TransitionWrite {
-        owner: None,
-        actor: None,
-        run_id: &command.run_id,
-        expected_revision: Some(state.revision),
-        transition: &t,
-        session: None,
-        lease: Some(LeaseFence { lease_id: lease_id.to_owned(), now_ms: now }),
-    };
-    match store.commit_transition(&write).await {
-        Ok(()) => {}
-        Err(TransitionError::Store(e)) => return Err(e.into()),
-        Err(_) => return Err(CommandError::Busy(command.run_id.clone())),
+    for _ in 0..RESULT_TRIES {
+        let now = now_ms(p);
+        let t = decide(run.def, Some(&state), &incoming, &command.run_id, now)
+            .map_err(|e| CommandError::Unrunnable(format!("run {}: {e}", command.run_id)))?;
+        let lease = LeaseFence { lease_id: run.lease_id.to_owned(), now_ms: now, release: true };
+        let write = TransitionWrite {
+            owner: None,
+            actor: None,
+            run_id: &command.run_id,
+            expected_revision: Some(state.revision),
+            transition: &t,
+            session: None,
+            lease: Some(lease),
+        };
+        match run.store.commit_transition(&write).await {
+            Ok(()) => {
+                enqueue_commands(p, run.store_name, &command.run_id, &t.commands).await;
+                return Ok(CommandResult::Committed);
+            }
+            Err(TransitionError::Store(e)) => return Err(e.into()),
+            Err(TransitionError::StaleRevision { .. }) => {
+                let Some(now) = run.store.execution_get(&command.run_id).await? else {
+                    return Ok(CommandResult::Gone);
+                };
+                state = now;
+            }
+            Err(_) => break,
+        }
     }
-    enqueue_commands(p, store_name, &command.run_id, &t.commands).await;
-    Ok(CommandResult::Committed)
+    Err(CommandError::Busy(command.run_id.clone()))
 }

@@ -1,10 +1,31 @@
-//! What the benchmarks share: the pgbench ceiling, the process's CPU time, fresh statistics.
+//! What the benchmarks share: the pgbench ceiling, the process's CPU time, fresh statistics, and
+//! the end-to-end runs (events through their subscribers, workflow runs through their commands)
+//! that the pipeline, workflow and peers benchmarks time in their own shapes.
 
 #![allow(dead_code, reason = "each benchmark uses part of this module")]
 
+use std::collections::BTreeMap;
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-use jadpo_engine::Engine;
+use async_trait::async_trait;
+use jadpo_core::app::{Application, Capability, CapabilityContext, CommandRequest, HandlerError};
+use jadpo_core::model::workflow::def::Node;
+use jadpo_core::ports::NoConnections;
+use jadpo_core::{Store, SystemClock};
+use jadpo_engine::commit::{CommitRequest, commit};
+use jadpo_engine::dispatch::{dispatch, dispatch_many};
+use jadpo_engine::migrate;
+use jadpo_engine::relay::enqueue_now;
+use jadpo_engine::workflow::runs::start_run;
+use jadpo_engine::{Engine, EngineSettings};
+use jadpo_local::queue::InProcessQueue;
+use jadpo_runtime::catalog_for;
+use jadpo_store_postgres::{PgOptions, Postgres};
+use serde_json::{Value, json};
+use tokio::sync::Mutex as AsyncMutex;
 
 /// A PostgreSQL client program from `pg_config --bindir`, else from `PATH`.
 fn pg_bin(name: &str) -> String {
@@ -75,5 +96,299 @@ pub async fn analyze(p: &Engine) {
         let mut tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
         tx.batch("ANALYZE").await.unwrap_or_else(|e| panic!("{e}"));
         tx.commit().await.unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+/// How long the producers of an end-to-end run keep going.
+#[derive(Clone, Copy)]
+pub enum Load {
+    /// Each producer commits this many, sleeping `pace` after each when given.
+    Count { per_client: usize, pace: Option<Duration> },
+    /// Each producer commits until this much time has passed (the peers' steady shape).
+    For(Duration),
+}
+
+impl Load {
+    /// Whether a producer that has committed `done` goes on, for a run that began at `start`.
+    fn more(&self, done: usize, start: Instant) -> bool {
+        match self {
+            Self::Count { per_client, .. } => done < *per_client,
+            Self::For(length) => start.elapsed() < *length,
+        }
+    }
+
+    async fn pause(&self) {
+        if let Self::Count { pace: Some(pace), .. } = self {
+            tokio::time::sleep(*pace).await;
+        }
+    }
+}
+
+/// When each subscriber started each order's delivery, keyed `order/subscriber`.
+pub type Starts = Arc<Mutex<BTreeMap<String, Instant>>>;
+
+/// Records a subscriber's start for an order (its first start: a retry does not move it).
+pub fn started(starts: &Starts, order: &str, subscriber: &str) {
+    starts
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .entry(format!("{order}/{subscriber}"))
+        .or_insert_with(Instant::now);
+}
+
+/// What an end-to-end run measured.
+pub struct EndToEnd {
+    /// Deliveries handled.
+    pub deliveries: usize,
+    /// Deliveries handled per second, from the first commit to the last delivery.
+    pub per_s: f64,
+    /// Commit return → subscriber start, median and 99th percentile, in milliseconds.
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+}
+
+/// The value at quantile `q` of `sorted` (NaN when empty).
+pub fn percentile(sorted: &[f64], q: f64) -> f64 {
+    sorted.get(((sorted.len() as f64 - 1.0) * q).round() as usize).copied().unwrap_or(f64::NAN)
+}
+
+/// Commits `request(client)` from `clients` producers under `load` while as many delivery
+/// workers, each taking up to `batch` queued messages at once, deliver every event to its
+/// `fan_out` subscribers through the in-process queue.
+pub async fn end_to_end(
+    base: &Engine,
+    starts: &Starts,
+    clients: usize,
+    load: Load,
+    batch: usize,
+    fan_out: usize,
+    request: fn(usize) -> CommitRequest,
+) -> EndToEnd {
+    starts.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    let (queue, rx) = InProcessQueue::new();
+    let mut p = base.clone();
+    p.queue = Arc::new(queue);
+    let p = &p;
+    let rx = Arc::new(AsyncMutex::new(rx));
+    // Unknown until the producers stop.
+    let expected = Arc::new(AtomicUsize::new(usize::MAX));
+    let done = Arc::new(AtomicUsize::new(0));
+    let last = Arc::new(Mutex::new(Instant::now()));
+    let workers: Vec<_> = (0..clients)
+        .map(|_| {
+            let (p, rx, done, expected, last) = (
+                p.clone(),
+                Arc::clone(&rx),
+                Arc::clone(&done),
+                Arc::clone(&expected),
+                Arc::clone(&last),
+            );
+            tokio::spawn(async move {
+                while done.load(Ordering::SeqCst) < expected.load(Ordering::SeqCst) {
+                    let taken = tokio::time::timeout(Duration::from_millis(200), async {
+                        let mut rx = rx.lock().await;
+                        let mut taken = Vec::new();
+                        if let Some(m) = rx.recv().await {
+                            taken.push(m.body);
+                        }
+                        while taken.len() < batch {
+                            match rx.try_recv() {
+                                Ok(m) => taken.push(m.body),
+                                Err(_) => break,
+                            }
+                        }
+                        taken
+                    })
+                    .await;
+                    if let Ok(bodies) = taken {
+                        let refs: Vec<&str> = bodies.iter().map(String::as_str).collect();
+                        for result in dispatch_many(&p, &refs).await {
+                            result.unwrap_or_else(|e| panic!("{e}"));
+                        }
+                        done.fetch_add(bodies.len(), Ordering::SeqCst);
+                        *last.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+                    }
+                }
+            })
+        })
+        .collect();
+    let committed: Arc<Mutex<BTreeMap<String, Instant>>> = Arc::default();
+    let start = Instant::now();
+    let producers: Vec<_> = (0..clients)
+        .map(|c| {
+            let (p, committed) = (p.clone(), Arc::clone(&committed));
+            tokio::spawn(async move {
+                let mut n = 0;
+                while load.more(n, start) {
+                    let outcome = commit(&p, request(c)).await.unwrap_or_else(|e| panic!("{e}"));
+                    let at = Instant::now();
+                    let id = outcome.body["order_id"].as_str().unwrap_or_default().to_owned();
+                    committed.lock().unwrap_or_else(|e| e.into_inner()).insert(id, at);
+                    enqueue_now(&p, &outcome.store, &outcome.deliveries).await;
+                    n += 1;
+                    load.pause().await;
+                }
+            })
+        })
+        .collect();
+    for t in producers {
+        t.await.unwrap_or_else(|e| panic!("a producer failed: {e}"));
+    }
+    let committed = committed.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let deliveries = committed.len() * fan_out;
+    expected.store(deliveries, Ordering::SeqCst);
+    for w in workers {
+        w.await.unwrap_or_else(|e| panic!("a worker failed: {e}"));
+    }
+    let elapsed = last.lock().unwrap_or_else(|e| e.into_inner()).duration_since(start);
+    let mut latencies: Vec<f64> = starts
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .filter_map(|(k, started)| {
+            let order = k.split('/').next().unwrap_or_default();
+            committed
+                .get(order)
+                .map(|c| started.saturating_duration_since(*c).as_secs_f64() * 1000.0)
+        })
+        .collect();
+    latencies.sort_by(f64::total_cmp);
+    EndToEnd {
+        deliveries,
+        per_s: deliveries as f64 / elapsed.as_secs_f64(),
+        p50_ms: percentile(&latencies, 0.5),
+        p99_ms: percentile(&latencies, 0.99),
+    }
+}
+
+/// Starts runs of `workflow` (`steps` commands each) from `clients` producers under `load`
+/// while as many workers run their commands through the in-process queue. Returns the runs
+/// started and completed runs/s, from the first start to the last command.
+pub async fn runs_end_to_end(
+    base: &Engine,
+    clients: usize,
+    workflow: &'static str,
+    steps: usize,
+    load: Load,
+) -> (usize, f64) {
+    let (queue, rx) = InProcessQueue::new();
+    let mut p = base.clone();
+    p.queue = Arc::new(queue);
+    let rx = Arc::new(AsyncMutex::new(rx));
+    let commands = Arc::new(AtomicUsize::new(0));
+    let expected = Arc::new(AtomicUsize::new(usize::MAX));
+    let last = Arc::new(Mutex::new(Instant::now()));
+    let start = Instant::now();
+    let workers: Vec<_> = (0..clients)
+        .map(|_| {
+            let (p, rx, commands, expected, last) = (
+                p.clone(),
+                Arc::clone(&rx),
+                Arc::clone(&commands),
+                Arc::clone(&expected),
+                Arc::clone(&last),
+            );
+            tokio::spawn(async move {
+                while commands.load(Ordering::SeqCst) < expected.load(Ordering::SeqCst) {
+                    let next = tokio::time::timeout(Duration::from_millis(200), async {
+                        rx.lock().await.recv().await
+                    })
+                    .await;
+                    if let Ok(Some(m)) = next {
+                        dispatch(&p, &m.body).await.unwrap_or_else(|e| panic!("{e}"));
+                        commands.fetch_add(1, Ordering::SeqCst);
+                        *last.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+                    }
+                }
+            })
+        })
+        .collect();
+    let producers: Vec<_> = (0..clients)
+        .map(|_| {
+            let p = p.clone();
+            tokio::spawn(async move {
+                let mut n = 0;
+                while load.more(n, start) {
+                    start_run(&p, workflow, json!({}), None, None)
+                        .await
+                        .unwrap_or_else(|e| panic!("{e}"));
+                    n += 1;
+                    load.pause().await;
+                }
+                n
+            })
+        })
+        .collect();
+    let mut runs = 0;
+    for t in producers {
+        runs += t.await.unwrap_or_else(|e| panic!("a producer failed: {e}"));
+    }
+    expected.store(runs * steps, Ordering::SeqCst);
+    for w in workers {
+        w.await.unwrap_or_else(|e| panic!("a worker failed: {e}"));
+    }
+    let elapsed = last.lock().unwrap_or_else(|e| e.into_inner()).duration_since(start);
+    (runs, runs as f64 / elapsed.as_secs_f64())
+}
+
+/// A capability that only answers, as a no-op step.
+pub struct Step;
+
+#[async_trait]
+impl Capability for Step {
+    async fn run(
+        &self,
+        _: &mut CapabilityContext<'_>,
+        c: &CommandRequest,
+    ) -> Result<Value, HandlerError> {
+        Ok(json!({"node": c.node_id}))
+    }
+}
+
+/// A workflow node running [`Step`] (capability `step`), then `next`.
+pub fn step(next: &str) -> Node {
+    Node::Capability {
+        capability: "step".into(),
+        inputs: vec![],
+        idempotency_key: Some("{run_id}:{node}".into()),
+        output: next.into(),
+        next: next.into(),
+        on_failure: None,
+        compensate: None,
+    }
+}
+
+/// A request for `action` with `input`, as client `i` sends it (no idempotency key).
+pub fn action_request(action: &str, input: Value, i: usize) -> CommitRequest {
+    CommitRequest {
+        action: action.into(),
+        input,
+        caller: "bench".into(),
+        principal: None,
+        idempotency_key: None,
+        request_digest: String::new(),
+        traceparent: None,
+        tracestate: None,
+        request_id: i.to_string(),
+    }
+}
+
+/// An engine for `app` over one PostgreSQL store `main` at `url` (pool of 10), migrated, on the
+/// in-process queue; each end-to-end run puts its own queue in.
+pub async fn engine_on(app: Application, url: &str) -> Engine {
+    let options = PgOptions { pool_size: 10, ..PgOptions::default() };
+    let store: Arc<dyn Store> =
+        Arc::new(Postgres::connect("main", url, &options).unwrap_or_else(|e| panic!("{e}")));
+    let catalog = catalog_for(&app, store.as_ref()).unwrap_or_else(|e| panic!("{e}"));
+    migrate::apply(store.as_ref(), &catalog).await.unwrap_or_else(|e| panic!("{e}"));
+    let (queue, _unused) = InProcessQueue::new();
+    Engine {
+        app: Arc::new(app),
+        stores: [("main".to_owned(), store)].into_iter().collect(),
+        queue: Arc::new(queue),
+        clock: Arc::new(SystemClock),
+        connections: Arc::new(NoConnections),
+        settings: EngineSettings::default(),
+        runs: jadpo_engine::steps::RunEnv::ephemeral(),
     }
 }

@@ -4,7 +4,7 @@
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use jadpo_core::error::StoreError;
 use jadpo_core::model::workflow::rows::CommandRow;
@@ -29,11 +29,10 @@ async fn write_steps(
 ) -> Result<(), TransitionError> {
     let t = w.transition;
     if let Some(fence) = &w.lease {
-        let live = sql
-            .run_lease_fence
-            .query_opt(tx, [w.run_id.into(), fence.lease_id.as_str().into(), fence.now_ms.into()])
-            .await?;
-        if live.is_none() {
+        // Ending the lease checks it as the fence does, in the same statement.
+        let statement = if fence.release { &sql.run_lease_end } else { &sql.run_lease_fence };
+        let params = [w.run_id.into(), fence.lease_id.as_str().into(), fence.now_ms.into()];
+        if statement.query_opt(tx, params).await?.is_none() {
             return Err(TransitionError::LeaseLost(w.run_id.to_owned()));
         }
     }
@@ -55,19 +54,19 @@ async fn write_steps(
     if let (None, Some(owner)) = (actual, w.owner) {
         sql.execution_set_owner.execute(tx, [w.run_id.into(), owner.into()]).await?;
     }
-    // 4: the events.
-    for e in &t.events {
-        let seq = i64::try_from(e.seq).map_err(|_| StoreError::invalid("seq out of range"))?;
-        let params = [
-            e.id(w.run_id).into(),
-            w.run_id.into(),
-            seq.into(),
-            e.event_type.as_str().into(),
-            SqlValue::Json(e.payload.clone()),
-            e.timestamp.into(),
-            w.actor.map_or(SqlValue::Null, SqlValue::from),
-        ];
-        sql.event_insert.execute(tx, params).await?;
+    // 4: the events, in one statement.
+    if !t.events.is_empty() {
+        let events: Vec<Value> = t
+            .events
+            .iter()
+            .map(|e| {
+                json!({"id": e.id(w.run_id), "seq": e.seq, "type": e.event_type,
+                       "payload": e.payload, "timestamp": e.timestamp})
+            })
+            .collect();
+        let actor = w.actor.map_or(SqlValue::Null, SqlValue::from);
+        let params = [w.run_id.into(), actor, SqlValue::Json(Value::Array(events))];
+        sql.events_insert.execute(tx, params).await?;
     }
     // 5: new commands.
     let now = ms(t.state.updated_at);

@@ -15,6 +15,9 @@ statements! {
         execution_owner(run_id),
         /// One event of a run's log.
         event_insert(id, run_id, seq, event_type, payload, timestamp, actor),
+        /// A transition's events in one statement: `events` is a JSON array of
+        /// `{id, seq, type, payload, timestamp}`, in order.
+        events_insert(run_id, actor, events),
         /// Returns `seq` and `actor` of a run's events that have an actor.
         event_actors(run_id),
         /// Returns events in `seq` order: `seq, type, payload, timestamp`.
@@ -42,6 +45,8 @@ statements! {
         run_lease_give_up(run_id, lease_id),
         /// Returns a row while that lease is live, locking it where the dialect can.
         run_lease_fence(run_id, lease_id, now),
+        /// Ends that lease if it is live, returning a row when it was.
+        run_lease_end(run_id, lease_id, now),
         /// Returns `run_id` of running or cancelling runs with no live lease.
         runnable(now, limit),
         /// Returns a command row: `id, run_id, node_id, type, payload, status, idempotency_key`.

