@@ -37,7 +37,8 @@ lint-infra: tools ## Lint and validate infra/template.yaml offline (cfn-lint, sa
 fmt: ## Format the code
 	$(CARGO) fmt --all
 
-bench: prereqs ## Run the benchmarks (PostgreSQL + SQLite) and write BENCHMARKS.md
+bench: prereqs ## Run the benchmarks (PostgreSQL + SQLite, and the local process under wrk) and write BENCHMARKS.md
+	@scripts/bench-prereqs.sh
 	$(CARGO) bench -p jadpo-test-harness --bench seam
 	$(CARGO) bench -p jadpo-runtime --bench pipeline
 	$(CARGO) bench -p jadpo-runtime --bench steps
@@ -45,8 +46,9 @@ bench: prereqs ## Run the benchmarks (PostgreSQL + SQLite) and write BENCHMARKS.
 	$(CARGO) bench -p jadpo-runtime --bench housekeeping
 	$(CARGO) bench -p jadpo-http --bench auth
 	$(CARGO) bench -p jadpo-e2e --bench cold_start
+	python3 scripts/bench-local.py
 	@{ printf '# Benchmarks\n\nProduced by `make bench` on the development machine (2 cores); each section names its command.\nRatios compare runs made in the same process or script; absolute numbers are context only.\n\n'; \
-	   cat target/bench/seam.md; echo; cat target/bench/pipeline.md; echo; cat target/bench/steps.md; echo; cat target/bench/workflow.md; echo; cat target/bench/housekeeping.md; echo; cat target/bench/auth.md; echo; cat target/bench/coldstart.md; echo; \
+	   cat target/bench/seam.md; echo; cat target/bench/pipeline.md; echo; cat target/bench/steps.md; echo; cat target/bench/workflow.md; echo; cat target/bench/housekeeping.md; echo; cat target/bench/auth.md; echo; cat target/bench/coldstart.md; echo; cat target/bench/local.md; echo; \
 	   echo '<!-- bench-peers:begin -->'; cat docs/benchmark-peers.md; echo '<!-- bench-peers:end -->'; echo; cat docs/benchmark-history.md; } > BENCHMARKS.md
 	@echo "written to BENCHMARKS.md"
 

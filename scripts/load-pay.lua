@@ -1,8 +1,10 @@
 -- wrk script: places orders and pays each one it placed, through the local process.
 --   KEY=jadpo_sk_... wrk -t2 -c8 -d60s -s scripts/load-pay.lua http://127.0.0.1:3000
 -- Every request carries its own Idempotency-Key (a per-thread random prefix and a counter);
--- each `place_order` answer's order id is paid by a later request of the same thread.
+-- each `place_order` answer's order id is paid by a later request of the same thread, unless
+-- PAY=0 (orders only).
 local key = os.getenv("KEY") or error("set KEY to a service key (make run prints one)")
+local pay = os.getenv("PAY") ~= "0"
 local prefix, n, unpaid = "", 0, {}
 
 function init(args)
@@ -28,7 +30,7 @@ function request()
 end
 
 function response(status, headers, body)
-  if status == 201 then
+  if status == 201 and pay then
     local order = body:match('"order_id"%s*:%s*"([^"]+)"')
     if order then table.insert(unpaid, order) end
   end

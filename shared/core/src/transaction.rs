@@ -107,6 +107,15 @@ pub trait TransactionalStore: Send + Sync {
         tx.commit().await?;
         Ok(changed)
     }
+
+    /// Like [`execute_once`](Self::execute_once), for a write that is advice rather than a fact
+    /// (a mark the relay reads, whose loss costs only a re-sent message that the handled record
+    /// deduplicates): the adapter may commit it without waiting for the disk. SQLite commits it
+    /// with `synchronous=NORMAL` (in WAL mode, made durable by the next synced commit);
+    /// PostgreSQL's statements for such writes turn `synchronous_commit` off themselves.
+    async fn execute_advisory(&self, sql: &str, params: &[SqlValue]) -> Result<u64, StoreError> {
+        self.execute_once(sql, params).await
+    }
 }
 
 /// Commits `tx` when `result` is `Ok`, else rolls it back, and returns `result`: the shape of

@@ -70,6 +70,15 @@ impl<const N: usize> Statement<N> {
         store.execute_once(self.text, &params).await
     }
 
+    /// Runs on its own on `store` as advice ([`TransactionalStore::execute_advisory`]).
+    pub async fn execute_advisory(
+        self,
+        store: &dyn TransactionalStore,
+        params: [SqlValue; N],
+    ) -> Result<u64, StoreError> {
+        store.execute_advisory(self.text, &params).await
+    }
+
     /// Runs where the caller chose: inside its transaction, or on its own on `store`.
     pub async fn query_on(
         self,

@@ -65,6 +65,10 @@ impl<C: TransactionalStore> TransactionalStore for SqlStore<C> {
     async fn execute_once(&self, sql: &str, params: &[SqlValue]) -> Result<u64, StoreError> {
         self.connection.execute_once(sql, params).await
     }
+
+    async fn execute_advisory(&self, sql: &str, params: &[SqlValue]) -> Result<u64, StoreError> {
+        self.connection.execute_advisory(sql, params).await
+    }
 }
 
 #[async_trait]

@@ -195,4 +195,14 @@ impl TransactionalStore for Sqlite {
     async fn execute_once(&self, sql: &str, params: &[SqlValue]) -> Result<u64, StoreError> {
         tx::execute(&*self.conn.lock().await, sql, params)
     }
+
+    /// Commits without syncing the WAL (`synchronous=NORMAL` for this statement only): the next
+    /// synced commit's sync covers it; a crash before then may lose it, never corrupts the file.
+    async fn execute_advisory(&self, sql: &str, params: &[SqlValue]) -> Result<u64, StoreError> {
+        let conn = self.conn.lock().await;
+        conn.execute_batch("PRAGMA synchronous = NORMAL").map_err(error::translate)?;
+        let changed = tx::execute(&conn, sql, params);
+        conn.execute_batch("PRAGMA synchronous = FULL").map_err(error::translate)?;
+        changed
+    }
 }

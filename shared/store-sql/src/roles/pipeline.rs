@@ -162,7 +162,7 @@ impl<C: TransactionalStore> PipelineStore for SqlStore<C> {
             return Ok(());
         }
         let sql = self.sql.pipeline.deliveries_mark_enqueued;
-        sql.execute_once(self, [id_list(ids), now.into()]).await.map(|_| ())
+        sql.execute_advisory(self, [id_list(ids), now.into()]).await.map(|_| ())
     }
 
     async fn deliveries_unmark_enqueued(&self, ids: &[String]) -> Result<(), StoreError> {

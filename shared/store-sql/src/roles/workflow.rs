@@ -344,6 +344,6 @@ impl<C: TransactionalStore> WorkflowStore for SqlStore<C> {
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
         let sql = self.sql.workflow.command_mark_enqueued;
-        sql.execute_once(self, [id.into(), run_id.into(), now.into()]).await.map(|_| ())
+        sql.execute_advisory(self, [id.into(), run_id.into(), now.into()]).await.map(|_| ())
     }
 }
