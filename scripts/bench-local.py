@@ -123,19 +123,10 @@ def http(seconds, connections):
     dbs = Sqlite(folder)
     port = overload.free_port()
     proc, key, _ = overload.start(folder, port, dbs, {})
-    script = os.path.join(ROOT, "scripts", "load-pay.lua")
     began = time.monotonic()
-    report = subprocess.run(
-        ["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", script,
-         f"http://127.0.0.1:{port}"],
-        env=dict(os.environ, KEY=key, PAY="0"), capture_output=True, text=True, check=True).stdout
+    report = overload.load(port, key, seconds, connections, pay=False)
     loaded = time.monotonic() - began
-    pending = "SELECT count(*) FROM jadpo_deliveries WHERE status = 'pending'"
-    at_stop = dbs.one("main", pending)
-    draining = time.monotonic()
-    while dbs.one("main", pending) > 0 and time.monotonic() - draining < 600:
-        time.sleep(0.5)
-    drained = time.monotonic() - draining
+    at_stop, drained = overload.drain(dbs, 600)
     rss = overload.memory_mb(proc.pid)
     proc.send_signal(signal.SIGTERM)
     proc.wait(timeout=120)

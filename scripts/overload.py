@@ -108,14 +108,26 @@ def memory_mb(pid):
     return fields
 
 
-def load(port, key, seconds, connections):
+def load(port, key, seconds, connections, pay=True):
+    """`wrk` with scripts/load-pay.lua (orders only when not `pay`); returns its report."""
     script = os.path.join(ROOT, "scripts", "load-pay.lua")
     out = subprocess.run(
         ["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", script,
          f"http://127.0.0.1:{port}"],
-        env=dict(os.environ, KEY=key), capture_output=True, text=True, check=True,
+        env=dict(os.environ, KEY=key, PAY="1" if pay else "0"), capture_output=True, text=True,
+        check=True,
     ).stdout
     return out
+
+
+def drain(dbs, limit):
+    """The deliveries pending now, and the seconds until none were (at most `limit`)."""
+    pending = "SELECT count(*) FROM jadpo_deliveries WHERE status = 'pending'"
+    at_stop = dbs.one("main", pending)
+    began = time.time()
+    while dbs.one("main", pending) > 0 and time.time() - began < limit:
+        time.sleep(0.5)
+    return at_stop, time.time() - began
 
 
 def main():
@@ -140,12 +152,7 @@ def main():
     began = time.time()
     report = load(port, key, a.seconds, a.connections)
     loaded = time.time() - began
-    pending = "SELECT count(*) FROM jadpo_deliveries WHERE status = 'pending'"
-    left_at_stop = dbs.one("main", pending)
-    drain_began = time.time()
-    while dbs.one("main", pending) > 0 and time.time() - drain_began < 1800:
-        time.sleep(1)
-    drained = time.time() - drain_began
+    left_at_stop, drained = drain(dbs, 1800)
     sink = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/sink/payments"))
     rss = memory_mb(proc.pid)
     proc.send_signal(signal.SIGTERM)
