@@ -81,10 +81,8 @@ def install_python() -> None:
 
 def pg_bindir() -> Path:
     candidates = []
-    try:
+    if shutil.which("pg_config"):
         candidates.append(Path(run(["pg_config", "--bindir"]).stdout.strip()))
-    except (FileNotFoundError, SystemExit):
-        pass
     candidates += sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)
     for d in candidates:
         if (d / "initdb").is_file() and (d / "pg_ctl").is_file():

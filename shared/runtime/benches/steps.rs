@@ -15,30 +15,24 @@ mod common;
 use std::collections::BTreeMap;
 use std::future::IntoFuture;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use jadpo_core::Dialect;
 use jadpo_core::app::{
     Action, ActionOutput, Application, Event, HandlerContext, HandlerError, RetryPolicy, Subscriber,
 };
 use jadpo_core::model::migrate::{Ledger, Migration};
-use jadpo_core::{Dialect, Store, SystemClock};
+use jadpo_engine::Engine;
 use jadpo_engine::commit::{CommitRequest, commit};
-use jadpo_engine::dispatch::dispatch;
-use jadpo_engine::migrate;
 use jadpo_engine::relay::enqueue_now;
-use jadpo_engine::{Engine, EngineSettings};
 use jadpo_local::queue::InProcessQueue;
 use jadpo_local::sink::{self, Sinks};
-use jadpo_runtime::catalog_for;
 use jadpo_runtime::connections::HttpConnections;
-use jadpo_store_postgres::{PgOptions, Postgres};
 use jadpo_test_harness::PgTestDb;
 use serde_json::{Value, json};
-use tokio::sync::Mutex as AsyncMutex;
 
-use common::analyze;
+use common::{Progress, analyze, engine_on, spawn_workers};
 
 const ROUNDS: usize = 5;
 const DELIVERIES: usize = 600;
@@ -144,30 +138,11 @@ async fn deliveries_per_s(base: &Engine, calls: usize, workers: usize) -> f64 {
         enqueue_now(&p, &outcome.store, &outcome.deliveries).await;
     }
     analyze(&p).await;
-    let rx = Arc::new(AsyncMutex::new(rx));
-    let done = Arc::new(AtomicUsize::new(0));
+    let progress = Progress::default();
     let start = Instant::now();
-    let tasks: Vec<_> = (0..workers)
-        .map(|_| {
-            let (p, rx, done) = (p.clone(), Arc::clone(&rx), Arc::clone(&done));
-            tokio::spawn(async move {
-                while done.load(Ordering::SeqCst) < DELIVERIES {
-                    let message = tokio::time::timeout(Duration::from_millis(200), async {
-                        rx.lock().await.recv().await
-                    })
-                    .await;
-                    if let Ok(Some(m)) = message {
-                        dispatch(&p, &m.body).await.unwrap_or_else(|e| panic!("{e}"));
-                        done.fetch_add(1, Ordering::SeqCst);
-                    }
-                }
-            })
-        })
-        .collect();
-    for t in tasks {
-        let _ = t.await;
-    }
-    DELIVERIES as f64 / start.elapsed().as_secs_f64()
+    let tasks = spawn_workers(&p, rx, workers, 1, &progress);
+    let elapsed = progress.finish(DELIVERIES, tasks, start).await;
+    DELIVERIES as f64 / elapsed.as_secs_f64()
 }
 
 fn median(mut values: Vec<f64>) -> f64 {
@@ -178,23 +153,8 @@ fn median(mut values: Vec<f64>) -> f64 {
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let db = PgTestDb::empty().await;
-    let store: Arc<dyn Store> = Arc::new(
-        Postgres::connect("main", db.url(), &PgOptions { pool_size: 10, ..PgOptions::default() })
-            .unwrap_or_else(|e| panic!("{e}")),
-    );
-    let app = app();
-    let catalog = catalog_for(&app, store.as_ref()).unwrap_or_else(|e| panic!("{e}"));
-    migrate::apply(store.as_ref(), &catalog).await.unwrap_or_else(|e| panic!("{e}"));
-    let (queue, _unused) = InProcessQueue::new();
-    let engine = Engine {
-        app: Arc::new(app),
-        stores: [("main".to_owned(), store)].into_iter().collect(),
-        queue: Arc::new(queue),
-        clock: Arc::new(SystemClock),
-        connections: Arc::new(provider().await),
-        settings: EngineSettings::default(),
-        runs: jadpo_engine::steps::RunEnv::ephemeral(),
-    };
+    let mut engine = engine_on(app(), db.url()).await;
+    engine.connections = Arc::new(provider().await);
     let mut out = format!(
         "## Recorded calls on PostgreSQL\n\n`cargo bench -p jadpo-runtime --bench steps` (part of `make bench`): a throwaway \
          PostgreSQL 15 cluster (fsync off), 2 cores shared by client, server and the provider. Three subscribers \

@@ -14,9 +14,10 @@ use async_trait::async_trait;
 use jadpo_core::app::{Application, Capability, CapabilityContext, CommandRequest, HandlerError};
 use jadpo_core::model::workflow::def::Node;
 use jadpo_core::ports::NoConnections;
+use jadpo_core::ports::QueueMessage;
 use jadpo_core::{Store, SystemClock};
 use jadpo_engine::commit::{CommitRequest, commit};
-use jadpo_engine::dispatch::{dispatch, dispatch_many};
+use jadpo_engine::dispatch::dispatch_many;
 use jadpo_engine::migrate;
 use jadpo_engine::relay::enqueue_now;
 use jadpo_engine::workflow::runs::start_run;
@@ -26,6 +27,7 @@ use jadpo_runtime::catalog_for;
 use jadpo_store_postgres::{PgOptions, Postgres};
 use serde_json::{Value, json};
 use tokio::sync::Mutex as AsyncMutex;
+use tokio::sync::mpsc::UnboundedReceiver;
 
 /// A PostgreSQL client program from `pg_config --bindir`, else from `PATH`.
 fn pg_bin(name: &str) -> String {
@@ -152,39 +154,59 @@ pub fn percentile(sorted: &[f64], q: f64) -> f64 {
     sorted.get(((sorted.len() as f64 - 1.0) * q).round() as usize).copied().unwrap_or(f64::NAN)
 }
 
-/// Commits `request(client)` from `clients` producers under `load` while as many delivery
-/// workers, each taking up to `batch` queued messages at once, deliver every event to its
-/// `fan_out` subscribers through the in-process queue.
-pub async fn end_to_end(
-    base: &Engine,
-    starts: &Starts,
-    clients: usize,
-    load: Load,
+/// What a pool of workers has done: messages handled, how many to expect (unknown, `usize::MAX`,
+/// until the producers stop), and when the last of them finished.
+#[derive(Clone)]
+pub struct Progress {
+    done: Arc<AtomicUsize>,
+    expected: Arc<AtomicUsize>,
+    last: Arc<Mutex<Instant>>,
+}
+
+impl Default for Progress {
+    fn default() -> Self {
+        Self {
+            done: Arc::default(),
+            expected: Arc::new(AtomicUsize::new(usize::MAX)),
+            last: Arc::new(Mutex::new(Instant::now())),
+        }
+    }
+}
+
+impl Progress {
+    /// Tells the workers to stop after `expected` messages, waits for them, and returns the time
+    /// from `start` to the last message's end.
+    pub async fn finish(
+        &self,
+        expected: usize,
+        workers: Vec<tokio::task::JoinHandle<()>>,
+        start: Instant,
+    ) -> Duration {
+        self.expected.store(expected, Ordering::SeqCst);
+        for w in workers {
+            w.await.unwrap_or_else(|e| panic!("a worker failed: {e}"));
+        }
+        self.last.lock().unwrap_or_else(|e| e.into_inner()).duration_since(start)
+    }
+}
+
+/// `count` workers sharing `rx`, each taking up to `batch` queued messages at once (what is
+/// queued when it looks, never waiting for more) and handling them with `dispatch_many`.
+pub fn spawn_workers(
+    p: &Engine,
+    rx: UnboundedReceiver<QueueMessage>,
+    count: usize,
     batch: usize,
-    fan_out: usize,
-    request: fn(usize) -> CommitRequest,
-) -> EndToEnd {
-    starts.lock().unwrap_or_else(|e| e.into_inner()).clear();
-    let (queue, rx) = InProcessQueue::new();
-    let mut p = base.clone();
-    p.queue = Arc::new(queue);
-    let p = &p;
+    progress: &Progress,
+) -> Vec<tokio::task::JoinHandle<()>> {
     let rx = Arc::new(AsyncMutex::new(rx));
-    // Unknown until the producers stop.
-    let expected = Arc::new(AtomicUsize::new(usize::MAX));
-    let done = Arc::new(AtomicUsize::new(0));
-    let last = Arc::new(Mutex::new(Instant::now()));
-    let workers: Vec<_> = (0..clients)
+    (0..count)
         .map(|_| {
-            let (p, rx, done, expected, last) = (
-                p.clone(),
-                Arc::clone(&rx),
-                Arc::clone(&done),
-                Arc::clone(&expected),
-                Arc::clone(&last),
-            );
+            let (p, rx, progress) = (p.clone(), Arc::clone(&rx), progress.clone());
             tokio::spawn(async move {
-                while done.load(Ordering::SeqCst) < expected.load(Ordering::SeqCst) {
+                while progress.done.load(Ordering::SeqCst)
+                    < progress.expected.load(Ordering::SeqCst)
+                {
                     let taken = tokio::time::timeout(Duration::from_millis(200), async {
                         let mut rx = rx.lock().await;
                         let mut taken = Vec::new();
@@ -205,13 +227,34 @@ pub async fn end_to_end(
                         for result in dispatch_many(&p, &refs).await {
                             result.unwrap_or_else(|e| panic!("{e}"));
                         }
-                        done.fetch_add(bodies.len(), Ordering::SeqCst);
-                        *last.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+                        progress.done.fetch_add(bodies.len(), Ordering::SeqCst);
+                        *progress.last.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
                     }
                 }
             })
         })
-        .collect();
+        .collect()
+}
+
+/// Commits `request(client)` from `clients` producers under `load` while as many delivery
+/// workers, each taking up to `batch` queued messages at once, deliver every event to its
+/// `fan_out` subscribers through the in-process queue.
+pub async fn end_to_end(
+    base: &Engine,
+    starts: &Starts,
+    clients: usize,
+    load: Load,
+    batch: usize,
+    fan_out: usize,
+    request: fn(usize) -> CommitRequest,
+) -> EndToEnd {
+    starts.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    let (queue, rx) = InProcessQueue::new();
+    let mut p = base.clone();
+    p.queue = Arc::new(queue);
+    let p = &p;
+    let progress = Progress::default();
+    let workers = spawn_workers(p, rx, clients, batch, &progress);
     let committed: Arc<Mutex<BTreeMap<String, Instant>>> = Arc::default();
     let start = Instant::now();
     let producers: Vec<_> = (0..clients)
@@ -236,11 +279,7 @@ pub async fn end_to_end(
     }
     let committed = committed.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let deliveries = committed.len() * fan_out;
-    expected.store(deliveries, Ordering::SeqCst);
-    for w in workers {
-        w.await.unwrap_or_else(|e| panic!("a worker failed: {e}"));
-    }
-    let elapsed = last.lock().unwrap_or_else(|e| e.into_inner()).duration_since(start);
+    let elapsed = progress.finish(deliveries, workers, start).await;
     let mut latencies: Vec<f64> = starts
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -274,35 +313,9 @@ pub async fn runs_end_to_end(
     let (queue, rx) = InProcessQueue::new();
     let mut p = base.clone();
     p.queue = Arc::new(queue);
-    let rx = Arc::new(AsyncMutex::new(rx));
-    let commands = Arc::new(AtomicUsize::new(0));
-    let expected = Arc::new(AtomicUsize::new(usize::MAX));
-    let last = Arc::new(Mutex::new(Instant::now()));
+    let progress = Progress::default();
     let start = Instant::now();
-    let workers: Vec<_> = (0..clients)
-        .map(|_| {
-            let (p, rx, commands, expected, last) = (
-                p.clone(),
-                Arc::clone(&rx),
-                Arc::clone(&commands),
-                Arc::clone(&expected),
-                Arc::clone(&last),
-            );
-            tokio::spawn(async move {
-                while commands.load(Ordering::SeqCst) < expected.load(Ordering::SeqCst) {
-                    let next = tokio::time::timeout(Duration::from_millis(200), async {
-                        rx.lock().await.recv().await
-                    })
-                    .await;
-                    if let Ok(Some(m)) = next {
-                        dispatch(&p, &m.body).await.unwrap_or_else(|e| panic!("{e}"));
-                        commands.fetch_add(1, Ordering::SeqCst);
-                        *last.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
-                    }
-                }
-            })
-        })
-        .collect();
+    let workers = spawn_workers(&p, rx, clients, 1, &progress);
     let producers: Vec<_> = (0..clients)
         .map(|_| {
             let p = p.clone();
@@ -323,11 +336,7 @@ pub async fn runs_end_to_end(
     for t in producers {
         runs += t.await.unwrap_or_else(|e| panic!("a producer failed: {e}"));
     }
-    expected.store(runs * steps, Ordering::SeqCst);
-    for w in workers {
-        w.await.unwrap_or_else(|e| panic!("a worker failed: {e}"));
-    }
-    let elapsed = last.lock().unwrap_or_else(|e| e.into_inner()).duration_since(start);
+    let elapsed = progress.finish(runs * steps, workers, start).await;
     (runs, runs as f64 / elapsed.as_secs_f64())
 }
 
