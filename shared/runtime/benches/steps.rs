@@ -32,7 +32,7 @@ use jadpo_runtime::connections::HttpConnections;
 use jadpo_test_harness::PgTestDb;
 use serde_json::{Value, json};
 
-use common::{Progress, analyze, engine_on, spawn_workers};
+use common::{Progress, action_request, analyze, engine_on, spawn_workers};
 
 const ROUNDS: usize = 5;
 const DELIVERIES: usize = 600;
@@ -103,17 +103,7 @@ fn app() -> Application {
 }
 
 fn request(calls: usize) -> CommitRequest {
-    CommitRequest {
-        action: "place".into(),
-        input: json!({"calls": calls}),
-        caller: "bench".into(),
-        principal: None,
-        idempotency_key: None,
-        request_digest: String::new(),
-        traceparent: None,
-        tracestate: None,
-        request_id: calls.to_string(),
-    }
+    action_request("place", json!({"calls": calls}), calls)
 }
 
 /// The local sink on a free port, as the connection `provider`.
