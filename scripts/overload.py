@@ -76,6 +76,10 @@ class Databases:
             self.psql(self.pg_url, f"DROP DATABASE IF EXISTS {name}")
 
 
+# The process under test; a comparison script may point it at another build.
+BINARY = os.path.join(ROOT, "target", "release", "jadpo-local")
+
+
 def start(folder, port, pg, extra_env):
     env = dict(os.environ, JADPO_LISTEN=f"127.0.0.1:{port}", RUST_LOG="info")
     env.update(extra_env)
@@ -83,8 +87,7 @@ def start(folder, port, pg, extra_env):
         env["DATABASE_URL"] = pg.url("main")
         env["DATABASE_URL_WAREHOUSE"] = pg.url("warehouse")
     log = open(os.path.join(folder, "jadpo-local.log"), "w")
-    binary = os.path.join(ROOT, "target", "release", "jadpo-local")
-    proc = subprocess.Popen([binary], cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen([BINARY], cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT)
     deadline = time.time() + 60
     while time.time() < deadline:
         text = open(log.name).read()

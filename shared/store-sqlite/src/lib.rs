@@ -18,6 +18,9 @@
 //!   quirk the spec's schema inherits).
 //! * **Durability.** File databases use WAL with `synchronous=FULL`: a committed transaction
 //!   survives a crash or power loss. `:memory:` databases vanish with the process.
+//! * **Group commit.** Transactions that wait for the connection while another commits share
+//!   its synced `COMMIT` (each a savepoint in one outer transaction; see `group`): one `fsync`
+//!   for all of them, and each `commit` still returns only after it.
 //! * **Migrations lock per process.** Two processes migrating one file at once are serialized
 //!   by `BEGIN IMMEDIATE` per migration, and each re-checks the ledger inside its transaction.
 //! * **Parameters** are written `$1`, `$2`, ... as on PostgreSQL and rewritten to `?1`, `?2`.
@@ -27,6 +30,7 @@ mod breaker;
 mod delivery_admin;
 mod error;
 mod flags;
+mod group;
 mod housekeeping;
 mod lease;
 pub mod migrate;
@@ -50,7 +54,6 @@ use jadpo_core::TransactionalStore;
 use jadpo_core::{Clock, Dialect, Row, SqlValue, StoreError, Transaction};
 use jadpo_store_sql::{SqlDialect, SqlStore};
 use rusqlite::{Connection, OpenFlags};
-use tokio::sync::Mutex;
 
 pub use tx::SqliteTx;
 
@@ -106,7 +109,7 @@ pub static DIALECT: SqlDialect = SqlDialect {
 /// The store contract on one SQLite database.
 pub struct Sqlite {
     name: String,
-    conn: Arc<Mutex<Connection>>,
+    conn: group::Shared,
     clock: Arc<dyn Clock>,
 }
 
@@ -150,7 +153,7 @@ impl Sqlite {
         }
         .map_err(error::translate)?;
         configure(&conn, location, options).map_err(error::translate)?;
-        let connection = Self { name: name.to_owned(), conn: Arc::new(Mutex::new(conn)), clock };
+        let connection = Self { name: name.to_owned(), conn: group::Conn::new(conn), clock };
         Ok(SqlStore::new(connection, &DIALECT))
     }
 }
@@ -184,22 +187,21 @@ impl TransactionalStore for Sqlite {
     }
 
     async fn begin(&self) -> Result<Box<dyn Transaction>, StoreError> {
-        let guard = Arc::clone(&self.conn).lock_owned().await;
-        Ok(Box::new(SqliteTx::begin(guard)?))
+        Ok(Box::new(SqliteTx::begin(&self.conn).await?))
     }
 
     async fn query_once(&self, sql: &str, params: &[SqlValue]) -> Result<Vec<Row>, StoreError> {
-        tx::query(&*self.conn.lock().await, sql, params)
+        tx::query(&*group::idle(&self.conn).await, sql, params)
     }
 
     async fn execute_once(&self, sql: &str, params: &[SqlValue]) -> Result<u64, StoreError> {
-        tx::execute(&*self.conn.lock().await, sql, params)
+        tx::execute(&*group::idle(&self.conn).await, sql, params)
     }
 
     /// Commits without syncing the WAL (`synchronous=NORMAL` for this statement only): the next
     /// synced commit's sync covers it; a crash before then may lose it, never corrupts the file.
     async fn execute_advisory(&self, sql: &str, params: &[SqlValue]) -> Result<u64, StoreError> {
-        let conn = self.conn.lock().await;
+        let conn = group::idle(&self.conn).await;
         conn.execute_batch("PRAGMA synchronous = NORMAL").map_err(error::translate)?;
         let changed = tx::execute(&conn, sql, params);
         conn.execute_batch("PRAGMA synchronous = FULL").map_err(error::translate)?;

@@ -191,7 +191,7 @@ fn is_recorded(conn: &Connection, m: &Migration) -> Result<bool, StoreError> {
 }
 
 struct SqliteMigrationSession {
-    conn: OwnedMutexGuard<Connection>,
+    conn: OwnedMutexGuard<crate::group::Conn>,
     clock: Arc<dyn jadpo_core::Clock>,
 }
 
@@ -281,7 +281,7 @@ impl MigrationStore for Sqlite {
     }
 
     async fn migration_session(&self) -> Result<Box<dyn MigrationSession>, StoreError> {
-        let conn = Arc::clone(&self.conn).lock_owned().await;
+        let conn = crate::group::idle(&self.conn).await;
         conn.execute_batch(&format!("BEGIN IMMEDIATE; {LEDGERS} COMMIT;")).map_err(|e| {
             let _ = conn.execute_batch("ROLLBACK");
             translate(e)
@@ -290,7 +290,7 @@ impl MigrationStore for Sqlite {
     }
 
     async fn migrations_applied(&self) -> Result<Vec<AppliedMigration>, StoreError> {
-        let conn = self.conn.lock().await;
+        let conn = crate::group::idle(&self.conn).await;
         let present = query(&conn, LEDGERS_EXIST, &[])?;
         let count = present.first().map(|r| r.get_i64("n")).transpose()?.unwrap_or(0);
         if count < 2 {

@@ -1,5 +1,10 @@
 //! The pipeline's statements in SQLite's dialect. One writer at a time, so claiming due
 //! deliveries needs no row locks.
+//!
+//! A statement that addresses deliveries by a list of ids writes `+status`: the unary plus keeps
+//! SQLite's planner off the `(status, next_attempt_at)` index, which it otherwise prefers for
+//! `status = 'pending'` — a walk over every pending delivery, per statement, that grows with the
+//! backlog (`tests/plans.rs` holds every such statement to the primary key).
 
 use jadpo_store_sql::{PipelineSql, Statement};
 
@@ -33,7 +38,7 @@ pub static SQL: PipelineSql = PipelineSql {
     deliveries_handled: Statement::new(
         "UPDATE jadpo_deliveries SET status = 'handled', attempts = attempts + 1, \
         last_attempt_at = $2, finished_at = $2, enqueued_at = NULL \
-        WHERE id IN (SELECT value FROM json_each($1)) AND status = 'pending'",
+        WHERE id IN (SELECT value FROM json_each($1)) AND +status = 'pending'",
     ),
     delivery_handled: Statement::new(
         "UPDATE jadpo_deliveries SET status = 'handled', attempts = attempts + 1, \
@@ -62,11 +67,11 @@ pub static SQL: PipelineSql = PipelineSql {
     ),
     deliveries_mark_enqueued: Statement::new(
         "UPDATE jadpo_deliveries SET enqueued_at = $2 WHERE id IN (SELECT value FROM json_each($1)) \
-        AND status = 'pending' AND attempts = 0 AND enqueued_at IS NULL",
+        AND +status = 'pending' AND attempts = 0 AND enqueued_at IS NULL",
     ),
     deliveries_unmark_enqueued: Statement::new(
         "UPDATE jadpo_deliveries SET enqueued_at = NULL \
-        WHERE id IN (SELECT value FROM json_each($1)) AND status = 'pending'",
+        WHERE id IN (SELECT value FROM json_each($1)) AND +status = 'pending'",
     ),
     deliveries_list: Statement::new(const_format::concatcp!(
         "SELECT ",

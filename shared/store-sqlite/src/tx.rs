@@ -1,4 +1,5 @@
-//! [`SqliteTx`]: a transaction holding the store's one connection.
+//! [`SqliteTx`]: a transaction holding the store's one connection, as a member of a group
+//! commit (see `group`).
 
 use std::any::Any;
 use std::sync::Arc;
@@ -10,6 +11,7 @@ use rusqlite::types::{Value, ValueRef};
 use tokio::sync::OwnedMutexGuard;
 
 use crate::error::translate;
+use crate::group::{self, Conn, Group, Shared};
 
 /// An open SQLite transaction; the type [`Transaction::driver`] downcasts to.
 ///
@@ -18,32 +20,38 @@ use crate::error::translate;
 /// sqlite.connection().execute("...", [])?;
 /// ```
 pub struct SqliteTx {
-    conn: OwnedMutexGuard<Connection>,
-    open: bool,
+    /// Held from begin until commit or rollback; `None` only once commit handed it back.
+    conn: Option<OwnedMutexGuard<Conn>>,
+    shared: Shared,
+    group: Arc<Group>,
 }
 
 impl SqliteTx {
-    pub(crate) fn begin(conn: OwnedMutexGuard<Connection>) -> Result<Self, StoreError> {
-        conn.execute_batch("BEGIN IMMEDIATE").map_err(translate)?;
-        Ok(Self { conn, open: true })
+    pub(crate) async fn begin(shared: &Shared) -> Result<Self, StoreError> {
+        let mut conn = Arc::clone(shared).lock_owned().await;
+        let group = conn.join()?;
+        Ok(Self { conn: Some(conn), shared: Arc::clone(shared), group })
     }
 
     /// The driver connection, inside this transaction.
     pub fn connection(&self) -> &Connection {
-        &self.conn
+        self.conn()
     }
 
-    fn finish(&mut self, statement: &str) -> Result<(), StoreError> {
-        self.open = false;
-        self.conn.execute_batch(statement).map_err(translate)
+    fn conn(&self) -> &Conn {
+        match &self.conn {
+            Some(conn) => conn,
+            // reason: `conn` is taken only by `commit`, which consumes the transaction.
+            None => unreachable!("a committed SQLite transaction was used"),
+        }
     }
 }
 
 impl Drop for SqliteTx {
     fn drop(&mut self) {
-        if self.open {
-            // A transaction dropped without commit is rolled back; nothing to report to.
-            let _ = self.conn.execute_batch("ROLLBACK");
+        // A transaction dropped without commit is rolled back; nothing to report to.
+        if let Some(conn) = self.conn.as_mut() {
+            conn.undo();
         }
     }
 }
@@ -55,28 +63,35 @@ impl Transaction for SqliteTx {
     }
 
     async fn execute(&mut self, sql: &str, params: &[SqlValue]) -> Result<u64, StoreError> {
-        execute(&self.conn, sql, params)
+        execute(self.conn(), sql, params)
     }
 
     async fn query(&mut self, sql: &str, params: &[SqlValue]) -> Result<Vec<Row>, StoreError> {
-        query(&self.conn, sql, params)
+        query(self.conn(), sql, params)
     }
 
     async fn batch(&mut self, sql: &str) -> Result<(), StoreError> {
-        self.conn.execute_batch(sql).map_err(translate)
+        self.conn().execute_batch(sql).map_err(translate)
     }
 
+    /// Returns once the group this transaction joined has committed (its WAL synced).
     async fn commit(mut self: Box<Self>) -> Result<(), StoreError> {
-        let result = self.finish("COMMIT");
-        if result.is_err() {
-            // A failed COMMIT (e.g. a deferred foreign key) leaves the transaction open.
-            let _ = self.conn.execute_batch("ROLLBACK");
-        }
-        result
+        let Some(mut conn) = self.conn.take() else {
+            return Err(StoreError::new(
+                jadpo_core::StoreErrorKind::Internal,
+                "sqlite: the transaction was already committed",
+            ));
+        };
+        conn.release()?;
+        drop(conn);
+        group::wait(&self.shared, Arc::clone(&self.group)).await
     }
 
     async fn rollback(mut self: Box<Self>) -> Result<(), StoreError> {
-        self.finish("ROLLBACK")
+        if let Some(mut conn) = self.conn.take() {
+            conn.undo();
+        }
+        Ok(())
     }
 
     fn driver(&mut self) -> &mut (dyn Any + Send) {
