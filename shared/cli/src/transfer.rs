@@ -62,6 +62,20 @@ async fn target(store: Option<&str>) -> anyhow::Result<(String, std::sync::Arc<d
     Ok((name, store))
 }
 
+/// A new file readable by its owner only: an export holds every run's state and owners, so it
+/// never overwrites a file (another export, or anything else) and is not left world-readable.
+fn new_private_file(path: &std::path::Path) -> anyhow::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let opened = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path);
+    opened.map_err(|e| match e.kind() {
+        std::io::ErrorKind::AlreadyExists => anyhow::anyhow!(
+            "{} exists: `jadpo export` writes a new file only; choose another path or remove it",
+            path.display()
+        ),
+        _ => anyhow::Error::new(e).context(format!("cannot create {}", path.display())),
+    })
+}
+
 pub(crate) async fn export(args: ExportArgs) -> anyhow::Result<()> {
     // Ctrl-C or SIGTERM stops the export between runs; the file then has no end marker, which
     // `jadpo import` refuses.
@@ -69,10 +83,7 @@ pub(crate) async fn export(args: ExportArgs) -> anyhow::Result<()> {
         jadpo_runtime::shutdown::StopSignal::listen().context("listening for signals")?;
     let (name, store) = target(args.store.as_deref()).await?;
     let sink: Box<dyn Write> = match &args.output {
-        Some(path) => Box::new(
-            std::fs::File::create(path)
-                .with_context(|| format!("cannot create {}", path.display()))?,
-        ),
+        Some(path) => Box::new(new_private_file(path)?),
         None => Box::new(std::io::stdout().lock()),
     };
     let mut out = BufWriter::new(sink);

@@ -74,6 +74,18 @@ async fn a_sqlite_store_moves_to_postgres_and_verifies() {
     let exported = jadpo(&sqlite.url(), &["export", "--output", &file_arg]);
     ok(&exported);
     assert!(text(&exported).contains("exported 1 runs and 1 sessions"), "{}", text(&exported));
+    let meta = std::fs::metadata(&file).unwrap_or_else(|e| panic!("{e}"));
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600, "an export is its owner's alone");
+    let written = std::fs::read(&file).unwrap_or_else(|e| panic!("{e}"));
+    let again = jadpo(&sqlite.url(), &["export", "--output", &file_arg]);
+    assert!(!again.status.success(), "an export overwrote a file: {}", text(&again));
+    assert!(
+        text(&again).contains("exists: `jadpo export` writes a new file only"),
+        "{}",
+        text(&again)
+    );
+    assert_eq!(std::fs::read(&file).unwrap_or_default(), written, "the existing file changed");
 
     let pg = PgTestDb::empty().await;
     let before = jadpo(pg.url(), &["import", "--input", &file_arg]);

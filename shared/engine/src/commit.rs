@@ -130,11 +130,10 @@ impl Opener for ActionRows<'_> {
         let now = p.clock.now();
         let mut tx = store.begin().await?;
         if let Some(key) = &request.idempotency_key {
-            let retention = chrono::Duration::from_std(p.settings.idempotency_retention)
-                .unwrap_or(chrono::Duration::days(1));
+            let expires = jadpo_core::clock::after(now, p.settings.idempotency_retention);
             let digest = &request.request_digest;
             let claim = store
-                .idempotency_claim(tx.as_mut(), &request.caller, key, digest, now, now + retention)
+                .idempotency_claim(tx.as_mut(), &request.caller, key, digest, now, expires)
                 .await;
             match claim {
                 Ok(None) => {}

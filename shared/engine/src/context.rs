@@ -56,9 +56,8 @@ impl Engine {
     /// Whether the invocation's deadline is within the margin kept to record an outcome: work
     /// not started by then is left for the queue to send again, with no attempt counted.
     pub fn near_deadline(&self) -> bool {
-        let margin = chrono::Duration::from_std(self.settings.steps.deadline_margin)
-            .unwrap_or(chrono::Duration::seconds(2));
-        self.runs.deadline.is_some_and(|d| self.clock.now() + margin > d)
+        let margin = self.settings.steps.deadline_margin;
+        self.runs.deadline.is_some_and(|d| jadpo_core::clock::after(self.clock.now(), margin) > d)
     }
 
     /// The store called `name`, or an error naming it.

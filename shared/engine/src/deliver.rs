@@ -115,8 +115,7 @@ pub(crate) async fn deliver_loaded(
             let retry_at = retryable
                 .then(|| spec.retry.delay_after(delivery.attempts + 1))
                 .flatten()
-                .and_then(|d| chrono::Duration::from_std(d).ok())
-                .map(|d| p.clock.now() + d);
+                .map(|d| jadpo_core::clock::after(p.clock.now(), d));
             Outcome::Failed { failure, retry_at }
         }
     };

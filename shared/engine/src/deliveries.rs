@@ -133,8 +133,7 @@ impl<'a> DeliveryOps<'a> {
             let Some(window) = self.p.app.key_window(connection) else {
                 continue;
             };
-            let span = chrono::Duration::from_std(window).unwrap_or(chrono::Duration::MAX);
-            if step.first_sent_at + span < now {
+            if jadpo_core::clock::after(step.first_sent_at, window) < now {
                 return Err(DeliveryOpError::PastKeyWindow {
                     id: id.to_owned(),
                     operation: step.operation.clone(),

@@ -38,7 +38,7 @@ impl HousekeepingSettings {
             // Per entity; see `housekeep`'s `audit` argument.
             RecordClass::AuditRows => Duration::MAX,
         };
-        now - chrono::Duration::from_std(keep).unwrap_or(chrono::Duration::MAX)
+        jadpo_core::clock::before(now, keep)
     }
 }
 
@@ -127,16 +127,15 @@ async fn run_pass(
     };
     let mut steps: Vec<Step> =
         RecordClass::ALL.iter().map(|c| Step::Delete(*c, settings.cutoff(*c, start))).collect();
-    steps.extend(audit.iter().enumerate().map(|(i, (_, keep))| {
-        Step::Audit(i, start - chrono::Duration::from_std(*keep).unwrap_or(chrono::Duration::MAX))
-    }));
-    let rescue_before = rescue_after
-        .map(|after| start - chrono::Duration::from_std(after).unwrap_or(chrono::Duration::MAX));
-    let overdue_before =
-        start - chrono::Duration::from_std(settings.overdue_after).unwrap_or(chrono::Duration::MAX);
-    let unfinished_before = start
-        - chrono::Duration::from_std(settings.unfinished_steps_after)
-            .unwrap_or(chrono::Duration::MAX);
+    steps.extend(
+        audit
+            .iter()
+            .enumerate()
+            .map(|(i, (_, keep))| Step::Audit(i, jadpo_core::clock::before(start, *keep))),
+    );
+    let rescue_before = rescue_after.map(|after| jadpo_core::clock::before(start, after));
+    let overdue_before = jadpo_core::clock::before(start, settings.overdue_after);
+    let unfinished_before = jadpo_core::clock::before(start, settings.unfinished_steps_after);
     steps.extend(rescue_before.map(Step::Rescue));
     steps.extend([
         Step::DeadAlerts,

@@ -42,9 +42,7 @@ pub struct RelayReport {
 pub async fn relay(p: &Engine, deadline: Instant) -> Result<RelayReport, StoreError> {
     let mut report = RelayReport::default();
     let now = p.clock.now();
-    let window = chrono::Duration::from_std(p.settings.redelivery_after)
-        .unwrap_or(chrono::Duration::minutes(15));
-    let lost_before = now - window;
+    let lost_before = jadpo_core::clock::before(now, p.settings.redelivery_after);
     let mut allowance = lost_allowance(p, lost_before, &mut report).await?;
     for (name, store) in &p.stores {
         // Never sent, or due again after a failed attempt: nothing stamped is claimed.

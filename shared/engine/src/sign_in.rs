@@ -105,15 +105,14 @@ pub async fn request_mail(
         Err(e) => return rollback(tx, e.into()).await,
     };
     crate::fault!("sign_in.after_request");
-    let lifetime =
-        chrono::Duration::from_std(p.settings.sign_in.lifetime).unwrap_or(chrono::Duration::MAX);
+    let expires_at = jadpo_core::clock::after(now, p.settings.sign_in.lifetime);
     let mail = Emitted {
         event_type: MAIL_EVENT.to_owned(),
         payload: json!({
             "to": address.as_str(),
             "nonce": requested.nonce,
             "public_url": public_url,
-            "expires_at": now + lifetime,
+            "expires_at": expires_at,
         }),
     };
     let origin = Origin {

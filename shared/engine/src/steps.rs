@@ -194,9 +194,8 @@ impl<'a> Run<'a> {
     }
 
     fn lease_until(&self, now: DateTime<Utc>) -> DateTime<Utc> {
-        let lease = chrono::Duration::from_std(self.p.settings.steps.lease)
-            .unwrap_or(chrono::Duration::minutes(2));
-        self.p.runs.deadline.map_or(now + lease, |deadline| deadline.min(now + lease))
+        let until = jadpo_core::clock::after(now, self.p.settings.steps.lease);
+        self.p.runs.deadline.map_or(until, |deadline| deadline.min(until))
     }
 
     /// Refuses a call that could not finish before the invocation's deadline.
@@ -205,9 +204,8 @@ impl<'a> Run<'a> {
             return Ok(());
         };
         let s = &self.p.settings.steps;
-        let needed = chrono::Duration::from_std(s.call_budget + s.deadline_margin)
-            .unwrap_or(chrono::Duration::seconds(15));
-        if now + needed > deadline {
+        let needed = s.call_budget.saturating_add(s.deadline_margin);
+        if jadpo_core::clock::after(now, needed) > deadline {
             return Err(HandlerError::Later(format!(
                 "a call to connection {:?} was not started: it could not finish before the \
                  function's deadline (try again)",
@@ -423,8 +421,7 @@ impl<'a> Run<'a> {
         let (Some(window), Some(step)) = (self.p.app.key_window(&call.connection), recorded) else {
             return Ok(());
         };
-        let window = chrono::Duration::from_std(window).unwrap_or(chrono::Duration::MAX);
-        if step.first_sent_at + window >= now {
+        if jadpo_core::clock::after(step.first_sent_at, window) >= now {
             return Ok(());
         }
         Err(HandlerError::rejected(
@@ -439,7 +436,7 @@ impl<'a> Run<'a> {
                 step.first_sent_at,
                 step.idempotency_key,
                 call.connection,
-                window.num_seconds()
+                window.as_secs()
             ),
         ))
     }

@@ -32,6 +32,7 @@ use serde_json::{Value, json};
 mod auth;
 mod passkeys;
 mod sign_in;
+mod trace;
 mod workflows;
 
 pub use auth::{CSRF_COOKIE, CSRF_HEADER, Caller, MaybeCaller, SESSION_COOKIE, admitted, cookie};
@@ -247,6 +248,8 @@ async fn run_action(
         }
         Err(e) => return problem(StatusCode::BAD_REQUEST, "Malformed JSON", &e.to_string()),
     };
+    let (traceparent, tracestate) =
+        trace::checked(header_text(&headers, "traceparent"), header_text(&headers, "tracestate"));
     let request = CommitRequest {
         action: name.clone(),
         request_digest: request_digest("POST", &format!("/actions/{name}"), &input),
@@ -254,8 +257,8 @@ async fn run_action(
         caller: caller_name(principal.as_ref()),
         principal,
         idempotency_key: key,
-        traceparent: header_text(&headers, "traceparent"),
-        tracestate: header_text(&headers, "tracestate"),
+        traceparent,
+        tracestate,
         request_id: new_id(state.engine.clock.as_ref()).to_string(),
     };
     let engine = match deadline {

@@ -46,6 +46,18 @@ async fn call(
     idem: Option<&str>,
     body: &str,
 ) -> Call {
+    call_with(env, method, path, auth, idem, &[], body).await
+}
+
+async fn call_with(
+    env: &Env,
+    method: &str,
+    path: &str,
+    auth: Option<&str>,
+    idem: Option<&str>,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Call {
     let web = WebSettings { public_url: Some("https://shop.test".into()), secure_cookies: true };
     let state = HttpState::new(env.engine.clone(), web).unwrap_or_else(|e| panic!("{e}"));
     let mut request =
@@ -55,6 +67,9 @@ async fn call(
     }
     if let Some(k) = idem {
         request = request.header("idempotency-key", k);
+    }
+    for (name, value) in headers {
+        request = request.header(*name, *value);
     }
     let request = request.body(Body::from(body.to_owned())).unwrap_or_else(|e| panic!("{e}"));
     let response = router(state).oneshot(request).await.unwrap_or_else(|e| panic!("{e}"));
@@ -175,6 +190,38 @@ async fn a_full_queue_answers_503_busy_and_runs_nothing() {
     let retry = call(&env, "POST", "/actions/place_order", Some(&key), Some("o-2"), ORDER).await;
     assert_eq!(retry.status, StatusCode::CREATED, "{}", retry.body);
     assert_eq!(orders(&env).await, 2);
+}
+
+#[tokio::test]
+async fn trace_headers_are_kept_when_well_formed_and_dropped_otherwise() {
+    const PARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let long = format!("{PARENT}-{}", "a".repeat(4096));
+    let cases: [(&str, &str, Option<&str>, Option<&str>); 4] = [
+        (PARENT, "congo=t61rcWkgMzE", Some(PARENT), Some("congo=t61rcWkgMzE")),
+        (PARENT, "no value here", Some(PARENT), None),
+        ("00-not-a-trace-01", "congo=t61rcWkgMzE", None, None),
+        (&long, "a=1", None, None),
+    ];
+    for kind in [Kind::Sqlite, Kind::Postgres] {
+        let env = Env::shop(kind).await;
+        let key = key(&env).await;
+        for (parent, state, want_parent, want_state) in cases {
+            let headers = [("traceparent", parent), ("tracestate", state)];
+            let placed =
+                call_with(&env, "POST", "/actions/place_order", Some(&key), None, &headers, ORDER);
+            let placed = placed.await;
+            assert_eq!(placed.status, StatusCode::CREATED, "{kind:?}: a bad trace header refused");
+            let order = placed.body["order_id"].as_str().unwrap_or_default().to_owned();
+            let store = env.store("main");
+            let sql = "SELECT traceparent, tracestate FROM jadpo_outbox WHERE payload LIKE $1";
+            let rows = store.query_once(sql, &[format!("%{order}%").into()]).await;
+            let rows = rows.unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(rows.len(), 1, "{kind:?}: the order's event");
+            let stored = |c: &str| rows[0].get_opt_str(c).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(stored("traceparent"), want_parent, "{kind:?}: {parent:.40}");
+            assert_eq!(stored("tracestate"), want_state, "{kind:?}: {state}");
+        }
+    }
 }
 
 #[tokio::test]

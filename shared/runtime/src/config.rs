@@ -12,7 +12,8 @@
 //! | `JADPO_IDEMPOTENCY_RETENTION_SECS` | how long an idempotent response is replayed (s) | 86400 |
 //! | `JADPO_REDELIVERY_AFTER_SECS` | after how long an enqueued, unfinished delivery is sent again (s) | 900; locally 30 |
 //! | `JADPO_QUEUE_URL` | the SQS delivery queue's URL (deployed functions) | required when deployed |
-//! | `JADPO_LISTEN` | where the local process serves HTTP | `127.0.0.1:3000` |
+//! | `JADPO_LISTEN` | where the local process serves HTTP (a loopback address unless `JADPO_LISTEN_PUBLIC=1`) | `127.0.0.1:3000` |
+//! | `JADPO_LISTEN_PUBLIC` | `1` lets the local process listen on a non-loopback address | unset |
 //! | `JADPO_CONNECTION_<NAME>_URL` | base URL of a declared connection (e.g. `JADPO_CONNECTION_MAILER_URL`) | locally the local sink `http://<listen>/sink/<name>`; else required |
 //! | `JADPO_CONNECTION_<NAME>_HEADER` | a header sent with every call to the connection, `Name: value` (e.g. a provider's API key; a secret: never logged or shown) | none |
 //! | `JADPO_INSECURE_HTTP_CONNECTIONS` | `1` lets a deployed function call connections over plain `http://` (a test bed only; deployed connections are `https://` otherwise) | unset |
@@ -105,6 +106,15 @@ pub enum ConfigError {
     #[error("set JADPO_QUEUE_URL to the delivery queue's URL")]
     MissingQueue,
     /// A number is not a number, or out of range.
+    #[error(
+        "JADPO_LISTEN={listen} is not a loopback address: the local process serves its stand-in \
+         services' sink and unauthenticated pages meant for this machine; set \
+         JADPO_LISTEN_PUBLIC=1 to listen there anyway (behind a firewall or a TLS proxy)"
+    )]
+    PublicListen {
+        /// The address asked for.
+        listen: String,
+    },
     #[error("{variable} must be {expected}, got {value:?}")]
     BadNumber {
         variable: String,
@@ -187,16 +197,29 @@ impl DatabaseUrl {
     }
 }
 
-/// Hides the password of a URL (`postgres://user:***@host/db`).
+/// Hides the secrets of a URL: the userinfo password (`postgres://user:***@host/db`) and any
+/// query parameter that carries one (`?password=***`, `sslpassword`, and any key naming a secret
+/// or token), which libpq accepts as well as the userinfo form.
 pub fn redact(url: &str) -> String {
-    match url::Url::parse(url) {
-        Ok(mut parsed) if parsed.password().is_some() => {
-            let _ = parsed.set_password(Some("***"));
-            parsed.to_string()
-        }
-        Ok(parsed) => parsed.to_string(),
-        Err(_) => "<unparsable URL>".to_owned(),
+    let Ok(mut parsed) = url::Url::parse(url) else { return "<unparsable URL>".to_owned() };
+    if parsed.password().is_some() {
+        let _ = parsed.set_password(Some("***"));
     }
+    let secret = |key: &str| {
+        let key = key.to_ascii_lowercase();
+        ["password", "secret", "token"].iter().any(|word| key.contains(word))
+    };
+    if parsed.query_pairs().any(|(key, _)| secret(&key)) {
+        let pairs: Vec<(String, String)> = parsed
+            .query_pairs()
+            .map(|(k, v)| {
+                let shown = if secret(&k) { "***".to_owned() } else { v.into_owned() };
+                (k.into_owned(), shown)
+            })
+            .collect();
+        parsed.query_pairs_mut().clear().extend_pairs(pairs);
+    }
+    parsed.to_string()
 }
 
 /// Environment variables by name.
@@ -351,11 +374,16 @@ impl Config {
             });
         }
         let listen_text = env("JADPO_LISTEN").unwrap_or_else(|| "127.0.0.1:3000".to_owned());
-        let listen = listen_text.parse().map_err(|_| ConfigError::BadNumber {
-            variable: "JADPO_LISTEN".to_owned(),
-            expected: "host:port, e.g. 127.0.0.1:3000".to_owned(),
-            value: listen_text.clone(),
-        })?;
+        let listen: std::net::SocketAddr =
+            listen_text.parse().map_err(|_| ConfigError::BadNumber {
+                variable: "JADPO_LISTEN".to_owned(),
+                expected: "host:port, e.g. 127.0.0.1:3000".to_owned(),
+                value: listen_text.clone(),
+            })?;
+        let public = env("JADPO_LISTEN_PUBLIC").is_some_and(|v| v.trim() == "1");
+        if matches!(mode, Mode::Local(_)) && !listen.ip().is_loopback() && !public {
+            return Err(ConfigError::PublicListen { listen: listen_text });
+        }
         let connections = match mode {
             Mode::Operator => BTreeMap::new(),
             Mode::Local(_) => connection_urls(app, env, Some(listen))?,
@@ -574,7 +602,13 @@ fn seconds(
     variable: &str,
     default: u64,
 ) -> Result<Duration, ConfigError> {
-    duration(env, variable, default, Duration::from_secs, "a positive number of seconds")
+    duration(
+        env,
+        variable,
+        default,
+        Duration::from_secs,
+        "a positive number of seconds, at most 100 years",
+    )
 }
 
 fn millis(
@@ -582,7 +616,13 @@ fn millis(
     variable: &str,
     default: u64,
 ) -> Result<Duration, ConfigError> {
-    duration(env, variable, default, Duration::from_millis, "a positive number of milliseconds")
+    duration(
+        env,
+        variable,
+        default,
+        Duration::from_millis,
+        "a positive number of milliseconds, at most 100 years",
+    )
 }
 
 fn duration(
@@ -594,7 +634,7 @@ fn duration(
 ) -> Result<Duration, ConfigError> {
     let Some(value) = env(variable) else { return Ok(unit(default)) };
     match value.trim().parse::<u64>() {
-        Ok(n) if n > 0 => Ok(unit(n)),
+        Ok(n) if n > 0 && unit(n) <= jadpo_core::clock::LONGEST_SETTING => Ok(unit(n)),
         _ => Err(ConfigError::BadNumber {
             variable: variable.to_owned(),
             expected: expected.to_owned(),

@@ -302,11 +302,15 @@ pub async fn enqueue_commands(p: &Engine, store: &str, run_id: &str, commands: &
 /// One relay sweep over the commands of every store: those never sent or lost are sent again.
 pub async fn relay_commands(p: &Engine) -> Result<usize, StoreError> {
     let mut sent = 0;
-    let window = chrono::Duration::from_std(p.settings.redelivery_after)
-        .unwrap_or(chrono::Duration::minutes(15));
     for (name, store) in &p.stores {
         let now = p.clock.now();
-        let ids = store.commands_claim_due(now, now - window, p.settings.relay_batch).await?;
+        let ids = store
+            .commands_claim_due(
+                now,
+                jadpo_core::clock::before(now, p.settings.redelivery_after),
+                p.settings.relay_batch,
+            )
+            .await?;
         for chunk in ids.chunks(p.queue.max_batch().max(1)) {
             let messages: Vec<QueueMessage> =
                 chunk.iter().enumerate().map(|(i, id)| command_message(name, i, id)).collect();

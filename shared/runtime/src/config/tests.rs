@@ -69,12 +69,37 @@ fn bad_settings_are_refused_with_the_variable_named() {
             .contains("DATABASE_URL must start with postgres://")
     );
     assert!(!msg(&[("DATABASE_URL", "mysql://u:pw@h/db")]).contains("pw@"), "password leaked");
+    let refused = msg(&[("DATABASE_URL", "mysql://u@h/db?sslmode=require&password=hunter2")]);
+    assert!(!refused.contains("hunter2"), "a password in the query leaked: {refused}");
+    assert!(refused.contains("sslmode=require&password=***"), "{refused}");
+    let shown = crate::config::redact("postgres://u:pw@h/db?SSLPassword=k3y&apiToken=t0k&a=b");
+    assert_eq!(shown, "postgres://u:***@h/db?SSLPassword=***&apiToken=***&a=b");
     assert!(
         msg(&[("JADPO_PG_POOL_SIZE", "0")]).contains("JADPO_PG_POOL_SIZE must be a whole number")
     );
     assert!(
         msg(&[("JADPO_PG_CONNECT_TIMEOUT_MS", "soon")]).contains("positive number of milliseconds")
     );
+    for (variable, huge) in [
+        ("JADPO_RETAIN_HANDLED_SECS", "99999999999999"),
+        ("JADPO_IDEMPOTENCY_RETENTION_SECS", "3155760001"),
+        ("JADPO_PG_ACQUIRE_TIMEOUT_MS", "18446744073709551615"),
+    ] {
+        let refused = msg(&[(variable, huge)]);
+        assert!(refused.contains(&format!("{variable} must be a positive number")), "{refused}");
+        assert!(refused.contains("at most 100 years"), "{refused}");
+    }
+    assert!(msg(&[("JADPO_RETAIN_HANDLED_SECS", "3155760000")]).is_empty(), "100 years is allowed");
+    for public in ["0.0.0.0:3000", "192.168.1.20:3000", "[::]:3000"] {
+        let refused = msg(&[("JADPO_LISTEN", public)]);
+        assert!(refused.contains("is not a loopback address"), "{public}: {refused}");
+        assert!(refused.contains("JADPO_LISTEN_PUBLIC=1"), "{refused}");
+        let allowed = msg(&[("JADPO_LISTEN", public), ("JADPO_LISTEN_PUBLIC", "1")]);
+        assert!(allowed.is_empty(), "{public} with the flag: {allowed}");
+    }
+    for loopback in ["127.0.0.1:3000", "[::1]:3000"] {
+        assert!(msg(&[("JADPO_LISTEN", loopback)]).is_empty(), "{loopback}");
+    }
     for workers in ["0", "65", "many"] {
         let refused = msg(&[("JADPO_DELIVERY_WORKERS", workers)]);
         assert!(refused.contains("JADPO_DELIVERY_WORKERS must be a whole number"), "{refused}");

@@ -19,10 +19,6 @@ use jadpo_core::transaction::{Transaction, TransactionalStore};
 
 use crate::store::SqlStore;
 
-fn seconds(d: std::time::Duration) -> chrono::Duration {
-    chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX)
-}
-
 #[async_trait]
 impl<C: TransactionalStore> UserSessionStore for SqlStore<C> {
     async fn api_token_issue(
@@ -66,7 +62,7 @@ impl<C: TransactionalStore> UserSessionStore for SqlStore<C> {
             return Err(TokenError::BadUser(user_id.to_owned()));
         }
         let now = clock.now();
-        let expires_at = now + seconds(limits.absolute);
+        let expires_at = jadpo_core::clock::after(now, limits.absolute);
         let idle = i64::try_from(limits.idle.as_secs()).unwrap_or(i64::MAX);
         if idle == 0 || expires_at <= now {
             return Err(TokenError::NoLifetime);
