@@ -1,5 +1,5 @@
-//! Lambda `commit`: API Gateway HTTP API → `POST /actions/{name}`, `GET /healthz`. Wiring only:
-//! the routes are `jadpo_http`, the work is `jadpo_engine::commit::commit`.
+//! Lambda `commit`: API Gateway HTTP API → `POST /actions/{name}`, `GET /healthz`, `GET /readyz`.
+//! Wiring only: the routes are `jadpo_http`, the work is `jadpo_engine::commit::commit`.
 
 use std::process::ExitCode;
 

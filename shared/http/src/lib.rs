@@ -1,6 +1,9 @@
 //! `jadpo-http`: the commit function's HTTP surface, shared by Lambda (`lambda_http`) and the local process.
 //!
-//! * `GET /healthz`: every store answers `SELECT 1` → `200`, else `503`.
+//! * `GET /healthz`: liveness — `200` from the process, touching no store.
+//! * `GET /readyz`: readiness — every store answers `SELECT 1` → `200`, else `503`; stores are
+//!   asked at most once per [`READY_EVERY`] per process, and only a service key's caller is told
+//!   which store failed and why.
 //! * `POST /actions/{name}`: for the callers the action declares (a service key, a signed-in
 //!   user's API token or browser session, or anyone); the JSON body is the action's input; an
 //!   `Idempotency-Key` header makes the request idempotent per caller. Answers the action's
@@ -42,6 +45,8 @@ pub use auth::{CSRF_COOKIE, CSRF_HEADER, Caller, MaybeCaller, SESSION_COOKIE, ad
 pub struct HttpState {
     /// The engine (application, stores, queue, clock).
     pub engine: Engine,
+    /// The last readiness check: when, and each store's answer.
+    ready: Arc<tokio::sync::Mutex<Readiness>>,
     /// The store holding service keys (the services' store).
     pub keys: Arc<dyn Store>,
     /// The store holding users' sessions and sign-in requests (the user entity's).
@@ -55,7 +60,7 @@ impl HttpState {
     pub fn new(engine: Engine, web: WebSettings) -> Result<Self, jadpo_core::StoreError> {
         let keys = Arc::clone(engine.store(engine.app.services_store())?);
         let users = Arc::clone(engine.store(engine.app.users_store())?);
-        Ok(Self { engine, keys, users, web })
+        Ok(Self { engine, keys, users, web, ready: Arc::default() })
     }
 }
 
@@ -73,6 +78,7 @@ pub struct WebSettings {
 pub fn router(state: HttpState) -> Router {
     Router::new()
         .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
         .route("/actions/{name}", post(run_action))
         .merge(workflows::routes())
         .merge(sign_in::routes())
@@ -149,22 +155,69 @@ impl IntoResponse for Problem {
     }
 }
 
-async fn healthz(State(state): State<HttpState>) -> Response {
-    let mut checks = Vec::new();
-    let mut failing = Vec::new();
-    for (name, store) in &state.engine.stores {
-        let result = store.ping().await;
-        if let Err(e) = &result {
-            failing.push(format!("{name}: {e}"));
+async fn healthz() -> Response {
+    (StatusCode::OK, axum::Json(json!({"status": "ok"}))).into_response()
+}
+
+/// How long a readiness answer is reused: an edge asked a thousand times a second still asks
+/// each store once per this window.
+pub const READY_EVERY: chrono::TimeDelta = chrono::TimeDelta::seconds(5);
+
+/// The last readiness check, if any: when it was made, and each store's answer.
+type Readiness = Option<(DateTime<Utc>, Vec<StoreCheck>)>;
+
+/// One store's readiness: its name, dialect, and the error if it did not answer.
+#[derive(Debug, Clone)]
+struct StoreCheck {
+    store: String,
+    dialect: &'static str,
+    error: Option<String>,
+}
+
+async fn readyz(State(state): State<HttpState>, caller: MaybeCaller) -> Response {
+    let checks = store_checks(&state).await;
+    let operator = matches!(caller.0.map(|c| c.principal), Some(Principal::Service(_)));
+    let failing: Vec<String> = checks
+        .iter()
+        .filter_map(|c| c.error.as_ref().map(|e| format!("{}: {e}", c.store)))
+        .collect();
+    match (failing.is_empty(), operator) {
+        (true, false) => (StatusCode::OK, axum::Json(json!({"status": "ready"}))).into_response(),
+        (true, true) => {
+            let stores: Vec<Value> = checks
+                .iter()
+                .map(|c| json!({"store": c.store, "dialect": c.dialect, "ok": true}))
+                .collect();
+            (StatusCode::OK, axum::Json(json!({"status": "ready", "stores": stores})))
+                .into_response()
         }
-        checks
-            .push(json!({"store": name, "dialect": store.dialect().name(), "ok": result.is_ok()}));
+        (false, false) => {
+            problem(StatusCode::SERVICE_UNAVAILABLE, "Not ready", "a store does not answer")
+        }
+        (false, true) => {
+            problem(StatusCode::SERVICE_UNAVAILABLE, "A store is unavailable", &failing.join("; "))
+        }
     }
-    if failing.is_empty() {
-        (StatusCode::OK, axum::Json(json!({"status": "ok", "stores": checks}))).into_response()
-    } else {
-        problem(StatusCode::SERVICE_UNAVAILABLE, "A store is unavailable", &failing.join("; "))
+}
+
+/// Each store's answer, asked again only when the last is older than [`READY_EVERY`].
+async fn store_checks(state: &HttpState) -> Vec<StoreCheck> {
+    let now = state.engine.clock.now();
+    let mut last = state.ready.lock().await;
+    if let Some((at, checks)) = last.as_ref().filter(|(at, _)| now - *at < READY_EVERY) {
+        tracing::trace!(asked_at = %at, "readiness reused");
+        return checks.clone();
     }
+    let mut checks = Vec::new();
+    for (name, store) in &state.engine.stores {
+        let error = store.ping().await.err().map(|e| e.to_string());
+        if let Some(error) = &error {
+            tracing::warn!(store = %name, %error, "readiness: a store does not answer");
+        }
+        checks.push(StoreCheck { store: name.clone(), dialect: store.dialect().name(), error });
+    }
+    *last = Some((now, checks.clone()));
+    checks
 }
 
 /// The caller string an action sees and idempotency keys are scoped by: a service's name (as

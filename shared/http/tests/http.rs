@@ -192,6 +192,88 @@ async fn a_full_queue_answers_503_busy_and_runs_nothing() {
     assert_eq!(orders(&env).await, 2);
 }
 
+/// A store that never answers: PostgreSQL on a port nothing listens on.
+fn unreachable_store(name: &str) -> Arc<dyn jadpo_core::Store> {
+    let options = jadpo_store_postgres::PgOptions {
+        pool_size: 1,
+        connect_timeout: std::time::Duration::from_millis(500),
+        acquire_timeout: std::time::Duration::from_millis(500),
+    };
+    let url = "postgres://postgres@127.0.0.1:1/nothing";
+    let store = jadpo_store_postgres::Postgres::connect(name, url, &options);
+    Arc::new(store.unwrap_or_else(|e| panic!("{e}")))
+}
+
+/// `GET /readyz` on `state`, with a bearer credential or none: the status and the body's text.
+async fn ready(state: &HttpState, auth: Option<&str>) -> (StatusCode, String) {
+    let mut request = Request::builder().uri("/readyz");
+    if let Some(key) = auth {
+        request = request.header("authorization", format!("Bearer {key}"));
+    }
+    let request = request.body(Body::empty()).unwrap_or_else(|e| panic!("{e}"));
+    let response = router(state.clone()).oneshot(request).await.unwrap_or_else(|e| panic!("{e}"));
+    let status = response.status();
+    let bytes = axum::body::to_bytes(response.into_body(), 1 << 16).await.unwrap_or_default();
+    (status, String::from_utf8_lossy(&bytes).into_owned())
+}
+
+#[tokio::test]
+async fn liveness_touches_no_store_and_readiness_is_cached_and_tells_strangers_little() {
+    let env = Env::shop(Kind::Sqlite).await;
+    let key = key(&env).await;
+    let web = WebSettings { public_url: None, secure_cookies: true };
+    let healthy = HttpState::new(env.engine.clone(), web).unwrap_or_else(|e| panic!("{e}"));
+    // The same process (its readiness answer shared) after the warehouse's database went away.
+    let mut broken = healthy.clone();
+    broken.engine.stores.insert("warehouse".to_owned(), unreachable_store("warehouse"));
+
+    let (status, body) = ready(&healthy, None).await;
+    assert_eq!((status, body.as_str()), (StatusCode::OK, r#"{"status":"ready"}"#));
+    let live = Request::builder().uri("/healthz").body(Body::empty());
+    let live = live.unwrap_or_else(|e| panic!("{e}"));
+    let live = router(broken.clone()).oneshot(live).await;
+    let live = live.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(live.status(), StatusCode::OK, "liveness asked a store");
+
+    let (status, _) = ready(&broken, None).await;
+    assert_eq!(status, StatusCode::OK, "within the window the last answer is reused");
+    env.clock.advance(chrono::Duration::seconds(6));
+    let (status, stranger) = ready(&broken, None).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{stranger}");
+    for secret in ["warehouse", "127.0.0.1", "postgres", "onnect"] {
+        assert!(!stranger.contains(secret), "an anonymous caller was told {secret:?}: {stranger}");
+    }
+    let (status, operator) = ready(&broken, Some(&key)).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{operator}");
+    assert!(operator.contains("warehouse"), "a service key's caller is told which: {operator}");
+
+    let (status, _) = ready(&healthy, None).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "the failing answer is reused too");
+    env.clock.advance(chrono::Duration::seconds(6));
+    let (status, told) = ready(&healthy, Some(&key)).await;
+    assert_eq!(status, StatusCode::OK, "{told}");
+    assert!(told.contains(r#""store":"warehouse""#), "a service key's caller sees each: {told}");
+}
+
+#[tokio::test]
+async fn a_malformed_bearer_credential_costs_no_store_call() {
+    let mut env = Env::shop(Kind::Sqlite).await;
+    env.engine.stores.insert("main".to_owned(), unreachable_store("main"));
+    let unknown = format!("jadpo_sk_{}", "ab".repeat(32));
+    let well_formed = call(&env, "POST", "/actions/place_order", Some(&unknown), None, ORDER).await;
+    assert!(is_problem(&well_formed, StatusCode::SERVICE_UNAVAILABLE), "{}", well_formed.body);
+    for malformed in ["nonsense", "jadpo_sk_short", "jadpo_tok_zz", &"x".repeat(5000)] {
+        let refused =
+            call(&env, "POST", "/actions/place_order", Some(malformed), None, ORDER).await;
+        assert!(
+            is_problem(&refused, StatusCode::UNAUTHORIZED),
+            "{malformed:.20}: asked the store ({}): {}",
+            refused.status,
+            refused.body
+        );
+    }
+}
+
 #[tokio::test]
 async fn trace_headers_are_kept_when_well_formed_and_dropped_otherwise() {
     const PARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
