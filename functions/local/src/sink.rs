@@ -9,7 +9,9 @@
 //! tests count the requests each key saw: the last [`RECEIVED_KEPT`] requests, with the count of
 //! all of them. A long local run under load makes hundreds of thousands of calls; keeping each
 //! (twice, as JSON values) grew the process by hundreds of megabytes, so a key keeps its first
-//! request as text and the list is bounded.
+//! request as text and the list is bounded. So is everything else a caller can make it keep: the
+//! last [`KEYS_KEPT`] keys' answers per sink (an older key is then new again, as at a provider
+//! whose key window has passed), and at most [`SINKS_KEPT`] sinks (another name answers `404`).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -26,6 +28,10 @@ use jadpo_http::problem;
 
 /// How many received requests a sink lists (the oldest are dropped beyond it).
 pub const RECEIVED_KEPT: usize = 10_000;
+/// How many idempotency keys' answers a sink keeps (the oldest are forgotten beyond it).
+pub const KEYS_KEPT: usize = 200_000;
+/// How many sinks (names) the process keeps; a request naming another is refused.
+pub const SINKS_KEPT: usize = 64;
 
 #[derive(Debug, Default)]
 struct Sink {
@@ -36,6 +42,8 @@ struct Sink {
     failing: bool,
     /// Per idempotency key: the request it was first used with (as JSON text) and the answer.
     answered: BTreeMap<String, (String, Value)>,
+    /// The keys of `answered`, oldest first, to forget the oldest beyond [`KEYS_KEPT`].
+    key_order: VecDeque<String>,
     /// How many requests were acted on (a repeat under a used key is not).
     acted: usize,
 }
@@ -45,25 +53,30 @@ struct Sink {
 pub struct Sinks(Arc<Mutex<BTreeMap<String, Sink>>>);
 
 impl Sinks {
-    fn with<T>(&self, name: &str, f: impl FnOnce(&mut Sink) -> T) -> T {
+    /// Runs `f` on the sink `name`, made on first use; `None` when that would be one sink more
+    /// than [`SINKS_KEPT`].
+    fn with<T>(&self, name: &str, f: impl FnOnce(&mut Sink) -> T) -> Option<T> {
         let mut all = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        f(all.entry(name.to_owned()).or_default())
+        if !all.contains_key(name) && all.len() >= SINKS_KEPT {
+            return None;
+        }
+        Some(f(all.entry(name.to_owned()).or_default()))
     }
 
-    /// Makes `name` answer `503` (or stop doing so).
-    pub fn set_failing(&self, name: &str, failing: bool) {
-        self.with(name, |s| s.failing = failing);
+    /// Makes `name` answer `503` (or stop doing so); whether there is (now) such a sink.
+    pub fn set_failing(&self, name: &str, failing: bool) -> bool {
+        self.with(name, |s| s.failing = failing).is_some()
     }
 
     /// What `name` received: `{"idempotency_key", "body"}` per request, in order (the last
     /// [`RECEIVED_KEPT`]).
     pub fn received(&self, name: &str) -> Vec<Value> {
-        self.with(name, |s| s.received.iter().cloned().collect())
+        self.with(name, |s| s.received.iter().cloned().collect()).unwrap_or_default()
     }
 
     /// How many requests `name` received in all, and under how many keys it acted.
     pub fn counts(&self, name: &str) -> (usize, usize) {
-        self.with(name, |s| (s.total, s.answered.len()))
+        self.with(name, |s| (s.total, s.answered.len())).unwrap_or_default()
     }
 }
 
@@ -92,7 +105,8 @@ async fn receive(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    if sinks.with(&name, |s| s.failing) {
+    let Some(failing) = sinks.with(&name, |s| s.failing) else { return too_many(&name) };
+    if failing {
         return problem(
             StatusCode::SERVICE_UNAVAILABLE,
             "Sink failing",
@@ -105,7 +119,9 @@ async fn receive(
         // A sign-in mail: where a person running the local process looks for it.
         println!("mail to {}: sign in at {link} or with code {code}", body["to"]);
     }
-    let answer = sinks.with(&name, |s| record(s, &name, key, body));
+    let Some(answer) = sinks.with(&name, |s| record(s, &name, key, body)) else {
+        return too_many(&name);
+    };
     match answer {
         Ok(answer) => (StatusCode::OK, axum::Json(answer)).into_response(),
         Err(key) => problem(
@@ -114,6 +130,14 @@ async fn receive(
             &format!("key {key:?} was used with another request"),
         ),
     }
+}
+
+fn too_many(name: &str) -> Response {
+    problem(
+        StatusCode::NOT_FOUND,
+        "No such sink",
+        &format!("the local process keeps at most {SINKS_KEPT} sinks; {name:?} would be one more"),
+    )
 }
 
 /// Lists a request (dropping the oldest beyond [`RECEIVED_KEPT`]) and answers it.
@@ -138,12 +162,21 @@ fn answer(s: &mut Sink, name: &str, key: Option<String>, body: &Value) -> Result
     s.acted += 1;
     let answer = json!({"received": s.total, "id": format!("{name}-{}", s.acted)});
     if let Some(key) = key {
+        if s.key_order.len() == KEYS_KEPT {
+            if let Some(oldest) = s.key_order.pop_front() {
+                s.answered.remove(&oldest);
+            }
+        }
+        s.key_order.push_back(key.clone());
         s.answered.insert(key, (text, answer.clone()));
     }
     Ok(answer)
 }
 
 async fn list(State(sinks): State<Sinks>, Path(name): Path<String>) -> Response {
+    if sinks.with(&name, |_| ()).is_none() {
+        return too_many(&name);
+    }
     let (total, keys) = sinks.counts(&name);
     let received = sinks.received(&name);
     axum::Json(json!({"received": received, "total": total, "keys": keys})).into_response()
@@ -152,7 +185,9 @@ async fn list(State(sinks): State<Sinks>, Path(name): Path<String>) -> Response 
 async fn set_mode(State(sinks): State<Sinks>, Path(name): Path<String>, body: Bytes) -> Response {
     match serde_json::from_slice::<Value>(&body).ok().and_then(|v| v["fail"].as_bool()) {
         Some(fail) => {
-            sinks.with(&name, |s| s.failing = fail);
+            if !sinks.set_failing(&name, fail) {
+                return too_many(&name);
+            }
             axum::Json(json!({"sink": name, "fail": fail})).into_response()
         }
         None => problem(
@@ -187,5 +222,30 @@ mod tests {
         let other = record(&mut s, "pay", Some("k0".into()), json!({"n": 1}));
         assert_eq!(other, Err("k0".to_owned()));
         assert_eq!(s.answered.len(), RECEIVED_KEPT + 5);
+    }
+
+    #[test]
+    fn a_sink_forgets_its_oldest_keys_beyond_the_bound() {
+        let mut s = Sink::default();
+        for n in 0..KEYS_KEPT + 3 {
+            let answered = record(&mut s, "pay", Some(format!("k{n}")), json!({"n": n}));
+            assert!(answered.is_ok(), "{n}");
+        }
+        assert_eq!((s.answered.len(), s.key_order.len()), (KEYS_KEPT, KEYS_KEPT));
+        // k0 was forgotten: another request under it is new again, where k5 is still refused.
+        assert!(record(&mut s, "pay", Some("k0".into()), json!({"other": true})).is_ok());
+        let kept = record(&mut s, "pay", Some("k5".into()), json!({"other": true}));
+        assert_eq!(kept, Err("k5".to_owned()));
+    }
+
+    #[test]
+    fn the_process_keeps_a_bounded_number_of_sinks() {
+        let sinks = Sinks::default();
+        for n in 0..SINKS_KEPT {
+            assert!(sinks.set_failing(&format!("s{n}"), false), "sink {n}");
+        }
+        assert!(!sinks.set_failing("one-more", true), "a sink beyond the bound was made");
+        assert_eq!(sinks.counts("one-more"), (0, 0));
+        assert!(sinks.set_failing("s0", true), "an existing sink still answers");
     }
 }

@@ -70,6 +70,18 @@ async fn an_order_placed_over_http_reaches_the_warehouse_and_ctrl_c_stops_cleanl
         assert!(Instant::now() < deadline, "the receipt never reached the mailer sink: {sink}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    // The sinks a caller can make are bounded: past the limit another name answers 404.
+    for n in 0..jadpo_local::sink::SINKS_KEPT {
+        let get = format!("GET /sink/extra{n} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        let _ = http(port, &get);
+    }
+    let refused = http(port, "GET /sink/one-more HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    assert!(
+        refused.starts_with("HTTP/1.1 404") && refused.contains("at most 64 sinks"),
+        "{refused}"
+    );
+    let kept = http(port, "GET /sink/mailer HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    assert!(kept.starts_with("HTTP/1.1 200"), "an existing sink still answers: {kept}");
     // The schedule loop stored the shop's schedule at its first tick; housekeeping ran a pass at
     // start in each store.
     let stored = "SELECT count(*) AS n FROM jadpo_schedules WHERE name = 'sales_summary'";
