@@ -17,7 +17,8 @@
 //! whose commit has not returned yet, and will return `Ok` unless the sync itself fails — then
 //! every member of the group gets the error). Statements outside a transaction
 //! (`query_once`, `execute_once`, migrations) commit any open group first, so they never read or
-//! join unsynced work.
+//! join unsynced work — except an advisory write (a relay mark), which needs no sync of its own:
+//! it joins the open group and returns at once, and the group's `COMMIT` carries it.
 
 use std::ops::{Deref, DerefMut};
 use std::sync::{Arc, OnceLock};
@@ -113,6 +114,11 @@ impl Conn {
             let _ = self.conn.execute_batch(&undo);
         }
         self.settle();
+    }
+
+    /// Whether a group is open: members wait for its `COMMIT`, which one of them will make.
+    pub(crate) fn group_open(&mut self) -> bool {
+        self.check_alive() && self.group.is_some()
     }
 
     /// Commits the open group, if any, so that what follows runs outside every member.

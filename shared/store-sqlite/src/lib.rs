@@ -200,8 +200,13 @@ impl TransactionalStore for Sqlite {
 
     /// Commits without syncing the WAL (`synchronous=NORMAL` for this statement only): the next
     /// synced commit's sync covers it; a crash before then may lose it, never corrupts the file.
+    /// With a group open (transactions waiting for its `COMMIT`), the write joins it instead and
+    /// returns at once: the group's sync covers it.
     async fn execute_advisory(&self, sql: &str, params: &[SqlValue]) -> Result<u64, StoreError> {
-        let conn = group::idle(&self.conn).await;
+        let mut conn = Arc::clone(&self.conn).lock_owned().await;
+        if conn.group_open() {
+            return tx::execute(&conn, sql, params);
+        }
         conn.execute_batch("PRAGMA synchronous = NORMAL").map_err(error::translate)?;
         let changed = tx::execute(&conn, sql, params);
         conn.execute_batch("PRAGMA synchronous = FULL").map_err(error::translate)?;

@@ -153,3 +153,28 @@ async fn a_statement_outside_a_transaction_commits_the_open_group_first() {
     assert_eq!(reader.await.unwrap_or_else(|e| panic!("{e}")), 1);
     assert_eq!(committed(&dir).await, ["a"]);
 }
+
+#[tokio::test]
+async fn an_advisory_write_joins_the_open_group_instead_of_committing_it() {
+    let (dir, store) = fresh().await;
+    let mut a = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
+    insert(a.as_mut(), "a").await;
+    let advisory = tokio::spawn({
+        let (store, path) = (Arc::clone(&store), dir.path().join("main.db"));
+        async move {
+            let mark = "INSERT INTO items (id) VALUES ($1)";
+            let wrote = store.execute_advisory(mark, &[SqlValue::from("mark")]).await;
+            assert_eq!(wrote.unwrap_or_else(|e| panic!("{e}")), 1);
+            // Right after it returns, before A takes the connection back: nothing is committed
+            // yet, so the mark did not commit A's group, it joined it.
+            let other = open(&path, Duration::from_millis(500));
+            let rows = other.query_once("SELECT count(*) AS n FROM items", &[]).await;
+            rows.unwrap_or_else(|e| panic!("{e}"))[0].get_i64("n").unwrap_or_default()
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    a.commit().await.unwrap_or_else(|e| panic!("{e}"));
+    let seen = advisory.await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(seen, 0, "the advisory write committed the group it should have joined");
+    assert_eq!(committed(&dir).await, ["a", "mark"], "the mark landed with the group's commit");
+}
