@@ -174,12 +174,14 @@ fn answer(s: &mut Sink, name: &str, key: Option<String>, body: &Value) -> Result
 }
 
 async fn list(State(sinks): State<Sinks>, Path(name): Path<String>) -> Response {
-    if sinks.with(&name, |_| ()).is_none() {
-        return too_many(&name);
+    let listed = sinks.with(
+        &name,
+        |s| json!({"received": s.received, "total": s.total, "keys": s.answered.len()}),
+    );
+    match listed {
+        Some(listed) => axum::Json(listed).into_response(),
+        None => too_many(&name),
     }
-    let (total, keys) = sinks.counts(&name);
-    let received = sinks.received(&name);
-    axum::Json(json!({"received": received, "total": total, "keys": keys})).into_response()
 }
 
 async fn set_mode(State(sinks): State<Sinks>, Path(name): Path<String>, body: Bytes) -> Response {

@@ -204,8 +204,7 @@ async fn readyz(State(state): State<HttpState>, caller: MaybeCaller) -> Response
 async fn store_checks(state: &HttpState) -> Vec<StoreCheck> {
     let now = state.engine.clock.now();
     let mut last = state.ready.lock().await;
-    if let Some((at, checks)) = last.as_ref().filter(|(at, _)| now - *at < READY_EVERY) {
-        tracing::trace!(asked_at = %at, "readiness reused");
+    if let Some((_, checks)) = last.as_ref().filter(|(at, _)| now - *at < READY_EVERY) {
         return checks.clone();
     }
     let mut checks = Vec::new();

@@ -28,10 +28,12 @@ pub(crate) fn checked(
 fn valid_traceparent(value: &str) -> bool {
     let Some(head) = value.get(..55) else { return false };
     let rest = &value[55..];
-    let version_ok = head.starts_with("00") && rest.is_empty()
-        || !head.starts_with("00")
-            && !head.starts_with("ff")
-            && (rest.is_empty() || rest.starts_with('-'));
+    // Version 00 is exactly 55 characters; a later one may append `-`-separated fields.
+    let version_ok = if head.starts_with("00") {
+        rest.is_empty()
+    } else {
+        !head.starts_with("ff") && (rest.is_empty() || rest.starts_with('-'))
+    };
     let fields: Vec<&str> = head.split('-').collect();
     let hex = |s: &str, len: usize| {
         s.len() == len && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))

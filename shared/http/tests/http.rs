@@ -60,6 +60,18 @@ async fn call_with(
 ) -> Call {
     let web = WebSettings { public_url: Some("https://shop.test".into()), secure_cookies: true };
     let state = HttpState::new(env.engine.clone(), web).unwrap_or_else(|e| panic!("{e}"));
+    send(&state, method, path, (auth, idem), headers, body).await
+}
+
+/// One request to the router over `state`, with a bearer key and an Idempotency-Key if given.
+async fn send(
+    state: &HttpState,
+    method: &str,
+    path: &str,
+    (auth, idem): (Option<&str>, Option<&str>),
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Call {
     let mut request =
         Request::builder().method(method).uri(path).header("content-type", "application/json");
     if let Some(key) = auth {
@@ -72,7 +84,8 @@ async fn call_with(
         request = request.header(*name, *value);
     }
     let request = request.body(Body::from(body.to_owned())).unwrap_or_else(|e| panic!("{e}"));
-    let response = router(state).oneshot(request).await.unwrap_or_else(|e| panic!("{e}"));
+    let response = router(state.clone()).oneshot(request).await;
+    let response = response.unwrap_or_else(|e| panic!("{e}"));
     let status = response.status();
     let headers = response.headers().clone();
     let bytes = axum::body::to_bytes(response.into_body(), 1 << 20).await.unwrap_or_default();
@@ -206,15 +219,8 @@ fn unreachable_store(name: &str) -> Arc<dyn jadpo_core::Store> {
 
 /// `GET /readyz` on `state`, with a bearer credential or none: the status and the body's text.
 async fn ready(state: &HttpState, auth: Option<&str>) -> (StatusCode, String) {
-    let mut request = Request::builder().uri("/readyz");
-    if let Some(key) = auth {
-        request = request.header("authorization", format!("Bearer {key}"));
-    }
-    let request = request.body(Body::empty()).unwrap_or_else(|e| panic!("{e}"));
-    let response = router(state.clone()).oneshot(request).await.unwrap_or_else(|e| panic!("{e}"));
-    let status = response.status();
-    let bytes = axum::body::to_bytes(response.into_body(), 1 << 16).await.unwrap_or_default();
-    (status, String::from_utf8_lossy(&bytes).into_owned())
+    let answer = send(state, "GET", "/readyz", (auth, None), &[], "").await;
+    (answer.status, answer.body.to_string())
 }
 
 #[tokio::test]
@@ -229,11 +235,8 @@ async fn liveness_touches_no_store_and_readiness_is_cached_and_tells_strangers_l
 
     let (status, body) = ready(&healthy, None).await;
     assert_eq!((status, body.as_str()), (StatusCode::OK, r#"{"status":"ready"}"#));
-    let live = Request::builder().uri("/healthz").body(Body::empty());
-    let live = live.unwrap_or_else(|e| panic!("{e}"));
-    let live = router(broken.clone()).oneshot(live).await;
-    let live = live.unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(live.status(), StatusCode::OK, "liveness asked a store");
+    let live = send(&broken, "GET", "/healthz", (None, None), &[], "").await;
+    assert_eq!(live.status, StatusCode::OK, "liveness asked a store");
 
     let (status, _) = ready(&broken, None).await;
     assert_eq!(status, StatusCode::OK, "within the window the last answer is reused");

@@ -20,7 +20,7 @@
 //! join unsynced work — except an advisory write (a relay mark), which needs no sync of its own:
 //! it joins the open group and returns at once, and the group's `COMMIT` carries it.
 
-use std::ops::{Deref, DerefMut};
+use std::ops::Deref;
 use std::sync::{Arc, OnceLock};
 
 use jadpo_core::{StoreError, StoreErrorKind};
@@ -63,12 +63,6 @@ impl Deref for Conn {
     }
 }
 
-impl DerefMut for Conn {
-    fn deref_mut(&mut self) -> &mut Connection {
-        &mut self.conn
-    }
-}
-
 impl Conn {
     pub(crate) fn new(conn: Connection) -> Shared {
         Arc::new(Mutex::new(Self { conn, group: None, pending: 0 }))
@@ -80,14 +74,13 @@ impl Conn {
         self.check_alive();
         if self.group.is_none() {
             self.conn.execute_batch("BEGIN IMMEDIATE").map_err(translate)?;
-            self.group = Some(Arc::default());
         }
+        let group = Arc::clone(self.group.get_or_insert_with(Arc::default));
         if let Err(e) = self.conn.execute_batch(&format!("SAVEPOINT {MEMBER}")) {
             self.settle();
             return Err(translate(e));
         }
-        let group = self.group.as_ref().map(Arc::clone);
-        group.ok_or_else(|| StoreError::new(StoreErrorKind::Internal, "sqlite: no open group"))
+        Ok(group)
     }
 
     /// Keeps the member's work for the group's `COMMIT`.
@@ -141,16 +134,15 @@ impl Conn {
         if let Some(result) = group.result() {
             return result;
         }
-        let ours = self.group.as_deref().is_some_and(|open| std::ptr::eq(open, group));
-        if ours {
+        if self.group.as_deref().is_some_and(|open| std::ptr::eq(open, group)) {
             self.commit_open();
-        } else {
-            let _ = group.outcome.set(Err((
-                StoreErrorKind::Internal,
-                "sqlite: a transaction's group ended without an outcome".to_owned(),
-            )));
         }
-        group.result().unwrap_or_else(|| Err(lost("no outcome recorded")))
+        group.result().unwrap_or_else(|| {
+            Err(StoreError::new(
+                StoreErrorKind::Internal,
+                "sqlite: a group ended without an outcome",
+            ))
+        })
     }
 
     /// Ends a group nobody waits for (its members all rolled back).

@@ -203,7 +203,7 @@ impl TransactionalStore for Sqlite {
     /// With a group open (transactions waiting for its `COMMIT`), the write joins it instead and
     /// returns at once: the group's sync covers it.
     async fn execute_advisory(&self, sql: &str, params: &[SqlValue]) -> Result<u64, StoreError> {
-        let mut conn = Arc::clone(&self.conn).lock_owned().await;
+        let mut conn = self.conn.lock().await;
         if conn.group_open() {
             return tx::execute(&conn, sql, params);
         }

@@ -304,13 +304,8 @@ pub async fn relay_commands(p: &Engine) -> Result<usize, StoreError> {
     let mut sent = 0;
     for (name, store) in &p.stores {
         let now = p.clock.now();
-        let ids = store
-            .commands_claim_due(
-                now,
-                jadpo_core::clock::before(now, p.settings.redelivery_after),
-                p.settings.relay_batch,
-            )
-            .await?;
+        let lost_before = jadpo_core::clock::before(now, p.settings.redelivery_after);
+        let ids = store.commands_claim_due(now, lost_before, p.settings.relay_batch).await?;
         for chunk in ids.chunks(p.queue.max_batch().max(1)) {
             let messages: Vec<QueueMessage> =
                 chunk.iter().enumerate().map(|(i, id)| command_message(name, i, id)).collect();
