@@ -2,7 +2,7 @@
 .DEFAULT_GOAL := help
 CARGO ?= cargo
 
-.PHONY: help run test lint lint-infra fmt bench bench-peers build tools prereqs
+.PHONY: help run test lint lint-infra fmt fuzz bench bench-peers build tools prereqs
 
 # The deployment tools live in a project-local virtualenv; its bin comes first on PATH so that
 # cargo-lambda finds its zig (`python3 -m ziglang`).
@@ -30,9 +30,16 @@ lint: ## rustfmt check, clippy with warnings denied, and the layering of core an
 tools: ## Install cargo-lambda, cfn-lint and the SAM CLI into ./.venv-tools when missing
 	@scripts/tools-prereqs.sh
 
-lint-infra: tools ## Lint and validate infra/template.yaml offline (cfn-lint, sam validate)
+lint-infra: tools ## Lint and validate infra/template.yaml offline (cfn-lint, sam validate, its privilege/secret/load checks)
 	$(TOOLS)/cfn-lint infra/template.yaml
 	SAM_CLI_TELEMETRY=0 $(TOOLS)/sam validate --region us-east-1 --template-file infra/template.yaml
+	$(TOOLS)/python infra/check-template.py infra/template.yaml
+
+fuzz: prereqs ## Property-based fuzzing of every parser with more cases than `make test` (CASES=20000 by default)
+	PROPTEST_CASES=$(or $(CASES),20000) $(CARGO) test --release -p jadpo-http --test fuzz --lib
+	PROPTEST_CASES=$(or $(CASES),20000) $(CARGO) test --release -p jadpo-lambda --test fuzz
+	PROPTEST_CASES=$(or $(CASES),20000) $(CARGO) test --release -p jadpo-core --lib arbitrary
+	PROPTEST_CASES=$(or $(CASES),20000) $(CARGO) test --release -p jadpo-cli --bin jadpo arbitrary
 
 fmt: ## Format the code
 	$(CARGO) fmt --all

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Checks the layering of jadpo-core, jadpo-engine and jadpo-store-sql (run by `make lint`).
+"""Checks the layering of jadpo-core, jadpo-engine and jadpo-store-sql (run by `make lint`),
+and that no HTTP edge can reach an operator verb.
 
 Each crate's top-level modules (a file or folder under src/) may reference, through `crate::`,
 only the modules its rule allows, and no two modules of a crate may reference each other in a
@@ -112,8 +113,32 @@ def circles(refs):
     return out
 
 
-def check(root):
+# Operators act through `jadpo` with a database role, never over HTTP. Every operator verb takes
+# an `Operator` (jadpo_engine::operator), which only `Operator::new` makes: code that serves HTTP
+# never names it, so no route can call a verb. jadpo-local's main.rs is left out: it issues the
+# local key as an operator at start, before it serves anything.
+HTTP_EDGES = ["shared/http/src", "functions/commit/src", "functions/local/src"]
+HTTP_EDGE_EXEMPT = ["functions/local/src/main.rs"]
+
+
+def operator_over_http(root):
     problems = []
+    for edge in HTTP_EDGES:
+        for folder, _, files in os.walk(os.path.join(root, edge)):
+            for f in sorted(files):
+                path = os.path.join(folder, f)
+                rel = os.path.relpath(path, root)
+                if not f.endswith(".rs") or rel in HTTP_EDGE_EXEMPT:
+                    continue
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    for n, line in enumerate(fh, 1):
+                        if re.search(r"\bOperator\b|\boperator::", line.split("//")[0]):
+                            problems.append(f"{rel}:{n}: an HTTP edge names an operator verb's Operator")
+    return problems
+
+
+def check(root):
+    problems = operator_over_http(root)
     for crate, rules in RULES.items():
         src = os.path.join(root, crate)
         mods = modules(src)

@@ -5,10 +5,15 @@
 set -euo pipefail
 
 venv=.venv-tools
-if [ -x "$venv/bin/cargo-lambda" ] && [ -x "$venv/bin/cfn-lint" ] && [ -x "$venv/bin/sam" ]; then
+# Exact versions: a deployment tool that changes under the project changes what `make build`
+# produces and what `make lint-infra` accepts. Raise them deliberately, here.
+pins=(cargo-lambda==1.9.2 cfn-lint==1.58.0 aws-sam-cli==1.170.0)
+stamp="$venv/.pins"
+if [ -x "$venv/bin/cargo-lambda" ] && [ -x "$venv/bin/cfn-lint" ] && [ -x "$venv/bin/sam" ] \
+  && [ "$(cat "$stamp" 2>/dev/null)" = "${pins[*]}" ]; then
   exit 0
 fi
-echo "tools-prereqs: installing cargo-lambda, cfn-lint and aws-sam-cli into $venv"
+echo "tools-prereqs: installing ${pins[*]} into $venv"
 python3 -m venv "$venv"
-"$venv/bin/pip" install --quiet --disable-pip-version-check \
-  "cargo-lambda>=1.8,<2" "cfn-lint>=1,<2" "aws-sam-cli>=1.140,<2"
+"$venv/bin/pip" install --quiet --disable-pip-version-check "${pins[@]}"
+echo "${pins[*]}" > "$stamp"

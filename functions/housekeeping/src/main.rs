@@ -4,7 +4,7 @@
 
 use std::process::ExitCode;
 
-use jadpo_lambda::{deployed_engine, exit_code};
+use jadpo_lambda::{exit_code, scheduled_engine};
 use jadpo_runtime::passes::{housekeeping_pass, lease_owner};
 use jadpo_runtime::telemetry;
 use lambda_runtime::{Error, LambdaEvent, service_fn};
@@ -19,7 +19,7 @@ async fn main() -> ExitCode {
 }
 
 async fn run() -> Result<(), Error> {
-    let engine = deployed_engine(jadpo_app::application()?).await?;
+    let engine = scheduled_engine(jadpo_app::application()?).await?;
     let engine = &engine;
     let owner = lease_owner("housekeeping");
     let owner = owner.as_str();

@@ -5,7 +5,7 @@
 //! `DATABASE_URL_<STORE>` point them elsewhere, PostgreSQL included). On start it migrates every
 //! store, issues a local service key (scoped to the application's actions, runs and Sessions)
 //! and prints a curl line to try; it serves HTTP on
-//! `JADPO_LISTEN` (default `127.0.0.1:3000`). Ctrl-C or `SIGTERM` stops accepting requests, then
+//! `JADPO_LISTEN` (default `127.0.0.1:3000`; port 0 takes any free port, printed at start). Ctrl-C or `SIGTERM` stops accepting requests, then
 //! drains the deliveries already queued and closes the stores before exiting.
 
 use std::path::Path;
@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::Context;
+use jadpo_core::SystemClock;
 use jadpo_core::model::service_key::{IssuedKey, Scopes};
 use jadpo_engine::keys::KeyOps;
 use jadpo_engine::operator::Operator;
@@ -22,6 +23,7 @@ use jadpo_local::loops::{Inbox, delivery_loop, housekeeping_loop, relay_loop, sc
 use jadpo_local::page;
 use jadpo_local::queue::InProcessQueue;
 use jadpo_local::sink::{self, Sinks};
+use jadpo_runtime::config::Vars;
 use jadpo_runtime::{Config, Mode, Wiring, migrate_all, telemetry};
 use tokio::sync::watch;
 
@@ -33,7 +35,8 @@ async fn main() -> anyhow::Result<()> {
         .context("cannot listen for Ctrl-C and SIGTERM")?;
     let app =
         Arc::new(jadpo_app::application().context("the application's declaration is invalid")?);
-    let wiring = Wiring::from_env(Arc::clone(&app), Mode::Local(Path::new(".jadpo")))?;
+    let (config, listener) = bound(&app, std::env::vars().collect()).await?;
+    let wiring = Wiring::new(Arc::clone(&app), config, Arc::new(SystemClock))?;
     let (config, stores) = (&wiring.config, &wiring.stores);
     migrate_all(&app, stores).await.context("migrating the stores")?;
     let (queue, rx, backlog) = InProcessQueue::counted();
@@ -42,9 +45,6 @@ async fn main() -> anyhow::Result<()> {
         stores.get(app.services_store()).context("the services' store is not configured")?,
     );
     let key = local_key(&engine, keys.as_ref()).await?;
-    let listener = tokio::net::TcpListener::bind(config.listen)
-        .await
-        .with_context(|| format!("cannot listen on {} (set JADPO_LISTEN)", config.listen))?;
     let public_url = public_url(config);
     print_banner(config, &key, keys.name(), &public_url);
 
@@ -126,6 +126,26 @@ async fn local_key(
     let scopes = Scopes::parse(&scopes)?;
     let operator = Operator::new("jadpo-local")?;
     Ok(KeyOps::new(engine).issue("local", None, &scopes, &operator).await?)
+}
+
+/// The configuration and the listener bound to its address. `JADPO_LISTEN` may name port 0 (any
+/// free port, as tests and scripts ask): the configuration is then read again with the port
+/// bound, so that the banner, the public URL and the local sink's connection URLs all name it.
+async fn bound(
+    app: &jadpo_core::app::Application,
+    mut vars: Vars,
+) -> anyhow::Result<(Config, tokio::net::TcpListener)> {
+    let mode = Mode::Local(Path::new(".jadpo"));
+    let config = Config::from_vars(app, &vars, mode)?;
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .with_context(|| format!("cannot listen on {} (set JADPO_LISTEN)", config.listen))?;
+    let addr = listener.local_addr().context("the listener has no address")?;
+    if addr == config.listen {
+        return Ok((config, listener));
+    }
+    vars.insert("JADPO_LISTEN".to_owned(), addr.to_string());
+    Ok((Config::from_vars(app, &vars, mode)?, listener))
 }
 
 /// Where people reach this server: mailed sign-in links point there, and it is the passkeys'

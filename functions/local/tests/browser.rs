@@ -146,9 +146,9 @@ fn mailed_code(port: u16) -> String {
 #[test]
 fn a_person_adds_a_passkey_in_a_real_browser_and_signs_in_with_it() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let port = free_port();
-    let mut local = start_local(dir.path(), port);
-    read_key(&mut local.0);
+    let mut local = start_local(dir.path());
+    let port = local.port;
+    read_key(&mut local);
     let (_driver, driver_port) = chromedriver();
     let args = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"];
     let capabilities = json!({"capabilities": {"alwaysMatch": {

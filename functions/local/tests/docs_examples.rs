@@ -8,7 +8,7 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::{free_port, read_key, start_local};
+use common::{read_key, start_local};
 
 /// One documented example: where, the command, and the status it documents.
 struct Example {
@@ -81,9 +81,9 @@ fn run(example: &Example, port: u16, key: &str) -> u16 {
 #[test]
 fn the_readme_and_http_docs_curl_examples_answer_as_documented() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let port = free_port();
-    let mut local = start_local(dir.path(), port);
-    let key = read_key(&mut local.0);
+    let mut local = start_local(dir.path());
+    let port = local.port;
+    let key = read_key(&mut local);
     let all: Vec<Example> = ["README.md", "docs/http.md"].into_iter().flat_map(examples).collect();
     assert!(all.len() >= 6, "the docs' curl examples were not found: {}", all.len());
     let mut wrong = Vec::new();

@@ -8,7 +8,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{free_port, http, read_key, start_local};
+use common::{http, read_key, start_local};
 use jadpo_core::{SystemClock, TransactionalStore};
 use jadpo_store_sqlite::{Sqlite, SqliteLocation, SqliteOptions};
 
@@ -40,9 +40,9 @@ async fn reservations(dir: &std::path::Path) -> i64 {
 #[tokio::test]
 async fn an_order_placed_over_http_reaches_the_warehouse_and_ctrl_c_stops_cleanly() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let port = free_port();
-    let mut running = start_local(dir.path(), port);
-    let key = read_key(&mut running.0);
+    let mut running = start_local(dir.path());
+    let port = running.port;
+    let key = read_key(&mut running);
     let response = post_order(port, &key);
     assert!(response.starts_with("HTTP/1.1 201"), "{response}");
     let unauthorized = post_order(port, "jadpo_sk_nope");
@@ -98,13 +98,13 @@ async fn an_order_placed_over_http_reaches_the_warehouse_and_ctrl_c_stops_cleanl
 }
 
 /// Asks `running` to stop with `signal` and waits until it has exited cleanly.
-async fn stop_with(running: &mut common::Running, signal: &str) {
-    let pid = running.0.id().to_string();
+async fn stop_with(running: &mut common::Local, signal: &str) {
+    let pid = running.child.id().to_string();
     let sent = Command::new("kill").args([signal, &pid]).status();
     assert!(sent.is_ok_and(|s| s.success()));
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        if let Ok(Some(status)) = running.0.try_wait() {
+        if let Ok(Some(status)) = running.child.try_wait() {
             assert!(status.success(), "jadpo-local exited with {status} on {signal}");
             return;
         }
@@ -119,10 +119,10 @@ async fn stop_with(running: &mut common::Running, signal: &str) {
 #[tokio::test]
 async fn sigterm_stops_cleanly_and_leaves_no_write_ahead_log() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let port = free_port();
-    let mut running = common::start_local_logged(dir.path(), port);
-    let key = read_key(&mut running.0);
-    let mut log = running.0.stderr.take().unwrap_or_else(|| panic!("no stderr"));
+    let mut running = common::start_local_logged(dir.path());
+    let port = running.port;
+    let key = read_key(&mut running);
+    let mut log = running.child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
     let logged = std::thread::spawn(move || {
         let mut text = String::new();
         let _ = std::io::Read::read_to_string(&mut log, &mut text);
@@ -149,14 +149,11 @@ async fn sigterm_stops_cleanly_and_leaves_no_write_ahead_log() {
 /// The start-up hints name the database the process actually uses, not the default path.
 #[tokio::test]
 async fn the_start_up_hints_name_the_stores_it_uses() {
-    use std::io::BufRead;
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let port = free_port();
     let elsewhere = "sqlite://./elsewhere.db";
-    let mut running = common::start_local_with(dir.path(), port, &[("DATABASE_URL", elsewhere)]);
-    let stdout = running.0.stdout.take().unwrap_or_else(|| panic!("no stdout"));
-    let hints: Vec<String> = std::io::BufReader::new(stdout)
-        .lines()
+    let mut running = common::start_local_with(dir.path(), &[("DATABASE_URL", elsewhere)]);
+    let hints: Vec<String> = running
+        .stdout()
         .map_while(Result::ok)
         .take_while(|l| !l.starts_with("Ctrl-C"))
         .filter(|l| l.contains("DATABASE_URL="))
@@ -175,10 +172,10 @@ async fn the_start_up_hints_name_the_stores_it_uses() {
 async fn a_failed_delivery_attempt_is_logged() {
     use std::io::BufRead;
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let port = free_port();
-    let mut running = common::start_local_logged(dir.path(), port);
-    let key = read_key(&mut running.0);
-    let stderr = running.0.stderr.take().unwrap_or_else(|| panic!("no stderr"));
+    let mut running = common::start_local_logged(dir.path());
+    let port = running.port;
+    let key = read_key(&mut running);
+    let stderr = running.child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
     let (lines, log) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
@@ -220,7 +217,7 @@ fn an_unknown_log_format_is_refused() {
     let out = Command::new(env!("CARGO_BIN_EXE_jadpo-local"))
         .current_dir(dir.path())
         .env("JADPO_LOG_FORMAT", "jsno")
-        .env("JADPO_LISTEN", format!("127.0.0.1:{}", free_port()))
+        .env("JADPO_LISTEN", "127.0.0.1:0")
         .output()
         .unwrap_or_else(|e| panic!("{e}"));
     let said = String::from_utf8_lossy(&out.stderr);

@@ -108,3 +108,63 @@ async fn main() -> std::process::ExitCode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The command line itself: clap's own consistency checks, and arbitrary argument lists
+    //! (property-based) — every verb and flag `jadpo` knows, mixed with arbitrary words and
+    //! values — parse or are refused with clap's message; none panics.
+
+    use clap::{CommandFactory, Parser};
+    use proptest::prelude::*;
+
+    use super::Cli;
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    /// Every subcommand name and long flag, at any depth.
+    fn vocabulary(command: &clap::Command, out: &mut Vec<String>) {
+        for arg in command.get_arguments() {
+            if let Some(long) = arg.get_long() {
+                out.push(format!("--{long}"));
+            }
+        }
+        for sub in command.get_subcommands() {
+            out.push(sub.get_name().to_owned());
+            vocabulary(sub, out);
+        }
+    }
+
+    fn word(known: Vec<String>) -> impl Strategy<Value = String> {
+        prop_oneof![
+            3 => prop::sample::select(known),
+            1 => "-{0,2}[a-z-]{0,12}",
+            1 => "[0-9-]{1,12}",
+            1 => ".{0,24}",
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(2_000),
+            ..ProptestConfig::default()
+        })]
+
+        #[test]
+        fn arbitrary_arguments_parse_or_are_refused(
+            args in {
+                let mut known = Vec::new();
+                vocabulary(&Cli::command(), &mut known);
+                prop::collection::vec(word(known), 0..7)
+            }
+        ) {
+            let parsed = Cli::try_parse_from(std::iter::once("jadpo".to_owned()).chain(args.clone()));
+            if let Err(e) = parsed {
+                prop_assert!(!e.to_string().is_empty(), "{args:?}: an empty refusal");
+            }
+        }
+    }
+}

@@ -336,6 +336,7 @@ async fn breakers_are_listed_and_forced_by_a_named_operator() {
     )
     .await
     .unwrap_or_else(|e| panic!("{e}"));
+    assert!(!actions.is_empty(), "no operator action recorded");
     assert!(actions.iter().all(|a| a.operator == "ann" && a.db_role == "none (sqlite)"));
     let mut seen: Vec<_> = actions.iter().map(|a| a.action.as_str()).collect();
     seen.sort_unstable();

@@ -69,7 +69,8 @@ async fn operators_pause_resume_and_trigger_and_each_action_is_recorded() {
         ]
     );
     // The trigger's event waits for the relay: one pending delivery to summarize_sales.
-    let pending = store.schedule_runs(Some("sales_summary"), 10).await.unwrap_or_default();
+    let pending =
+        store.schedule_runs(Some("sales_summary"), 10).await.unwrap_or_else(|e| panic!("{e}"));
     assert!(pending[0].outbox_id.is_some());
 }
 
@@ -92,6 +93,8 @@ async fn an_operator_without_a_name_is_refused_and_nothing_changes() {
     assert!(text(&out).contains("--operator"), "{}", text(&out));
     assert!(text(&out).contains("account has no name"), "{}", text(&out));
     let store = db.store();
-    assert!(store.operator_actions(None, None, 10).await.unwrap_or_default().is_empty());
-    assert!(store.schedules_list().await.unwrap_or_default().is_empty());
+    assert!(
+        store.operator_actions(None, None, 10).await.unwrap_or_else(|e| panic!("{e}")).is_empty()
+    );
+    assert!(store.schedules_list().await.unwrap_or_else(|e| panic!("{e}")).is_empty());
 }

@@ -104,10 +104,10 @@ async fn a_sqlite_store_moves_to_postgres_and_verifies() {
     let target = pg.store();
     let moved = target.execution_get("run-1").await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(moved, source.execution_get("run-1").await.unwrap_or_else(|e| panic!("{e}")));
-    assert_eq!(
-        target.execution_events("run-1").await.ok(),
-        source.execution_events("run-1").await.ok()
-    );
+    assert!(moved.is_some(), "run-1 did not move");
+    let events = target.execution_events("run-1").await.unwrap_or_else(|e| panic!("{e}"));
+    assert!(!events.is_empty(), "run-1 moved without its events");
+    assert_eq!(events, source.execution_events("run-1").await.unwrap_or_else(|e| panic!("{e}")));
     let session = target
         .session_get("s-1")
         .await

@@ -48,10 +48,16 @@ pub async fn relay(p: &Engine, deadline: Instant) -> Result<RelayReport, StoreEr
         // Never sent, or due again after a failed attempt: nothing stamped is claimed.
         let sweep = Sweep { p, name, store: store.as_ref(), deadline };
         sweep.run(DateTime::<Utc>::UNIX_EPOCH, None, &mut report).await?;
+        if report.failed > 0 {
+            break; // the queue is refusing: what is left waits for the next pass, not a retry now
+        }
         // Sent and presumed lost, within what the queue cannot account for.
         let resent = sweep.run(lost_before, allowance, &mut report).await?;
         report.resent += resent;
         allowance = allowance.map(|a| a.saturating_sub(resent));
+        if report.failed > 0 {
+            break;
+        }
     }
     report.sent += crate::workflow::runs::relay_commands(p).await?;
     Ok(report)

@@ -148,6 +148,7 @@ async fn cases(kind: Kind, commits: &Arc<AtomicUsize>) {
     bodies.push(bodies[0].clone());
     let refs: Vec<&str> = bodies.iter().map(String::as_str).collect();
     let results = jadpo_engine::dispatch::dispatch_many(&env.engine, &refs).await;
+    assert_eq!(results.len(), refs.len(), "{kind:?}: one result per message");
     assert!(results.iter().all(Result::is_ok), "{kind:?}: {results:?}");
     assert!(
         matches!(results[2], Ok(Dispatched::Delivery(DeliveryResult::Finished(_)))),

@@ -262,7 +262,7 @@ async fn a_chain_deeper_than_the_limit_is_refused(kind: Kind) {
         "depths 0, 1 and 2"
     );
     let dead = DeliveryFilter { status: Some(DeliveryStatus::Dead), limit: 10, subscriber: None };
-    let dead = env.store("main").deliveries_list(&dead).await.unwrap_or_default();
+    let dead = env.store("main").deliveries_list(&dead).await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(dead.len(), 1);
     let failure = dead[0].last_failure.clone().unwrap_or_default();
     assert!(failure.contains("event chain depth 3 exceeds the limit of 2"), "{failure}");
@@ -280,7 +280,8 @@ async fn a_failing_connection_is_retried_until_it_recovers(kind: Kind) {
     );
     let receipt = outcome.deliveries.iter().map(|q| q.id.clone()).collect::<Vec<_>>();
     let filter = DeliveryFilter { subscriber: Some("send_receipt".into()), limit: 5, status: None };
-    let failing = env.store("main").deliveries_list(&filter).await.unwrap_or_default();
+    let failing =
+        env.store("main").deliveries_list(&filter).await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(failing.len(), 1);
     assert_eq!((failing[0].status, failing[0].attempts), (DeliveryStatus::Pending, 1));
     assert!(

@@ -133,6 +133,7 @@ async fn a_retry_replays_answered_calls(kind: Kind) {
     let run = record(&env, &delivery).await;
     assert!(run.finished_at.is_some() && !run.diverged, "{run:?}");
     assert_eq!(run.step_shape, r#"["payments:/charges","mailer:/receipts"]"#);
+    assert_eq!(run.steps.len(), 2, "{run:?}");
     assert!(run.steps.iter().all(|s| s.sealed_answer.is_some() && s.fingerprint.is_some()));
     let sealed = run.steps[0].sealed_answer.as_ref().map(|(bytes, _)| bytes.clone());
     let plain = serde_json::to_vec(&charges[0]["body"]).unwrap_or_default();

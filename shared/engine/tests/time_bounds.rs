@@ -50,6 +50,7 @@ async fn spans_past_the_calendar_keep_everything_and_panic_nothing(kind: Kind) {
     // The shop's own audit retention is finite: fifty years on, only its audit row goes.
     let (reports, failures) = housekeep_all(&env.engine, "hk").await;
     assert!(failures.is_empty(), "{kind:?}: {failures:?}");
+    assert!(!reports.is_empty(), "{kind:?}: no store was housekept");
     assert!(reports.iter().all(|r| r.stopped.is_none()), "{kind:?}: {reports:?}");
     let deleted = |audit: bool| -> u64 {
         let rows = reports.iter().flat_map(|r| r.deleted.iter());

@@ -24,7 +24,7 @@ pub(crate) fn checked(
 }
 
 /// `version-traceid-parentid-flags` in lowercase hex (`00-<32>-<16>-<2>`); a later version may
-/// append fields after a `-`; version `ff` and all-zero ids are invalid.
+/// append fields after a `-` (printable ASCII); version `ff` and all-zero ids are invalid.
 fn valid_traceparent(value: &str) -> bool {
     let Some(head) = value.get(..55) else { return false };
     let rest = &value[55..];
@@ -39,8 +39,10 @@ fn valid_traceparent(value: &str) -> bool {
         s.len() == len && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
     };
     let nonzero = |s: &str| s.bytes().any(|b| b != b'0');
+    // What a later version appends is kept too: printable ASCII only, like the rest.
     version_ok
         && value.len() <= 256
+        && value.bytes().all(|b| b.is_ascii_graphic())
         && fields.len() == 4
         && hex(fields[0], 2)
         && hex(fields[1], 32)
@@ -107,6 +109,47 @@ mod tests {
         let long = format!("a={}", "b".repeat(600));
         for bad in ["", "novalue", "=v", "k=", "k=v\u{7}", many.as_str(), long.as_str()] {
             assert_eq!(kept(PARENT, bad), (Some(PARENT.into()), None), "{bad:.60}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod arbitrary {
+    //! Arbitrary trace headers (property-based): checking never panics, and what is kept is
+    //! within the bounds stored (ASCII, at most 256 and 512 characters), a `tracestate` never
+    //! without its `traceparent`.
+
+    use proptest::prelude::*;
+
+    use super::checked;
+
+    fn parent() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}(-.{0,220})?",
+            "[0-9a-fA-F-]{50,60}",
+            ".{0,300}",
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(5_000),
+            ..ProptestConfig::default()
+        })]
+
+        #[test]
+        fn kept_headers_are_bounded_ascii(
+            parent in prop::option::of(parent()),
+            state in prop::option::of(prop_oneof!["([a-z0-9]{1,8}=[!-~]{1,16},?){0,40}", ".{0,600}"]),
+        ) {
+            let (kept_parent, kept_state) = checked(parent, state);
+            if let Some(p) = &kept_parent {
+                prop_assert!(p.len() <= 256 && p.is_ascii() && p.len() >= 55, "{p:?}");
+            }
+            if let Some(s) = &kept_state {
+                prop_assert!(kept_parent.is_some(), "a tracestate kept alone: {s:?}");
+                prop_assert!(s.len() <= 512 && s.is_ascii(), "{s:?}");
+            }
         }
     }
 }

@@ -10,9 +10,12 @@ use std::sync::Arc;
 use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
 use chrono::{DateTime, Utc};
 use jadpo_core::app::Application;
+use jadpo_core::ports::{Connections, NoConnections};
 use jadpo_engine::Engine;
 use jadpo_engine::dispatch::dispatch_many;
 use jadpo_runtime::{Mode, Wiring};
+
+pub mod secrets;
 
 /// Why a function could not start.
 #[derive(Debug, thiserror::Error)]
@@ -29,6 +32,9 @@ pub enum StartError {
     /// The queue could not be set up.
     #[error(transparent)]
     Queue(#[from] jadpo_queue_sqs::SetupError),
+    /// A secret could not be read.
+    #[error(transparent)]
+    Secret(#[from] secrets::SecretError),
 }
 
 /// A function's error, as `lambda_runtime` and `lambda_http` box it.
@@ -52,13 +58,29 @@ pub fn exit_code(result: Result<(), BoxError>) -> std::process::ExitCode {
     std::process::ExitCode::FAILURE
 }
 
-/// Builds the deployed engine from the environment: stores, SQS queue (`JADPO_QUEUE_URL`),
-/// connections. Called once per cold start.
+/// Builds the engine of a deployed function that runs handlers (`commit`, `delivery`) from the
+/// environment, its secrets read from Secrets Manager ([`secrets`]): stores, SQS queue
+/// (`JADPO_QUEUE_URL`), connections. Called once per cold start.
 pub async fn deployed_engine(app: Application) -> Result<Engine, StartError> {
-    let wiring = Wiring::from_env(Arc::new(app), Mode::Deployed)?;
+    engine_for(app, Mode::Deployed).await
+}
+
+/// The same for a scheduled function (`outbox-relay`, `schedule-tick`, `housekeeping`): stores
+/// and queue only; it is given no connection URL and no sealing key, and calls none.
+pub async fn scheduled_engine(app: Application) -> Result<Engine, StartError> {
+    engine_for(app, Mode::DeployedScheduled).await
+}
+
+async fn engine_for(app: Application, mode: Mode<'static>) -> Result<Engine, StartError> {
+    let vars = secrets::resolve(std::env::vars().collect()).await?;
+    let wiring = Wiring::from_vars(Arc::new(app), &vars, mode)?;
     let queue_url = wiring.config.queue_url.clone().unwrap_or_default();
     let queue = Arc::new(jadpo_queue_sqs::SqsQueue::from_env(&queue_url)?);
-    Ok(wiring.engine(queue, wiring.http_connections()?))
+    let connections = match mode {
+        Mode::DeployedScheduled => Arc::new(NoConnections) as Arc<dyn Connections>,
+        _ => wiring.http_connections()?,
+    };
+    Ok(wiring.engine(queue, connections))
 }
 
 /// Handles one SQS batch: every message is delivered; those that failed for the

@@ -79,3 +79,29 @@ async fn oversized_batches_and_missing_queues_are_refused() {
     assert!(matches!(err, Some(QueueError::Unavailable(_))), "{err:?}");
     assert!(SqsQueue::from_env("not-a-url").is_err());
 }
+
+/// SQS accepts part of a batch and refuses the rest per entry (throttled, invalid contents): the
+/// adapter reports exactly the refused entries, with SQS's reason, so the relay un-stamps only
+/// them. moto accepts every entry, so a stand-in endpoint answers as SQS does.
+#[tokio::test]
+async fn a_partly_refused_batch_reports_the_refused_entries() {
+    use axum::http::header::CONTENT_TYPE;
+    let answer = r#"{"Successful": [{"Id": "0", "MessageId": "m-0", "MD5OfMessageBody": "x"},
+        {"Id": "2", "MessageId": "m-2", "MD5OfMessageBody": "x"}],
+        "Failed": [{"Id": "1", "SenderFault": false, "Code": "ServiceUnavailable",
+        "Message": "try again"}]}"#;
+    let stand_in = axum::Router::new()
+        .fallback(move || async move { ([(CONTENT_TYPE, "application/x-amz-json-1.0")], answer) });
+    let listener =
+        tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("{e}"));
+    let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
+    tokio::spawn(async move { axum::serve(listener, stand_in).await });
+    let endpoint = format!("http://{addr}");
+    let q = SqsQueue::new(
+        client_for_endpoint(&endpoint, "us-east-1", "a", "b"),
+        &format!("{endpoint}/123456789012/deliveries"),
+    );
+    let batch: Vec<_> = (0..3).map(message).collect();
+    let report = q.send_batch(&batch).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(report.failed, [("1".to_owned(), "try again".to_owned())]);
+}

@@ -4,6 +4,7 @@
 //! |---|---|---|
 //! | `DATABASE_URL` | the default store's database: `postgres://…` or `sqlite://path` (`sqlite://:memory:`) | locally `./.jadpo/<store>.db`; else required |
 //! | `DATABASE_URL_<STORE>` | another declared store's database, e.g. `DATABASE_URL_WAREHOUSE` | as above |
+//! | `JADPO_INSECURE_DATABASE_TLS` | `1` lets a deployed function or the CLI reach a PostgreSQL server on another machine without `sslmode=verify-full`/`verify-ca` (a test bed only; such URLs are refused otherwise) | unset |
 //! | `JADPO_PG_POOL_SIZE` | most PostgreSQL connections per process and store (count) | 4 |
 //! | `JADPO_PG_CONNECT_TIMEOUT_MS` | time to establish one PostgreSQL connection (ms) | 5000 |
 //! | `JADPO_PG_ACQUIRE_TIMEOUT_MS` | time to wait for a free pooled connection (ms) | 10000 |
@@ -50,6 +51,7 @@ use jadpo_engine::schedule::ScheduleSettings;
 use jadpo_engine::sealing::SealingKeys;
 use jadpo_engine::settings::StepSettings;
 use jadpo_store_postgres::PgOptions;
+use jadpo_store_postgres::tls::SslMode;
 
 /// Why the configuration was refused; nothing was opened.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -67,6 +69,28 @@ pub enum ConfigError {
         variable: String,
         /// The URL with any password hidden.
         shown: String,
+    },
+    /// A PostgreSQL URL is malformed (its sslmode, its host).
+    #[error("{variable}: {reason}")]
+    BadDatabaseUrl {
+        variable: String,
+        /// Why, without the URL's secrets.
+        reason: String,
+    },
+    /// A deployed function or an operator would reach another machine's database without
+    /// verifying who answers.
+    #[error(
+        "{variable} reaches {hosts} {how}: a database on another machine is reached only over \
+         TLS that verifies the server; add sslmode=verify-full (with sslrootcert=<CA bundle>, \
+         e.g. RDS's global-bundle.pem) to the URL, or set JADPO_INSECURE_DATABASE_TLS=1 to \
+         connect anyway (a test bed only)"
+    )]
+    UnverifiedDatabase {
+        variable: String,
+        /// The hosts the URL names.
+        hosts: String,
+        /// What the URL asks for instead.
+        how: &'static str,
     },
     /// A declared connection has no URL (outside local runs).
     #[error("connection {connection:?} has no URL: set {variable}")]
@@ -298,11 +322,24 @@ pub fn url_variable(app: &Application, store: &str) -> String {
 pub enum Mode<'a> {
     /// The local process: stores default to `<dir>/<store>.db`, connections to the local sink.
     Local(&'a Path),
-    /// A deployed function: every store and connection needs its URL.
+    /// A deployed function that runs handlers (commit, delivery): every store and connection
+    /// needs its URL, and the sealing keys are required when the application declares a
+    /// connection.
     Deployed,
+    /// A deployed scheduled function (outbox relay, schedule tick, housekeeping): every store
+    /// and the queue; it calls no connection and opens no step answer, so it is given neither
+    /// their URLs nor the sealing keys.
+    DeployedScheduled,
     /// The operator's CLI: the default store needs its URL; it acts on the stores given one and
     /// calls no connection.
     Operator,
+}
+
+impl Mode<'_> {
+    /// Whether this is a deployed function (either kind).
+    pub fn deployed(self) -> bool {
+        matches!(self, Self::Deployed | Self::DeployedScheduled)
+    }
 }
 
 impl Config {
@@ -310,7 +347,7 @@ impl Config {
     pub fn from_vars(app: &Application, vars: &Vars, mode: Mode<'_>) -> Result<Self, ConfigError> {
         let local_dir = match mode {
             Mode::Local(dir) => Some(dir),
-            Mode::Deployed | Mode::Operator => None,
+            Mode::Deployed | Mode::DeployedScheduled | Mode::Operator => None,
         };
         check_undeclared(app, vars)?;
         let env = &|name: &str| vars.get(name).cloned();
@@ -322,11 +359,14 @@ impl Config {
                 (None, Some(dir)) => {
                     DatabaseUrl::Sqlite(SqlitePath::File(dir.join(format!("{store}.db"))))
                 }
-                (None, None) if store == app.default_store() || mode == Mode::Deployed => {
+                (None, None) if store == app.default_store() || mode.deployed() => {
                     return Err(ConfigError::MissingUrl { store: store.clone(), variable });
                 }
                 (None, None) => continue,
             };
+            if local_dir.is_none() {
+                check_database_tls(env, &variable, &url)?;
+            }
             stores.push(StoreConfig { name: store.clone(), url });
         }
         let pg = PgOptions::default();
@@ -385,11 +425,14 @@ impl Config {
             return Err(ConfigError::PublicListen { listen: listen_text });
         }
         let connections = match mode {
-            Mode::Operator => BTreeMap::new(),
+            Mode::Operator | Mode::DeployedScheduled => BTreeMap::new(),
             Mode::Local(_) => connection_urls(app, env, Some(listen))?,
             Mode::Deployed => connection_urls(app, env, None)?,
         };
-        let connection_headers = connection_headers(app, env)?;
+        let connection_headers = match mode {
+            Mode::Operator | Mode::DeployedScheduled => BTreeMap::new(),
+            Mode::Local(_) | Mode::Deployed => connection_headers(app, env)?,
+        };
         let connection_timeout = millis(env, "JADPO_CONNECTION_TIMEOUT_MS", 10_000)?;
         let engine = EngineSettings {
             steps: StepSettings {
@@ -414,7 +457,7 @@ impl Config {
             .filter(|b| !b.is_empty())
             .unwrap_or_else(|| env!("CARGO_PKG_VERSION").to_owned());
         let queue_url = env("JADPO_QUEUE_URL").filter(|u| !u.is_empty());
-        if mode == Mode::Deployed && queue_url.is_none() {
+        if mode.deployed() && queue_url.is_none() {
             return Err(ConfigError::MissingQueue);
         }
         Ok(Self {
@@ -442,6 +485,40 @@ impl Config {
         Self::from_vars(app, &std::env::vars().collect(), mode)
     }
 }
+
+/// Deployed and operator processes reach a database on another machine only over TLS that
+/// verifies the server (`verify-full`/`verify-ca`): a URL without `sslmode`, or with `require`,
+/// would hand its password and data to whoever answers at that address. Refused before any
+/// connection is attempted, unless `JADPO_INSECURE_DATABASE_TLS=1` says otherwise.
+fn check_database_tls(
+    env: &dyn Fn(&str) -> Option<String>,
+    variable: &str,
+    url: &DatabaseUrl,
+) -> Result<(), ConfigError> {
+    let DatabaseUrl::Postgres(text) = url else { return Ok(()) };
+    let transport =
+        jadpo_store_postgres::tls::transport(text).map_err(|e| ConfigError::BadDatabaseUrl {
+            variable: variable.to_owned(),
+            reason: e.message().to_owned(),
+        })?;
+    let how = match transport.mode {
+        _ if transport.local => return Ok(()),
+        SslMode::VerifyFull => return Ok(()),
+        SslMode::Require => "over TLS without verifying the server (sslmode=require)",
+        SslMode::Disable => "without TLS (no sslmode, or disable, allow or prefer)",
+    };
+    if env(INSECURE_DATABASE_TLS).is_some_and(|v| v.trim() == "1") {
+        return Ok(());
+    }
+    Err(ConfigError::UnverifiedDatabase {
+        variable: variable.to_owned(),
+        hosts: transport.hosts,
+        how,
+    })
+}
+
+/// The loudly named override of [`check_database_tls`].
+pub const INSECURE_DATABASE_TLS: &str = "JADPO_INSECURE_DATABASE_TLS";
 
 /// A `DATABASE_URL_<STORE>` for a store the application does not declare is a typo or a stale
 /// setting; either way, acting without it would silently use the wrong database.

@@ -36,6 +36,7 @@ pub fn open_stores(config: &Config, clock: Arc<dyn Clock>) -> Result<Stores, Sto
     for store in &config.stores {
         let opened: Arc<dyn Store> = match &store.url {
             DatabaseUrl::Postgres(url) => {
+                log_transport(&store.name, url);
                 Arc::new(Postgres::connect(&store.name, url, &config.postgres)?)
             }
             DatabaseUrl::Sqlite(path) => open_sqlite(&store.name, path, config, &clock)?,
@@ -44,6 +45,22 @@ pub fn open_stores(config: &Config, clock: Arc<dyn Clock>) -> Result<Stores, Sto
         order.push(store.name.clone());
     }
     Ok(Stores { by_name, order })
+}
+
+/// Says at start how a PostgreSQL store is reached; loudly when the server is not verified.
+fn log_transport(store: &str, url: &str) {
+    let Ok(t) = jadpo_store_postgres::tls::transport(url) else { return };
+    let verified = t.mode == jadpo_store_postgres::tls::SslMode::VerifyFull;
+    if t.local || verified {
+        tracing::info!(store, hosts = %t.hosts, sslmode = t.mode.name(), "PostgreSQL store");
+    } else {
+        tracing::warn!(
+            store,
+            hosts = %t.hosts,
+            sslmode = t.mode.name(),
+            "PostgreSQL store on another machine, its server NOT verified"
+        );
+    }
 }
 
 #[cfg(feature = "sqlite")]

@@ -58,6 +58,17 @@ impl Wiring {
         Self::new(app, config, Arc::new(SystemClock))
     }
 
+    /// Reads the configuration for `mode` from `vars` (the environment with its secrets
+    /// resolved) and opens every store.
+    pub fn from_vars(
+        app: Arc<Application>,
+        vars: &crate::config::Vars,
+        mode: Mode<'_>,
+    ) -> Result<Self, WiringError> {
+        let config = Config::from_vars(&app, vars, mode)?;
+        Self::new(app, config, Arc::new(SystemClock))
+    }
+
     /// Opens every store of `config`.
     pub fn new(
         app: Arc<Application>,

@@ -58,6 +58,7 @@ async fn the_sales_summary_runs_and_housekeeping_keeps_tables_bounded(kind: Kind
     assert_eq!(env.count("main", SUMMARIES).await, 1, "application data is never touched");
     assert_eq!(env.count("main", "SELECT count(*) AS n FROM shop_orders").await, 1);
     let quiet = housekeeping_pass(&env.engine, "hk").await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(quiet.len(), 2, "one report per store");
     assert!(quiet.iter().all(|r| r.alerts.is_empty()), "an alert is raised once: {quiet:?}");
 }
 

@@ -205,6 +205,7 @@ pub async fn overlapping_ticks_are_skipped(fx: &dyn Fixture) {
     clock.set(t0() + Duration::seconds(121));
     let blocked = ok(tick(&p, "t").await, "overlapping tick");
     assert!(blocked.runs.is_empty(), "{blocked:?}");
+    assert_eq!(blocked.skipped.len(), 1, "the overlapping tick is recorded: {blocked:?}");
     assert!(blocked.skipped.iter().all(|(_, why)| why.starts_with("overlap")), "{blocked:?}");
     let pending = ok(
         store.query_once("SELECT id FROM jadpo_deliveries WHERE status = 'pending'", &[]).await,
@@ -233,6 +234,7 @@ pub async fn operator_actions_are_recorded(fx: &dyn Fixture) {
     clock.set(t0() + Duration::seconds(61));
     let skipped = ok(tick(&p, "t").await, "paused tick");
     assert!(skipped.runs.is_empty());
+    assert_eq!(skipped.skipped.len(), 1, "the paused tick is recorded: {skipped:?}");
     assert!(skipped.skipped.iter().all(|(_, why)| why.contains("paused")), "{skipped:?}");
     clock.advance(Duration::seconds(1));
     ok(ops.resume(EVERY_MINUTE).await, "resume");

@@ -35,6 +35,15 @@ pub enum SslMode {
 }
 
 impl SslMode {
+    /// The mode's name as `sslmode` spells it (`allow`/`prefer` are `disable` here).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Disable => "disable",
+            Self::Require => "require",
+            Self::VerifyFull => "verify-full",
+        }
+    }
+
     fn parse(value: &str) -> Result<Self, StoreError> {
         match value {
             "disable" | "allow" | "prefer" => Ok(Self::Disable),
@@ -51,6 +60,44 @@ impl SslMode {
 pub(crate) struct Target {
     pub(crate) config: tokio_postgres::Config,
     pub(crate) tls: Option<MakeRustlsConnect>,
+}
+
+/// Where a URL connects and how: what a deployed process checks before anything connects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transport {
+    /// The TLS mode the URL asks for.
+    pub mode: SslMode,
+    /// The hosts it names (a Unix socket's directory for a local socket), comma-separated.
+    pub hosts: String,
+    /// Whether every host (and every `hostaddr`) is this machine: a loopback address,
+    /// `localhost` or a Unix socket.
+    pub local: bool,
+}
+
+/// Reads where and how `url` connects, without connecting.
+pub fn transport(url: &str) -> Result<Transport, StoreError> {
+    let (rest, mode, _) = split_tls_params(url)?;
+    let config = tokio_postgres::Config::from_str(&rest)
+        .map_err(|e| StoreError::invalid(format!("the PostgreSQL URL is not valid: {e}")))?;
+    let mut local = config.get_hostaddrs().iter().all(std::net::IpAddr::is_loopback);
+    let mut hosts = Vec::new();
+    for host in config.get_hosts() {
+        match host {
+            tokio_postgres::config::Host::Tcp(name) => {
+                local &= loopback_name(name);
+                hosts.push(name.clone());
+            }
+            tokio_postgres::config::Host::Unix(dir) => hosts.push(dir.display().to_string()),
+        }
+    }
+    Ok(Transport { mode, hosts: hosts.join(","), local })
+}
+
+/// `localhost` or a loopback address (IPv6 in brackets or not).
+fn loopback_name(name: &str) -> bool {
+    let bare = name.trim_start_matches('[').trim_end_matches(']');
+    name.eq_ignore_ascii_case("localhost")
+        || bare.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 /// Splits the TLS parameters off `url` and builds the driver config and TLS connector.
@@ -197,6 +244,33 @@ mod tests {
         let (rest, mode, root) =
             split_tls_params("postgresql://h/db").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((rest.as_str(), mode, root), ("postgresql://h/db", SslMode::Disable, None));
+    }
+
+    #[test]
+    fn transport_tells_this_machine_from_another() {
+        let t = |url: &str| transport(url).unwrap_or_else(|e| panic!("{url}: {e}"));
+        for url in [
+            "postgres://u@127.0.0.1:5432/db",
+            "postgres://u@localhost/db",
+            "postgres://u@[::1]:5432/db",
+            "postgres://u@%2Fvar%2Frun%2Fpostgresql/db",
+            "postgres://u@localhost/db?hostaddr=127.0.0.1",
+        ] {
+            assert!(t(url).local, "{url} is this machine");
+        }
+        for url in [
+            "postgres://u@db.example.com/db",
+            "postgres://u@10.0.0.5/db?sslmode=require",
+            "postgres://u@localhost/db?hostaddr=10.0.0.5",
+            "postgres://u@localhost/db?host=db.example.com",
+            "postgres://u@localhost.example.com/db",
+        ] {
+            assert!(!t(url).local, "{url} is another machine");
+        }
+        let remote = t("postgres://u:p@db.example.com/db?sslmode=verify-ca");
+        assert_eq!((remote.mode, remote.hosts.as_str()), (SslMode::VerifyFull, "db.example.com"));
+        assert_eq!(t("postgres://u@h/db?sslmode=prefer").mode.name(), "disable");
+        assert!(transport("postgres://h/db?sslmode=maybe").is_err());
     }
 
     #[test]

@@ -54,6 +54,7 @@ async fn the_schema_script_builds_the_same_schema_and_reruns_as_a_no_op() {
     }
     let status =
         migrate::status(&store, &builtin_catalog()).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(status.len(), builtin_catalog().all().count(), "{status:?}");
     assert!(status.iter().all(|s| s.state.label() == "applied"), "{status:?}");
     let again = migrate::apply(&store, &builtin_catalog()).await.unwrap_or_else(|e| panic!("{e}"));
     assert!(again.applied.is_empty());

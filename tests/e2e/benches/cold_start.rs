@@ -11,9 +11,13 @@
 //!
 //! Every function does real work in its invocation, against PostgreSQL and moto: `commit` places
 //! an order, `outbox-relay` runs a pass, `delivery` handles the messages that order put on the
-//! queue, `schedule-tick` and `housekeeping` run a pass. Rounds interleave the binaries so that
-//! machine noise hits them alike; the ratio is of medians. Targets: init within 1.5× of the
-//! hello-world's, under 30 MB resident. `make bench` runs it and adds the section to
+//! queue, `schedule-tick` and `housekeeping` run a pass. Each is started as deployed: it reads its
+//! secrets (database URLs, sealing keys) from Secrets Manager (moto's) during init. So a second
+//! reference, `hello-secrets`, reads the same secrets the same way and does nothing else: the
+//! difference between it and the hello-world is the round trip to the secrets; the difference
+//! between a function and it is what Jadpo adds. Rounds interleave the binaries so that machine
+//! noise hits them alike; the ratios are of medians. Targets: init within 1.5× of
+//! `hello-secrets`'s, under 30 MB resident. `make bench` runs it and adds the section to
 //! BENCHMARKS.md.
 
 use std::collections::BTreeMap;
@@ -21,8 +25,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use jadpo_e2e::{
-    Backing, FUNCTIONS, Function, HELLO_WORLD, Invocation, Profile, RuntimeApi, build,
-    json_fixture, place_order,
+    Backing, FUNCTIONS, Function, HELLO_SECRETS, HELLO_WORLD, Invocation, Profile, RuntimeApi,
+    build, json_fixture, place_order,
 };
 use serde_json::{Value, json};
 
@@ -96,39 +100,44 @@ fn report(samples: &BTreeMap<&str, Vec<Sample>>, bins: &BTreeMap<String, PathBuf
         samples[name].iter().map(|s| s.init.as_secs_f64() * 1000.0).collect()
     };
     let hello = median(init_ms(HELLO_WORLD));
+    let reference = median(init_ms(HELLO_SECRETS));
     let mut out = format!(
         "## Cold start and footprint\n\n\
          Command: `cargo bench -p jadpo-e2e --bench cold_start` (part of `make bench`). Each binary \
          built with the release profile (as `make build` does), started {ROUNDS} times as a fresh \
          process against a Runtime API, rounds interleaved; one real invocation each (PostgreSQL, \
-         moto). Init: spawn → first request for work. RSS: `VmRSS` after the first invocation; \
-         peak: largest `VmHWM`. Targets: init ≤ {INIT_RATIO_TARGET}× the hello-world's median, \
-         RSS < {RSS_TARGET_MB} MB. First invocation: the event handed over → the answer (real \
-         work, and whatever a function sets up at its first use), for context.\n\n\
-         | binary | size | init p50 | init p90 | init vs hello-world | 1st invocation p50 | RSS p50 | peak | targets |\n\
-         |---|---:|---:|---:|---:|---:|---:|---:|---|\n"
+         moto), each reading its secrets from moto's Secrets Manager in its init as deployed. \
+         Init: spawn → first request for work. RSS: `VmRSS` after the first invocation; peak: \
+         largest `VmHWM`. `hello-secrets` reads the commit function's three secrets the same way \
+         and does nothing else. Targets: init ≤ {INIT_RATIO_TARGET}× `hello-secrets`'s median \
+         (what Jadpo adds, apart from the round trip to the secrets, which moto answers more \
+         slowly than Secrets Manager does in-region), RSS < {RSS_TARGET_MB} MB. First \
+         invocation: the event handed over → the answer (real work, and whatever a function sets \
+         up at its first use), for context.\n\n\
+         | binary | size | init p50 | init p90 | vs hello-world | vs hello-secrets | 1st invocation p50 | RSS p50 | peak | targets |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n"
     );
-    let mut names = vec![HELLO_WORLD];
+    let mut names = vec![HELLO_WORLD, HELLO_SECRETS];
     names.extend(FUNCTIONS);
     for name in names {
         let size = std::fs::metadata(&bins[name]).map(|m| m.len()).unwrap_or_default();
         let p50 = median(init_ms(name));
         let p90 = percentile(init_ms(name), 0.9);
-        let ratio = p50 / hello;
+        let (ratio, over_secrets) = (p50 / hello, p50 / reference);
         let first = median(
             samples[name].iter().map(|s| s.first_invocation.as_secs_f64() * 1000.0).collect(),
         );
         let rss = median(samples[name].iter().map(|s| mb(s.rss_kib)).collect());
         let peak = samples[name].iter().map(|s| mb(s.peak_kib)).fold(0.0, f64::max);
-        let verdict = if name == HELLO_WORLD {
+        let verdict = if name == HELLO_WORLD || name == HELLO_SECRETS {
             "reference".to_owned()
-        } else if ratio <= INIT_RATIO_TARGET && rss < RSS_TARGET_MB {
+        } else if over_secrets <= INIT_RATIO_TARGET && rss < RSS_TARGET_MB {
             "met".to_owned()
         } else {
-            format!("MISSED ({})", if ratio > INIT_RATIO_TARGET { "init" } else { "RSS" })
+            format!("MISSED ({})", if over_secrets > INIT_RATIO_TARGET { "init" } else { "RSS" })
         };
         out.push_str(&format!(
-            "| {name} | {:.1} MB | {p50:.2} ms | {p90:.2} ms | {ratio:.2}× | {first:.1} ms | {rss:.1} MB | {peak:.1} MB | {verdict} |\n",
+            "| {name} | {:.1} MB | {p50:.2} ms | {p90:.2} ms | {ratio:.2}× | {over_secrets:.2}× | {first:.1} ms | {rss:.1} MB | {peak:.1} MB | {verdict} |\n",
             size as f64 / 1_048_576.0
         ));
     }
@@ -137,7 +146,7 @@ fn report(samples: &BTreeMap<&str, Vec<Sample>>, bins: &BTreeMap<String, PathBuf
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
-    let mut names = vec![HELLO_WORLD];
+    let mut names = vec![HELLO_WORLD, HELLO_SECRETS];
     names.extend(FUNCTIONS);
     let to_build = names.clone();
     let bins = tokio::task::spawn_blocking(move || build(Profile::Release, &to_build))
@@ -145,11 +154,12 @@ async fn main() {
         .unwrap_or_else(|e| panic!("{e}"));
     let backing = Backing::start().await;
     let key = backing.service_key().await;
-    let env = backing.env();
     let mut samples: BTreeMap<&str, Vec<Sample>> = BTreeMap::new();
     for round in 0..ROUNDS {
         for name in &names {
             let event = event_for(name, round, &backing, &key).await;
+            // hello-secrets reads what commit reads, the most any function does.
+            let env = backing.env_for(if *name == HELLO_SECRETS { "commit" } else { name });
             let sample = run_once(name, &bins[*name], &env, event).await;
             samples.entry(name).or_default().push(sample);
         }

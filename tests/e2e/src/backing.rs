@@ -1,7 +1,9 @@
 //! The databases, queue and mailer a deployment of the shop talks to: one PostgreSQL database
 //! per store (migrated), an SQS queue on moto, the mailer and payments connections pointed at a
 //! recording sink; and the environment variables that say so, which also make a complete
-//! deployed configuration.
+//! deployed configuration. The functions are started as they are deployed: their secrets (the
+//! database URLs, the sealing keys) are in Secrets Manager (moto's), named by `JADPO_SECRET_…`
+//! variables, and each function is given only the variables it reads.
 
 use std::future::IntoFuture;
 use std::sync::Arc;
@@ -13,6 +15,36 @@ use jadpo_runtime::config::{Config, Mode, Vars, url_variable};
 use jadpo_runtime::stores::{Stores, migrate_all, open_stores};
 use jadpo_test_harness::{MotoServer, PgTestDb};
 use serde_json::{Value, json};
+
+/// The prefix of a variable naming a secret (`jadpo_lambda::secrets::PREFIX`).
+const SECRET: &str = "JADPO_SECRET_";
+
+/// Puts each secret of `vars` (database URLs, sealing keys) into moto's Secrets Manager, as
+/// JSON `{"value": …}`, and returns `vars` naming them instead.
+async fn secrets_in_moto(moto: &MotoServer, vars: &Vars) -> Vars {
+    use aws_sdk_secretsmanager::config::{BehaviorVersion, Credentials, Region};
+    let config = aws_sdk_secretsmanager::Config::builder()
+        .behavior_version(BehaviorVersion::latest())
+        .region(Region::new("us-east-1"))
+        .endpoint_url(moto.endpoint())
+        .credentials_provider(Credentials::new("testing", "testing", None, None, "static"))
+        .http_client(jadpo_queue_sqs::https_client())
+        .build();
+    let client = aws_sdk_secretsmanager::Client::from_conf(config);
+    let mut deployed = Vars::new();
+    for (name, value) in vars {
+        if !(name.starts_with("DATABASE_URL") || name == "JADPO_SEALING_KEYS") {
+            deployed.insert(name.clone(), value.clone());
+            continue;
+        }
+        let secret = json!({ "value": value }).to_string();
+        let made = client.create_secret().name(name.to_lowercase()).secret_string(secret);
+        let made = made.send().await.unwrap_or_else(|e| panic!("moto secret {name}: {e:?}"));
+        let arn = made.arn().unwrap_or_else(|| panic!("moto gave secret {name} no ARN"));
+        deployed.insert(format!("{SECRET}{name}"), format!("{arn}#value"));
+    }
+    deployed
+}
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures");
 
@@ -38,8 +70,10 @@ pub fn place_order(key: &str, idempotency_key: &str) -> Value {
 
 /// The databases, queue and mailer a deployment talks to, and the environment that says so.
 pub struct Backing {
-    /// The deployed environment variables.
+    /// The deployed configuration's variables, secrets in clear (for this process).
     pub vars: Vars,
+    /// The same with every secret replaced by its `JADPO_SECRET_…` reference (for functions).
+    deployed: Vars,
     /// The stores, opened in this process.
     pub stores: Stores,
     /// What the connections received.
@@ -90,7 +124,8 @@ impl Backing {
             Config::from_vars(&app, &vars, Mode::Deployed).unwrap_or_else(|e| panic!("{e}"));
         let stores = open_stores(&config, Arc::new(SystemClock)).unwrap_or_else(|e| panic!("{e}"));
         migrate_all(&app, &stores).await.unwrap_or_else(|e| panic!("{e}"));
-        Self { vars, stores, sinks, sqs, queue_url, _moto: moto, _dbs: dbs }
+        let deployed = secrets_in_moto(&moto, &vars).await;
+        Self { vars, deployed, stores, sinks, sqs, queue_url, _moto: moto, _dbs: dbs }
     }
 
     /// A new service key for the `main` store, in clear.
@@ -108,9 +143,21 @@ impl Backing {
         key.unwrap_or_else(|e| panic!("{e}")).secret
     }
 
-    /// The environment as pairs, for [`crate::Function::start`].
-    pub fn env(&self) -> Vec<(String, String)> {
-        self.vars.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+    /// The deployed environment of `function` as pairs, for [`crate::Function::start`]: its
+    /// secrets by reference, and only what it reads (the scheduled functions call no connection
+    /// and open no step answer: no connection variable, no sealing key).
+    pub fn env_for(&self, function: &str) -> Vec<(String, String)> {
+        let scheduled = matches!(function, "outbox-relay" | "schedule-tick" | "housekeeping");
+        let calls_only = |k: &str| {
+            k.starts_with("JADPO_CONNECTION_")
+                || k == "JADPO_INSECURE_HTTP_CONNECTIONS"
+                || k == "JADPO_SECRET_JADPO_SEALING_KEYS"
+        };
+        self.deployed
+            .iter()
+            .filter(|(k, _)| !(scheduled && calls_only(k)))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
     }
 
     /// The store `name`.

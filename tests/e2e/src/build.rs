@@ -40,7 +40,7 @@ impl Profile {
 /// benchmark's reference for `hello-world`.
 fn package_of(bin: &str) -> String {
     match bin {
-        crate::HELLO_WORLD => "jadpo-lambda-hello".to_owned(),
+        crate::HELLO_WORLD | crate::HELLO_SECRETS => "jadpo-lambda-hello".to_owned(),
         function => format!("jadpo-fn-{function}"),
     }
 }

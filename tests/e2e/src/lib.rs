@@ -37,6 +37,9 @@ pub const FUNCTIONS: [&str; 5] =
 /// The cold-start reference binary (`tests/lambda-hello`).
 pub const HELLO_WORLD: &str = "hello-world";
 
+/// The cold-start reference that also reads its secrets from Secrets Manager (`tests/lambda-hello`).
+pub const HELLO_SECRETS: &str = "hello-secrets";
+
 /// The workspace's root directory.
 pub fn workspace_root() -> PathBuf {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");

@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use jadpo_core::model::delivery::{DeliveryFilter, DeliveryStatus};
 use jadpo_e2e::{
-    Backing, FUNCTIONS, Function, HELLO_WORLD, Invocation, Profile, RuntimeApi, Watch, build,
-    json_fixture, place_order,
+    Backing, FUNCTIONS, Function, HELLO_SECRETS, HELLO_WORLD, Invocation, Profile, RuntimeApi,
+    Watch, build, json_fixture, place_order,
 };
 use serde_json::{Value, json};
 
@@ -27,7 +27,7 @@ async fn binaries() -> BTreeMap<String, PathBuf> {
         .get_or_init(|| async {
             tokio::task::spawn_blocking(|| {
                 let mut bins = FUNCTIONS.to_vec();
-                bins.push(HELLO_WORLD);
+                bins.extend([HELLO_WORLD, HELLO_SECRETS]);
                 build(Profile::Debug, &bins)
             })
             .await
@@ -44,14 +44,20 @@ struct Deployment {
 }
 
 impl Deployment {
-    /// Starts every function with `env`; `commit` gets `commit_env` on top.
-    async fn start(env: &[(String, String)], commit_env: &[(String, String)]) -> Self {
+    /// Starts every function with its deployed environment; `commit` gets `commit_env` on top.
+    async fn start(backing: &Backing, commit_env: &[(String, String)]) -> Self {
         let bins = binaries().await;
         let watch = Watch::start();
         let functions = FUNCTIONS
             .iter()
             .map(|name| {
-                let mut env = env.to_vec();
+                let mut env = backing.env_for(name);
+                // As deployed: no secret in the environment, only its reference.
+                assert!(
+                    env.iter()
+                        .all(|(k, v)| !v.contains("postgres://") && k != "JADPO_SEALING_KEYS"),
+                    "{name} was given a secret: {env:?}"
+                );
                 if *name == "commit" {
                     env.extend_from_slice(commit_env);
                 }
@@ -74,7 +80,7 @@ async fn the_function_binaries_carry_an_order_from_api_gateway_to_its_effects() 
     // stay in the outbox, and only the relay can put them on the real queue.
     let missing_queue = backing.queue_url.replace("jadpo-deliveries", "no-such-queue");
     let deployment =
-        Deployment::start(&backing.env(), &[("JADPO_QUEUE_URL".to_owned(), missing_queue)]).await;
+        Deployment::start(&backing, &[("JADPO_QUEUE_URL".to_owned(), missing_queue)]).await;
 
     let refused = deployment.invoke("commit", &place_order("not-a-key", "order-42")).await;
     assert_eq!(refused["statusCode"], 401, "{refused}");
@@ -85,7 +91,8 @@ async fn the_function_binaries_carry_an_order_from_api_gateway_to_its_effects() 
     assert_eq!(replayed["body"], created["body"], "the idempotency key replays the answer");
     assert_eq!(backing.count("main", "SELECT count(*) AS n FROM shop_orders").await, 1);
     let all = DeliveryFilter { limit: 10, ..DeliveryFilter::default() };
-    let deliveries = backing.store("main").deliveries_list(&all).await.unwrap_or_default();
+    let deliveries =
+        backing.store("main").deliveries_list(&all).await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(deliveries.len(), 2, "{deliveries:?}");
     assert!(deliveries.iter().all(|d| d.status == DeliveryStatus::Pending), "{deliveries:?}");
     assert!(backing.receive_all().await.is_empty(), "nothing reached the queue yet");
@@ -113,8 +120,12 @@ async fn the_function_binaries_carry_an_order_from_api_gateway_to_its_effects() 
         "reserved once despite the duplicate"
     );
     assert_eq!(backing.sinks.received("mailer").len(), 1, "one receipt mailed");
-    let deliveries = backing.store("main").deliveries_list(&all).await.unwrap_or_default();
-    assert!(deliveries.iter().all(|d| d.status == DeliveryStatus::Handled), "{deliveries:?}");
+    let deliveries =
+        backing.store("main").deliveries_list(&all).await.unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        !deliveries.is_empty() && deliveries.iter().all(|d| d.status == DeliveryStatus::Handled),
+        "{deliveries:?}"
+    );
 
     let ticked = deployment.invoke("schedule-tick", &scheduled).await;
     assert_eq!(ticked["created"], 1, "the sales summary schedule was stored: {ticked}");
@@ -144,7 +155,7 @@ async fn a_function_without_its_queue_url_refuses_to_start_and_says_why() {
     let backing = Backing::start().await;
     let bins = binaries().await;
     let env: Vec<(String, String)> =
-        backing.env().into_iter().filter(|(k, _)| k != "JADPO_QUEUE_URL").collect();
+        backing.env_for("delivery").into_iter().filter(|(k, _)| k != "JADPO_QUEUE_URL").collect();
     let mut function =
         Function::start("delivery", &bins["delivery"], "http://127.0.0.1:9/.rt", &env);
     let status = exit_status(&mut function).await;
@@ -160,8 +171,11 @@ async fn a_function_without_its_queue_url_refuses_to_start_and_says_why() {
 async fn a_function_given_a_sqlite_url_refuses_to_start_and_says_why() {
     let backing = Backing::start().await;
     let bins = binaries().await;
-    let mut env: Vec<(String, String)> =
-        backing.env().into_iter().filter(|(k, _)| k != "DATABASE_URL").collect();
+    let mut env: Vec<(String, String)> = backing
+        .env_for("schedule-tick")
+        .into_iter()
+        .filter(|(k, _)| k != "JADPO_SECRET_DATABASE_URL")
+        .collect();
     env.push(("DATABASE_URL".to_owned(), "sqlite://main.db".to_owned()));
     let mut function =
         Function::start("schedule-tick", &bins["schedule-tick"], "http://127.0.0.1:9/.rt", &env);
@@ -170,6 +184,39 @@ async fn a_function_given_a_sqlite_url_refuses_to_start_and_says_why() {
     let log = function.log();
     assert!(log.contains("this binary is built without SQLite"), "{log}");
     assert!(log.contains("give it a postgres:// URL"), "{log}");
+}
+
+/// A secret that cannot be read stops the start with the variable and the secret named, and
+/// nothing of any secret's value; a secret given both ways is refused before anything is read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_function_whose_secret_cannot_be_read_refuses_to_start_and_says_why() {
+    let backing = Backing::start().await;
+    let bins = binaries().await;
+    let gone = "arn:aws:secretsmanager:us-east-1:123456789012:secret:gone-AbCdEf";
+    let mut env: Vec<(String, String)> = backing
+        .env_for("housekeeping")
+        .into_iter()
+        .filter(|(k, _)| k != "JADPO_SECRET_DATABASE_URL")
+        .collect();
+    env.push(("JADPO_SECRET_DATABASE_URL".to_owned(), format!("{gone}#value")));
+    let mut function =
+        Function::start("housekeeping", &bins["housekeeping"], "http://127.0.0.1:9/.rt", &env);
+    let status = exit_status(&mut function).await;
+    assert!(!status.success(), "{status}");
+    let log = function.log();
+    assert!(
+        log.contains(&format!("JADPO_SECRET_DATABASE_URL: cannot read secret {gone}")),
+        "{log}"
+    );
+    assert!(!log.contains("postgres://"), "a secret's value in the log: {log}");
+
+    let mut both = backing.env_for("outbox-relay");
+    both.push(("DATABASE_URL".to_owned(), "postgres://127.0.0.1/x".to_owned()));
+    let mut function =
+        Function::start("outbox-relay", &bins["outbox-relay"], "http://127.0.0.1:9/.rt", &both);
+    assert!(!exit_status(&mut function).await.success());
+    let log = function.log();
+    assert!(log.contains("both DATABASE_URL and JADPO_SECRET_DATABASE_URL are set"), "{log}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -186,4 +233,30 @@ async fn the_benchmark_runtime_api_times_a_cold_start_and_relays_an_invocation()
     assert!(rss > 0 && peak >= rss, "rss {rss} KiB, peak {peak} KiB");
     function.stop();
     assert!(function.exited().is_some());
+}
+
+/// The benchmark's second reference reads the secrets it is given before it asks for work (so its
+/// init holds the round trip the functions' does), then echoes; an unreadable secret stops it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_secrets_reference_reads_its_secrets_before_its_first_request() {
+    let backing = Backing::start().await;
+    let bins = binaries().await;
+    let env = backing.env_for("commit");
+    assert_eq!(env.iter().filter(|(k, _)| k.starts_with("JADPO_SECRET_")).count(), 3, "{env:?}");
+    let mut api = RuntimeApi::start().await;
+    let mut function = Function::start(HELLO_SECRETS, &bins[HELLO_SECRETS], &api.address(), &env);
+    api.first_request(Duration::from_secs(30)).await;
+    let event = json!({"hello": "secrets"});
+    let answer = api.invoke(event.clone(), Duration::from_secs(30)).await;
+    assert_eq!(answer, Invocation::Response(event));
+    function.stop();
+
+    let mut missing = env.clone();
+    missing.push((
+        "JADPO_SECRET_EXTRA".to_owned(),
+        "arn:aws:secretsmanager:us-east-1:1:secret:gone".to_owned(),
+    ));
+    let mut function =
+        Function::start(HELLO_SECRETS, &bins[HELLO_SECRETS], "http://127.0.0.1:9/.rt", &missing);
+    assert!(!exit_status(&mut function).await.success(), "{}", function.log());
 }

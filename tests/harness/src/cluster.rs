@@ -139,21 +139,29 @@ pub(crate) fn start_cluster(
     if as_root {
         run(Command::new("chown").args(["-R", "postgres:postgres"]).arg(&dir), "chown")?;
     }
-    let port = free_port()?;
-    let options = format!(
-        "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off \
-         -c full_page_writes=off -c max_connections=300 {extra}",
-        dir.display()
-    );
-    let mut start = as_postgres(as_root, &bin.join("pg_ctl"));
-    start
-        .arg("-D")
-        .arg(&data)
-        .args(["-o", &options, "-w", "-l"])
-        .arg(dir.join("server.log"))
-        .arg("start");
-    run(&mut start, "pg_ctl start")?;
-    Ok(Cluster { dir, port })
+    // The port is free when chosen, but another process may bind it before the server does:
+    // then the start fails, and a new port is tried.
+    let mut failures = Vec::new();
+    for _ in 0..3 {
+        let port = free_port()?;
+        let options = format!(
+            "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off \
+             -c full_page_writes=off -c max_connections=300 {extra}",
+            dir.display()
+        );
+        let mut start = as_postgres(as_root, &bin.join("pg_ctl"));
+        start
+            .arg("-D")
+            .arg(&data)
+            .args(["-o", &options, "-w", "-l"])
+            .arg(dir.join("server.log"))
+            .arg("start");
+        match run(&mut start, "pg_ctl start") {
+            Ok(()) => return Ok(Cluster { dir, port }),
+            Err(e) => failures.push(format!("port {port}: {e}")),
+        }
+    }
+    Err(failures.join("; "))
 }
 
 fn find_bindir() -> Option<PathBuf> {

@@ -1,4 +1,4 @@
-//! The SQS API for tests: moto's server (`moto_server`), one per test, on a free port.
+//! The SQS and Secrets Manager APIs for tests: moto's server (`moto_server`), one per test, on a free port.
 //!
 //! It is found at `$JADPO_MOTO_SERVER`, else in the project's `.venv` (which `make test`
 //! creates), else on `PATH`; a test that needs it fails with a message saying how to get it.
@@ -124,6 +124,7 @@ impl MotoServer {
     pub fn env(&self) -> Vec<(&'static str, String)> {
         vec![
             ("AWS_ENDPOINT_URL_SQS", self.endpoint()),
+            ("AWS_ENDPOINT_URL_SECRETS_MANAGER", self.endpoint()),
             ("AWS_REGION", "us-east-1".to_owned()),
             ("AWS_ACCESS_KEY_ID", "testing".to_owned()),
             ("AWS_SECRET_ACCESS_KEY", "testing".to_owned()),

@@ -4,10 +4,25 @@
 use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
-/// A port on 127.0.0.1 that nothing listens on now.
+/// A port on 127.0.0.1 that nothing listens on now, and that this process has not handed out
+/// before: the port is released before the server it is meant for binds it, so two servers
+/// started at once by one test process must not be told the same one. (Another process may still
+/// take it first: moto and the throwaway PostgreSQL cluster retry on a new port when they do not
+/// come up.)
 pub fn free_port() -> Result<u16, String> {
-    let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("no free port: {e}"))?;
-    listener.local_addr().map(|a| a.port()).map_err(|e| format!("no free port: {e}"))
+    static GIVEN: std::sync::Mutex<std::collections::BTreeSet<u16>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    for _ in 0..100 {
+        let listener =
+            TcpListener::bind("127.0.0.1:0").map_err(|e| format!("no free port: {e}"))?;
+        let port =
+            listener.local_addr().map(|a| a.port()).map_err(|e| format!("no free port: {e}"))?;
+        let mut given = GIVEN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if given.insert(port) {
+            return Ok(port);
+        }
+    }
+    Err("no free port: 100 tries gave ports already handed out".to_owned())
 }
 
 /// Waits until something accepts connections on `port`, or panics naming `what`.

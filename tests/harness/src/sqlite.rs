@@ -48,10 +48,15 @@ impl SqliteTestDb {
 
     /// A new store on this file, named `main`.
     pub fn store(&self) -> SqliteStore {
-        let location = SqliteLocation::File(self.path.clone());
+        Self::open(&self.path)
+    }
+
+    /// A store named `main` on another file of the test's (a backup, say).
+    pub fn open(path: &Path) -> SqliteStore {
+        let location = SqliteLocation::File(path.to_path_buf());
         match Sqlite::open("main", &location, &SqliteOptions::default(), Arc::new(SystemClock)) {
             Ok(store) => store,
-            Err(e) => panic!("cannot open the SQLite test database {}: {e}", self.path.display()),
+            Err(e) => panic!("cannot open the SQLite test database {}: {e}", path.display()),
         }
     }
 }

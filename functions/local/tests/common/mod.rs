@@ -1,18 +1,22 @@
-//! What the tests of the `jadpo-local` binary share: a free port, a raw HTTP/1.1 exchange, the
-//! process started on its defaults (killed when dropped) and the service key it prints.
+//! What the tests of the `jadpo-local` binary share: a raw HTTP/1.1 exchange, the process
+//! started on its defaults on a port it chooses (killed when dropped) and the service key it
+//! prints; a free port for chromedriver.
 
 #![allow(dead_code, reason = "each test binary uses its own part of these helpers")]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Lines, Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStdout, Command, Stdio};
 
+/// A port nothing listens on now, for a server that cannot be asked for port 0 (chromedriver).
+/// Another process may take it before that server binds it; `jadpo-local` is started on port 0
+/// instead and says which port it took.
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
-        .unwrap_or(39_217)
+        .unwrap_or_else(|e| panic!("no free port: {e}"))
 }
 
 pub fn http(port: u16, request: &str) -> String {
@@ -32,9 +36,30 @@ impl Drop for Running {
     }
 }
 
-pub fn read_key(child: &mut Child) -> String {
-    let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
-    let mut lines = BufReader::new(stdout).lines();
+/// A running `jadpo-local`, killed when dropped: its process, the port it took and the rest of
+/// its standard output after the line saying so.
+pub struct Local {
+    pub child: Child,
+    pub port: u16,
+    stdout: Option<Lines<BufReader<ChildStdout>>>,
+}
+
+impl Drop for Local {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+    }
+}
+
+impl Local {
+    /// The rest of its standard output (once).
+    pub fn stdout(&mut self) -> Lines<BufReader<ChildStdout>> {
+        self.stdout.take().unwrap_or_else(|| panic!("standard output already taken"))
+    }
+}
+
+/// The service key `jadpo-local` prints once; the rest of its output is drained meanwhile.
+pub fn read_key(local: &mut Local) -> String {
+    let mut lines = local.stdout();
     while let Some(Ok(line)) = lines.next() {
         if let Some((_, key)) = line.split_once("shown once): ") {
             let key = key.trim().to_owned();
@@ -45,27 +70,27 @@ pub fn read_key(child: &mut Child) -> String {
     panic!("jadpo-local printed no service key");
 }
 
-/// Starts `jadpo-local` in `dir`, listening on `port`, on its SQLite defaults (no database URL,
-/// no public URL from the environment), its output piped for [`read_key`].
-pub fn start_local(dir: &Path, port: u16) -> Running {
-    start_local_with(dir, port, &[])
+/// Starts `jadpo-local` in `dir` on a port of its choosing, on its SQLite defaults (no database
+/// URL, no public URL from the environment), its output piped for [`read_key`].
+pub fn start_local(dir: &Path) -> Local {
+    start_local_with(dir, &[])
 }
 
 /// [`start_local`] with more environment variables.
-pub fn start_local_with(dir: &Path, port: u16, vars: &[(&str, &str)]) -> Running {
-    spawn(&mut local(dir, port, vars))
+pub fn start_local_with(dir: &Path, vars: &[(&str, &str)]) -> Local {
+    spawn(&mut local(dir, vars))
 }
 
 /// [`start_local`] with its log (standard error, warnings and up) piped for the test to read.
-pub fn start_local_logged(dir: &Path, port: u16) -> Running {
-    spawn(local(dir, port, &[]).stderr(Stdio::piped()))
+pub fn start_local_logged(dir: &Path) -> Local {
+    spawn(local(dir, &[]).stderr(Stdio::piped()))
 }
 
-fn local(dir: &Path, port: u16, vars: &[(&str, &str)]) -> Command {
+fn local(dir: &Path, vars: &[(&str, &str)]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_jadpo-local"));
     command
         .current_dir(dir)
-        .env("JADPO_LISTEN", format!("127.0.0.1:{port}"))
+        .env("JADPO_LISTEN", "127.0.0.1:0")
         .env_remove("JADPO_PUBLIC_URL")
         .env_remove("DATABASE_URL")
         .env_remove("DATABASE_URL_WAREHOUSE")
@@ -75,6 +100,15 @@ fn local(dir: &Path, port: u16, vars: &[(&str, &str)]) -> Command {
     command
 }
 
-fn spawn(command: &mut Command) -> Running {
-    Running(command.spawn().unwrap_or_else(|e| panic!("cannot start jadpo-local: {e}")))
+/// Spawns `command` and reads its first line, which names the port it listens on.
+fn spawn(command: &mut Command) -> Local {
+    let mut child = command.spawn().unwrap_or_else(|e| panic!("cannot start jadpo-local: {e}"));
+    let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+    let mut lines = BufReader::new(stdout).lines();
+    let first = lines.next().and_then(Result::ok).unwrap_or_default();
+    let port = first
+        .strip_prefix("jadpo-local listening on http://127.0.0.1:")
+        .and_then(|p| p.trim().parse().ok())
+        .unwrap_or_else(|| panic!("jadpo-local did not say where it listens: {first:?}"));
+    Local { child, port, stdout: Some(lines) }
 }

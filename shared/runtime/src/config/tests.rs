@@ -34,14 +34,17 @@ fn urls_come_from_database_url_and_per_store_variables() {
     let c = Config::from_vars(
         &app(),
         &vars(&[
-            ("DATABASE_URL", "postgres://u:secret@db/app"),
+            ("DATABASE_URL", "postgres://u:secret@db/app?sslmode=verify-full"),
             ("DATABASE_URL_WAREHOUSE", "sqlite://:memory:"),
         ]),
         Mode::Operator,
     )
     .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(c.stores[0].url, DatabaseUrl::Postgres("postgres://u:secret@db/app".into()));
-    assert_eq!(c.stores[0].url.display(), "postgres://u:***@db/app");
+    assert_eq!(
+        c.stores[0].url,
+        DatabaseUrl::Postgres("postgres://u:secret@db/app?sslmode=verify-full".into())
+    );
+    assert_eq!(c.stores[0].url.display(), "postgres://u:***@db/app?sslmode=verify-full");
     assert_eq!(c.stores[1].url, DatabaseUrl::Sqlite(SqlitePath::Memory));
 }
 
@@ -184,7 +187,7 @@ fn connections_default_to_the_local_sink_and_are_required_elsewhere() {
 
 #[test]
 fn deployed_functions_need_every_store_and_operators_only_the_default() {
-    let only_main = vars(&[("DATABASE_URL", "postgres://db/app")]);
+    let only_main = vars(&[("DATABASE_URL", "postgres://db/app?sslmode=verify-full")]);
     let err = Config::from_vars(&app(), &only_main, Mode::Deployed).err().map(|e| e.to_string());
     assert_eq!(
         err.as_deref(),
@@ -199,11 +202,11 @@ fn deployed_functions_need_every_store_and_operators_only_the_default() {
 #[test]
 fn deployed_functions_need_a_queue() {
     let app = Application::builder("shop").store("main").build().unwrap_or_else(|e| panic!("{e}"));
-    let no_queue = vars(&[("DATABASE_URL", "postgres://db/app")]);
+    let no_queue = vars(&[("DATABASE_URL", "postgres://db/app?sslmode=verify-full")]);
     let err = Config::from_vars(&app, &no_queue, Mode::Deployed).err().map(|e| e.to_string());
     assert_eq!(err.as_deref(), Some("set JADPO_QUEUE_URL to the delivery queue's URL"));
     let with = vars(&[
-        ("DATABASE_URL", "postgres://db/app"),
+        ("DATABASE_URL", "postgres://db/app?sslmode=verify-full"),
         ("JADPO_QUEUE_URL", "https://sqs.eu-west-1.amazonaws.com/1/q"),
     ]);
     let c = Config::from_vars(&app, &with, Mode::Deployed).unwrap_or_else(|e| panic!("{e}"));
@@ -232,4 +235,79 @@ fn a_connections_header_is_name_and_value_and_a_bad_one_is_refused_unshown() {
             "{err}"
         );
     }
+}
+
+#[test]
+fn another_machines_database_is_reached_only_over_verified_tls() {
+    let app = Application::builder("shop").store("main").build().unwrap_or_else(|e| panic!("{e}"));
+    let with = |url: &str, extra: &[(&str, &str)]| {
+        let mut given = vars(&[("DATABASE_URL", url), ("JADPO_QUEUE_URL", "https://sqs/1/q")]);
+        given.extend(extra.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
+        given
+    };
+    for mode in [Mode::Deployed, Mode::Operator] {
+        for (url, how) in [
+            ("postgres://u:pw@db.example.com/app", "without TLS"),
+            ("postgres://u:pw@10.1.2.3/app?sslmode=prefer", "without TLS"),
+            ("postgres://u:pw@db.example.com/app?sslmode=require", "without verifying the server"),
+            ("postgres://u:pw@localhost/app?hostaddr=10.1.2.3", "without TLS"),
+        ] {
+            let err = Config::from_vars(&app, &with(url, &[]), mode).err().map(|e| e.to_string());
+            let err = err.unwrap_or_else(|| panic!("{url} was accepted in {mode:?}"));
+            assert!(err.starts_with("DATABASE_URL reaches "), "{err}");
+            assert!(err.contains(how) && err.contains("sslmode=verify-full"), "{err}");
+            assert!(!err.contains("pw"), "the password is shown: {err}");
+            let overridden = with(url, &[("JADPO_INSECURE_DATABASE_TLS", "1")]);
+            assert!(Config::from_vars(&app, &overridden, mode).is_ok(), "override ignored: {url}");
+        }
+        for url in [
+            "postgres://u@db.example.com/app?sslmode=verify-full",
+            "postgres://u@db.example.com/app?sslmode=verify-ca&sslrootcert=/etc/rds.pem",
+            "postgres://u@127.0.0.1:5432/app",
+            "postgres://u@localhost/app",
+            "postgres://u@[::1]/app?sslmode=disable",
+            "postgres://u@%2Fvar%2Frun%2Fpostgresql/app",
+        ] {
+            let c = Config::from_vars(&app, &with(url, &[]), mode);
+            assert!(c.is_ok(), "{url} in {mode:?}: {:?}", c.err());
+        }
+        let bad = Config::from_vars(&app, &with("postgres://h/app?sslmode=maybe", &[]), mode);
+        let bad = bad.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(bad.starts_with("DATABASE_URL: sslmode=maybe is not one of"), "{bad}");
+    }
+    let local = Config::from_vars(
+        &app,
+        &vars(&[("DATABASE_URL", "postgres://u@db.example.com/app")]),
+        Mode::Local(Path::new(".")),
+    );
+    assert!(local.is_ok(), "a laptop's own choice: {:?}", local.err());
+}
+
+#[test]
+fn scheduled_functions_need_stores_and_the_queue_but_no_connection_or_key() {
+    let app = Application::builder("shop")
+        .store("main")
+        .store("warehouse")
+        .connection("mailer")
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let given = vars(&[
+        ("DATABASE_URL", "postgres://127.0.0.1/app"),
+        ("DATABASE_URL_WAREHOUSE", "postgres://127.0.0.1/wh"),
+        ("JADPO_QUEUE_URL", "https://sqs/1/q"),
+    ]);
+    let c = Config::from_vars(&app, &given, Mode::DeployedScheduled);
+    let c = c.unwrap_or_else(|e| panic!("{e}"));
+    assert!(c.connections.is_empty() && matches!(c.sealing, SealingSource::Absent));
+    assert_eq!(c.stores.len(), 2);
+    let refused = Config::from_vars(&app, &given, Mode::Deployed).err().map(|e| e.to_string());
+    assert!(refused.is_some_and(|e| e.contains("JADPO_CONNECTION_MAILER_URL")));
+    let mut one_store = given.clone();
+    one_store.remove("DATABASE_URL_WAREHOUSE");
+    let err = Config::from_vars(&app, &one_store, Mode::DeployedScheduled).err();
+    assert!(err.is_some_and(|e| e.to_string().contains("DATABASE_URL_WAREHOUSE")));
+    let mut no_queue = given;
+    no_queue.remove("JADPO_QUEUE_URL");
+    let err = Config::from_vars(&app, &no_queue, Mode::DeployedScheduled).err();
+    assert_eq!(err, Some(ConfigError::MissingQueue));
 }

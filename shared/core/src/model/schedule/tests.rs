@@ -201,3 +201,73 @@ fn tick_ids_are_deterministic() {
     assert_eq!(tick_id("s", t), tick_id("s", t));
     assert_ne!(tick_id("s", t), tick_id("u", t));
 }
+
+mod arbitrary {
+    //! Arbitrary cron expressions and time zones (property-based): parsing never panics, and an
+    //! accepted schedule's next tick is after the time asked about and its latest tick at or
+    //! before it is not after it, in any zone, across DST changes and the calendar's ends.
+
+    use proptest::prelude::*;
+
+    use super::super::When;
+    use chrono::{DateTime, TimeZone, Utc};
+
+    fn field(max: u32) -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("*".to_owned()),
+            (0..=max).prop_map(|n| n.to_string()),
+            (0..=max, 0..=max).prop_map(|(a, b)| format!("{a}-{b}")),
+            (1..=max.max(1)).prop_map(|n| format!("*/{n}")),
+            prop::collection::vec(0..=max, 1..4).prop_map(|v| v
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(",")),
+        ]
+    }
+
+    fn cron_like() -> impl Strategy<Value = String> {
+        prop_oneof![
+            (field(59), field(23), field(31), field(12), field(7))
+                .prop_map(|(m, h, d, mo, w)| format!("{m} {h} {d} {mo} {w}")),
+            ".{0,40}",
+            "[0-9*/,\\- ]{0,30}",
+        ]
+    }
+
+    fn zone() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("UTC".to_owned()),
+            Just("Europe/Paris".to_owned()),
+            Just("America/New_York".to_owned()),
+            Just("Australia/Lord_Howe".to_owned()),
+            Just("Asia/Kathmandu".to_owned()),
+            "[A-Za-z/_+-]{0,30}",
+        ]
+    }
+
+    fn moment() -> impl Strategy<Value = DateTime<Utc>> {
+        // From 1970 to 9999, the span a schedule's times are kept in.
+        (0_i64..253_402_300_799).prop_map(|s| Utc.timestamp_opt(s, 0).single().unwrap_or_default())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(2_000),
+            ..ProptestConfig::default()
+        })]
+
+        #[test]
+        fn schedules_parse_or_refuse_and_their_ticks_are_ordered(
+            expression in cron_like(), zone in zone(), t in moment()
+        ) {
+            let Ok(when) = When::cron(&expression, &zone) else { return Ok(()) };
+            if let Ok(next) = when.next_after(t) {
+                prop_assert!(next > t, "{expression:?} in {zone}: next {next} after {t}");
+            }
+            if let Ok(Some(latest)) = when.latest_at_or_before(t) {
+                prop_assert!(latest <= t, "{expression:?} in {zone}: latest {latest} at or before {t}");
+            }
+        }
+    }
+}

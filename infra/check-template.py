@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""Checks what infra/template.yaml promises about privilege, secrets and load, on the template
+as CloudFormation will see it: SAM's own translator (from the tools virtualenv) expands it first,
+so the roles, policies and event sources SAM adds are checked too, not only what is written.
+
+    .venv-tools/bin/python infra/check-template.py [infra/template.yaml]
+
+Prints one line per check; exits 1 naming every check that failed. `make lint-infra` runs it.
+"""
+
+import os
+import sys
+
+from samtranslator.translator.transform import transform
+from samtranslator.yaml_helper import yaml_parse
+
+FUNCTIONS = {
+    "CommitFunction": "handlers",
+    "DeliveryFunction": "handlers",
+    "OutboxRelayFunction": "scheduled",
+    "ScheduleTickFunction": "scheduled",
+    "HousekeepingFunction": "scheduled",
+}
+# What each function's code does with the queue: it sends (relay, and the immediate send after a
+# commit or a tick), and reads its depth (admission control, a backlog told from a lost message,
+# no rescue while messages wait).
+NEEDS = {
+    "CommitFunction": ["sqs:SendMessage", "sqs:GetQueueAttributes"],
+    "DeliveryFunction": ["sqs:SendMessage", "sqs:ReceiveMessage", "sqs:DeleteMessage"],
+    "OutboxRelayFunction": ["sqs:SendMessage", "sqs:GetQueueAttributes"],
+    "ScheduleTickFunction": ["sqs:SendMessage"],
+    "HousekeepingFunction": ["sqs:GetQueueAttributes"],
+}
+# The managed policies a function may carry: logs, and the network interfaces of a VPC.
+ALLOWED_MANAGED = {"AWSLambdaBasicExecutionRole", "AWSLambdaVPCAccessExecutionRole"}
+# Variables that hold secrets: never given in clear, only as JADPO_SECRET_<VARIABLE>.
+SECRET_VARIABLES = ("DATABASE_URL", "JADPO_SEALING_KEYS")
+
+failures = []
+
+
+def check(ok, what):
+    print(("ok    " if ok else "FAIL  ") + what)
+    if not ok:
+        failures.append(what)
+
+
+class NoManagedPolicies:
+    """The translator asks IAM for managed policy ARNs; offline, none are named in Policies."""
+
+    def load(self):
+        return {}
+
+
+def expanded(path):
+    template = yaml_parse(open(path).read())
+    for resource in template["Resources"].values():
+        if resource.get("Properties", {}).get("CodeUri"):
+            # The translator wants an S3 location; where the code comes from is not checked.
+            resource["Properties"]["CodeUri"] = "s3://bucket/key"
+    os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+    return template, transform(template, {}, NoManagedPolicies())
+
+
+def refs(value):
+    """The parameters and resources a value names (Ref, Fn::Sub's ${X}, Fn::GetAtt)."""
+    found = set()
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            if key == "Ref":
+                found.add(inner)
+            elif key == "Fn::GetAtt":
+                found.add(inner[0] if isinstance(inner, list) else inner.split(".")[0])
+            elif key == "Fn::Sub":
+                text, local = inner if isinstance(inner, list) else (inner, {})
+                named = {part.split("}")[0].split(".")[0] for part in text.split("${")[1:]}
+                found.update(named - set(local))
+                found.update(refs(list(local.values())))
+            else:
+                found.update(refs(inner))
+    elif isinstance(value, list):
+        for inner in value:
+            found.update(refs(inner))
+    return found
+
+
+def statements(role):
+    for policy in role["Properties"].get("Policies", []):
+        statement = policy["PolicyDocument"]["Statement"]
+        yield from statement if isinstance(statement, list) else [statement]
+
+
+def actions(statement):
+    action = statement.get("Action", [])
+    return action if isinstance(action, list) else [action]
+
+
+def check_roles(resources):
+    for name in FUNCTIONS:
+        role = resources[name + "Role"]
+        managed = {arn.rsplit("/", 1)[-1] for arn in role["Properties"].get("ManagedPolicyArns", [])}
+        extra = sorted(managed - ALLOWED_MANAGED)
+        check(not extra, f"{name}: no managed policy beyond logs and VPC ({extra or 'none'})")
+        granted = [a for statement in statements(role) for a in actions(statement)]
+        for need in NEEDS[name]:
+            ok = any(a == need or (a.endswith("*") and need.startswith(a[:-1])) for a in granted)
+            check(ok, f"{name}: may {need}, which its code does")
+        for statement in statements(role):
+            scoped = statement.get("Resource") not in ("*", ["*"]) and "NotResource" not in statement
+            touchy = [a for a in actions(statement) if a.split(":")[0] in ("sqs", "secretsmanager")]
+            if touchy:
+                check(scoped, f"{name}: {', '.join(touchy)} on named resources only")
+
+
+def secret_parameters(role):
+    found = set()
+    for statement in statements(role):
+        if any(a.startswith("secretsmanager:") for a in actions(statement)):
+            found.update(refs(statement.get("Resource")))
+    return found
+
+
+def check_environment(resources):
+    for name, kind in FUNCTIONS.items():
+        variables = resources[name]["Properties"].get("Environment", {}).get("Variables", {})
+        clear = [v for v in variables if v.startswith(SECRET_VARIABLES) or v.endswith("_HEADER")]
+        check(not clear, f"{name}: no secret in clear in its environment ({clear or 'none'})")
+        resolved = [k for k, v in variables.items() if "{{resolve:" in str(v)]
+        check(not resolved, f"{name}: no secret resolved into its environment ({resolved or 'none'})")
+        named = set()
+        for key, value in variables.items():
+            if key.startswith("JADPO_SECRET_"):
+                named.update(refs(value))
+        allowed = secret_parameters(resources[name + "Role"])
+        check(
+            named == allowed,
+            f"{name}: may read exactly the secrets it names ({sorted(named)} vs {sorted(allowed)})",
+        )
+        if kind == "scheduled":
+            calls = [v for v in variables if v.startswith("JADPO_CONNECTION_") or "SEALING" in v]
+            check(not calls, f"{name}: no connection or sealing key given ({calls or 'none'})")
+        tls = variables.get("JADPO_INSECURE_DATABASE_TLS")
+        check(
+            "UnverifiedDatabase" in str(tls),
+            f"{name}: JADPO_INSECURE_DATABASE_TLS set only by the UnverifiedDatabaseTls parameter",
+        )
+
+
+def check_load(template, resources):
+    commit = resources["CommitFunction"]["Properties"]
+    check("ReservedConcurrentExecutions" in commit, "CommitFunction: reserved concurrency set")
+    mappings = [
+        r["Properties"]
+        for r in resources.values()
+        if r["Type"] == "AWS::Lambda::EventSourceMapping"
+        and "DeliveryQueue" in refs(r["Properties"].get("EventSourceArn"))
+    ]
+    check(len(mappings) == 1, f"DeliveryQueue: one event source ({len(mappings)})")
+    for mapping in mappings:
+        maximum = mapping.get("ScalingConfig", {}).get("MaximumConcurrency")
+        check(maximum is not None, "DeliveryQueue's event source: MaximumConcurrency set")
+        check(
+            mapping.get("FunctionResponseTypes") == ["ReportBatchItemFailures"],
+            "DeliveryQueue's event source: reports batch item failures",
+        )
+    api = template["Resources"]["HttpApi"].get("Properties", {}).get("DefaultRouteSettings", {})
+    check(
+        "ThrottlingRateLimit" in api and "ThrottlingBurstLimit" in api,
+        "HttpApi: throttled (rate and burst) before any function",
+    )
+    tls = template["Parameters"].get("UnverifiedDatabaseTls", {})
+    check(tls.get("Default") == "no", "UnverifiedDatabaseTls: off unless asked for")
+
+
+def alarm_metrics(alarm):
+    p = alarm["Properties"]
+    if "MetricName" in p:
+        yield p["Namespace"], p["MetricName"], refs(p.get("Dimensions"))
+    for metric in p.get("Metrics", []):
+        stat = metric.get("MetricStat", {}).get("Metric")
+        if stat:
+            yield stat["Namespace"], stat["MetricName"], refs(stat.get("Dimensions"))
+
+
+def check_alarms(resources):
+    watched = [m for r in resources.values() if r["Type"] == "AWS::CloudWatch::Alarm" for m in alarm_metrics(r)]
+
+    def covered(namespace, metric, target):
+        return any(n == namespace and m == metric and target in d for n, m, d in watched)
+
+    check(covered("AWS/ApiGateway", "5xx", "HttpApi"), "alarm: the API's 5xx answers")
+    check(
+        covered("AWS/SQS", "ApproximateAgeOfOldestMessage", "DeliveryQueue"),
+        "alarm: the delivery queue's oldest message",
+    )
+    check(covered("AWS/SQS", "ApproximateNumberOfMessagesVisible", "DeadLetterQueue"), "alarm: the DLQ")
+    for name in FUNCTIONS:
+        check(covered("AWS/Lambda", "Errors", name), f"alarm: {name}'s errors")
+        check(covered("AWS/Lambda", "Throttles", name), f"alarm: {name}'s throttles")
+
+
+def main():
+    path = sys.argv[1] if len(sys.argv) > 1 else "infra/template.yaml"
+    template, out = expanded(path)
+    resources = out["Resources"]
+    check_roles(resources)
+    check_environment(resources)
+    check_load(template, resources)
+    check_alarms(resources)
+    if failures:
+        print(f"\n{path}: {len(failures)} check(s) failed", file=sys.stderr)
+        sys.exit(1)
+    print(f"\n{path}: every check passed")
+
+
+if __name__ == "__main__":
+    main()
