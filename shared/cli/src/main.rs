@@ -17,6 +17,7 @@ mod deliveries;
 mod flags;
 mod keys;
 mod migrate;
+mod roles;
 mod runs;
 mod schedules;
 mod sealing;
@@ -75,6 +76,9 @@ enum Command {
     Export(transfer::ExportArgs),
     /// Import an export into a migrated store of either kind.
     Import(transfer::ImportArgs),
+    /// Grant the functions' and the operators' database roles their rights (PostgreSQL).
+    #[command(subcommand)]
+    Roles(roles::RolesCommand),
     /// Make a key for sealing step answers (JADPO_SEALING_KEYS).
     #[command(subcommand)]
     SealingKey(sealing::SealingCommand),
@@ -98,6 +102,7 @@ async fn main() -> std::process::ExitCode {
         Command::Verify(args) => verify::run(args).await,
         Command::Export(args) => transfer::export(args).await,
         Command::Import(args) => transfer::import(args).await,
+        Command::Roles(command) => roles::run(command).await,
         Command::SealingKey(command) => sealing::run(command),
     };
     match result {

@@ -21,24 +21,43 @@ pub static AUDIT: AuditSql = AuditSql {
         changes, encoding FROM jadpo_audit WHERE entity = $1 AND record_id = $2 ORDER BY seq",
     ),
     delete_rows: Statement::new("DELETE FROM jadpo_audit WHERE entity = $1 AND record_id = $2"),
-    expire: Statement::new(
-        "DELETE FROM jadpo_audit WHERE (entity, record_id, seq) IN ( \
-        SELECT entity, record_id, seq FROM jadpo_audit WHERE entity = $1 AND changed_at < $2 \
-        LIMIT $3 FOR UPDATE SKIP LOCKED)",
-    ),
+    // Through the owner's function (migration 16): a role other than the owner cannot expire
+    // rows before their retention, whatever cutoff it gives.
+    expire: Statement::new("SELECT seq FROM jadpo_audit_expire($1, $2, $3)"),
 };
 
 /// The audit statements generated per audited entity.
 pub const GENERATED: AuditStatements = AuditStatements { trigger_ddl, current, erase };
 
 fn trigger_ddl(spec: &AuditSpec) -> Vec<String> {
-    vec![format!(
-        "CREATE OR REPLACE TRIGGER jadpo_audit AFTER INSERT OR UPDATE OR DELETE ON \"{}\" \
-         FOR EACH ROW EXECUTE FUNCTION jadpo_audit_row('{}', '{}')",
-        spec.table,
-        spec.entity,
-        spec.columns.join(",")
-    )]
+    vec![
+        format!(
+            "CREATE OR REPLACE TRIGGER jadpo_audit AFTER INSERT OR UPDATE OR DELETE ON \"{}\" \
+             FOR EACH ROW EXECUTE FUNCTION jadpo_audit_row('{}', '{}')",
+            spec.table,
+            spec.entity,
+            spec.columns.join(",")
+        ),
+        retention_ddl(spec),
+    ]
+}
+
+/// The entity's retention, as `jadpo_audit_expire` reads it for a role other than the owner:
+/// a function installed with the trigger, so the runtime's role cannot change it. A retention
+/// past the calendar (over 9,000 years) is "keep forever": no row of the entity expires.
+fn retention_ddl(spec: &AuditSpec) -> String {
+    const FOREVER_SECS: u64 = 9_000 * 366 * 24 * 3600;
+    let secs = spec.retention.as_secs();
+    let kept = if secs >= FOREVER_SECS {
+        "NULL::interval".to_owned()
+    } else {
+        format!("make_interval(secs => {secs})")
+    };
+    format!(
+        "CREATE OR REPLACE FUNCTION \"jadpo_audit_retention_{}\"() RETURNS interval \
+         LANGUAGE sql IMMUTABLE AS $$ SELECT {kept} $$",
+        spec.entity
+    )
 }
 
 fn current(spec: &AuditSpec) -> String {

@@ -18,6 +18,7 @@ mod lease;
 pub mod migrate;
 mod passkeys;
 mod pipeline;
+pub mod roles;
 mod schedule;
 mod schema;
 mod service_keys;

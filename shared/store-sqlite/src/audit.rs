@@ -22,7 +22,7 @@ pub static AUDIT: AuditSql = AuditSql {
     expire: Statement::new(
         "DELETE FROM jadpo_audit WHERE (entity, record_id, seq) IN ( \
         SELECT entity, record_id, seq FROM jadpo_audit WHERE entity = $1 AND changed_at < $2 \
-        LIMIT $3)",
+        LIMIT $3) RETURNING seq",
     ),
 };
 

@@ -162,6 +162,12 @@ pub fn builtin_catalog() -> MigrationCatalog {
             "step_records",
             include_str!("../../../migrations/sqlite/0015_step_records.sql"),
         ),
+        Migration::new(
+            Ledger::Jadpo,
+            16,
+            "audit_owner",
+            include_str!("../../../migrations/sqlite/0016_audit_owner.sql"),
+        ),
     ];
     match MigrationCatalog::builtin(Dialect::Sqlite, workflow, jadpo) {
         Ok(catalog) => catalog,

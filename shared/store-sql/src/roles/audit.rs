@@ -112,6 +112,8 @@ impl<C: TransactionalStore> AuditStore for SqlStore<C> {
         limit: u32,
     ) -> Result<u64, StoreError> {
         let params = [entity.into(), cutoff.into(), i64::from(limit).into()];
-        self.sql.audit.expire.execute(tx, params).await
+        // One row per audit row deleted (PostgreSQL deletes through the owner's function).
+        let gone = self.sql.audit.expire.query(tx, params).await?;
+        Ok(u64::try_from(gone.len()).unwrap_or(u64::MAX))
     }
 }
