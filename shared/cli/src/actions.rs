@@ -30,7 +30,8 @@ fn to_json(store: &str, a: &StoredAction) -> Value {
     json!({
         "store": store, "id": a.id, "acted_at": a.acted_at.to_rfc3339(), "action": a.action,
         "item_kind": a.item_kind, "item": a.item, "item_state": before,
-        "operator": a.operator, "db_role": a.db_role, "detail": a.detail,
+        "operator": a.operator, "db_role": a.db_role, "os_account": a.os_account,
+        "detail": a.detail,
     })
 }
 
@@ -43,21 +44,20 @@ pub(crate) async fn run(command: ActionsCommand) -> anyhow::Result<()> {
         for a in store.operator_actions(kind.as_deref(), item.as_deref(), limit).await? {
             crate::common::header(&mut headed, json, || {
                 format!(
-                    "{:<23}  {:<10} {:<18} {:<12} {:<38} OPERATOR (DATABASE ROLE)  DETAIL",
+                    "{:<23}  {:<10} {:<18} {:<12} {:<38} OPERATOR (DATABASE ROLE, FROM)  DETAIL",
                     "WHEN", "STORE", "ACTION", "KIND", "ITEM"
                 )
             });
             if !json {
                 let detail = a.detail.as_deref().map(|d| format!("  {d}")).unwrap_or_default();
                 println!(
-                    "{}  {:<10} {:<18} {:<12} {:<38} by {} ({}){detail}",
+                    "{}  {:<10} {:<18} {:<12} {:<38} {}{detail}",
                     crate::common::when(a.acted_at),
                     name,
                     a.action,
                     a.item_kind,
                     a.item,
-                    a.operator,
-                    a.db_role,
+                    crate::common::by(&a.operator, &a.db_role, a.os_account.as_deref()),
                 );
             }
             all.push(to_json(name, &a));

@@ -58,7 +58,8 @@ pub(crate) fn open_wiring(
 }
 
 /// The operator: `--operator`, else `JADPO_OPERATOR`, else the operating-system account the
-/// verb runs as (read from the system, not from `$USER`); an empty value counts as none.
+/// verb runs as (read from the system, not from `$USER`); an empty value counts as none. The
+/// account it runs from (`user@host`) is recorded beside the name whatever the name.
 pub(crate) fn operator(given: Option<String>) -> anyhow::Result<Operator> {
     let named = |name: Option<String>| name.filter(|n| !n.trim().is_empty());
     let name = named(given)
@@ -68,7 +69,22 @@ pub(crate) fn operator(given: Option<String>) -> anyhow::Result<Operator> {
             "no operator name: pass --operator NAME or set JADPO_OPERATOR (this process's \
              operating-system account has no name)",
         )?;
-    Ok(Operator::new(&name)?)
+    Ok(Operator::new(&name)?.from_account(&os_account()))
+}
+
+/// `user@host` of the process, as the system tells it (`?` for a part it cannot tell).
+pub(crate) fn os_account() -> String {
+    let user = whoami::fallible::username().unwrap_or_else(|_| "?".to_owned());
+    let host = whoami::fallible::hostname().unwrap_or_else(|_| "?".to_owned());
+    format!("{user}@{host}")
+}
+
+/// `by NAME (ROLE, from user@host)`: who made a change, as the listings show it.
+pub(crate) fn by(operator: &str, db_role: &str, account: Option<&str>) -> String {
+    match account {
+        Some(account) => format!("by {operator} ({db_role}, from {account})"),
+        None => format!("by {operator} ({db_role})"),
+    }
 }
 
 /// Refuses a `kind` named `name` the application does not declare, the same way for every verb:

@@ -109,7 +109,8 @@ pub(crate) async fn run(command: FlagsCommand) -> anyhow::Result<()> {
                     .iter()
                     .map(|c| {
                         json!({"changed_at": c.changed_at.to_rfc3339(), "before": c.before,
-                               "after": c.after, "operator": c.operator, "db_role": c.db_role})
+                               "after": c.after, "operator": c.operator, "db_role": c.db_role,
+                               "os_account": c.os_account})
                     })
                     .collect();
                 println!("{}", json!({"flag": name, "changes": list}));
@@ -117,12 +118,11 @@ pub(crate) async fn run(command: FlagsCommand) -> anyhow::Result<()> {
             }
             for c in &changes {
                 println!(
-                    "{}  {} → {}  by {} (role {})",
+                    "{}  {} → {}  {}",
                     crate::common::when(c.changed_at),
                     c.before,
                     c.after,
-                    c.operator,
-                    c.db_role
+                    crate::common::by(&c.operator, &c.db_role, c.os_account.as_deref()),
                 );
             }
             if changes.is_empty() {

@@ -309,6 +309,14 @@ async fn deliveries_are_retried_discarded_and_released_by_a_named_operator() {
     assert_eq!(seen.len(), 3, "{seen:?}");
     assert!(seen.iter().all(|(_, who)| *who == "ann"));
     assert!(actions.iter().all(|a| a.db_role == "none (sqlite)"));
+    // Beside the name ann gave, the account the verb really ran from.
+    let account = jadpo_cli_account();
+    assert!(
+        actions.iter().all(|a| a.os_account.as_deref() == Some(account.as_str())),
+        "{actions:?}"
+    );
+    let listed = ok(&jadpo(&url, &["actions", "list"]));
+    assert!(listed.contains(&format!("by ann (none (sqlite), from {account})")), "{listed}");
 }
 
 #[tokio::test]
@@ -370,6 +378,8 @@ async fn flags_are_set_and_their_history_names_who() {
     let who: Vec<_> = changes.iter().map(|c| c["operator"].as_str().unwrap_or_default()).collect();
     assert!(who.contains(&"ann") && who.contains(&"bo"), "{who:?}");
     assert!(changes.iter().all(|c| c["db_role"] == "none (sqlite)"));
+    let account = jadpo_cli_account();
+    assert!(changes.iter().all(|c| c["os_account"] == account.as_str()), "{history}");
     let listed: Value = serde_json::from_str(&ok(&jadpo(&url, &["flags", "list", "--json"])))
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(listed["flags"][0]["state"], "on");
@@ -667,4 +677,11 @@ async fn an_unknown_name_gets_the_same_answer_everywhere() {
     let actions =
         jadpo_core::ports::ScheduleStore::operator_actions(&db.store(), None, None, 10).await;
     assert!(actions.unwrap_or_default().is_empty(), "a refused verb recorded an action");
+}
+
+/// `user@host` of this process, which the `jadpo` it starts runs as too.
+fn jadpo_cli_account() -> String {
+    let user = whoami::fallible::username().unwrap_or_else(|e| panic!("{e}"));
+    let host = whoami::fallible::hostname().unwrap_or_else(|e| panic!("{e}"));
+    format!("{user}@{host}")
 }

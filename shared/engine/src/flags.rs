@@ -75,6 +75,7 @@ impl<'a> FlagOps<'a> {
                 after: rollout.describe(),
                 operator: operator.name().to_owned(),
                 db_role: change.db_role().await?,
+                os_account: operator.account().map(str::to_owned),
             };
             store.flag_write(change.tx(), name, rollout, now, operator.name()).await?;
             store.flag_change_insert(change.tx(), &record).await?;

@@ -10,9 +10,14 @@ use jadpo_core::id::new_id;
 use jadpo_core::model::operator::{OperatorAction, StoredAction};
 use jadpo_core::{Store, StoreError, Transaction, commit_or_rollback};
 
-/// Who is acting: a name that is not blank (`--operator`, `JADPO_OPERATOR` or the OS user).
+/// Who is acting: a name that is not blank (`--operator`, `JADPO_OPERATOR` or the OS user), and
+/// the operating-system account the verb runs from (`user@host`), recorded beside the name since
+/// a name is only what the operator typed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Operator(String);
+pub struct Operator {
+    name: String,
+    account: Option<String>,
+}
 
 /// An operator's name was blank.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -23,18 +28,33 @@ impl Operator {
     /// `name`, trimmed; refused when blank.
     pub fn new(name: &str) -> Result<Self, NoOperator> {
         let name = name.trim();
-        if name.is_empty() { Err(NoOperator) } else { Ok(Self(name.to_owned())) }
+        if name.is_empty() {
+            Err(NoOperator)
+        } else {
+            Ok(Self { name: name.to_owned(), account: None })
+        }
+    }
+
+    /// The same operator, acting from the operating-system account `account` (`user@host`).
+    #[must_use]
+    pub fn from_account(self, account: &str) -> Self {
+        Self { account: Some(account.to_owned()), ..self }
     }
 
     /// The name.
     pub fn name(&self) -> &str {
-        &self.0
+        &self.name
+    }
+
+    /// The operating-system account, when known.
+    pub fn account(&self) -> Option<&str> {
+        self.account.as_deref()
     }
 }
 
 impl std::fmt::Display for Operator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.name)
     }
 }
 
@@ -92,6 +112,7 @@ impl<'a> Change<'a> {
             operator: self.operator.name().to_owned(),
             db_role,
             detail: action.detail.clone(),
+            os_account: self.operator.account().map(str::to_owned),
         };
         self.store.operator_action_insert(self.tx.as_mut(), &stored).await
     }

@@ -37,7 +37,7 @@ pub async fn delivery_operations_are_recorded_and_refused_when_final(fx: &dyn Fi
         .build();
     let p = engine(Arc::clone(&store), Arc::new(ok(shop, "app")), Arc::clone(&clock));
     assert_eq!(Operator::new(""), Err(NoOperator));
-    let dora = ok(Operator::new("dora"), "operator");
+    let dora = ok(Operator::new("dora"), "operator").from_account("dora@ops-box");
     let ops = DeliveryOps::new(&p, &dora);
     let before = ok(ops.retry("d5").await, "retry dead");
     assert_eq!(before.status, DeliveryStatus::Dead);
@@ -74,6 +74,8 @@ pub async fn delivery_operations_are_recorded_and_refused_when_final(fx: &dyn Fi
         ]
     );
     assert!(actions.iter().all(|a| !a.db_role.is_empty()), "every action names the database role");
+    let accounts: Vec<_> = actions.iter().map(|a| a.os_account.as_deref()).collect();
+    assert_eq!(accounts, [Some("dora@ops-box"); 3], "the account beside the name");
     let retried: serde_json::Value = ok(serde_json::from_str(&actions[2].item_state), "json");
     assert_eq!(retried["status"], "dead", "the state recorded is the state before the change");
     assert_eq!(actions[1].detail.as_deref(), Some("customer left"));

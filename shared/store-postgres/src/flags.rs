@@ -16,10 +16,10 @@ pub static FLAGS: FlagSql = FlagSql {
     ),
     change_insert: Statement::new(
         "INSERT INTO jadpo_flag_changes (id, flag, changed_at, before, after, \
-        operator, db_role) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        operator, db_role, os_account) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
     ),
     changes: Statement::new(
-        "SELECT id, flag, changed_at, before, after, operator, db_role \
+        "SELECT id, flag, changed_at, before, after, operator, db_role, os_account \
         FROM jadpo_flag_changes WHERE flag = $1 ORDER BY changed_at DESC, id DESC LIMIT $2",
     ),
 };

@@ -168,6 +168,12 @@ pub fn builtin_catalog() -> MigrationCatalog {
             "audit_owner",
             include_str!("../../../migrations/postgres/0016_audit_owner.sql"),
         ),
+        Migration::new(
+            Ledger::Jadpo,
+            17,
+            "operator_account",
+            include_str!("../../../migrations/postgres/0017_operator_account.sql"),
+        ),
     ];
     match MigrationCatalog::builtin(Dialect::Postgres, workflow, jadpo) {
         Ok(catalog) => catalog,
@@ -417,23 +423,7 @@ mod tests {
         let c = builtin_catalog();
         let versions: Vec<_> = c.all().map(|m| (m.ledger, m.version)).collect();
         let mut expected: Vec<_> = (1..=4).map(|v| (Ledger::Workflow, v)).collect();
-        expected.extend([
-            (Ledger::Jadpo, 1),
-            (Ledger::Jadpo, 2),
-            (Ledger::Jadpo, 3),
-            (Ledger::Jadpo, 4),
-            (Ledger::Jadpo, 5),
-            (Ledger::Jadpo, 6),
-            (Ledger::Jadpo, 7),
-            (Ledger::Jadpo, 8),
-            (Ledger::Jadpo, 9),
-            (Ledger::Jadpo, 10),
-            (Ledger::Jadpo, 11),
-            (Ledger::Jadpo, 12),
-            (Ledger::Jadpo, 13),
-            (Ledger::Jadpo, 14),
-            (Ledger::Jadpo, 15),
-        ]);
+        expected.extend((1..=17).map(|v| (Ledger::Jadpo, v)));
         assert_eq!(versions, expected);
         assert!(c.all().all(|m| !m.sql.trim().is_empty()));
     }
@@ -441,7 +431,7 @@ mod tests {
     #[test]
     fn schema_script_guards_every_migration_and_quotes_names() {
         let sql = schema_sql(&builtin_catalog(), &[]).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(sql.matches("DO $jadpo_block$").count(), 19);
+        assert_eq!(sql.matches("DO $jadpo_block$").count(), 4 + 17);
         assert!(sql.starts_with("-- Jadpo schema"));
         assert!(sql.contains("pg_advisory_xact_lock"));
         assert!(sql.trim_end().ends_with("COMMIT;"));

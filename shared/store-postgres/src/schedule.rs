@@ -60,10 +60,12 @@ pub static SCHEDULES: ScheduleSql = ScheduleSql {
     current_role: Statement::new("SELECT current_user::text AS role"),
     action_insert: Statement::new(
         "INSERT INTO jadpo_operator_actions (id, acted_at, action, item_kind, item, \
-        item_state, operator, db_role, detail) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        item_state, operator, db_role, detail, os_account) \
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
     ),
     actions: Statement::new(
-        "SELECT id, acted_at, action, item_kind, item, item_state, operator, db_role, detail \
+        "SELECT id, acted_at, action, item_kind, item, item_state, operator, db_role, detail, \
+        os_account \
         FROM jadpo_operator_actions WHERE ($1::text IS NULL OR item_kind = $1) \
         AND ($2::text IS NULL OR item = $2) ORDER BY acted_at DESC, id DESC LIMIT $3",
     ),

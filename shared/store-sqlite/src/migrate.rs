@@ -168,6 +168,12 @@ pub fn builtin_catalog() -> MigrationCatalog {
             "audit_owner",
             include_str!("../../../migrations/sqlite/0016_audit_owner.sql"),
         ),
+        Migration::new(
+            Ledger::Jadpo,
+            17,
+            "operator_account",
+            include_str!("../../../migrations/sqlite/0017_operator_account.sql"),
+        ),
     ];
     match MigrationCatalog::builtin(Dialect::Sqlite, workflow, jadpo) {
         Ok(catalog) => catalog,

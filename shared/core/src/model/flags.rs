@@ -112,6 +112,8 @@ pub struct FlagChange {
     pub operator: String,
     /// The database role in use.
     pub db_role: String,
+    /// The operating-system account the change was made from (`user@host`), when recorded.
+    pub os_account: Option<String>,
 }
 
 /// A stored flag.

@@ -41,4 +41,6 @@ pub struct StoredAction {
     pub db_role: String,
     /// Anything more (a reason, the run started).
     pub detail: Option<String>,
+    /// The operating-system account the verb ran from (`user@host`), when recorded.
+    pub os_account: Option<String>,
 }

@@ -7,7 +7,7 @@ use jadpo_core::error::StoreError;
 use jadpo_core::model::flags::StoredFlag;
 use jadpo_core::model::flags::{FlagChange, Rollout};
 use jadpo_core::ports::FlagStore;
-use jadpo_core::sql::Row;
+use jadpo_core::sql::{Row, SqlValue};
 use jadpo_core::transaction::{On, Transaction, TransactionalStore};
 
 use crate::store::SqlStore;
@@ -33,6 +33,7 @@ fn change(r: &Row) -> Result<FlagChange, StoreError> {
         after: r.get_str("after")?.to_owned(),
         operator: r.get_str("operator")?.to_owned(),
         db_role: r.get_str("db_role")?.to_owned(),
+        os_account: r.get_opt_str("os_account")?.map(str::to_owned),
     })
 }
 
@@ -73,6 +74,7 @@ impl<C: TransactionalStore> FlagStore for SqlStore<C> {
             c.after.as_str().into(),
             c.operator.as_str().into(),
             c.db_role.as_str().into(),
+            c.os_account.as_deref().map_or(SqlValue::Null, Into::into),
         ];
         self.sql.flags.change_insert.execute(tx, params).await?;
         Ok(())

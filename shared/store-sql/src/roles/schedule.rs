@@ -57,6 +57,7 @@ fn action_row(r: &Row) -> Result<StoredAction, StoreError> {
         operator: r.get_str("operator")?.to_owned(),
         db_role: r.get_str("db_role")?.to_owned(),
         detail: r.get_opt_str("detail")?.map(str::to_owned),
+        os_account: r.get_opt_str("os_account")?.map(str::to_owned),
     })
 }
 
@@ -231,6 +232,7 @@ impl<C: TransactionalStore> ScheduleStore for SqlStore<C> {
             a.operator.as_str().into(),
             a.db_role.as_str().into(),
             opt(a.detail.as_deref()),
+            opt(a.os_account.as_deref()),
         ];
         self.sql.schedule.action_insert.execute(tx, params).await?;
         Ok(())

@@ -12,7 +12,7 @@ statements! {
         /// Insert or replace.
         upsert(name, mode, percentage, now, who),
         /// One change to a flag, for its history.
-        change_insert(id, flag, changed_at, before, after, operator, db_role),
+        change_insert(id, flag, changed_at, before, after, operator, db_role, os_account),
         /// Returns changes, newest first.
         changes(flag, limit),
     }

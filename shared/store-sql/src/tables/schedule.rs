@@ -35,7 +35,10 @@ statements! {
         /// Returns `role`: the database role in use.
         current_role(),
         /// One operator action, for the log.
-        action_insert(id, acted_at, action, item_kind, item, item_state, operator, db_role, detail),
+        action_insert(
+            id, acted_at, action, item_kind, item, item_state, operator, db_role, detail,
+            os_account
+        ),
         /// Returns operator actions, newest first.
         actions(item_kind, item, limit),
     }
