@@ -2,7 +2,7 @@
 .DEFAULT_GOAL := help
 CARGO ?= cargo
 
-.PHONY: help run test lint lint-infra fmt fuzz bench bench-peers build tools prereqs
+.PHONY: help run test lint lint-infra fmt fuzz audit bench bench-peers build tools prereqs
 
 # The deployment tools live in a project-local virtualenv; its bin comes first on PATH so that
 # cargo-lambda finds its zig (`python3 -m ziglang`).
@@ -22,10 +22,16 @@ prereqs: ## Install what the tests need when missing (PostgreSQL binaries, Chrom
 test: prereqs lint lint-infra ## Check format, clippy and the SAM template, then run every test (real PostgreSQL and SQLite)
 	$(CARGO) test --workspace
 
-lint: ## rustfmt check, clippy with warnings denied, and the layering of core and engine
+lint: ## rustfmt check, clippy with warnings denied, the layering of core and engine, cargo-deny (licenses, bans, sources)
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	python3 scripts/check-layers.py
+	@$(CARGO) deny --version >/dev/null 2>&1 || { echo "cargo-deny is missing: run make prereqs" >&2; exit 1; }
+	$(CARGO) deny check --hide-inclusion-graph licenses bans sources
+
+audit: ## Known vulnerabilities in the dependency tree (cargo-deny advisories; needs to reach GitHub for RustSec's database)
+	@$(CARGO) deny --version >/dev/null 2>&1 || { echo "cargo-deny is missing: run make prereqs" >&2; exit 1; }
+	@$(CARGO) deny check advisories || { echo "make audit: the advisory check failed; if the lines above say RustSec's database (github.com/rustsec/advisory-db) could not be fetched, this machine cannot reach it and nothing was checked" >&2; exit 1; }
 
 tools: ## Install cargo-lambda, cfn-lint and the SAM CLI into ./.venv-tools when missing
 	@scripts/tools-prereqs.sh

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Makes sure a fresh machine can run the tests: rustfmt and clippy, moto's SQS server in a
+# Makes sure a fresh machine can run the tests: rustfmt, clippy and cargo-deny, moto's SQS server in a
 # project-local virtualenv, sqlite3, headless Chromium and its WebDriver, and PostgreSQL server
 # binaries for the throwaway test cluster (unless DATABASE_URL names a server to use).
 set -euo pipefail
@@ -15,6 +15,14 @@ have_pg_binaries() {
   compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null && return 0
   command -v initdb >/dev/null && command -v pg_ctl >/dev/null
 }
+
+# `make lint` checks the dependency tree's licenses, bans and sources with cargo-deny, at an
+# exact version (built from crates.io: its release binaries are on GitHub, which CI may not reach).
+deny_version=0.20.2
+if [ "$(cargo deny --version 2>/dev/null)" != "cargo-deny $deny_version" ]; then
+  echo "test-prereqs: installing cargo-deny $deny_version (make lint checks the dependency tree)"
+  cargo install --quiet --locked "cargo-deny@$deny_version"
+fi
 
 # The SQS API for tests: moto's server, in a project-local virtualenv (never the system's).
 venv=.venv

@@ -64,7 +64,7 @@ pub(crate) fn operator(given: Option<String>) -> anyhow::Result<Operator> {
     let named = |name: Option<String>| name.filter(|n| !n.trim().is_empty());
     let name = named(given)
         .or_else(|| named(std::env::var("JADPO_OPERATOR").ok()))
-        .or_else(|| named(whoami::fallible::username().ok()))
+        .or_else(|| named(whoami::username().ok()))
         .context(
             "no operator name: pass --operator NAME or set JADPO_OPERATOR (this process's \
              operating-system account has no name)",
@@ -74,8 +74,8 @@ pub(crate) fn operator(given: Option<String>) -> anyhow::Result<Operator> {
 
 /// `user@host` of the process, as the system tells it (`?` for a part it cannot tell).
 pub(crate) fn os_account() -> String {
-    let user = whoami::fallible::username().unwrap_or_else(|_| "?".to_owned());
-    let host = whoami::fallible::hostname().unwrap_or_else(|_| "?".to_owned());
+    let user = whoami::username().unwrap_or_else(|_| "?".to_owned());
+    let host = whoami::hostname().unwrap_or_else(|_| "?".to_owned());
     format!("{user}@{host}")
 }
 

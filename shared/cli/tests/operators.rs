@@ -681,7 +681,7 @@ async fn an_unknown_name_gets_the_same_answer_everywhere() {
 
 /// `user@host` of this process, which the `jadpo` it starts runs as too.
 fn jadpo_cli_account() -> String {
-    let user = whoami::fallible::username().unwrap_or_else(|e| panic!("{e}"));
-    let host = whoami::fallible::hostname().unwrap_or_else(|e| panic!("{e}"));
+    let user = whoami::username().unwrap_or_else(|e| panic!("{e}"));
+    let host = whoami::hostname().unwrap_or_else(|e| panic!("{e}"));
     format!("{user}@{host}")
 }
