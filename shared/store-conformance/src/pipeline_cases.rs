@@ -212,7 +212,8 @@ pub async fn idempotency_keys_are_claimed_once_and_expire(fx: &dyn Fixture) {
     ok(tx.rollback().await, "rollback");
 }
 
-/// Two relays claiming at once never take the same delivery.
+/// Two relays claiming at once, each on its own connection and thread, never take the same
+/// delivery, and both get work.
 pub async fn concurrent_claims_are_disjoint(fx: &dyn Fixture) {
     let store = migrated(fx).await;
     let ids: Vec<(String, String)> =
@@ -222,17 +223,26 @@ pub async fn concurrent_claims_are_disjoint(fx: &dyn Fixture) {
     let (a, b) = (fx.open(), fx.open());
     let now = t0() + Duration::seconds(1);
     let lost = now - Duration::minutes(15);
-    let claim_all = |s: Arc<dyn Store>| async move {
-        let mut got = Vec::new();
-        loop {
-            let batch = ok(s.deliveries_claim_due(now, lost, 3).await, "claim");
-            if batch.is_empty() {
-                return got;
+    let barrier = Arc::new(tokio::sync::Barrier::new(2));
+    let claim_all = |s: Arc<dyn Store>| {
+        let barrier = Arc::clone(&barrier);
+        tokio::spawn(async move {
+            barrier.wait().await;
+            let mut got = Vec::new();
+            loop {
+                let batch = ok(s.deliveries_claim_due(now, lost, 3).await, "claim");
+                if batch.is_empty() {
+                    return got;
+                }
+                got.extend(batch.into_iter().map(|q| q.id));
+                // A relay's pass sends between claims: the other relay's claim gets its turn.
+                tokio::time::sleep(std::time::Duration::from_millis(2)).await;
             }
-            got.extend(batch.into_iter().map(|q| q.id));
-        }
+        })
     };
-    let (ga, gb) = tokio::join!(claim_all(a), claim_all(b));
+    let (ga, gb) = (claim_all(a), claim_all(b));
+    let (ga, gb) = (ok(ga.await, "relay a"), ok(gb.await, "relay b"));
+    assert!(!ga.is_empty() && !gb.is_empty(), "one relay got nothing: {ga:?} {gb:?}");
     let mut all: Vec<String> = ga.iter().chain(gb.iter()).cloned().collect();
     all.sort();
     let before = all.len();

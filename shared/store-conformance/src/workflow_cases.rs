@@ -186,24 +186,33 @@ pub async fn a_command_is_acknowledged_once(fx: &dyn Fixture) {
     assert_eq!(state.revision, t1.state.revision, "the refused transition wrote its state");
 }
 
-/// Many writers race on one run with one expected revision: exactly one wins.
+/// Many writers race on one run with one expected revision, each on its own connection and
+/// (the runtime having several threads) at the same time: exactly one wins, and every other one
+/// is refused for a stale revision — not for any error (a busy database, a broken transaction).
 pub async fn concurrent_writers_on_one_run_have_one_winner(fx: &dyn Fixture) {
     let store = migrated(fx).await;
     let t0 = start("run-1");
     ok(commit(store.as_ref(), "run-1", None, &t0, None).await, "start");
+    let barrier = Arc::new(tokio::sync::Barrier::new(8));
     let tasks: Vec<_> = (0..8)
         .map(|i| {
             let s: Arc<dyn Store> = fx.open();
             let t = complete(&t0.state, &t0, json!(i));
             let rev = t0.state.revision;
-            tokio::spawn(
-                async move { commit(s.as_ref(), "run-1", Some(rev), &t, None).await.is_ok() },
-            )
+            let barrier = Arc::clone(&barrier);
+            tokio::spawn(async move {
+                barrier.wait().await;
+                commit(s.as_ref(), "run-1", Some(rev), &t, None).await
+            })
         })
         .collect();
     let mut winners = 0;
     for t in tasks {
-        winners += usize::from(t.await.unwrap_or(false));
+        match ok(t.await, "writer") {
+            Ok(()) => winners += 1,
+            Err(TransitionError::StaleRevision { .. }) => {}
+            Err(other) => panic!("a loser failed for another reason than a stale revision: {other}"),
+        }
     }
     assert_eq!(winners, 1);
     let events = ok(store.execution_events("run-1").await, "events");
@@ -248,18 +257,28 @@ pub async fn two_starts_in_one_session_have_one_winner(fx: &dyn Fixture) {
     let store = migrated(fx).await;
     let now = chrono::DateTime::from_timestamp(1_767_225_600, 0).unwrap_or_default();
     ok(store.session_create("s-1", "alice", &json!({}), now, None).await, "session");
+    let barrier = Arc::new(tokio::sync::Barrier::new(2));
     let race = |run: &'static str| {
-        let s = fx.open();
-        async move {
+        let (s, barrier) = (fx.open(), Arc::clone(&barrier));
+        tokio::spawn(async move {
             let w = SessionWrite {
                 session_id: "s-1".into(),
                 user_id: "alice".into(),
                 expected_revision: 0,
             };
-            commit(s.as_ref(), run, None, &start(run), Some(w)).await.is_ok()
-        }
+            barrier.wait().await;
+            commit(s.as_ref(), run, None, &start(run), Some(w)).await
+        })
     };
-    let (a, b) = tokio::join!(race("run-a"), race("run-b"));
+    let (a, b) = (race("run-a"), race("run-b"));
+    let (a, b) = (ok(a.await, "run-a"), ok(b.await, "run-b"));
+    for refused in [&a, &b].into_iter().filter_map(|r| r.as_ref().err()) {
+        assert!(
+            matches!(refused, TransitionError::StaleSession { .. }),
+            "the loser failed for another reason than a stale Session: {refused}"
+        );
+    }
+    let (a, b) = (a.is_ok(), b.is_ok());
     assert!(a ^ b, "exactly one start must win: {a} {b}");
     let winner = if a { "run-a" } else { "run-b" };
     let loser = if a { "run-b" } else { "run-a" };
