@@ -211,7 +211,9 @@ pub async fn concurrent_writers_on_one_run_have_one_winner(fx: &dyn Fixture) {
         match ok(t.await, "writer") {
             Ok(()) => winners += 1,
             Err(TransitionError::StaleRevision { .. }) => {}
-            Err(other) => panic!("a loser failed for another reason than a stale revision: {other}"),
+            Err(other) => {
+                panic!("a loser failed for another reason than a stale revision: {other}")
+            }
         }
     }
     assert_eq!(winners, 1);

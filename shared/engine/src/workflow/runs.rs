@@ -386,6 +386,7 @@ async fn execute(
         payload: command.payload.clone(),
         idempotency_key: command.idempotency_key.clone().unwrap_or_else(|| command.id.clone()),
     };
+    crate::fault!("command.before_capability");
     let result = match p.app.capability(&command.command_type) {
         Some(capability) => {
             let mut ctx = CapabilityContext::new(
@@ -430,6 +431,7 @@ async fn execute(
         };
         match run.store.commit_transition(&write).await {
             Ok(()) => {
+                crate::fault!("command.after_result_commit");
                 enqueue_commands(p, run.store_name, &command.run_id, &t.commands).await;
                 return Ok(CommandResult::Committed);
             }
