@@ -2,7 +2,7 @@
 .DEFAULT_GOAL := help
 CARGO ?= cargo
 
-.PHONY: help run test lint lint-infra fmt fuzz audit bench bench-peers build tools prereqs
+.PHONY: help run test lint lint-infra fmt fuzz soak audit bench bench-peers build tools prereqs
 
 # The deployment tools live in a project-local virtualenv; its bin comes first on PATH so that
 # cargo-lambda finds its zig (`python3 -m ziglang`).
@@ -46,6 +46,9 @@ fuzz: prereqs ## Property-based fuzzing of every parser with more cases than `ma
 	PROPTEST_CASES=$(or $(CASES),20000) $(CARGO) test --release -p jadpo-lambda --test fuzz
 	PROPTEST_CASES=$(or $(CASES),20000) $(CARGO) test --release -p jadpo-core --lib arbitrary
 	PROPTEST_CASES=$(or $(CASES),20000) $(CARGO) test --release -p jadpo-cli --bin jadpo arbitrary
+
+soak: prereqs ## The fault suite against the real process, longer (ORDERS=2500 by default): database crash, SIGKILL
+	JADPO_SOAK_ORDERS=$(or $(ORDERS),2500) $(CARGO) test -p jadpo-local --test faults -- --nocapture
 
 fmt: ## Format the code
 	$(CARGO) fmt --all

@@ -231,10 +231,5 @@ async fn a_crash_inside_a_batch_loses_nothing_and_repeats_nothing() {
         }
     }
     scenario.teardown();
-    assert!(
-        failures.is_empty(),
-        "seed {seed}: {} failures: {:#?}",
-        failures.len(),
-        &failures[..failures.len().min(20)]
-    );
+    jadpo_test_env::no_failures(seed, &failures);
 }

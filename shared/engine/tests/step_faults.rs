@@ -160,10 +160,5 @@ async fn two_calls_survive_a_crash_at_any_boundary() {
         failures.extend(adapter(kind, &mut rng).await.failures);
     }
     scenario.teardown();
-    assert!(
-        failures.is_empty(),
-        "seed {seed}: {} failures: {:#?}",
-        failures.len(),
-        &failures[..failures.len().min(20)]
-    );
+    jadpo_test_env::no_failures(seed, &failures);
 }

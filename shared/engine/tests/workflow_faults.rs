@@ -129,10 +129,5 @@ async fn a_checkout_survives_a_crash_at_any_command_boundary() {
         failures.extend(adapter(kind, &mut rng).await.failures);
     }
     scenario.teardown();
-    assert!(
-        failures.is_empty(),
-        "seed {seed}: {} failures: {:#?}",
-        failures.len(),
-        &failures[..failures.len().min(20)]
-    );
+    jadpo_test_env::no_failures(seed, &failures);
 }

@@ -108,6 +108,17 @@ where
     assert!(failures.is_empty(), "seed {seed}: {failures:#?}");
 }
 
+/// Ends a crash loop: panics with the seed that replays its random sets and its first 20
+/// failures (what was lost or repeated) when there is any.
+pub fn no_failures(seed: u64, failures: &[String]) {
+    assert!(
+        failures.is_empty(),
+        "seed {seed}: {} failures: {:#?}",
+        failures.len(),
+        &failures[..failures.len().min(20)]
+    );
+}
+
 /// Which adapter the stores use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {

@@ -97,10 +97,43 @@ fn local_cluster() -> Result<Server, String> {
     )
 }
 
-/// A throwaway cluster: its folder (deleted by the watchdog) and port.
+/// A throwaway cluster: its folder (deleted by the watchdog), port, and how to start it again.
 pub(crate) struct Cluster {
     pub(crate) dir: PathBuf,
     pub(crate) port: u16,
+    bin: PathBuf,
+    as_root: bool,
+    options: String,
+}
+
+impl Cluster {
+    /// `pg_ctl` with `args`, as the server's user, on this cluster's data folder.
+    fn pg_ctl(&self, args: &[&str], what: &str) -> Result<(), String> {
+        let mut command = as_postgres(self.as_root, &self.bin.join("pg_ctl"));
+        command.arg("-D").arg(self.dir.join("data")).args(args);
+        run(&mut command, what)
+    }
+
+    /// Stops the server at once, as a crash would (no checkpoint; recovery at the next start).
+    pub(crate) fn crash(&self) -> Result<(), String> {
+        self.pg_ctl(&["-m", "immediate", "stop"], "pg_ctl stop -m immediate")
+    }
+
+    /// Starts the stopped server again on its port.
+    pub(crate) fn restart(&self) -> Result<(), String> {
+        let log = self.dir.join("server.log");
+        let log = log.to_string_lossy();
+        self.pg_ctl(&["-o", &self.options, "-w", "-l", &log, "start"], "pg_ctl start")
+    }
+
+    /// Creates database `name` on the server; its URL.
+    pub(crate) fn create_database(&self, name: &str) -> Result<String, String> {
+        let port = self.port.to_string();
+        let mut createdb = Command::new(self.bin.join("createdb"));
+        createdb.args(["-h", "127.0.0.1", "-p", &port, "-U", "postgres", name]);
+        run(&mut createdb, "createdb")?;
+        Ok(format!("postgres://postgres@127.0.0.1:{port}/{name}"))
+    }
 }
 
 /// Starts a throwaway cluster from the local binaries. `configure` gets the cluster's folder
@@ -157,7 +190,7 @@ pub(crate) fn start_cluster(
             .arg(dir.join("server.log"))
             .arg("start");
         match run(&mut start, "pg_ctl start") {
-            Ok(()) => return Ok(Cluster { dir, port }),
+            Ok(()) => return Ok(Cluster { dir, port, bin, as_root, options }),
             Err(e) => failures.push(format!("port {port}: {e}")),
         }
     }

@@ -19,11 +19,13 @@ mod cluster;
 mod moto;
 mod net;
 mod postgres;
+mod restart;
 mod sqlite;
 mod tls;
 
 pub use moto::MotoServer;
 pub use net::{free_port, wait_for_port};
 pub use postgres::PgTestDb;
+pub use restart::PgCluster;
 pub use sqlite::SqliteTestDb;
 pub use tls::PgTlsServer;
