@@ -26,6 +26,10 @@ const RUNS: usize = 1000;
 /// mail's step, for the step points).
 const WHEN: [&str; 2] = ["1*return", "1*off->1*return"];
 
+/// In the random sets a point fails at one of its first this-many arrivals: the payment's or the
+/// mail's call, a delivery's first attempt or its retry.
+const ARRIVALS: usize = 4;
+
 #[derive(Default)]
 struct Tally {
     runs: usize,
@@ -87,12 +91,12 @@ fn check_provider(env: &Env, sink: &str, order: &str) -> Result<(usize, usize), 
 async fn one_run(
     env: &mut Env,
     n: usize,
-    crash: &[(&'static str, &'static str)],
+    crash: &[(&'static str, String)],
 ) -> Result<[(usize, usize); 2], String> {
     let order = format!("o{n}");
     insert_order(env, &order).await;
     for (point, when) in crash {
-        fail::cfg(*point, when).map_err(|e| e.to_string())?;
+        fail::cfg(*point, when.as_str()).map_err(|e| e.to_string())?;
     }
     let acknowledged = client(env, &order, n).await;
     env.settle().await;
@@ -119,13 +123,17 @@ async fn one_run(
 async fn adapter(kind: Kind, rng: &mut fastrand::Rng) -> Tally {
     let mut env = Env::shop(kind).await;
     let mut tally = Tally::default();
-    let alone = POINTS.iter().map(|p| vec![(*p, WHEN[0])]);
-    let second = POINTS.iter().filter(|p| p.starts_with("steps.")).map(|p| vec![(*p, WHEN[1])]);
+    let alone = POINTS.iter().map(|p| vec![(*p, WHEN[0].to_owned())]);
+    let second =
+        POINTS.iter().filter(|p| p.starts_with("steps.")).map(|p| vec![(*p, WHEN[1].to_owned())]);
     let fixed: Vec<_> = alone.chain(second).collect();
     let random: Vec<Vec<_>> = (fixed.len()..RUNS)
         .map(|_| {
             let chosen: Vec<_> = POINTS.iter().filter(|_| rng.u8(..10) < 2).collect();
-            chosen.into_iter().map(|p| (*p, WHEN[rng.usize(..2)])).collect()
+            chosen
+                .into_iter()
+                .map(|p| (*p, jadpo_test_env::fails_after(rng.usize(..ARRIVALS))))
+                .collect()
         })
         .collect();
     for (n, crash) in fixed.into_iter().chain(random).enumerate() {

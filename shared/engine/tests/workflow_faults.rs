@@ -55,13 +55,13 @@ fn charges(env: &Env, run: &str) -> Result<usize, String> {
 async fn one_run(
     env: &mut Env,
     n: usize,
-    crash: &[(&'static str, &'static str)],
+    crash: &[(&'static str, String)],
 ) -> Result<usize, String> {
     let order = format!("o{n}");
     let started = start_run(&env.engine, "checkout", json!({"order_id": order}), None, None).await;
     let run = started.map_err(|e| format!("the start failed: {e}"))?.run_id;
     for (point, when) in crash {
-        fail::cfg(*point, when).map_err(|e| e.to_string())?;
+        fail::cfg(*point, when.as_str()).map_err(|e| e.to_string())?;
     }
     env.settle().await;
     for (point, _) in crash {
@@ -94,12 +94,15 @@ struct Tally {
 async fn adapter(kind: Kind, rng: &mut fastrand::Rng) -> Tally {
     let mut env = Env::shop(kind).await;
     let mut tally = Tally::default();
-    let fixed: Vec<Vec<_>> =
-        WHEN.iter().flat_map(|when| POINTS.iter().map(move |p| vec![(*p, *when)])).collect();
+    let fixed: Vec<Vec<_>> = WHEN
+        .iter()
+        .flat_map(|when| POINTS.iter().map(move |p| vec![(*p, (*when).to_owned())]))
+        .collect();
     let random: Vec<Vec<_>> = (fixed.len()..RUNS)
         .map(|_| {
             let chosen: Vec<_> = POINTS.iter().filter(|_| rng.u8(..10) < 3).collect();
-            chosen.into_iter().map(|p| (*p, WHEN[rng.usize(..2)])).collect()
+            // Reserve's command, charge's, or a retry of either.
+            chosen.into_iter().map(|p| (*p, jadpo_test_env::fails_after(rng.usize(..4)))).collect()
         })
         .collect();
     for (n, crash) in fixed.into_iter().chain(random).enumerate() {

@@ -108,6 +108,13 @@ where
     assert!(failures.is_empty(), "seed {seed}: {failures:#?}");
 }
 
+/// A fault point's action that fails the `k`-th time it is reached after the first (`k` = 0:
+/// the first time), so that a random set can fail a later delivery, subscriber, call or retry,
+/// not always the first to arrive.
+pub fn fails_after(k: usize) -> String {
+    if k == 0 { "1*return".to_owned() } else { format!("{k}*off->1*return") }
+}
+
 /// Ends a crash loop: panics with the seed that replays its random sets and its first 20
 /// failures (what was lost or repeated) when there is any.
 pub fn no_failures(seed: u64, failures: &[String]) {
