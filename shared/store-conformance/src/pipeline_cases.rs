@@ -436,12 +436,18 @@ pub async fn leases_fence_a_holder_paused_past_expiry(fx: &dyn Fixture) {
     assert!(ok(store.lease_give_up(&b).await, "release"));
     let c = ok(store.lease_take(Housekeeping, "hourly", "c", later, ttl).await, "take");
     assert_eq!(c.map(|l| l.generation), Some(3));
-    let (x, y) = (fx.open(), fx.open());
+    // Two takers at once, each on its own connection and thread, released together.
     let far = later + Duration::minutes(5);
-    let (rx, ry) = tokio::join!(
-        x.lease_take(Housekeeping, "nightly", "x", far, ttl),
-        y.lease_take(Housekeeping, "nightly", "y", far, ttl)
-    );
+    let barrier = Arc::new(tokio::sync::Barrier::new(2));
+    let taker = |s: Arc<dyn Store>, owner: &'static str| {
+        let barrier = Arc::clone(&barrier);
+        tokio::spawn(async move {
+            barrier.wait().await;
+            s.lease_take(Housekeeping, "nightly", owner, far, ttl).await
+        })
+    };
+    let (rx, ry) = (taker(fx.open(), "x"), taker(fx.open(), "y"));
+    let (rx, ry) = (ok(rx.await, "join x"), ok(ry.await, "join y"));
     let winners = [ok(rx, "x"), ok(ry, "y")].iter().filter(|l| l.is_some()).count();
     assert_eq!(winners, 1, "two takers at once must have one winner");
 }

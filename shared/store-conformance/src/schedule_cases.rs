@@ -110,14 +110,23 @@ fn store_of(p: &Engine) -> Arc<dyn Store> {
     Arc::clone(ok(p.store(p.app.schedule_store()), "schedule store"))
 }
 
-/// Two tick passes at once on two connections record one run for the tick, and its identity
+/// Two tick passes at once, on two connections and two threads released together, record one
+/// run for the tick (neither fails: the other is busy or finds it done), and its identity
 /// refuses a second record of the same tick.
 pub async fn two_ticks_at_once_record_one_run(fx: &dyn Fixture) {
     let (a, clock) = started(fx, vec![every_minute()]).await;
     let b = engine(fx.open(), Arc::clone(&a.app), Arc::clone(&clock));
     clock.set(t0() + Duration::seconds(61));
-    let (ra, rb) = tokio::join!(tick(&a, "a"), tick(&b, "b"));
-    let (ra, rb) = (ok(ra, "tick a"), ok(rb, "tick b"));
+    let barrier = Arc::new(tokio::sync::Barrier::new(2));
+    let pass = |p: Engine, owner: &'static str| {
+        let barrier = Arc::clone(&barrier);
+        tokio::spawn(async move {
+            barrier.wait().await;
+            tick(&p, owner).await
+        })
+    };
+    let (ra, rb) = (pass(a.clone(), "a"), pass(b, "b"));
+    let (ra, rb) = (ok(ok(ra.await, "join a"), "tick a"), ok(ok(rb.await, "join b"), "tick b"));
     assert_eq!(ra.runs.len() + rb.runs.len(), 1, "{ra:?} {rb:?}");
     let store = store_of(&a);
     assert_eq!(runs(store.as_ref(), "run").await, 1);
