@@ -149,8 +149,16 @@ async fn tick_one(
     };
     crate::fault!("tick.after_lease");
     let mut tx = store.begin().await?;
-    let result = record(p, store.as_ref(), tx.as_mut(), spec, &lease, now).await;
+    let result = async {
+        let recorded = record(p, store.as_ref(), tx.as_mut(), spec, &lease, now).await?;
+        crate::fault!("tick.before_commit");
+        Ok::<_, ScheduleOpError>(recorded)
+    }
+    .await;
     let recorded = commit_or_rollback(tx, result).await;
+    if recorded.is_ok() {
+        crate::fault!("tick.after_commit");
+    }
     if let Err(e) = store.lease_give_up(&lease).await {
         tracing::warn!(schedule = %spec.name, error = %e, "could not give the schedule's lease up; it expires on its own");
     }
