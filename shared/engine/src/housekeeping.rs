@@ -267,7 +267,9 @@ async fn run_step(
                 (alerts.len() as u64, alerts)
             }
         };
+        crate::fault!("housekeeping.before_batch_commit");
         tx.commit().await?;
+        crate::fault!("housekeeping.after_batch_commit");
         report.batches += 1;
         record(report, step, touched, alerts, store.name());
         if touched < u64::from(limit) {
