@@ -121,13 +121,8 @@ async fn adapter(kind: Kind, rng: &mut fastrand::Rng) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_tick_runs_once_whatever_crashes() {
-    let scenario = fail::FailScenario::setup();
-    let seed = fastrand::u64(..);
-    let mut rng = fastrand::Rng::with_seed(seed);
-    let mut failures = Vec::new();
-    for kind in [Kind::Sqlite, Kind::Postgres] {
-        failures.extend(adapter(kind, &mut rng).await);
-    }
-    scenario.teardown();
-    jadpo_test_env::no_failures(seed, &failures);
+    jadpo_test_env::crash_loop_on_both(
+        |kind, mut rng| async move { adapter(kind, &mut rng).await },
+    )
+    .await;
 }

@@ -115,6 +115,25 @@ pub fn fails_after(k: usize) -> String {
     if k == 0 { "1*return".to_owned() } else { format!("{k}*off->1*return") }
 }
 
+/// Runs a crash loop's `adapter` on SQLite, then PostgreSQL, under one fail scenario (fault
+/// points are process-wide: one such test per binary), each with a random generator from one
+/// seed; panics with the seed (which replays the random sets) and the failures it returned.
+pub async fn crash_loop_on_both<F, Fut>(adapter: F)
+where
+    F: Fn(Kind, fastrand::Rng) -> Fut,
+    Fut: std::future::Future<Output = Vec<String>>,
+{
+    let scenario = fail::FailScenario::setup();
+    let seed = fastrand::u64(..);
+    let mut failures = Vec::new();
+    for (i, kind) in [Kind::Sqlite, Kind::Postgres].into_iter().enumerate() {
+        let rng = fastrand::Rng::with_seed(seed.wrapping_add(i as u64));
+        failures.extend(adapter(kind, rng).await);
+    }
+    scenario.teardown();
+    no_failures(seed, &failures);
+}
+
 /// Ends a crash loop: panics with the seed that replays its random sets and its first 20
 /// failures (what was lost or repeated) when there is any.
 pub fn no_failures(seed: u64, failures: &[String]) {
