@@ -4,34 +4,19 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use jadpo_core::model::service_key::Scopes;
-use jadpo_engine::keys::issue_unrecorded;
 use jadpo_http::{HttpState, WebSettings, router};
 use jadpo_test_env::{Env, Kind};
 use serde_json::{Value, json};
 use tower::ServiceExt;
 
+mod common;
+
+use common::scoped_key;
+
 struct Call {
     status: StatusCode,
     headers: axum::http::HeaderMap,
     body: Value,
-}
-
-/// A key for `service` (listed in the shop's services first) allowed `scopes`, valid until
-/// `expires_at`.
-async fn scoped_key(
-    env: &Env,
-    service: &str,
-    scopes: &[&str],
-    expires_at: Option<chrono::DateTime<chrono::Utc>>,
-) -> String {
-    let services = env.engine.app.services().unwrap_or_else(|| panic!("the shop lists services"));
-    let (sql, name) = (services.insert_if_missing_sql(), [service.into()]);
-    env.store("main").execute_once(&sql, &name).await.unwrap_or_else(|e| panic!("{e}"));
-    let scopes = Scopes::parse(scopes).unwrap_or_else(|e| panic!("{e}"));
-    let clock = env.engine.clock.as_ref();
-    let issued = issue_unrecorded(env.store("main").as_ref(), service, expires_at, &scopes, clock);
-    issued.await.unwrap_or_else(|e| panic!("{e}")).secret
 }
 
 async fn key(env: &Env) -> String {
@@ -638,80 +623,8 @@ async fn a_user_acts_as_themself(kind: Kind) {
     assert!(is_problem(&still, StatusCode::NOT_FOUND));
 }
 
-/// Operators act through `jadpo` with a database role, never over HTTP: a key allowed every
-/// scope finds no route to any operator verb (each answers 404 or 405), every route it can use
-/// records no operator action, and nothing an operator governs changes.
-async fn no_route_reaches_an_operator_verb(kind: Kind) {
-    let mut env = Env::shop(kind).await;
-    let all = key(&env).await;
-    let mine = Some(all.as_str());
-    let placed = call(&env, "POST", "/actions/place_order", mine, None, ORDER).await;
-    assert_eq!(placed.status, StatusCode::CREATED, "{}", placed.body);
-    let start = r#"{"workflow": "checkout", "input": {"order_id": "o-1"}}"#;
-    let run = call(&env, "POST", "/runs", mine, None, start).await;
-    assert_eq!(run.status, StatusCode::CREATED, "{}", run.body);
-    let rid = run.body["run_id"].as_str().unwrap_or_default().to_owned();
-    env.drain().await;
-    let governed = [
-        "SELECT count(*) AS n FROM jadpo_operator_actions",
-        "SELECT count(*) AS n FROM jadpo_deliveries WHERE status = 'handled'",
-        "SELECT count(*) AS n FROM jadpo_circuit_breakers",
-        "SELECT count(*) AS n FROM jadpo_flags",
-        "SELECT count(*) AS n FROM jadpo_service_keys",
-        "SELECT count(*) AS n FROM jadpo_migrations",
-    ];
-    let mut before = Vec::new();
-    for sql in governed {
-        before.push(env.count("main", sql).await);
-    }
-    let verbs = [
-        "/deliveries",
-        "/deliveries/retry",
-        "/deliveries/discard",
-        "/deliveries/release",
-        "/breakers",
-        "/breakers/mailer/open",
-        "/flags",
-        "/flags/checkout",
-        "/schedules",
-        "/schedules/sales_summary/pause",
-        "/schedules/sales_summary/trigger",
-        "/keys",
-        "/tokens",
-        "/migrate",
-        "/migrations",
-        "/audit",
-        "/audit/erase",
-        "/operator",
-        "/operator-actions",
-        "/export",
-        "/import",
-        "/console",
-        "/runs/{rid}/discard",
-        "/runs/{rid}/delete",
-    ];
-    for path in verbs {
-        let path = path.replace("{rid}", &rid);
-        for method in ["GET", "POST", "PUT", "PATCH", "DELETE"] {
-            let answer = call(&env, method, &path, mine, None, "{}").await;
-            assert!(
-                matches!(answer.status, StatusCode::NOT_FOUND | StatusCode::METHOD_NOT_ALLOWED),
-                "{method} {path} answered {} {}",
-                answer.status,
-                answer.body
-            );
-        }
-    }
-    let deleted = call(&env, "DELETE", &format!("/runs/{rid}"), mine, None, "").await;
-    assert_eq!(deleted.status, StatusCode::METHOD_NOT_ALLOWED, "{}", deleted.body);
-    for (sql, was) in governed.iter().zip(before) {
-        assert_eq!(env.count("main", sql).await, was, "{sql} changed over HTTP");
-    }
-}
-
 jadpo_test_env::both!(
     every_route_acts_for_its_principal_only,
     a_key_does_only_what_its_scopes_allow,
     a_user_acts_as_themself,
-    no_route_reaches_an_operator_verb,
 );

@@ -11,6 +11,8 @@ use jadpo_core::app::{
     Action, ActionOutput, Application, ApplicationBuilder, HandlerContext, HandlerError, UserEntity,
 };
 use jadpo_core::model::migrate::{Ledger, Migration};
+use jadpo_core::model::service_key::Scopes;
+use jadpo_engine::keys::issue_unrecorded;
 use jadpo_http::{HttpState, WebSettings, router};
 use jadpo_test_env::Env;
 use serde_json::{Value, json};
@@ -142,4 +144,21 @@ pub async fn mailed(env: &mut Env, email: &str) -> (String, String) {
     let (to, token, code) = mails(env).pop().unwrap_or_else(|| panic!("no sign-in mail"));
     assert_eq!(to, email.trim().to_lowercase());
     (token, code)
+}
+
+/// A key for `service` (listed in the shop's services first) allowed `scopes`, valid until
+/// `expires_at`.
+pub async fn scoped_key(
+    env: &Env,
+    service: &str,
+    scopes: &[&str],
+    expires_at: Option<chrono::DateTime<chrono::Utc>>,
+) -> String {
+    let services = env.engine.app.services().unwrap_or_else(|| panic!("the shop lists services"));
+    let (sql, name) = (services.insert_if_missing_sql(), [service.into()]);
+    env.store("main").execute_once(&sql, &name).await.unwrap_or_else(|e| panic!("{e}"));
+    let scopes = Scopes::parse(scopes).unwrap_or_else(|e| panic!("{e}"));
+    let clock = env.engine.clock.as_ref();
+    let issued = issue_unrecorded(env.store("main").as_ref(), service, expires_at, &scopes, clock);
+    issued.await.unwrap_or_else(|e| panic!("{e}")).secret
 }
