@@ -47,8 +47,9 @@ fuzz: prereqs ## Property-based fuzzing of every parser with more cases than `ma
 	PROPTEST_CASES=$(or $(CASES),20000) $(CARGO) test --release -p jadpo-core --lib arbitrary
 	PROPTEST_CASES=$(or $(CASES),20000) $(CARGO) test --release -p jadpo-cli --bin jadpo arbitrary
 
-soak: prereqs ## The fault suite against the real process, longer (ORDERS=2500 by default): database crash, SIGKILL
+soak: prereqs ## The fault suites against the real process, longer (ORDERS=2500, CRASHES=200 per adapter): database crash, SIGKILL, aborts at step boundaries
 	JADPO_SOAK_ORDERS=$(or $(ORDERS),2500) $(CARGO) test -p jadpo-local --test faults -- --nocapture
+	JADPO_CRASH_RUNS=$(or $(CRASHES),200) $(CARGO) test -p jadpo-local --test crash_points -- --nocapture
 
 fmt: ## Format the code
 	$(CARGO) fmt --all

@@ -38,6 +38,13 @@ if ! command -v sqlite3 >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq sqlite3 >/dev/null
 fi
 
+# The clock-jump test runs jadpo-local under libfaketime (its wall clock moved by a file).
+if ! ls /usr/lib/*/faketime/libfaketime.so.1 >/dev/null 2>&1 && [ "$(id -u)" = 0 ] \
+  && command -v apt-get >/dev/null; then
+  echo "test-prereqs: installing libfaketime (the clock-jump test moves jadpo-local's wall clock)"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libfaketime >/dev/null
+fi
+
 # The docs test runs the README's and docs/http.md's curl examples literally.
 if ! command -v curl >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   echo "test-prereqs: installing curl (the docs' examples are curl commands)"

@@ -30,6 +30,9 @@ use tokio::sync::watch;
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     telemetry::init_tracing()?;
+    // Test builds only: abort at the fault points JADPO_CRASH_AT names.
+    #[cfg(feature = "crash-points")]
+    jadpo_local::crash::arm_from_env()?;
     // Listening from the start: a stop request during start-up stops cleanly too.
     let stop_signal = jadpo_runtime::shutdown::StopSignal::listen()
         .context("cannot listen for Ctrl-C and SIGTERM")?;

@@ -9,12 +9,10 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{Local, read_key, start_local_with};
+use common::{Local, read_key, start_local_with, try_http};
 use jadpo_core::TransactionalStore;
 use jadpo_store_postgres::{PgOptions, Postgres};
 use jadpo_test_harness::PgCluster;
@@ -24,26 +22,10 @@ fn orders() -> usize {
     std::env::var("JADPO_SOAK_ORDERS").ok().and_then(|n| n.parse().ok()).unwrap_or(150)
 }
 
-/// One exchange, or `None` when the process cannot be reached (down, restarting).
-fn try_http(port: u16, request: &str) -> Option<String> {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(30))).ok()?;
-    stream.write_all(request.as_bytes()).ok()?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response).ok()?;
-    (!response.is_empty()).then_some(response)
-}
-
 /// Places order `n` until it is acknowledged (201, or the replay of its key): the order id, and
 /// how many requests it took. Gives up after a minute.
 fn place(port: &std::sync::atomic::AtomicU16, key: &str, n: usize) -> (Option<String>, usize) {
-    let body = format!(r#"{{"customer": "c{n}", "items": [{{"sku": "A", "qty": 1}}]}}"#);
-    let request = format!(
-        "POST /actions/place_order HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n\
-         Idempotency-Key: order-{n}\r\nContent-Type: application/json\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
+    let request = common::order_request(key, n);
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut sent = 0;
     while Instant::now() < deadline {
@@ -51,8 +33,7 @@ fn place(port: &std::sync::atomic::AtomicU16, key: &str, n: usize) -> (Option<St
         sent += 1;
         if let Some(answer) = try_http(port, &request) {
             if answer.starts_with("HTTP/1.1 201") {
-                let id = answer.split("\"order_id\":\"").nth(1).and_then(|s| s.split('"').next());
-                return (id.map(str::to_owned), sent);
+                return (common::order_id(&answer), sent);
             }
         }
         std::thread::sleep(Duration::from_millis(100));

@@ -1,6 +1,13 @@
 //! A connection's circuit breaker around one delivery attempt: [`admit`] before it (pass, probe
 //! or hold), [`settle`] after it, each in one short transaction that locks the breaker row, so
 //! concurrent delivery functions share one breaker through the database.
+//!
+//! A crash between the two leaves nothing stuck: a delivery held, or let through as the probe,
+//! by an `admit` whose caller died comes back with its message (a held one is released when the
+//! breaker closes; a probe that never reports is presumed lost after the policy's probe
+//! timeout, and another delivery takes the probe); a lost `settle` costs the breaker one
+//! attempt's count, never a delivery (its outcome is recorded apart). The fault points before
+//! and after each commit let the crash loops show it.
 
 use chrono::{DateTime, Utc};
 use jadpo_core::model::breaker::{AttemptResult, BreakerPolicy, Gate, Transition};
@@ -29,7 +36,9 @@ pub async fn admit(
         Gate::Probe => store.delivery_unhold(tx.as_mut(), delivery).await?,
         Gate::Pass => {}
     }
+    crate::fault!("breaker.before_admit_commit");
     tx.commit().await?;
+    crate::fault!("breaker.after_admit_commit");
     Ok(gate)
 }
 
@@ -55,7 +64,9 @@ pub async fn settle(
     } else {
         0
     };
+    crate::fault!("breaker.before_settle_commit");
     tx.commit().await?;
+    crate::fault!("breaker.after_settle_commit");
     match transition {
         Transition::Opened => tracing::warn!(
             store = store.name(),

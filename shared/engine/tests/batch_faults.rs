@@ -19,9 +19,7 @@ use jadpo_core::Dialect;
 use jadpo_core::app::{Application, Event, HandlerContext, HandlerError, RetryPolicy, Subscriber};
 use jadpo_core::model::migrate::{Ledger, Migration};
 use jadpo_engine::EngineSettings;
-use jadpo_engine::commit::commit;
-use jadpo_engine::relay::enqueue_now;
-use jadpo_test_env::{Emit, Env, Kind, request};
+use jadpo_test_env::{Emit, Env, Kind, commit_retried, count_where, shop_orders_took_effect_once};
 use serde_json::json;
 
 const POINTS: &[&str] = jadpo_test_env::BATCH_FAULT_POINTS;
@@ -87,31 +85,17 @@ async fn place(env: &Env, run: usize, scenario: Scenario) -> Result<Vec<String>,
             }
             Scenario::SameStore => ("ping", json!({"id": format!("p{run}-{o}")})),
         };
-        let mut answered = None;
-        for attempt in 0..4 {
-            let mut asked = request(action, body.clone());
-            asked.idempotency_key = Some(format!("run{run}-order{o}"));
-            asked.request_id = format!("r{run}-{o}-{attempt}");
-            if let Ok(outcome) = commit(&env.engine, asked).await {
-                enqueue_now(&env.engine, &outcome.store, &outcome.deliveries).await;
-                answered = outcome.body["order_id"].as_str().map(str::to_owned);
-                break;
-            }
-        }
+        let key = format!("run{run}-order{o}");
+        let answered = commit_retried(env, action, &body, &key, 4).await;
         ids.push(answered.ok_or_else(|| format!("lost: {action} {o} was never answered"))?);
     }
     Ok(ids)
 }
 
-async fn count(env: &Env, store: &str, sql: &str, id: &str) -> Result<i64, String> {
-    let rows = env.store(store).query_once(sql, &[id.into()]).await.map_err(|e| e.to_string())?;
-    rows.first().map_or(Ok(0), |r| r.get_i64("n")).map_err(|e| e.to_string())
-}
-
 async fn check_pings(env: &Env, pings: &[String]) -> Result<(), String> {
     for ping in pings {
         let sql = "SELECT count(*) AS n FROM t_effects WHERE ping = $1";
-        match count(env, "main", sql, ping).await? {
+        match count_where(env, "main", sql, ping).await? {
             2 => {}
             0 => {
                 let sql = "SELECT d.subscriber, d.status, d.attempts, d.enqueued_at IS NULL AS unsent, \
@@ -130,30 +114,14 @@ async fn check_pings(env: &Env, pings: &[String]) -> Result<(), String> {
 
 async fn unhandled(env: &Env) -> Result<(), String> {
     let sql = "SELECT count(*) AS n FROM jadpo_deliveries WHERE status <> $1";
-    match count(env, "main", sql, "handled").await? {
+    match count_where(env, "main", sql, "handled").await? {
         0 => Ok(()),
         n => Err(format!("{n} deliveries not handled")),
     }
 }
 
 async fn check(env: &Env, orders: &[String]) -> Result<(), String> {
-    let mailed = env.sinks.received("mailer");
-    for order in orders {
-        let sql = "SELECT count(*) AS n FROM shop_reservations WHERE order_id = $1";
-        match count(env, "warehouse", sql, order).await? {
-            2 => {}
-            0 => return Err(format!("lost: order {order} has no reservations")),
-            n => return Err(format!("repeated: order {order} has {n} reservations, not 2")),
-        }
-        let keys: std::collections::BTreeSet<&str> = mailed
-            .iter()
-            .filter(|m| m["body"]["order_id"].as_str() == Some(order))
-            .filter_map(|m| m["idempotency_key"].as_str())
-            .collect();
-        if keys.len() != 1 {
-            return Err(format!("order {order}'s receipt was mailed under keys {keys:?}"));
-        }
-    }
+    shop_orders_took_effect_once(env, orders, 2).await?;
     unhandled(env).await
 }
 

@@ -16,6 +16,34 @@ pub(crate) fn ok<T, E: std::fmt::Display>(result: Result<T, E>, what: &str) -> T
     result.unwrap_or_else(|e| panic!("{what}: {e}"))
 }
 
+/// Runs `work` once per store, each on a task of its own (the cases' runtimes have two worker
+/// threads) over the store's own connection, all released together behind a barrier, so that
+/// they race for real on both adapters; returns their results in the stores' order.
+pub(crate) async fn race<T, F, Fut>(stores: Vec<Arc<dyn Store>>, work: F) -> Vec<T>
+where
+    T: Send + 'static,
+    F: Fn(usize, Arc<dyn Store>) -> Fut,
+    Fut: std::future::Future<Output = T> + Send + 'static,
+{
+    let barrier = Arc::new(tokio::sync::Barrier::new(stores.len()));
+    let tasks: Vec<_> = stores
+        .into_iter()
+        .enumerate()
+        .map(|(i, store)| {
+            let (barrier, run) = (Arc::clone(&barrier), work(i, store));
+            tokio::spawn(async move {
+                barrier.wait().await;
+                run.await
+            })
+        })
+        .collect();
+    let mut results = Vec::with_capacity(tasks.len());
+    for task in tasks {
+        results.push(ok(task.await, "a racing task"));
+    }
+    results
+}
+
 pub(crate) async fn migrated(fx: &dyn Fixture) -> Arc<dyn Store> {
     let store = fx.open();
     let catalog = store.migration_catalog();

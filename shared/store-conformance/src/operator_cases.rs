@@ -11,7 +11,7 @@ use jadpo_engine::housekeeping::housekeep;
 use jadpo_engine::operator::{NoOperator, Operator};
 
 use crate::Fixture;
-use crate::cases::{migrated, ok};
+use crate::cases::{migrated, ok, race};
 use crate::schedule_cases::{count, engine, exec, hk_settings, seed, t0};
 
 /// Operators retry, discard and release deliveries; each change is recorded with the state
@@ -82,8 +82,8 @@ pub async fn delivery_operations_are_recorded_and_refused_when_final(fx: &dyn Fi
 }
 
 /// Circuit breakers under concurrent deliveries: a run of connection failures opens it; held
-/// deliveries record their connection; after the pause exactly one of several concurrent
-/// deliveries becomes the probe; the probe's success closes it and releases the held deliveries
+/// deliveries record their connection; after the pause exactly one of several deliveries racing
+/// on their own connections and threads becomes the probe; the probe's success closes it and releases the held deliveries
 /// once; an alert is raised once for a breaker open too long.
 pub async fn breakers_let_one_probe_through_and_release_held_deliveries_once(fx: &dyn Fixture) {
     use jadpo_core::model::breaker::{AttemptResult, BreakerPolicy, Gate, State, Transition};
@@ -121,13 +121,12 @@ pub async fn breakers_let_one_probe_through_and_release_held_deliveries_once(fx:
     let held = "SELECT COUNT(*) AS n FROM jadpo_deliveries WHERE held_connection = 'mailer' AND held_at IS NOT NULL";
     assert_eq!(count(s, held, &[]).await, 2);
     let later = t0() + Duration::seconds(11);
-    let (x, y) = (fx.open(), fx.open());
-    let (g1, g2, g3) = tokio::join!(
-        admit(x.as_ref(), "mailer", "d2", later, &policy),
-        admit(y.as_ref(), "mailer", "d3", later, &policy),
-        admit(x.as_ref(), "mailer", "d4", later, &policy),
-    );
-    let gates = [ok(g1, "d2"), ok(g2, "d3"), ok(g3, "d4")];
+    // Three deliveries at once, each on its own connection and thread, released together.
+    let ids = ["d2", "d3", "d4"];
+    let gates = race(vec![fx.open(), fx.open(), fx.open()], |i, s| async move {
+        ok(admit(s.as_ref(), "mailer", ids[i], later, &policy).await, ids[i])
+    })
+    .await;
     let probes: Vec<_> = gates.iter().filter(|g| **g == Gate::Probe).collect();
     assert_eq!(probes.len(), 1, "exactly one probe at a time: {gates:?}");
     let probe = ["d2", "d3", "d4"][gates.iter().position(|g| *g == Gate::Probe).unwrap_or(0)];

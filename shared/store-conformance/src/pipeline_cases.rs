@@ -10,7 +10,7 @@ use jadpo_core::{Store, Transaction};
 use serde_json::json;
 
 use crate::Fixture;
-use crate::cases::{migrated, ok};
+use crate::cases::{migrated, ok, race};
 
 fn t0() -> DateTime<Utc> {
     DateTime::from_timestamp(1_767_225_600, 0).unwrap_or_default()
@@ -438,16 +438,11 @@ pub async fn leases_fence_a_holder_paused_past_expiry(fx: &dyn Fixture) {
     assert_eq!(c.map(|l| l.generation), Some(3));
     // Two takers at once, each on its own connection and thread, released together.
     let far = later + Duration::minutes(5);
-    let barrier = Arc::new(tokio::sync::Barrier::new(2));
-    let taker = |s: Arc<dyn Store>, owner: &'static str| {
-        let barrier = Arc::clone(&barrier);
-        tokio::spawn(async move {
-            barrier.wait().await;
-            s.lease_take(Housekeeping, "nightly", owner, far, ttl).await
-        })
-    };
-    let (rx, ry) = (taker(fx.open(), "x"), taker(fx.open(), "y"));
-    let (rx, ry) = (ok(rx.await, "join x"), ok(ry.await, "join y"));
-    let winners = [ok(rx, "x"), ok(ry, "y")].iter().filter(|l| l.is_some()).count();
+    let owners = ["x", "y"];
+    let takers = race(vec![fx.open(), fx.open()], |i, s| async move {
+        ok(s.lease_take(Housekeeping, "nightly", owners[i], far, ttl).await, owners[i])
+    })
+    .await;
+    let winners = takers.iter().filter(|l| l.is_some()).count();
     assert_eq!(winners, 1, "two takers at once must have one winner");
 }

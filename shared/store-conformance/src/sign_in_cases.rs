@@ -11,7 +11,7 @@ use jadpo_core::model::user_session::{BrowserLimits, SessionKind};
 use jadpo_core::{ManualClock, Store};
 
 use crate::Fixture;
-use crate::cases::{migrated, ok};
+use crate::cases::{migrated, ok, race};
 
 fn t0() -> DateTime<Utc> {
     DateTime::from_timestamp(1_767_225_600, 0).unwrap_or_default()
@@ -224,7 +224,7 @@ async fn take(
 }
 
 /// A passkey ceremony is taken (deleted) once, by its verifier and purpose, even by two takers
-/// at once; it keeps its state and encoding; housekeeping deletes only expired ones.
+/// at once on their own connections and threads; it keeps its state and encoding; housekeeping deletes only expired ones.
 pub async fn passkey_ceremonies_are_taken_once_and_expire(fx: &dyn Fixture) {
     use jadpo_core::model::passkey::{ENCODING, NewChallenge, Purpose};
     let store = migrated(fx).await;
@@ -250,11 +250,12 @@ pub async fn passkey_ceremonies_are_taken_once_and_expire(fx: &dyn Fixture) {
     assert_eq!((taken.state, taken.encoding), (vec![0, 0, 7, 9], Some(ENCODING)));
     assert_eq!((taken.bound_to, taken.expires_at), (None, t0() + Duration::minutes(5)));
     assert!(take(store.as_ref(), "v-live", Purpose::SignIn).await.is_none(), "taken twice");
-    let (a, b) = tokio::join!(
-        take(store.as_ref(), "v-race", Purpose::SignIn),
-        take(store.as_ref(), "v-race", Purpose::SignIn)
-    );
-    assert_eq!(usize::from(a.is_some()) + usize::from(b.is_some()), 1, "two takers, one ceremony");
+    // Two takers at once, each on its own connection and thread, released together.
+    let takers = race(vec![fx.open(), fx.open()], |_, s| async move {
+        take(s.as_ref(), "v-race", Purpose::SignIn).await.is_some()
+    })
+    .await;
+    assert_eq!(takers.iter().filter(|t| **t).count(), 1, "two takers, one ceremony: {takers:?}");
     let mut tx = ok(store.begin().await, "begin");
     let deleted =
         store.housekeeping_delete(tx.as_mut(), RecordClass::PasskeyChallenges, t0(), 100).await;

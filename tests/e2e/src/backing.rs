@@ -6,7 +6,8 @@
 //! variables, and each function is given only the variables it reads.
 
 use std::future::IntoFuture;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use jadpo_core::{Store, SystemClock};
 use jadpo_local::sink::{self, Sinks};
@@ -68,6 +69,82 @@ pub fn place_order(key: &str, idempotency_key: &str) -> Value {
     event
 }
 
+/// Holds a connection's calls in front of the sink: once `pass` of them went through, each
+/// further call waits unanswered until [`release`](Self::release), then reaches the sink (its
+/// caller may be gone by then: a call made whose answer was lost). A test learns when one is
+/// waiting, so it can kill a function in the middle of a batch at a call it is known to make.
+#[derive(Clone, Default)]
+pub struct SinkGate(Arc<Mutex<GateRule>>);
+
+#[derive(Default)]
+struct GateRule {
+    /// The connection held, and how many of its calls pass first.
+    hold: Option<(String, usize)>,
+    /// Calls to it seen since the rule was set, and how many of them are waiting.
+    seen: usize,
+    waiting: usize,
+}
+
+impl SinkGate {
+    fn rule(&self) -> std::sync::MutexGuard<'_, GateRule> {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Holds `connection`'s calls after the first `pass`.
+    pub fn hold_after(&self, connection: &str, pass: usize) {
+        *self.rule() =
+            GateRule { hold: Some((connection.to_owned(), pass)), ..GateRule::default() };
+    }
+
+    /// Lets the waiting calls through and holds no more.
+    pub fn release(&self) {
+        self.rule().hold = None;
+    }
+
+    /// Waits until a call is held; panics after `timeout`.
+    pub async fn held(&self, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        while self.rule().waiting == 0 {
+            assert!(Instant::now() < deadline, "no call reached the gate in {timeout:?}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Whether a call to `path` is to be held (counting it).
+    fn holds(&self, path: &str) -> bool {
+        let mut rule = self.rule();
+        let Some((connection, pass)) = rule.hold.clone() else { return false };
+        let name = path.strip_prefix("/sink/").and_then(|p| p.split('/').next());
+        if name != Some(connection.as_str()) {
+            return false;
+        }
+        rule.seen += 1;
+        let held = rule.seen > pass;
+        rule.waiting += usize::from(held);
+        held
+    }
+
+    /// The middleware in front of the sink.
+    async fn layer(
+        axum::extract::State(gate): axum::extract::State<Self>,
+        request: axum::extract::Request,
+        next: axum::middleware::Next,
+    ) -> axum::response::Response {
+        if !(request.method() == axum::http::Method::POST && gate.holds(request.uri().path())) {
+            return next.run(request).await;
+        }
+        // On a task of its own, so that the call reaches the sink even when its caller is gone
+        // by then (the server drops a request whose connection closed).
+        let held = tokio::spawn(async move {
+            while gate.rule().hold.is_some() {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            next.run(request).await
+        });
+        held.await.unwrap_or_else(|e| panic!("the held call's task: {e}"))
+    }
+}
+
 /// The databases, queue and mailer a deployment talks to, and the environment that says so.
 pub struct Backing {
     /// The deployed configuration's variables, secrets in clear (for this process).
@@ -78,6 +155,8 @@ pub struct Backing {
     pub stores: Stores,
     /// What the connections received.
     pub sinks: Sinks,
+    /// What holds the connections' calls on the way to the sink.
+    pub gate: SinkGate,
     /// The SQS client (the test's receive side).
     pub sqs: aws_sdk_sqs::Client,
     /// The delivery queue.
@@ -95,11 +174,12 @@ impl Backing {
         let created = sqs.create_queue().queue_name("jadpo-deliveries").send().await;
         let queue_url =
             created.unwrap_or_else(|e| panic!("{e:?}")).queue_url().unwrap_or_default().to_owned();
-        let sinks = Sinks::default();
+        let (sinks, gate) = (Sinks::default(), SinkGate::default());
         let listener =
             tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("{e}"));
         let sink_addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
-        tokio::spawn(axum::serve(listener, sink::router(sinks.clone())).into_future());
+        let held = axum::middleware::from_fn_with_state(gate.clone(), SinkGate::layer);
+        tokio::spawn(axum::serve(listener, sink::router(sinks.clone()).layer(held)).into_future());
 
         let mut vars: Vars = moto.env().into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
         vars.insert("JADPO_QUEUE_URL".to_owned(), queue_url.clone());
@@ -125,7 +205,7 @@ impl Backing {
         let stores = open_stores(&config, Arc::new(SystemClock)).unwrap_or_else(|e| panic!("{e}"));
         migrate_all(&app, &stores).await.unwrap_or_else(|e| panic!("{e}"));
         let deployed = secrets_in_moto(&moto, &vars).await;
-        Self { vars, deployed, stores, sinks, sqs, queue_url, _moto: moto, _dbs: dbs }
+        Self { vars, deployed, stores, sinks, gate, sqs, queue_url, _moto: moto, _dbs: dbs }
     }
 
     /// A new service key for the `main` store, in clear.

@@ -4,7 +4,8 @@
 //! - [`build`] compiles the five function binaries (and the hello-world reference) with cargo,
 //!   in a target directory of their own, since the calling `cargo test`/`cargo bench` holds the
 //!   lock on the workspace's.
-//! - [`Backing`] is what a deployment talks to: PostgreSQL, the SQS API (moto), a sink.
+//! - [`Backing`] is what a deployment talks to: PostgreSQL, the SQS API (moto), a sink, and a
+//!   [`SinkGate`] in front of it that can hold a connection's calls.
 //! - [`Function`] runs one binary with the Lambda environment variables; like [`Watch`], it is a
 //!   child process whose output goes to a log file printed when a test fails, killed when
 //!   dropped.
@@ -24,7 +25,7 @@ mod watch;
 
 use std::path::PathBuf;
 
-pub use backing::{Backing, fixture, json_fixture, place_order};
+pub use backing::{Backing, SinkGate, fixture, json_fixture, place_order};
 pub use build::{Profile, build};
 pub use function::Function;
 pub use runtime_api::{Invocation, RuntimeApi};

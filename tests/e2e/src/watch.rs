@@ -49,6 +49,8 @@ impl Watch {
             .arg("--data-file")
             .arg(data.path())
             .stdin(Stdio::null())
+            // A test that gives up on an invocation (its function killed) ends the client too.
+            .kill_on_drop(true)
             .output()
             .await
             .unwrap_or_else(|e| panic!("cannot run cargo lambda invoke: {e}"));

@@ -40,12 +40,23 @@ async fn binaries() -> BTreeMap<String, PathBuf> {
 /// The five functions running under one `cargo lambda watch`.
 struct Deployment {
     watch: Watch,
-    _functions: Vec<Function>,
+    bins: BTreeMap<String, PathBuf>,
+    /// Each function's process and the environment it was started with.
+    functions: BTreeMap<String, (Function, Vec<(String, String)>)>,
 }
 
 impl Deployment {
     /// Starts every function with its deployed environment; `commit` gets `commit_env` on top.
     async fn start(backing: &Backing, commit_env: &[(String, String)]) -> Self {
+        Self::start_with(
+            backing,
+            |name| if name == "commit" { commit_env.to_vec() } else { vec![] },
+        )
+        .await
+    }
+
+    /// Starts every function with its deployed environment and `extra(name)` on top.
+    async fn start_with(backing: &Backing, extra: impl Fn(&str) -> Vec<(String, String)>) -> Self {
         let bins = binaries().await;
         let watch = Watch::start();
         let functions = FUNCTIONS
@@ -58,17 +69,28 @@ impl Deployment {
                         .all(|(k, v)| !v.contains("postgres://") && k != "JADPO_SEALING_KEYS"),
                     "{name} was given a secret: {env:?}"
                 );
-                if *name == "commit" {
-                    env.extend_from_slice(commit_env);
-                }
-                Function::start(name, &bins[*name], &watch.runtime_api(name), &env)
+                env.extend(extra(name));
+                let function = Function::start(name, &bins[*name], &watch.runtime_api(name), &env);
+                ((*name).to_owned(), (function, env))
             })
             .collect();
-        Self { watch, _functions: functions }
+        Self { watch, bins, functions }
     }
 
     async fn invoke(&self, name: &str, event: &Value) -> Value {
         self.watch.invoke(name, event).await
+    }
+
+    /// Kills the function's process outright (SIGKILL), as Lambda's environment dying would.
+    fn kill(&mut self, name: &str) {
+        let (function, _) = self.functions.get_mut(name).unwrap_or_else(|| panic!("no {name}"));
+        function.stop();
+    }
+
+    /// Starts a new process for the function, as Lambda does after one died (a cold start).
+    fn restart(&mut self, name: &str) {
+        let (function, env) = self.functions.get_mut(name).unwrap_or_else(|| panic!("no {name}"));
+        *function = Function::start(name, &self.bins[name], &self.watch.runtime_api(name), env);
     }
 }
 
@@ -259,4 +281,87 @@ async fn the_secrets_reference_reads_its_secrets_before_its_first_request() {
     let mut function =
         Function::start(HELLO_SECRETS, &bins[HELLO_SECRETS], "http://127.0.0.1:9/.rt", &missing);
     assert!(!exit_status(&mut function).await.success(), "{}", function.log());
+}
+
+/// Orders placed before the delivery function is killed in the middle of their batch.
+const KILLED_ORDERS: usize = 6;
+
+/// The delivery function killed (SIGKILL) in the middle of an SQS batch, at a mailer call it is
+/// making, after some of the batch took effect: SQS delivers the batch again (to a new process,
+/// as Lambda starts one), the relay resends what that leaves, and afterwards every order has its
+/// reservations once, the mailer acted once per receipt under one key (the held call reached it
+/// after its caller died), and every delivery ended handled, each once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delivery_function_killed_mid_batch_loses_nothing_and_repeats_nothing() {
+    let backing = Backing::start().await;
+    let key = backing.service_key().await;
+    // A run a dead process held is taken up again after 2 s (120 s by default), and what it
+    // had put on the queue is resent after 3 s.
+    let lease = || {
+        let vars = [("JADPO_STEP_LEASE_SECS", "2"), ("JADPO_REDELIVERY_AFTER_SECS", "3")];
+        vars.map(|(k, v)| (k.to_owned(), v.to_owned())).to_vec()
+    };
+    let mut deployment = Deployment::start_with(&backing, |_| lease()).await;
+    for n in 0..KILLED_ORDERS {
+        let created = deployment.invoke("commit", &place_order(&key, &format!("kill-{n}"))).await;
+        assert_eq!(created["statusCode"], 201, "{created}");
+    }
+    let records = backing.receive_all().await;
+    assert_eq!(records.len(), 2 * KILLED_ORDERS, "commit put every delivery on the queue");
+    let batch = json!({ "Records": records });
+
+    // The third receipt's call is held; the function is killed while it waits for the answer.
+    backing.gate.hold_after("mailer", 2);
+    tokio::select! {
+        answer = deployment.invoke("delivery", &batch) => {
+            panic!("the batch finished before the kill: {answer}")
+        }
+        () = backing.gate.held(Duration::from_secs(60)) => deployment.kill("delivery"),
+    }
+    let handled = "SELECT count(*) AS n FROM jadpo_handled_deliveries";
+    let before = backing.count("main", handled).await + backing.count("warehouse", handled).await;
+    let total = i64::try_from(2 * KILLED_ORDERS).unwrap_or(i64::MAX);
+    assert!(before > 0 && before < total, "killed mid-batch: {before} of {total} handled");
+    backing.gate.release();
+
+    // SQS delivers the batch again after its visibility timeout, to a new process.
+    deployment.restart("delivery");
+    tokio::time::sleep(Duration::from_millis(2_100)).await;
+    let answer = deployment.invoke("delivery", &batch).await;
+    assert_eq!(answer["batchItemFailures"], json!([]), "{answer}");
+    // What that attempt left for later (a run still leased, say), the relay resends when due.
+    let scheduled = json_fixture("eventbridge_scheduled.json");
+    let unfinished = "SELECT count(*) AS n FROM jadpo_deliveries WHERE status <> 'handled'";
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while backing.count("main", unfinished).await > 0 {
+        assert!(Instant::now() < deadline, "deliveries never finished after the kill");
+        tokio::time::sleep(Duration::from_millis(1_100)).await;
+        deployment.invoke("outbox-relay", &scheduled).await;
+        let records = backing.receive_all().await;
+        if !records.is_empty() {
+            deployment.invoke("delivery", &json!({ "Records": records })).await;
+        }
+    }
+
+    let after = backing.count("main", handled).await + backing.count("warehouse", handled).await;
+    let deliveries = backing.count("main", "SELECT count(*) AS n FROM jadpo_deliveries").await;
+    let reserved = "SELECT coalesce(sum(qty), 0) AS n FROM shop_reservations";
+    let reserved = backing.count("warehouse", reserved).await;
+    let per_order = "SELECT count(DISTINCT order_id) AS n FROM shop_reservations";
+    let orders_reserved = backing.count("warehouse", per_order).await;
+    let mailed = backing.sinks.received("mailer");
+    let keys: std::collections::BTreeSet<&str> =
+        mailed.iter().filter_map(|m| m["idempotency_key"].as_str()).collect();
+    let (requests, acted) = backing.sinks.counts("mailer");
+    println!(
+        "killed mid-batch: {before} of {total} deliveries handled at the kill, {after} of \
+         {deliveries} after; reserved {reserved} for {orders_reserved} orders; the mailer got \
+         {requests} requests under {} keys, acted {acted} times",
+        keys.len()
+    );
+    assert_eq!((after, deliveries), (total, total), "every delivery handled once");
+    assert_eq!(orders_reserved, total / 2, "every order reserved");
+    assert_eq!(reserved, 3 * total / 2, "each order's three items reserved once");
+    assert_eq!((keys.len(), acted), (KILLED_ORDERS, KILLED_ORDERS), "one receipt per order");
+    assert_eq!(requests, KILLED_ORDERS + 1, "the held call reached the mailer, then its retry");
 }

@@ -197,6 +197,64 @@ impl jadpo_core::app::Action for Emit {
     }
 }
 
+/// Asks for `action` with `body` under the idempotency key `key`, up to `tries` times, until it
+/// is answered (each try with its own request id), and puts its deliveries on the queue as the
+/// HTTP surface does: the answer's `order_id` (a client that gets no answer retries; a crash
+/// loop's one-shot faults fail at most one try each).
+pub async fn commit_retried(
+    env: &Env,
+    action: &str,
+    body: &serde_json::Value,
+    key: &str,
+    tries: usize,
+) -> Option<String> {
+    for attempt in 0..tries {
+        let mut asked = request(action, body.clone());
+        asked.idempotency_key = Some(key.to_owned());
+        asked.request_id = format!("{key}-{attempt}");
+        if let Ok(outcome) = jadpo_engine::commit::commit(&env.engine, asked).await {
+            jadpo_engine::relay::enqueue_now(&env.engine, &outcome.store, &outcome.deliveries)
+                .await;
+            return outcome.body["order_id"].as_str().map(str::to_owned);
+        }
+    }
+    None
+}
+
+/// The `n` of `sql`'s one row in `store`, with one parameter; an error as text.
+pub async fn count_where(env: &Env, store: &str, sql: &str, param: &str) -> Result<i64, String> {
+    let rows = env.store(store).query_once(sql, &[param.into()]).await;
+    let rows = rows.map_err(|e| e.to_string())?;
+    rows.first().map_or(Ok(0), |r| r.get_i64("n")).map_err(|e| e.to_string())
+}
+
+/// Each of the shop's `orders` took effect once: `reservations` reservation rows, and its
+/// receipt mailed under one key (however often it was mailed). Says what was lost or repeated.
+pub async fn shop_orders_took_effect_once(
+    env: &Env,
+    orders: &[String],
+    reservations: i64,
+) -> Result<(), String> {
+    let mailed = env.sinks.received("mailer");
+    for order in orders {
+        let sql = "SELECT count(*) AS n FROM shop_reservations WHERE order_id = $1";
+        match count_where(env, "warehouse", sql, order).await? {
+            n if n == reservations => {}
+            0 => return Err(format!("lost: order {order} has no reservations")),
+            n => return Err(format!("order {order} has {n} reservations, not {reservations}")),
+        }
+        let keys: std::collections::BTreeSet<&str> = mailed
+            .iter()
+            .filter(|m| m["body"]["order_id"].as_str() == Some(order))
+            .filter_map(|m| m["idempotency_key"].as_str())
+            .collect();
+        if keys.len() != 1 {
+            return Err(format!("order {order}'s receipt was mailed under keys {keys:?}"));
+        }
+    }
+    Ok(())
+}
+
 /// Commits `request` and puts its deliveries on the in-process queue, as the HTTP surface does.
 pub async fn commit_and_enqueue(env: &Env, request: jadpo_engine::commit::CommitRequest) {
     let outcome =

@@ -28,6 +28,34 @@ pub fn http(port: u16, request: &str) -> String {
     response
 }
 
+/// One exchange, or `None` when the process cannot be reached (down, restarting, crashed).
+pub fn try_http(port: u16, request: &str) -> Option<String> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(30))).ok()?;
+    stream.write_all(request.as_bytes()).ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    (!response.is_empty()).then_some(response)
+}
+
+/// The raw request placing order `n` (customer `c{n}`, one item) under `Idempotency-Key:
+/// order-{n}`, authorised by `key`.
+pub fn order_request(key: &str, n: usize) -> String {
+    let body = format!(r#"{{"customer": "c{n}", "items": [{{"sku": "A", "qty": 1}}]}}"#);
+    format!(
+        "POST /actions/place_order HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n\
+         Idempotency-Key: order-{n}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// The order id in an answer to an [`order_request`], if it has one.
+pub fn order_id(answer: &str) -> Option<String> {
+    let id = answer.split("\"order_id\":\"").nth(1).and_then(|s| s.split('"').next());
+    id.map(str::to_owned)
+}
+
 pub struct Running(pub Child);
 
 impl Drop for Running {
