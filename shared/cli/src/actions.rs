@@ -1,9 +1,11 @@
 //! `jadpo actions list`: the operator-action log — every change an operator verb made (keys,
 //! tokens, deliveries, breakers, flags, schedules, erasures), newest first, from every store
-//! given a URL, with who made it, under which database role, and the item's state before.
+//! given a URL, with who made it, under which database role, and the item's state before;
+//! narrowed by the kind of item, the item, the operator and a time.
 
+use chrono::{DateTime, Utc};
 use clap::Subcommand;
-use jadpo_core::model::operator::StoredAction;
+use jadpo_core::model::operator::{ActionFilter, StoredAction};
 use serde_json::{Value, json};
 
 #[derive(Debug, Subcommand)]
@@ -16,6 +18,12 @@ pub(crate) enum ActionsCommand {
         /// Only actions on this item (with --kind).
         #[arg(long, requires = "kind")]
         item: Option<String>,
+        /// Only actions by this operator (the name given with --operator when it acted).
+        #[arg(long)]
+        operator: Option<String>,
+        /// Only actions at or after this time (RFC 3339, e.g. 2026-12-01T00:00:00Z).
+        #[arg(long, value_parser = parse_since)]
+        since: Option<DateTime<Utc>>,
         /// At most this many per store.
         #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=10_000))]
         limit: u32,
@@ -23,6 +31,13 @@ pub(crate) enum ActionsCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// `--since`'s time, or a message saying the form it takes.
+fn parse_since(text: &str) -> Result<DateTime<Utc>, String> {
+    DateTime::parse_from_rfc3339(text).map(|t| t.with_timezone(&Utc)).map_err(|e| {
+        format!("{text:?} is not an RFC 3339 time ({e}); write it as 2026-12-01T00:00:00Z")
+    })
 }
 
 fn to_json(store: &str, a: &StoredAction) -> Value {
@@ -36,12 +51,13 @@ fn to_json(store: &str, a: &StoredAction) -> Value {
 }
 
 pub(crate) async fn run(command: ActionsCommand) -> anyhow::Result<()> {
-    let ActionsCommand::List { kind, item, limit, json } = command;
+    let ActionsCommand::List { kind, item, operator, since, limit, json } = command;
+    let filter = ActionFilter { item_kind: kind, item, operator, since, limit };
     let app = crate::common::application()?;
     let wiring = crate::common::wiring(&app, None).await?;
     let (mut all, mut headed) = (Vec::new(), false);
     for (name, store) in wiring.stores.iter() {
-        for a in store.operator_actions(kind.as_deref(), item.as_deref(), limit).await? {
+        for a in store.operator_actions(&filter).await? {
             crate::common::header(&mut headed, json, || {
                 format!(
                     "{:<23}  {:<10} {:<18} {:<12} {:<38} OPERATOR (DATABASE ROLE, FROM)  DETAIL",

@@ -173,13 +173,17 @@ pub(crate) async fn run(command: DeliveriesCommand) -> anyhow::Result<()> {
             let p = crate::common::operator_engine(&wiring);
             let ops = DeliveryOps::new(&p, &operator);
             let mut stores = Vec::new();
-            for (store, n) in ops.release(&connection).await? {
+            for (store, ids) in ops.release(&connection).await? {
                 if !json {
+                    let n = ids.len();
                     println!(
                         "released {n} held deliveries for {connection} in store {store} (recorded by {operator})"
                     );
+                    for id in &ids {
+                        println!("  {id}");
+                    }
                 }
-                stores.push(json!({"store": store, "released": n}));
+                stores.push(json!({"store": store, "released": ids.len(), "deliveries": ids}));
             }
             if json {
                 println!("{}", json!({"connection": connection, "stores": stores}));

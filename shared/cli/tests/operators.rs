@@ -2,6 +2,7 @@
 
 mod common;
 
+use jadpo_core::model::operator::ActionFilter;
 use std::process::Output;
 
 use common::jadpo;
@@ -13,6 +14,12 @@ use jadpo_core::ports::PipelineStore;
 use jadpo_core::ports::ServiceKeyStore;
 use jadpo_test_harness::SqliteTestDb;
 use serde_json::{Value, json};
+
+/// The operator actions on `kind` and `item` (each when given), at most `limit`.
+fn filter(kind: Option<&str>, item: Option<&str>, limit: u32) -> ActionFilter {
+    let owned = |v: Option<&str>| v.map(str::to_owned);
+    ActionFilter { item_kind: owned(kind), item: owned(item), limit, ..ActionFilter::default() }
+}
 
 fn ok(out: &Output) -> String {
     assert!(out.status.success(), "jadpo failed: {}", String::from_utf8_lossy(&out.stderr));
@@ -97,10 +104,12 @@ async fn keys_are_issued_scoped_listed_revoked_and_rotated_each_recorded() {
         "{}",
         stderr(&again)
     );
-    let actions =
-        jadpo_core::ports::ScheduleStore::operator_actions(&store, Some("service_key"), None, 10)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+    let actions = jadpo_core::ports::ScheduleStore::operator_actions(
+        &store,
+        &filter(Some("service_key"), None, 10),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
     let mut seen: Vec<_> = actions.iter().map(|a| a.action.as_str()).collect();
     seen.sort_unstable();
     assert_eq!(seen, ["keys.issue", "keys.issue", "keys.revoke", "keys.rotate"], "{actions:?}");
@@ -192,10 +201,12 @@ async fn tokens_are_issued_and_ended_each_recorded() {
     )
     .await;
     assert_eq!(user.ok(), Some(None), "a signed-out token worked");
-    let actions =
-        jadpo_core::ports::ScheduleStore::operator_actions(&store, Some("user_session"), None, 10)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+    let actions = jadpo_core::ports::ScheduleStore::operator_actions(
+        &store,
+        &filter(Some("user_session"), None, 10),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
     let mut seen: Vec<_> = actions.iter().map(|a| a.action.as_str()).collect();
     seen.sort_unstable();
     assert_eq!(seen, ["tokens.end_all", "tokens.issue"]);
@@ -302,9 +313,10 @@ async fn deliveries_are_retried_discarded_and_released_by_a_named_operator() {
     let unknown =
         jadpo(&url, &["deliveries", "release", "--connection", "fax", "--operator", "ann"]);
     assert!(!unknown.status.success() && stderr(&unknown).contains("no connection named \"fax\""));
-    let actions = jadpo_core::ports::ScheduleStore::operator_actions(&db.store(), None, None, 10)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let actions =
+        jadpo_core::ports::ScheduleStore::operator_actions(&db.store(), &filter(None, None, 10))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
     let seen: Vec<_> = actions.iter().map(|a| (a.action.as_str(), a.operator.as_str())).collect();
     assert_eq!(seen.len(), 3, "{seen:?}");
     assert!(seen.iter().all(|(_, who)| *who == "ann"));
@@ -317,6 +329,21 @@ async fn deliveries_are_retried_discarded_and_released_by_a_named_operator() {
     );
     let listed = ok(&jadpo(&url, &["actions", "list"]));
     assert!(listed.contains(&format!("by ann (none (sqlite), from {account})")), "{listed}");
+    // Narrowed by who and since when; a malformed time is refused, saying the form it takes.
+    let count = |args: &[&str]| {
+        let out = ok(&jadpo(&url, &[&["actions", "list", "--json"], args].concat()));
+        let parsed: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+        parsed["actions"].as_array().map_or(0, Vec::len)
+    };
+    assert_eq!(count(&["--operator", "ann"]), 3);
+    assert_eq!(count(&["--operator", "bob"]), 0, "another operator's actions");
+    let newest = actions.first().map(|a| a.acted_at).unwrap_or_default();
+    assert_eq!(count(&["--since", &newest.to_rfc3339()]), 1, "at or after the newest");
+    let later = (newest + chrono::Duration::seconds(1)).to_rfc3339();
+    assert_eq!(count(&["--since", &later]), 0, "after the newest");
+    let bad = jadpo(&url, &["actions", "list", "--since", "yesterday"]);
+    assert!(!bad.status.success(), "a malformed --since was taken");
+    assert!(stderr(&bad).contains("write it as 2026-12-01T00:00:00Z"), "{}", stderr(&bad));
 }
 
 #[tokio::test]
@@ -338,9 +365,7 @@ async fn breakers_are_listed_and_forced_by_a_named_operator() {
     assert!(!unknown.status.success() && stderr(&unknown).contains("no connection named \"fax\""));
     let actions = jadpo_core::ports::ScheduleStore::operator_actions(
         &db.store(),
-        Some("breaker"),
-        Some("mailer"),
-        10,
+        &filter(Some("breaker"), Some("mailer"), 10),
     )
     .await
     .unwrap_or_else(|e| panic!("{e}"));
@@ -424,10 +449,12 @@ async fn an_audited_record_is_shown_and_erased_with_its_rows() {
         "{}",
         stderr(&again)
     );
-    let actions =
-        jadpo_core::ports::ScheduleStore::operator_actions(&store, Some("order"), None, 10)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+    let actions = jadpo_core::ports::ScheduleStore::operator_actions(
+        &store,
+        &filter(Some("order"), None, 10),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(actions.len(), 1);
     assert_eq!(
         (actions[0].action.as_str(), actions[0].detail.as_deref()),
@@ -465,10 +492,12 @@ async fn the_operator_is_the_flag_then_jadpo_operator_then_the_os_account() {
     issue(None, Some(""));
     issue(None, None);
     let store = db.store();
-    let actions =
-        jadpo_core::ports::ScheduleStore::operator_actions(&store, Some("service_key"), None, 10)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+    let actions = jadpo_core::ports::ScheduleStore::operator_actions(
+        &store,
+        &filter(Some("service_key"), None, 10),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
     let mut operators: Vec<_> = actions.iter().map(|a| a.operator.clone()).collect();
     operators.sort();
     let mut expected = vec!["ann".to_owned(), "robot".to_owned(), account.clone(), account];
@@ -535,14 +564,24 @@ async fn held_deliveries_show_as_held_and_retry_warns_while_the_breaker_is_open(
     let retried = jadpo(&url, &["deliveries", "retry", "d-0", "--operator", "ann"]);
     ok(&retried);
     assert!(stderr(&retried).contains("jadpo breakers close mailer"), "{}", stderr(&retried));
+    // The retry released it; held again, the release names it.
+    store.execute_once(hold, &[Utc::now().into()]).await.unwrap_or_else(|e| panic!("{e}"));
     let released =
         jadpo(&url, &["deliveries", "release", "--connection", "mailer", "--operator", "ann"]);
-    ok(&released);
+    let out = ok(&released);
     assert!(
         stderr(&released).contains("circuit breaker of mailer is open"),
         "{}",
         stderr(&released)
     );
+    assert!(out.contains("released 1 held deliveries for mailer"), "{out}");
+    let listed: Vec<&str> = out.lines().filter(|l| l.starts_with("  ")).collect();
+    assert_eq!(listed, ["  d-0"], "the release names each delivery it released");
+    let actions = ok(&jadpo(&url, &["actions", "list", "--kind", "connection", "--json"]));
+    let actions: Value = serde_json::from_str(&actions).unwrap_or_else(|e| panic!("{e}"));
+    let recorded = &actions["actions"][0];
+    assert_eq!(recorded["action"], json!("delivery.release"), "{actions}");
+    assert_eq!(recorded["item_state"]["released"], json!(["d-0"]), "{actions}");
     ok(&jadpo(&url, &["breakers", "close", "mailer", "--operator", "ann"]));
     let quiet =
         jadpo(&url, &["deliveries", "release", "--connection", "mailer", "--operator", "ann"]);
@@ -675,7 +714,8 @@ async fn an_unknown_name_gets_the_same_answer_everywhere() {
         assert!(out.status.code() == Some(1) && said.contains(&expected), "{verb:?}: {said}");
     }
     let actions =
-        jadpo_core::ports::ScheduleStore::operator_actions(&db.store(), None, None, 10).await;
+        jadpo_core::ports::ScheduleStore::operator_actions(&db.store(), &filter(None, None, 10))
+            .await;
     assert!(actions.unwrap_or_default().is_empty(), "a refused verb recorded an action");
 }
 

@@ -53,7 +53,12 @@ async fn operators_pause_resume_and_trigger_and_each_action_is_recorded() {
 
     let store = db.store();
     let actions = store
-        .operator_actions(Some("schedule"), Some("sales_summary"), 10)
+        .operator_actions(&jadpo_core::model::operator::ActionFilter {
+            item_kind: Some("schedule".into()),
+            item: Some("sales_summary".into()),
+            limit: 10,
+            ..Default::default()
+        })
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let who: Vec<_> = actions
@@ -94,7 +99,14 @@ async fn an_operator_without_a_name_is_refused_and_nothing_changes() {
     assert!(text(&out).contains("account has no name"), "{}", text(&out));
     let store = db.store();
     assert!(
-        store.operator_actions(None, None, 10).await.unwrap_or_else(|e| panic!("{e}")).is_empty()
+        store
+            .operator_actions(&jadpo_core::model::operator::ActionFilter {
+                limit: 10,
+                ..Default::default()
+            })
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+            .is_empty()
     );
     assert!(store.schedules_list().await.unwrap_or_else(|e| panic!("{e}")).is_empty());
 }

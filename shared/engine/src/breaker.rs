@@ -60,7 +60,7 @@ pub async fn settle(
         store.breaker_write(tx.as_mut(), &breaker, now).await?;
     }
     let released = if transition == Transition::Closed {
-        store.breaker_release_held(tx.as_mut(), connection, now).await?
+        store.breaker_release_held(tx.as_mut(), connection, now).await?.len() as u64
     } else {
         0
     };

@@ -96,7 +96,7 @@ async fn force_in(
             .await?;
         store.breaker_write(change.tx(), &target, now).await?;
         if !open {
-            released = store.breaker_release_held(change.tx(), connection, now).await?;
+            released = store.breaker_release_held(change.tx(), connection, now).await?.len() as u64;
         }
     }
     Ok(Forced { store: store.name().to_owned(), changed, released })

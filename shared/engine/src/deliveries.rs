@@ -203,7 +203,10 @@ impl<'a> DeliveryOps<'a> {
 
     /// Releases the deliveries a circuit breaker holds for `connection` in every store; how many
     /// per store. Each store's release is one operator action.
-    pub async fn release(&self, connection: &str) -> Result<Vec<(String, u64)>, DeliveryOpError> {
+    pub async fn release(
+        &self,
+        connection: &str,
+    ) -> Result<Vec<(String, Vec<String>)>, DeliveryOpError> {
         if !self.p.app.connections().iter().any(|c| c == connection) {
             return Err(DeliveryOpError::UnknownConnection(connection.to_owned()));
         }
@@ -213,17 +216,20 @@ impl<'a> DeliveryOps<'a> {
                 Change::begin(store.as_ref(), self.operator, self.p.clock.as_ref()).await?;
             let result = async {
                 let now = change.now();
-                let n = store.breaker_release_held(change.tx(), connection, now).await?;
+                let ids = store.breaker_release_held(change.tx(), connection, now).await?;
+                // The state before: these deliveries were held; the record names each.
+                let held =
+                    json!({"store": store.name(), "held_deliveries": ids.len(), "released": ids});
                 change
                     .record(&OperatorAction {
                         action: "delivery.release",
                         item_kind: "connection",
                         item: connection,
-                        item_state: json!({"store": store.name(), "held_deliveries": n}),
+                        item_state: held,
                         detail: None,
                     })
                     .await?;
-                Ok::<_, DeliveryOpError>(n)
+                Ok::<_, DeliveryOpError>(ids)
             }
             .await;
             released.push((store.name().to_owned(), change.finish(result).await?));

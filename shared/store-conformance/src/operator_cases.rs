@@ -6,6 +6,7 @@ use std::sync::Arc;
 use chrono::Duration;
 use jadpo_core::app::Application;
 use jadpo_core::model::housekeeping::RecordClass;
+use jadpo_core::model::operator::ActionFilter;
 use jadpo_core::{ManualClock, SqlValue};
 use jadpo_engine::housekeeping::housekeep;
 use jadpo_engine::operator::{NoOperator, Operator};
@@ -59,10 +60,11 @@ pub async fn delivery_operations_are_recorded_and_refused_when_final(fx: &dyn Fi
     assert!(matches!(ops.release("fax").await, Err(DeliveryOpError::UnknownConnection(_))));
     clock.advance(Duration::seconds(1));
     let released = ok(ops.release("mailer").await, "release");
-    assert_eq!(released, [(store.name().to_owned(), 1)]);
+    assert_eq!(released, [(store.name().to_owned(), vec!["d6".to_owned()])]);
     let held = "SELECT COUNT(*) AS n FROM jadpo_deliveries WHERE held_connection IS NOT NULL";
     assert_eq!(count(store.as_ref(), held, &[]).await, 0);
-    let actions = ok(store.operator_actions(None, None, 10).await, "actions");
+    let all = ActionFilter { limit: 10, ..ActionFilter::default() };
+    let actions = ok(store.operator_actions(&all).await, "actions");
     let seen: Vec<_> =
         actions.iter().map(|a| (a.action.as_str(), a.item.as_str(), a.operator.as_str())).collect();
     assert_eq!(
@@ -76,9 +78,32 @@ pub async fn delivery_operations_are_recorded_and_refused_when_final(fx: &dyn Fi
     assert!(actions.iter().all(|a| !a.db_role.is_empty()), "every action names the database role");
     let accounts: Vec<_> = actions.iter().map(|a| a.os_account.as_deref()).collect();
     assert_eq!(accounts, [Some("dora@ops-box"); 3], "the account beside the name");
+    let release: serde_json::Value = ok(serde_json::from_str(&actions[0].item_state), "json");
+    assert_eq!(
+        release["released"],
+        serde_json::json!(["d6"]),
+        "the release names what it released"
+    );
     let retried: serde_json::Value = ok(serde_json::from_str(&actions[2].item_state), "json");
     assert_eq!(retried["status"], "dead", "the state recorded is the state before the change");
     assert_eq!(actions[1].detail.as_deref(), Some("customer left"));
+    // Narrowed by operator, by time, by kind and item; each filter can leave nothing.
+    let narrowed = |f: ActionFilter| {
+        let s = Arc::clone(&store);
+        async move {
+            let found = ok(s.operator_actions(&f).await, "actions");
+            found.iter().map(|a| a.action.clone()).collect::<Vec<_>>()
+        }
+    };
+    let by = |who: &str| ActionFilter { operator: Some(who.into()), ..all.clone() };
+    assert_eq!(narrowed(by("dora")).await.len(), 3);
+    assert!(narrowed(by("eve")).await.is_empty(), "another operator's actions");
+    let since = |t| ActionFilter { since: Some(t), ..all.clone() };
+    let last = actions[0].acted_at;
+    assert_eq!(narrowed(since(last)).await, ["delivery.release"], "at or after the last");
+    assert!(narrowed(since(last + Duration::seconds(1))).await.is_empty(), "after the last");
+    let on_d5 = ActionFilter { item_kind: Some("delivery".into()), item: Some("d5".into()), ..all };
+    assert_eq!(narrowed(on_d5).await, ["delivery.discard", "delivery.retry"]);
 }
 
 /// Circuit breakers under concurrent deliveries: a run of connection failures opens it; held

@@ -9,6 +9,7 @@ use jadpo_core::app::{Application, Event, HandlerContext, HandlerError, RetryPol
 use jadpo_core::model::delivery::Outcome;
 use jadpo_core::model::housekeeping::RecordClass;
 use jadpo_core::model::lease::LeaseTable;
+use jadpo_core::model::operator::ActionFilter;
 use jadpo_core::model::schedule::{NewRun, Schedule};
 use jadpo_core::ports::NoConnections;
 use jadpo_core::ports::{Queue, QueueError, QueueMessage, SendReport};
@@ -256,8 +257,17 @@ pub async fn operator_actions_are_recorded(fx: &dyn Fixture) {
         stored.iter().find(|r| r.id == run).unwrap_or_else(|| panic!("run {run} missing"));
     assert_eq!((by_operator.status.as_str(), by_operator.trigger.as_str()), ("run", "operator"));
     assert!(by_operator.outbox_id.is_some(), "an operator's run emits its event");
-    let actions =
-        ok(store.operator_actions(Some("schedule"), Some(EVERY_MINUTE), 10).await, "actions");
+    let actions = ok(
+        store
+            .operator_actions(&ActionFilter {
+                item_kind: Some("schedule".into()),
+                item: Some(EVERY_MINUTE.into()),
+                limit: 10,
+                ..ActionFilter::default()
+            })
+            .await,
+        "actions",
+    );
     let names: Vec<_> = actions.iter().map(|a| a.action.as_str()).collect();
     assert_eq!(names, ["schedule.trigger", "schedule.resume", "schedule.pause"]);
     for a in &actions {

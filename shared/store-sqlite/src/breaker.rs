@@ -27,7 +27,8 @@ pub static BREAKERS: BreakerSql = BreakerSql {
     ),
     release: Statement::new(
         "UPDATE jadpo_deliveries SET held_connection = NULL, held_at = NULL, \
-        next_attempt_at = $2, enqueued_at = NULL WHERE held_connection = $1 AND status = 'pending'",
+        next_attempt_at = $2, enqueued_at = NULL WHERE held_connection = $1 AND status = 'pending' \
+        RETURNING id",
     ),
     list: Statement::new(const_format::concatcp!(BREAKER, " ORDER BY connection")),
     alerts: Statement::new(

@@ -68,6 +68,7 @@ pub static SCHEDULES: ScheduleSql = ScheduleSql {
         "SELECT id, acted_at, action, item_kind, item, item_state, operator, db_role, detail, \
         os_account \
         FROM jadpo_operator_actions WHERE ($1 IS NULL OR item_kind = $1) \
-        AND ($2 IS NULL OR item = $2) ORDER BY acted_at DESC, id DESC LIMIT $3",
+        AND ($2 IS NULL OR item = $2) AND ($3 IS NULL OR operator = $3) \
+        AND ($4 IS NULL OR acted_at >= $4) ORDER BY acted_at DESC, id DESC LIMIT $5",
     ),
 };

@@ -20,6 +20,21 @@ pub struct OperatorAction<'a> {
     pub detail: Option<String>,
 }
 
+/// Which recorded operator actions to read: each field given narrows the list, newest first.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ActionFilter {
+    /// Only actions on this kind of item (`delivery`, `schedule`, `connection`, …).
+    pub item_kind: Option<String>,
+    /// Only actions on this item.
+    pub item: Option<String>,
+    /// Only actions by this operator (the name it gave).
+    pub operator: Option<String>,
+    /// Only actions at or after this time.
+    pub since: Option<DateTime<Utc>>,
+    /// At most this many.
+    pub limit: u32,
+}
+
 /// A stored operator action.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredAction {

@@ -37,13 +37,13 @@ pub trait BreakerStore: Send + Sync {
     ) -> Result<bool, StoreError>;
     /// Marks delivery `id` as no longer held (it goes as the probe).
     async fn delivery_unhold(&self, tx: &mut dyn Transaction, id: &str) -> Result<(), StoreError>;
-    /// Releases `connection`'s held deliveries; how many.
+    /// Releases `connection`'s held deliveries (due at `now`); the ids of those it released.
     async fn breaker_release_held(
         &self,
         tx: &mut dyn Transaction,
         connection: &str,
         now: DateTime<Utc>,
-    ) -> Result<u64, StoreError>;
+    ) -> Result<Vec<String>, StoreError>;
     /// Every breaker in the store.
     async fn breakers_list(&self) -> Result<Vec<Breaker>, StoreError>;
     /// Raises up to `limit` `breaker.open` alerts.

@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use crate::error::StoreError;
-use crate::model::operator::StoredAction;
+use crate::model::operator::{ActionFilter, StoredAction};
 use crate::model::schedule::NewRun;
 use crate::model::schedule::NewSchedule;
 use crate::model::schedule::{ScheduleRow, ScheduleRun};
@@ -106,11 +106,9 @@ pub trait ScheduleStore: Send + Sync {
         tx: &mut dyn Transaction,
         action: &StoredAction,
     ) -> Result<(), StoreError>;
-    /// Recorded operator actions, newest first.
+    /// Recorded operator actions that `filter` lets through, newest first.
     async fn operator_actions(
         &self,
-        item_kind: Option<&str>,
-        item: Option<&str>,
-        limit: u32,
+        filter: &ActionFilter,
     ) -> Result<Vec<StoredAction>, StoreError>;
 }

@@ -91,8 +91,9 @@ impl<C: TransactionalStore> BreakerStore for SqlStore<C> {
         tx: &mut dyn Transaction,
         connection: &str,
         now: DateTime<Utc>,
-    ) -> Result<u64, StoreError> {
-        self.sql.breaker.release.execute(tx, [connection.into(), now.into()]).await
+    ) -> Result<Vec<String>, StoreError> {
+        let rows = self.sql.breaker.release.query(tx, [connection.into(), now.into()]).await?;
+        rows.iter().map(|r| Ok(r.get_str("id")?.to_owned())).collect()
     }
 
     async fn breakers_list(&self) -> Result<Vec<Breaker>, StoreError> {

@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use jadpo_core::error::StoreError;
-use jadpo_core::model::operator::StoredAction;
+use jadpo_core::model::operator::{ActionFilter, StoredAction};
 use jadpo_core::model::schedule::NewRun;
 use jadpo_core::model::schedule::NewSchedule;
 use jadpo_core::model::schedule::{ScheduleRow, ScheduleRun};
@@ -240,11 +240,15 @@ impl<C: TransactionalStore> ScheduleStore for SqlStore<C> {
 
     async fn operator_actions(
         &self,
-        item_kind: Option<&str>,
-        item: Option<&str>,
-        limit: u32,
+        filter: &ActionFilter,
     ) -> Result<Vec<StoredAction>, StoreError> {
-        let params = [opt(item_kind), opt(item), i64::from(limit).into()];
+        let params = [
+            opt(filter.item_kind.as_deref()),
+            opt(filter.item.as_deref()),
+            opt(filter.operator.as_deref()),
+            filter.since.map_or(SqlValue::Null, SqlValue::from),
+            i64::from(filter.limit).into(),
+        ];
         self.sql.schedule.actions.query_once(self, params).await?.iter().map(action_row).collect()
     }
 }

@@ -15,7 +15,7 @@ statements! {
         hold(id, connection, now, until),
         /// The delivery let through as the probe is no longer held.
         unhold(id),
-        /// Release the held pending deliveries of `connection`, due now.
+        /// Release the held pending deliveries of `connection`, due now; returns their `id`s.
         release(connection, now),
         /// Returns every breaker, by connection.
         list(),

@@ -40,6 +40,6 @@ statements! {
             os_account
         ),
         /// Returns operator actions, newest first.
-        actions(item_kind, item, limit),
+        actions(item_kind, item, operator, since, limit),
     }
 }
