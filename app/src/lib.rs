@@ -68,6 +68,9 @@ pub fn application() -> Result<Application, ShopError> {
     Ok(Application::builder("shop")
         .store("main")
         .store("warehouse")
+        // Schedule and flag state live in main (with two stores, they must be named).
+        .schedules_store("main")
+        .flags_store("main")
         .event("order.placed")
         .event("sales.summary_due")
         .event("order.payment_requested")

@@ -6,7 +6,7 @@
 //! message that says what to do. The verbs: `migrate apply | status | sql`, `keys issue | list |
 //! revoke | rotate`, `tokens issue | end`, `deliveries list | show | retry | discard | release`,
 //! `schedules list | runs | pause | resume | trigger`, `breakers list | open | close`, `flags
-//! list | set | history`, `audit show | erase`, `runs list`, `sessions list`, `actions list`, `verify`, `export`, `import`,
+//! list | set | history`, `audit show | erase`, `runs list`, `sessions list`, `actions list`, `manifest`, `verify`, `export`, `import`,
 //! `sealing-key new`.
 
 mod actions;
@@ -16,6 +16,7 @@ mod common;
 mod deliveries;
 mod flags;
 mod keys;
+mod manifest;
 mod migrate;
 mod roles;
 mod runs;
@@ -70,6 +71,9 @@ enum Command {
     /// List the operator-action log: who changed what, when, under which role.
     #[command(subcommand)]
     Actions(actions::ActionsCommand),
+    /// Describe the application: stores, actions, events, connections, schedules, flags,
+    /// workflows, and where each system table belongs.
+    Manifest(manifest::ManifestArgs),
     /// Run the eight operational verification checks (after a migration or a restore).
     Verify(verify::VerifyArgs),
     /// Export the workflow store as JSON lines (stop writes first).
@@ -99,6 +103,7 @@ async fn main() -> std::process::ExitCode {
         Command::Actions(command) => actions::run(command).await,
         Command::Runs(command) => runs::runs(command).await,
         Command::Sessions(command) => runs::sessions(command).await,
+        Command::Manifest(args) => manifest::run(&args),
         Command::Verify(args) => verify::run(args).await,
         Command::Export(args) => transfer::export(args).await,
         Command::Import(args) => transfer::import(args).await,

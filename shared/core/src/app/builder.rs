@@ -219,14 +219,16 @@ impl ApplicationBuilder {
         self
     }
 
-    /// Names the store holding flags (default: the default store).
+    /// Names the store holding flags (with one store declared, that one; with several, required
+    /// when a flag is declared).
     #[must_use]
     pub fn flags_store(mut self, store: &str) -> Self {
         self.app.flags_store = Some(store.to_owned());
         self
     }
 
-    /// Names the store holding schedule state (default: the default store).
+    /// Names the store holding schedule state (with one store declared, that one; with several,
+    /// required when a schedule is declared).
     #[must_use]
     pub fn schedules_store(mut self, store: &str) -> Self {
         self.app.schedule_store = Some(store.to_owned());
@@ -318,6 +320,13 @@ impl ApplicationBuilder {
                 });
             }
         }
+        let several = app.stores.len() > 1;
+        if several && !schedules.is_empty() && app.schedule_store.is_none() {
+            return Err(unnamed(&app, "schedules", "schedules_store"));
+        }
+        if several && !app.flags.is_empty() && app.flags_store.is_none() {
+            return Err(unnamed(&app, "flags", "flags_store"));
+        }
         if let Some(store) = &app.schedule_store {
             store_known("schedules".to_owned(), store)?;
         }
@@ -362,4 +371,9 @@ impl ApplicationBuilder {
         app.subscribers = subscribers.into_iter().map(|s| (s.name.clone(), s)).collect();
         Ok(app)
     }
+}
+
+/// A feature that keeps state left without a store among several.
+fn unnamed(app: &Application, feature: &'static str, method: &'static str) -> AppError {
+    AppError::StoreNotNamed { feature, method, declared: app.stores.join(", ") }
 }

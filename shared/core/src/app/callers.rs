@@ -12,6 +12,17 @@ enum Services {
     Named(Vec<String>),
 }
 
+/// Which services may call (as [`Callers::services_may`] tells it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServiceCallers<'a> {
+    /// None.
+    None,
+    /// Any service with a key.
+    Any,
+    /// Only these, by name.
+    Named(&'a [String]),
+}
+
 /// Who may call an action or start a workflow.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Callers {
@@ -64,6 +75,20 @@ impl Callers {
                 Services::Any => true,
                 Services::Named(names) => names.iter().any(|n| n == name),
             },
+        }
+    }
+
+    /// Whether signed-in users may call.
+    pub fn users_may(&self) -> bool {
+        self.users
+    }
+
+    /// Which services may call.
+    pub fn services_may(&self) -> ServiceCallers<'_> {
+        match &self.services {
+            Services::None => ServiceCallers::None,
+            Services::Any => ServiceCallers::Any,
+            Services::Named(names) => ServiceCallers::Named(names),
         }
     }
 

@@ -9,6 +9,7 @@ mod builder;
 mod callers;
 mod checks;
 mod handlers;
+mod placement;
 mod retry;
 mod services;
 mod users;
@@ -23,7 +24,8 @@ pub use handlers::{
 
 pub use crate::model::event::{Emitted, Event};
 pub use builder::ApplicationBuilder;
-pub use callers::Callers;
+pub use callers::{Callers, ServiceCallers};
+pub use placement::{Feature, Placed, SQLITE_ONLY};
 pub use retry::RetryPolicy;
 pub use services::ServiceEntity;
 pub use users::{FirstSignIn, OidcProvider, SignInMail, UserEntity, sign_in_link};
@@ -93,6 +95,19 @@ pub enum AppError {
     /// connection is not declared.
     #[error("user entity: {0}")]
     BadUsers(String),
+    /// Several stores are declared and a feature that keeps state was not told which one.
+    #[error(
+        "{feature} keep their state in one store, and with several stores declared it must be \
+         named: add .{method}(\"<store>\") to the declaration (stores: {declared})"
+    )]
+    StoreNotNamed {
+        /// The feature (`schedules`, `flags`).
+        feature: &'static str,
+        /// The builder method that names its store.
+        method: &'static str,
+        /// The declared stores.
+        declared: String,
+    },
     /// A schedule emits an event nobody declared.
     #[error("schedule {schedule:?} emits event {event:?}, which is not declared")]
     ScheduleEvent { schedule: String, event: String },
@@ -227,6 +242,16 @@ impl Application {
     /// The subscriber called `name`.
     pub fn subscriber(&self, name: &str) -> Option<&SubscriberSpec> {
         self.subscribers.get(name)
+    }
+
+    /// The declared event types, in declaration order.
+    pub fn events(&self) -> &[String] {
+        &self.events
+    }
+
+    /// The declared workflows' ids, in order.
+    pub fn workflow_ids(&self) -> impl Iterator<Item = &str> {
+        self.workflows.keys().map(String::as_str)
     }
 
     /// The subscribers of `event_type`, by name.

@@ -75,3 +75,26 @@ fn bad_declarations_name_what_is_wrong() {
         err(shop().migrations("other", Dialect::Sqlite, vec![m])).contains("uses store \"other\"")
     );
 }
+
+/// With several stores, schedules and flags must be told their store; with one, or named, they
+/// build (and the refusal names the feature, the method and the stores).
+#[test]
+fn several_stores_need_the_store_of_schedules_and_flags_named() {
+    use crate::model::flags::Rollout;
+    use crate::model::schedule::Schedule;
+    let every = || Schedule::every("tick", std::time::Duration::from_secs(60), "order.placed");
+    let err = |b: ApplicationBuilder| b.build().err().map(|e| e.to_string()).unwrap_or_default();
+    let unnamed = err(shop().schedule(every()));
+    assert!(unnamed.starts_with("schedules keep their state in one store"), "{unnamed}");
+    assert!(unnamed.contains(".schedules_store(\"<store>\")"), "{unnamed}");
+    assert!(unnamed.ends_with("(stores: main, warehouse)"), "{unnamed}");
+    let flags = err(shop().flag("f", Rollout::Off));
+    assert!(flags.starts_with("flags keep") && flags.contains(".flags_store("), "{flags}");
+    let named = shop().schedule(every()).schedules_store("warehouse").flag("f", Rollout::On);
+    let app = named.flags_store("main").build().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((app.schedule_store(), app.flags_store()), ("warehouse", "main"));
+    let alone = Application::builder("a").store("main").event("order.placed").schedule(every());
+    let app = alone.flag("f", Rollout::Off).build().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((app.schedule_store(), app.flags_store()), ("main", "main"));
+    assert!(err(shop().schedules_store("billing")).contains("uses store \"billing\""));
+}

@@ -1,0 +1,243 @@
+//! Where each of the runtime's own tables belongs, by the rules the declaration implies: which
+//! store holds it and which feature put it there. The manifest lists these as its
+//! `system_table` nodes.
+//!
+//! The rules:
+//! * the tables that commit with an action's writes, its idempotency record and the operators'
+//!   log beside them ([`Feature::Pipeline`]) and the housekeeping lease ([`Feature::Housekeeping`])
+//!   go in every store, since every declared store holds the application's entities;
+//! * service keys ([`Feature::ServiceKeys`]) where the service entity lives (else the default
+//!   store); sessions, passkeys and sign-in requests and links ([`Feature::SignIn`]) only where
+//!   the user entity lives, and only when one is declared: sign-in reads a credential with its
+//!   owner's record in one statement;
+//! * the audit trail ([`Feature::Audit`]) in each store holding an audited entity;
+//! * schedule state ([`Feature::Schedules`]) in the schedules' store, and flags
+//!   ([`Feature::Flags`]) in the flags' store, each only when one is declared (with several
+//!   stores, building the application requires that store to be named);
+//! * step records ([`Feature::StepRecords`]) in the store of each subscriber that calls a
+//!   connection, where its calls are recorded;
+//! * workflow command dispatch ([`Feature::Workflows`]) in each store holding workflow runs.
+//!
+//! `jadpo_migrations`, the migration ledger, is the runtime's own and placed by no rule.
+
+use super::Application;
+
+/// A feature of the runtime that keeps tables of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Feature {
+    /// Events, their deliveries, handled records, idempotency keys, operator actions, breakers.
+    Pipeline,
+    /// The housekeeping pass's lease.
+    Housekeeping,
+    /// Service keys.
+    ServiceKeys,
+    /// Users' sessions, passkeys, sign-in requests and links.
+    SignIn,
+    /// The audit trail.
+    Audit,
+    /// Schedules and their runs.
+    Schedules,
+    /// Feature flags and their changes.
+    Flags,
+    /// Records of a handler's changing calls.
+    StepRecords,
+    /// Workflow commands on their way to the queue.
+    Workflows,
+}
+
+impl Feature {
+    /// Every feature, in order.
+    pub const ALL: [Self; 9] = [
+        Self::Pipeline,
+        Self::Housekeeping,
+        Self::ServiceKeys,
+        Self::SignIn,
+        Self::Audit,
+        Self::Schedules,
+        Self::Flags,
+        Self::StepRecords,
+        Self::Workflows,
+    ];
+
+    /// Its name, as the manifest gives it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pipeline => "pipeline",
+            Self::Housekeeping => "housekeeping",
+            Self::ServiceKeys => "service_keys",
+            Self::SignIn => "sign_in",
+            Self::Audit => "audit",
+            Self::Schedules => "schedules",
+            Self::Flags => "flags",
+            Self::StepRecords => "step_records",
+            Self::Workflows => "workflows",
+        }
+    }
+
+    /// The tables it keeps.
+    pub fn tables(self) -> &'static [&'static str] {
+        match self {
+            Self::Pipeline => &[
+                "jadpo_outbox",
+                "jadpo_deliveries",
+                "jadpo_handled_deliveries",
+                "jadpo_idempotency_keys",
+                "jadpo_operator_actions",
+                "jadpo_circuit_breakers",
+            ],
+            Self::Housekeeping => &["jadpo_housekeeping"],
+            Self::ServiceKeys => &["jadpo_service_keys"],
+            Self::SignIn => &[
+                "jadpo_sessions",
+                "jadpo_passkeys",
+                "jadpo_passkey_challenges",
+                "jadpo_sign_in_requests",
+                "jadpo_sign_in_links",
+            ],
+            Self::Audit => &["jadpo_audit"],
+            Self::Schedules => &["jadpo_schedules", "jadpo_schedule_runs"],
+            Self::Flags => &["jadpo_flags", "jadpo_flag_changes"],
+            Self::StepRecords => &["jadpo_step_records", "jadpo_steps"],
+            Self::Workflows => &["jadpo_command_dispatch"],
+        }
+    }
+}
+
+/// Tables a feature keeps on one dialect only, as part of how it works there, not as state of
+/// its own: SQLite's stand-in for PostgreSQL's transaction-local settings, which carries the
+/// acting context to the audit trigger. Placed with their feature on that dialect; the manifest,
+/// which describes the declaration and no database, leaves them out.
+pub const SQLITE_ONLY: &[(&str, Feature)] = &[("jadpo_audit_context", Feature::Audit)];
+
+/// A system table placed in a store by a feature.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Placed {
+    /// The store.
+    pub store: String,
+    /// The table.
+    pub table: &'static str,
+    /// What put it there.
+    pub feature: Feature,
+}
+
+impl Application {
+    /// The stores in which `feature` keeps its tables, by the rules above.
+    pub fn feature_stores(&self, feature: Feature) -> Vec<&str> {
+        let mut stores: Vec<&str> = match feature {
+            Feature::Pipeline | Feature::Housekeeping => {
+                self.stores().iter().map(String::as_str).collect()
+            }
+            Feature::ServiceKeys => vec![self.services_store()],
+            Feature::SignIn => self.users().map(|u| u.store.as_str()).into_iter().collect(),
+            Feature::Audit => self.audited().iter().map(|a| a.store.as_str()).collect(),
+            Feature::Schedules => {
+                let declared = self.schedules().next().is_some();
+                declared.then(|| self.schedule_store()).into_iter().collect()
+            }
+            Feature::Flags => {
+                let declared = self.flags().next().is_some();
+                declared.then(|| self.flags_store()).into_iter().collect()
+            }
+            Feature::StepRecords => self
+                .subscribers
+                .values()
+                .filter(|s| s.connection.is_some())
+                .map(|s| s.store.as_str())
+                .collect(),
+            Feature::Workflows => self.workflow_stores(),
+        };
+        stores.sort_unstable();
+        stores.dedup();
+        stores
+    }
+
+    /// Every system table the declaration needs, with its store and the feature that placed it,
+    /// by store and table.
+    pub fn system_tables(&self) -> Vec<Placed> {
+        let mut placed: Vec<Placed> = Feature::ALL
+            .into_iter()
+            .flat_map(|feature| {
+                let stores = self.feature_stores(feature);
+                stores.into_iter().flat_map(move |store| {
+                    feature.tables().iter().map(move |table| Placed {
+                        store: store.to_owned(),
+                        table,
+                        feature,
+                    })
+                })
+            })
+            .collect();
+        placed.sort();
+        placed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::RetryPolicy;
+    use crate::model::flags::Rollout;
+    use crate::model::schedule::Schedule;
+
+    struct Nothing;
+
+    #[async_trait::async_trait]
+    impl crate::app::Subscriber for Nothing {
+        async fn handle(
+            &self,
+            _: &mut crate::app::HandlerContext<'_>,
+            _: &crate::app::Event,
+        ) -> Result<(), crate::app::HandlerError> {
+            Ok(())
+        }
+    }
+
+    fn tables_in<'a>(placed: &'a [Placed], store: &str) -> Vec<&'a str> {
+        placed.iter().filter(|p| p.store == store).map(|p| p.table).collect()
+    }
+
+    #[test]
+    fn one_store_without_features_holds_the_pipeline_housekeeping_and_service_keys() {
+        let app = Application::builder("a").store("main").build().unwrap_or_else(|e| panic!("{e}"));
+        let placed = app.system_tables();
+        let mut expected: Vec<&str> =
+            [Feature::Pipeline, Feature::Housekeeping, Feature::ServiceKeys]
+                .iter()
+                .flat_map(|f| f.tables().iter().copied())
+                .collect();
+        expected.sort_unstable();
+        assert_eq!(tables_in(&placed, "main"), expected);
+    }
+
+    #[test]
+    fn each_feature_goes_only_where_the_declaration_puts_it() {
+        let app = Application::builder("a")
+            .store("main")
+            .store("warehouse")
+            .event("tick")
+            .connection("mailer")
+            .schedule(Schedule::every("t", std::time::Duration::from_secs(60), "tick"))
+            .schedules_store("warehouse")
+            .flag("f", Rollout::Off)
+            .flags_store("main")
+            .subscriber_via("s", "tick", "warehouse", RetryPolicy::default(), "mailer", Nothing)
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let placed = app.system_tables();
+        let feature_of = |table: &str| placed.iter().find(|p| p.table == table).map(|p| p.feature);
+        let stores_of = |table: &str| {
+            placed.iter().filter(|p| p.table == table).map(|p| p.store.as_str()).collect::<Vec<_>>()
+        };
+        assert_eq!(stores_of("jadpo_outbox"), ["main", "warehouse"]);
+        assert_eq!(stores_of("jadpo_housekeeping"), ["main", "warehouse"]);
+        assert_eq!(stores_of("jadpo_schedules"), ["warehouse"]);
+        assert_eq!(stores_of("jadpo_flags"), ["main"]);
+        assert_eq!(stores_of("jadpo_steps"), ["warehouse"]);
+        assert_eq!(stores_of("jadpo_service_keys"), ["main"]);
+        assert!(stores_of("jadpo_sessions").is_empty(), "no users, no sessions");
+        assert!(stores_of("jadpo_audit").is_empty(), "nothing audited");
+        assert!(stores_of("jadpo_command_dispatch").is_empty(), "no workflows");
+        assert_eq!(feature_of("jadpo_schedule_runs"), Some(Feature::Schedules));
+        assert!(placed.iter().all(|p| p.table != "jadpo_migrations"), "the ledger is placed");
+    }
+}
