@@ -5,8 +5,8 @@
 //! `JADPO_CRASH_AT=<point>[:<k>][,<point>[:<k>]…]` aborts the process the `k`-th time (from 0;
 //! 0 when left out) the engine reaches the named fault point (`jadpo-engine`'s `fault!`, e.g.
 //! `deliver.after_subscriber_commit`). An abort runs no destructor, flushes nothing and drains
-//! nothing: what a power cut or the kernel's OOM killer leaves behind, at a known place. It says
-//! on standard error where it crashed, so a test can tell a crash at the point from one elsewhere.
+//! nothing: what a power cut or the kernel's OOM killer leaves behind, at a known place (a test
+//! tells it by the exit, `SIGABRT`). It says on standard error where it crashed, for the log.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 pub const VARIABLE: &str = "JADPO_CRASH_AT";
 
 /// What standard error says right before the abort, followed by the point's name.
-pub const SAYS: &str = "jadpo-local: crashing on purpose at ";
+const SAYS: &str = "jadpo-local: crashing on purpose at ";
 
 /// Arms the points `JADPO_CRASH_AT` names; nothing when it is unset.
 pub fn arm_from_env() -> anyhow::Result<()> {

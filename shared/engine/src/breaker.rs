@@ -3,11 +3,12 @@
 //! concurrent delivery functions share one breaker through the database.
 //!
 //! A crash between the two leaves nothing stuck: a delivery held, or let through as the probe,
-//! by an `admit` whose caller died comes back with its message (a held one is released when the
-//! breaker closes; a probe that never reports is presumed lost after the policy's probe
-//! timeout, and another delivery takes the probe); a lost `settle` costs the breaker one
-//! attempt's count, never a delivery (its outcome is recorded apart). The fault points before
-//! and after each commit let the crash loops show it.
+//! by an `admit` whose caller died comes back with its message (a held one when its hold ends,
+//! or sooner when the breaker closes and releases it; the probe, which stays its own until it
+//! reports, or is presumed lost after the policy's probe timeout so that another delivery may
+//! take it); a lost `settle` costs the breaker one attempt's count, never a delivery (its
+//! outcome is recorded apart); a close and the release of its held deliveries commit together.
+//! The fault points before and after each commit let the crash loops show it.
 
 use chrono::{DateTime, Utc};
 use jadpo_core::model::breaker::{AttemptResult, BreakerPolicy, Gate, Transition};
