@@ -95,7 +95,7 @@ pub(crate) async fn deliver_loaded(
         let result = match &attempt {
             Attempt::AlreadyHandled | Attempt::Done => AttemptResult::Success,
             Attempt::Failed { connection_failed: true, .. } => AttemptResult::ConnectionFailed,
-            Attempt::Failed { .. } => AttemptResult::Other,
+            Attempt::Failed { .. } | Attempt::Deferred { .. } => AttemptResult::Other,
         };
         let now = p.clock.now();
         let settled = settle(event_store.as_ref(), connection, &delivery.id, result, now, &policy);
@@ -118,6 +118,7 @@ pub(crate) async fn deliver_loaded(
                 .map(|d| jadpo_core::clock::after(p.clock.now(), d));
             Outcome::Failed { failure, retry_at }
         }
+        Attempt::Deferred { reason, until } => Outcome::Deferred { reason, until },
     };
     finish(p, event_store.as_ref(), delivery, outcome).await
 }
@@ -125,7 +126,16 @@ pub(crate) async fn deliver_loaded(
 enum Attempt {
     AlreadyHandled,
     Done,
-    Failed { failure: String, retryable: bool, connection_failed: bool },
+    Failed {
+        failure: String,
+        retryable: bool,
+        connection_failed: bool,
+    },
+    /// Not attempted: another runner holds the run until then.
+    Deferred {
+        reason: String,
+        until: chrono::DateTime<chrono::Utc>,
+    },
 }
 
 /// Opens a subscriber's transaction: its handled record first, then the audit context.
@@ -245,6 +255,10 @@ async fn run_subscriber(
     Ok(match outcome {
         Finished::Done => Attempt::Done,
         Finished::AlreadyHandled => Attempt::AlreadyHandled,
+        Finished::Failed((reason, _)) if run.held_until.is_some() => {
+            let until = run.held_until.take().unwrap_or_else(|| p.clock.now());
+            Attempt::Deferred { reason, until }
+        }
         Finished::Failed((failure, retryable)) => {
             run.release().await;
             Attempt::Failed { failure, retryable, connection_failed }
@@ -352,10 +366,15 @@ async fn finish(
             }
         }
     }
+    if let Outcome::Deferred { reason, until } = &outcome {
+        let (id, subscriber) = (&delivery.id, &delivery.subscriber);
+        tracing::info!(delivery = %id, %subscriber, %reason, %until, "delivery deferred, its attempts unchanged");
+    }
     crate::fault!("deliver.after_outcome");
     Ok(match outcome {
         Outcome::Handled => DeliveryResult::Handled,
         Outcome::Failed { retry_at: Some(_), .. } => DeliveryResult::Retrying,
         Outcome::Failed { retry_at: None, .. } => DeliveryResult::Dead,
+        Outcome::Deferred { .. } => DeliveryResult::Retrying,
     })
 }

@@ -109,6 +109,10 @@ pub(crate) struct Run<'a> {
     /// Set when the runtime's own rows (the transaction's opening, a step record) failed on the
     /// database's side: not the handler's failure, so it is not counted as an attempt.
     pub(crate) runtime_failed: Option<StoreError>,
+    /// Set when another runner holds the run (a live one, or a crashed one whose lease has not
+    /// ended): nothing was attempted, and the delivery waits until then without spending an
+    /// attempt.
+    pub(crate) held_until: Option<DateTime<Utc>>,
 }
 
 impl<'a> Run<'a> {
@@ -150,6 +154,7 @@ impl<'a> Run<'a> {
             connection_failed: false,
             interrupt: None,
             runtime_failed: None,
+            held_until: None,
         }
     }
 
@@ -238,9 +243,12 @@ impl<'a> Run<'a> {
                     "Request in progress",
                     "a request with this Idempotency-Key is still running; retry it later",
                 ),
-                Runner::Subscriber => HandlerError::Failed(format!(
-                    "another runner holds this run until {until}; retried after that"
-                )),
+                Runner::Subscriber => {
+                    self.held_until = Some(until);
+                    HandlerError::Failed(format!(
+                        "another runner holds this run until {until}; deferred until then"
+                    ))
+                }
             }),
             RunGrant::Finished => {
                 // Its writes committed: opening the transaction finds its handled record or

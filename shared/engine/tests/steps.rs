@@ -310,7 +310,54 @@ async fn no_transaction_is_open_during_a_call(kind: Kind) {
     scenario.teardown();
 }
 
+/// A run another runner holds (a crashed one whose lease has not ended, say) is not attempted:
+/// its delivery waits until the lease ends with its attempts unchanged, however often its message
+/// comes back meanwhile (more often than the subscriber has attempts), then takes effect once.
+async fn a_run_held_by_another_runner_defers_its_delivery_without_an_attempt(kind: Kind) {
+    use jadpo_core::model::delivery::QueuedDelivery;
+    use jadpo_core::model::step::{RunGrant, RunStart, StepMode};
+    let mut env = Env::shop(kind).await;
+    let (_, delivery) = pay(&env).await;
+    let now = env.clock.now();
+    let held_until = now + Duration::minutes(1);
+    let start = RunStart {
+        run_key: &delivery,
+        action: "take_payment",
+        build: "another",
+        mode: StepMode::Recorded,
+        now,
+        lease_until: held_until,
+    };
+    let grant = env.store("main").step_run_acquire(&start).await.unwrap_or_else(|e| panic!("{e}"));
+    assert!(matches!(grant, RunGrant::Acquired { .. }), "{grant:?}");
+    let again = [QueuedDelivery { id: delivery.clone(), traceparent: None }];
+    for round in 0..12 {
+        if round > 0 {
+            env.clock.advance(Duration::seconds(4));
+            enqueue_now(&env.engine, "main", &again).await;
+        }
+        let results = env.drain().await;
+        assert!(
+            results.iter().all(|r| matches!(r, Ok(Dispatched::Delivery(DeliveryResult::Retrying)))),
+            "{kind:?} round {round}: {results:?}"
+        );
+        let found =
+            env.store("main").delivery_get(&delivery).await.unwrap_or_else(|e| panic!("{e}"));
+        let d = found.unwrap_or_else(|| panic!("no delivery {delivery}"));
+        assert_eq!((d.status, d.attempts), (DeliveryStatus::Pending, 0), "{kind:?} round {round}");
+        assert_eq!(d.next_attempt_at, held_until, "{kind:?}: due again when the lease ends");
+        let failure = d.last_failure.unwrap_or_default();
+        assert!(failure.contains("another runner holds this run"), "{kind:?}: {failure}");
+    }
+    assert_eq!(payments(&env).await, 0, "{kind:?}: charged while another runner held the run");
+    env.clock.set(held_until + Duration::seconds(1));
+    env.settle().await;
+    assert_eq!(status(&env, &delivery).await.0, DeliveryStatus::Handled, "{kind:?}");
+    assert_eq!(payments(&env).await, 1, "{kind:?}: charged once after the lease ended");
+}
+
 both!(
+    a_run_held_by_another_runner_defers_its_delivery_without_an_attempt,
     a_retry_replays_answered_calls,
     a_changed_request_stops_the_run_as_diverged,
     an_unanswered_call_past_its_key_window_is_not_resent,

@@ -46,6 +46,10 @@ pub static SQL: PipelineSql = PipelineSql {
         last_failure = $3, next_attempt_at = $4, enqueued_at = NULL \
         WHERE id = $1 AND status = 'pending'",
     ),
+    delivery_defer: Statement::new(
+        "UPDATE jadpo_deliveries SET last_failure = $2, next_attempt_at = $3, enqueued_at = NULL \
+        WHERE id = $1 AND status = 'pending'",
+    ),
     delivery_dead: Statement::new(
         "UPDATE jadpo_deliveries SET status = 'dead', attempts = attempts + 1, \
         last_attempt_at = $2, last_failure = $3, finished_at = $2, enqueued_at = NULL \

@@ -127,6 +127,15 @@ pub enum Outcome {
         /// When to try again.
         retry_at: Option<DateTime<Utc>>,
     },
+    /// It was not attempted (another runner holds its run, a crashed one's lease not ended
+    /// yet): due again at `until`, with its attempts unchanged, so that waiting for a lease never
+    /// spends the attempts a subscriber's own failures are counted against.
+    Deferred {
+        /// Why, for operators.
+        reason: String,
+        /// When it is due again.
+        until: DateTime<Utc>,
+    },
 }
 
 /// Which deliveries to list.

@@ -120,6 +120,10 @@ impl<C: TransactionalStore> PipelineStore for SqlStore<C> {
                 let params = [id.into(), now.into(), failure.as_str().into()];
                 sql.delivery_dead.execute_once(self, params).await?
             }
+            Outcome::Deferred { reason, until } => {
+                let params = [id.into(), reason.as_str().into(), (*until).into()];
+                sql.delivery_defer.execute_once(self, params).await?
+            }
         };
         Ok(changed == 1)
     }

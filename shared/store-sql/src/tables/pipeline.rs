@@ -22,6 +22,8 @@ statements! {
         delivery_retry(id, now, failure, retry_at),
         /// Pending → dead.
         delivery_dead(id, now, failure),
+        /// Pending stays pending, due at `until`, its attempts unchanged (it was not attempted).
+        delivery_defer(id, reason, until),
         /// Returns `id, traceparent` of the claimed rows.
         deliveries_claim_due(now, lost_before, limit),
         /// Returns `n`: pending deliveries stamped before `lost_before`.
