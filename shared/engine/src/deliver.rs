@@ -255,14 +255,13 @@ async fn run_subscriber(
     Ok(match outcome {
         Finished::Done => Attempt::Done,
         Finished::AlreadyHandled => Attempt::AlreadyHandled,
-        Finished::Failed((reason, _)) if run.held_until.is_some() => {
-            let until = run.held_until.take().unwrap_or_else(|| p.clock.now());
-            Attempt::Deferred { reason, until }
-        }
-        Finished::Failed((failure, retryable)) => {
-            run.release().await;
-            Attempt::Failed { failure, retryable, connection_failed }
-        }
+        Finished::Failed((failure, retryable)) => match run.held_until.take() {
+            Some(until) => Attempt::Deferred { reason: failure, until },
+            None => {
+                run.release().await;
+                Attempt::Failed { failure, retryable, connection_failed }
+            }
+        },
     })
 }
 
