@@ -4,13 +4,17 @@
 //! operators read it through `jadpo migrate status`. Types and defaults are reported the way the
 //! database prints them (`character varying(255)`, `'{}'::jsonb` on PostgreSQL; the declared type
 //! and default text on SQLite); comparing them with the spec is the conformance suite's job.
+//! They serialize as the tables of a migration snapshot (`super::snapshot`).
+
+use serde::{Deserialize, Serialize};
 
 /// One column.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ColumnInfo {
     /// Column name.
     pub name: String,
     /// Type as the database prints it.
+    #[serde(rename = "type")]
     pub data_type: String,
     /// Whether the column is `NOT NULL` (primary-key columns count as not null).
     pub not_null: bool,
@@ -19,7 +23,7 @@ pub struct ColumnInfo {
 }
 
 /// One foreign key.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ForeignKeyInfo {
     /// Referencing columns.
     pub columns: Vec<String>,
@@ -32,7 +36,7 @@ pub struct ForeignKeyInfo {
 }
 
 /// One index (including those behind primary keys and unique constraints).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IndexInfo {
     /// Index name.
     pub name: String,
@@ -43,7 +47,7 @@ pub struct IndexInfo {
 }
 
 /// A table's physical shape.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TableSchema {
     /// Table name.
     pub name: String,
@@ -59,5 +63,10 @@ impl TableSchema {
     /// The column called `name`, if any.
     pub fn column(&self, name: &str) -> Option<&ColumnInfo> {
         self.columns.iter().find(|c| c.name == name)
+    }
+
+    /// The index called `name`, if any.
+    pub fn index(&self, name: &str) -> Option<&IndexInfo> {
+        self.indexes.iter().find(|i| i.name == name)
     }
 }
