@@ -3,10 +3,10 @@
 //! It acts on the stores whose URLs it is given: `DATABASE_URL` for the default store and
 //! `DATABASE_URL_<STORE>` for the others (with only `DATABASE_URL`, on that one database).
 //! Every verb prints for people by default and JSON with `--json`; failures exit non-zero with a
-//! message that says what to do. The verbs: `migrate apply | status | sql`, `keys issue | list |
+//! message that says what to do. The verbs: `migrate apply | status | sql | drop-unplaced`, `keys issue | list |
 //! revoke | rotate`, `tokens issue | end`, `deliveries list | show | retry | discard | release`,
 //! `schedules list | runs | pause | resume | trigger`, `breakers list | open | close`, `flags
-//! list | set | history`, `audit show | erase`, `runs list`, `sessions list`, `actions list`, `manifest`, `verify`, `export`, `import`,
+//! list | set | history`, `audit show | erase`, `runs list`, `sessions list`, `actions list`, `manifest`, `snapshot`, `check`, `verify`, `export`, `import`,
 //! `sealing-key new`.
 
 mod actions;
@@ -21,6 +21,7 @@ mod migrate;
 mod roles;
 mod runs;
 mod schedules;
+mod schema;
 mod sealing;
 mod tokens;
 mod transfer;
@@ -74,6 +75,11 @@ enum Command {
     /// Describe the application: stores, actions, events, connections, schedules, flags,
     /// workflows, and where each system table belongs.
     Manifest(manifest::ManifestArgs),
+    /// Write each store's schema snapshot, as its migrations make it, beside the migrations.
+    Snapshot(schema::SchemaArgs),
+    /// Check the declaration, migrations, snapshots and (given URLs) databases agree; non-zero
+    /// on any error.
+    Check(schema::SchemaArgs),
     /// Run the eight operational verification checks (after a migration or a restore).
     Verify(verify::VerifyArgs),
     /// Export the workflow store as JSON lines (stop writes first).
@@ -104,6 +110,8 @@ async fn main() -> std::process::ExitCode {
         Command::Runs(command) => runs::runs(command).await,
         Command::Sessions(command) => runs::sessions(command).await,
         Command::Manifest(args) => manifest::run(&args),
+        Command::Snapshot(args) => schema::snapshot(args).await,
+        Command::Check(args) => schema::check(args).await,
         Command::Verify(args) => verify::run(args).await,
         Command::Export(args) => transfer::export(args).await,
         Command::Import(args) => transfer::import(args).await,

@@ -1,4 +1,4 @@
-//! `jadpo migrate apply | status | sql`.
+//! `jadpo migrate apply | status | sql | drop-unplaced`.
 
 use std::sync::Arc;
 
@@ -25,6 +25,20 @@ pub(crate) enum MigrateCommand {
         #[arg(long)]
         store: Option<String>,
     },
+    /// Drop the runtime's tables a store holds though the declaration does not place them there
+    /// (a database made before placement, or a feature moved away); each must be empty. Lists
+    /// them and changes nothing without --yes.
+    DropUnplaced {
+        /// The store.
+        #[arg(long)]
+        store: String,
+        /// Drop them (without it, only list them).
+        #[arg(long)]
+        yes: bool,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -43,7 +57,49 @@ pub(crate) async fn run(command: MigrateCommand) -> anyhow::Result<()> {
         MigrateCommand::Apply(target) => apply(&app, &target).await,
         MigrateCommand::Status(target) => status(&app, &target).await,
         MigrateCommand::Sql { store } => sql(&app, store.as_deref()),
+        MigrateCommand::DropUnplaced { store, yes, json } => {
+            drop_unplaced(&app, &store, yes, json).await
+        }
     }
+}
+
+async fn drop_unplaced(
+    app: &Arc<Application>,
+    store_name: &str,
+    yes: bool,
+    as_json: bool,
+) -> anyhow::Result<()> {
+    let wiring = crate::common::wiring(app, Some(store_name)).await?;
+    let store = wiring.stores.get(store_name).context("the store was not opened")?;
+    let catalog = catalog_for(app, store.as_ref())?;
+    let found = migrate::unplaced(store.as_ref(), &catalog).await?;
+    if yes && !found.tables.is_empty() {
+        migrate::drop_unplaced(store.as_ref(), &found).await?;
+    }
+    let features: Vec<&str> = found.features.iter().map(|f| f.as_str()).collect();
+    if as_json {
+        let out = json!({"store": store_name, "tables": found.tables, "functions": found.functions,
+                         "features": features, "dropped": yes && !found.tables.is_empty()});
+        println!("{out}");
+        return Ok(());
+    }
+    if found.tables.is_empty() {
+        println!("store {store_name}: every jadpo_ table here is placed here; nothing to drop");
+        return Ok(());
+    }
+    let verb = if yes { "dropped" } else { "would drop" };
+    println!(
+        "store {store_name}: {verb} the tables of {} ({})",
+        features.join(", "),
+        found.tables.join(", ")
+    );
+    if !found.functions.is_empty() {
+        println!("  and the functions {}", found.functions.join(", "));
+    }
+    if !yes {
+        println!("nothing was changed: run again with --yes to drop them");
+    }
+    Ok(())
 }
 
 fn stores(
@@ -159,7 +215,8 @@ fn sql(app: &Application, store: Option<&str>) -> anyhow::Result<()> {
         bail!("the application declares no store {store:?} (it has: {})", app.stores().join(", "));
     }
     let catalog = jadpo_store_postgres::builtin_catalog()
-        .with_app_migrations(app.migrations_for(store, Dialect::Postgres))?;
+        .with_app_migrations(app.migrations_for(store, Dialect::Postgres))?
+        .with_placement(app.store_features(store))?;
     print!("{}", jadpo_store_postgres::schema_sql(&catalog, &app.audited_in(store))?);
     Ok(())
 }

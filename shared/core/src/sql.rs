@@ -38,6 +38,26 @@ impl std::fmt::Display for Dialect {
     }
 }
 
+/// Whether `s` is a plain lower-case SQL identifier (at most 63 bytes, PostgreSQL's limit),
+/// safe to interpolate into a statement where no parameter can stand (a table's name).
+pub fn is_plain_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    s.len() <= 63
+        && chars.next().is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// `name`, when it is a plain identifier; else a clear refusal.
+pub fn identifier(name: &str) -> Result<&str, crate::error::StoreError> {
+    if is_plain_identifier(name) {
+        Ok(name)
+    } else {
+        Err(crate::error::StoreError::invalid(format!(
+            "{name:?} is not a plain lower-case SQL identifier"
+        )))
+    }
+}
+
 /// A value bound to a statement or read from a row.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SqlValue {

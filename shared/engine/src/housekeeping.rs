@@ -8,6 +8,7 @@
 //! (`alert = "delivery.dead"`, `"schedule.overdue"`, `"breaker.open"`, `"steps.unfinished"`) whose `raised_at` is recorded in the
 //! same transaction, so each is raised once.
 
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -15,6 +16,7 @@ use jadpo_core::clock::Clock;
 use jadpo_core::model::alert::Alert;
 use jadpo_core::model::housekeeping::{LEASE_KEY, RecordClass};
 use jadpo_core::model::lease::{Lease, LeaseTable};
+use jadpo_core::model::placement::Feature;
 use jadpo_core::{Store, StoreError};
 
 use crate::context::Engine;
@@ -92,6 +94,19 @@ enum Step {
     UnfinishedStepAlerts(DateTime<Utc>),
 }
 
+impl Step {
+    /// The feature whose tables it reads and writes: a store without it skips the step.
+    fn feature(self) -> Feature {
+        match self {
+            Self::Delete(class, _) => class.feature(),
+            Self::Audit(..) => Feature::Audit,
+            Self::Rescue(_) | Self::DeadAlerts | Self::BreakerAlerts => Feature::Pipeline,
+            Self::OverdueAlerts(_) => Feature::Schedules,
+            Self::UnfinishedStepAlerts(_) => Feature::StepRecords,
+        }
+    }
+}
+
 /// One pass over `store` as `owner`. `rescue_after`: how long after being put on the queue an
 /// unfinished delivery is handed back to the relay (the engine's redelivery window).
 /// `audit`: the audited entities in this store with their retention.
@@ -103,18 +118,27 @@ pub async fn housekeep(
     audit: &[(String, Duration)],
     owner: &str,
 ) -> Result<HousekeepingReport, HousekeepingError> {
-    run_pass(store, clock, settings, Some(rescue_after), audit, owner).await
+    let pass = Pass { settings, rescue_after: Some(rescue_after), audit, features: None };
+    run_pass(store, clock, &pass, owner).await
 }
 
-/// [`housekeep`], with `rescue_after: None` handing nothing back to the relay.
+/// What one store's pass does: [`housekeep`]'s arguments, with `rescue_after: None` handing
+/// nothing back to the relay, and `features` the features whose tables the store holds
+/// (`None`: every feature).
+struct Pass<'a> {
+    settings: &'a HousekeepingSettings,
+    rescue_after: Option<Duration>,
+    audit: &'a [(String, Duration)],
+    features: Option<BTreeSet<Feature>>,
+}
+
 async fn run_pass(
     store: &dyn Store,
     clock: &dyn Clock,
-    settings: &HousekeepingSettings,
-    rescue_after: Option<Duration>,
-    audit: &[(String, Duration)],
+    pass: &Pass<'_>,
     owner: &str,
 ) -> Result<HousekeepingReport, HousekeepingError> {
+    let Pass { settings, rescue_after, audit, .. } = *pass;
     let fail = |source| HousekeepingError::Store { store: store.name().to_owned(), source };
     let mut report = HousekeepingReport { store: store.name().to_owned(), ..Default::default() };
     let start = clock.now();
@@ -143,6 +167,7 @@ async fn run_pass(
         Step::BreakerAlerts,
         Step::UnfinishedStepAlerts(unfinished_before),
     ]);
+    steps.retain(|step| pass.features.as_ref().is_none_or(|f| f.contains(&step.feature())));
     let mut held = true;
     for step in steps {
         held = run_step(store, clock, settings, audit, &mut lease, step, &mut report)
@@ -187,7 +212,9 @@ pub async fn housekeep_all(
             .map(|a| (a.entity.clone(), a.retention))
             .collect();
         let clock = p.clock.as_ref();
-        match run_pass(store.as_ref(), clock, settings, rescue_after, &audit, owner).await {
+        let features = Some(p.app.store_features(store.name()));
+        let pass = Pass { settings, rescue_after, audit: &audit, features };
+        match run_pass(store.as_ref(), clock, &pass, owner).await {
             Ok(report) => reports.push(report),
             Err(e) => failures.push(e),
         }

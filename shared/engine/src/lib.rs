@@ -36,6 +36,7 @@ pub mod audit;
 pub mod batch;
 pub mod breaker;
 pub mod breakers;
+pub mod check;
 pub mod commit;
 pub mod context;
 pub mod deliver;

@@ -1,10 +1,14 @@
 //! Migrating a store: every pending migration of a catalog applied under the store's migration
-//! lock, each in its own transaction, and where each migration stands. The plan itself (what to
+//! lock, each in its own transaction, and where each migration stands; and, on an operator's
+//! word, dropping the tables of features a store holds though its declaration no longer places
+//! them there. The plan itself (what to
 //! apply, what to adopt, what to refuse) is the model's (`jadpo_core::model::migrate`).
 
+use jadpo_core::Store;
 use jadpo_core::model::migrate::{
-    ApplyReport, MigrateError, MigrationCatalog, MigrationStatus, compare, plan,
+    ApplyReport, MigrateError, MigrationCatalog, MigrationStatus, Unplaced, compare, plan,
 };
+use jadpo_core::model::placement::{Feature, SQLITE_ONLY};
 use jadpo_core::ports::{MigrationSession, MigrationStore};
 
 /// Applies every pending migration of `catalog`, each in its own transaction, under the store's
@@ -33,9 +37,13 @@ async fn apply_in_session(
         session.adopt(m).await?;
         report.adopted.push((m.ledger, m.version, m.name.clone()));
     }
-    for m in plan.apply {
-        if session.apply(m).await? {
-            report.applied.push((m.ledger, m.version, m.name.clone()));
+    for step in &plan.apply {
+        if !session.apply(step).await? {
+            continue;
+        }
+        match step.extends {
+            None => report.applied.push(step.id()),
+            Some(_) => report.extended.push(step.id()),
         }
     }
     Ok(report)
@@ -48,4 +56,54 @@ pub async fn status(
 ) -> Result<Vec<MigrationStatus>, MigrateError> {
     let applied = store.migrations_applied().await?;
     Ok(compare(catalog, &applied))
+}
+
+/// The `jadpo_` tables `store` holds whose feature `catalog`'s placement does not give it (a
+/// store migrated before placement, or a feature since moved or removed), with the functions
+/// those features' migrations made. Refused for a catalog without a placement.
+pub async fn unplaced(
+    store: &dyn Store,
+    catalog: &MigrationCatalog,
+) -> Result<Unplaced, MigrateError> {
+    let Some(placed) = catalog.placement() else {
+        return Err(MigrateError::InvalidCatalog(
+            "finding unplaced tables needs the declaration's placement".into(),
+        ));
+    };
+    // Every table in creation order; dropped in reverse, so a table goes before those it refers to.
+    let order: Vec<&str> = Feature::ALL
+        .iter()
+        .flat_map(|f| f.tables().iter().copied())
+        .chain(SQLITE_ONLY.iter().map(|(t, _)| *t))
+        .collect();
+    let present = store.schema_tables().await?;
+    let mut out = Unplaced::default();
+    for table in order.iter().rev().filter(|t| present.iter().any(|p| p == *t)) {
+        let feature = Feature::of_table(table).filter(|f| !placed.contains(f));
+        if let Some(feature) = feature {
+            out.tables.push((*table).to_owned());
+            out.features.insert(feature);
+        }
+    }
+    out.functions_of(catalog)?;
+    Ok(out)
+}
+
+/// Drops what [`unplaced`] found, in one transaction under the migration lock; refused, changing
+/// nothing, while any of those tables holds a row.
+pub async fn drop_unplaced(store: &dyn Store, unplaced: &Unplaced) -> Result<(), MigrateError> {
+    for table in &unplaced.tables {
+        if !store.schema_table_is_empty(table).await? {
+            return Err(MigrateError::Refused(format!(
+                "{table} holds rows: nothing was dropped. A table the declaration does not place \
+                 in this store should be empty; see what it holds before you empty it by hand"
+            )));
+        }
+    }
+    let mut session = store.migration_session().await?;
+    let outcome = session.drop_unplaced(unplaced).await;
+    let finished = session.finish().await;
+    outcome?;
+    finished?;
+    Ok(())
 }

@@ -13,6 +13,7 @@ pub mod config;
 pub mod connections;
 pub mod passes;
 pub mod queue;
+pub mod scratch;
 pub mod shutdown;
 pub mod stores;
 pub mod telemetry;

@@ -98,10 +98,14 @@ fn open_sqlite(
     )))
 }
 
-/// `store`'s built-in migrations followed by the application's own for that store and dialect.
+/// `store`'s built-in migrations followed by the application's own for that store and dialect,
+/// running only the system tables of the features the declaration places in that store.
 pub fn catalog_for(app: &Application, store: &dyn Store) -> Result<MigrationCatalog, MigrateError> {
     let own = app.migrations_for(store.name(), store.dialect());
-    store.migration_catalog().with_app_migrations(own)
+    store
+        .migration_catalog()
+        .with_app_migrations(own)?
+        .with_placement(app.store_features(store.name()))
 }
 
 impl Stores {

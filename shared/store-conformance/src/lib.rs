@@ -5,12 +5,16 @@
 //! names the case. The cases check the migrations (empty database, re-apply, ledgers, edited
 //! migrations, application migrations, a failing migration), the workflow store's physical
 //! schema against the specification ([`spec`]), every `jadpo_*` table's physical shape against
-//! its recorded reference ([`system_tables`]), the transaction seam, and each role's behaviour.
+//! its recorded reference ([`system_tables`]), where each is created ([`placement_cases`]), `jadpo check`'s findings on drifted
+//! databases ([`check_cases`]), the
+//! transaction seam, and each role's behaviour.
 //! A change to a port extends it.
 
 pub mod cases;
+pub mod check_cases;
 pub mod operator_cases;
 pub mod pipeline_cases;
+pub mod placement_cases;
 pub mod schedule_cases;
 pub mod shape_cases;
 pub mod sign_in_cases;
@@ -60,6 +64,19 @@ macro_rules! conformance_tests {
         );
         $crate::conformance_tests!(@shape $fixture;
             system_tables_have_their_recorded_shape,
+        );
+        $crate::conformance_tests!(@placement $fixture;
+            the_warehouse_gets_only_its_tables,
+            the_main_store_gets_every_feature_it_holds,
+            a_feature_placed_later_gets_its_tables,
+            a_database_made_whole_keeps_every_table,
+            unplaced_tables_are_dropped_only_deliberately,
+            a_ledger_older_than_features_gains_the_column,
+        );
+        $crate::conformance_tests!(@check $fixture;
+            drift_by_hand_is_found_by_kind,
+            a_database_behind_its_migrations_is_out_of_date,
+            a_snapshot_is_checked_against_the_migrations,
         );
         $crate::conformance_tests!(@engine $fixture;
             outbox_rows_and_deliveries_commit_with_the_transaction,
@@ -114,6 +131,24 @@ macro_rules! conformance_tests {
             leases_have_one_holder_and_fence_writes,
             sessions_follow_the_spec,
         );
+    };
+    (@check $fixture:expr; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() {
+                let fixture = $fixture.await;
+                $crate::check_cases::$case(&fixture).await;
+            }
+        )*
+    };
+    (@placement $fixture:expr; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() {
+                let fixture = $fixture.await;
+                $crate::placement_cases::$case(&fixture).await;
+            }
+        )*
     };
     (@shape $fixture:expr; $($case:ident),* $(,)?) => {
         $(

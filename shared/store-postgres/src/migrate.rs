@@ -8,9 +8,15 @@
 use async_trait::async_trait;
 use deadpool_postgres::Object;
 use jadpo_core::model::audit::AuditSpec;
-use jadpo_core::model::migrate::{AppliedMigration, Ledger, Migration, MigrationCatalog};
+use jadpo_core::model::migrate::{
+    AppliedMigration, Ledger, MigrateError, Migration, MigrationCatalog, Step, Unplaced,
+};
+use jadpo_core::model::placement::parse_features;
+use jadpo_core::model::placement::{Feature, features_text};
 use jadpo_core::ports::{MigrationSession, MigrationStore};
+use jadpo_core::sql::identifier;
 use jadpo_core::{Dialect, SqlValue, StoreError};
+use std::collections::BTreeSet;
 
 use crate::Postgres;
 use crate::error::{DriverError, translate};
@@ -31,8 +37,10 @@ CREATE TABLE IF NOT EXISTS jadpo_migrations (
     name       TEXT NOT NULL,
     checksum   TEXT NOT NULL,
     applied_at TIMESTAMPTZ NOT NULL DEFAULT NOW(),
+    features   TEXT,
     PRIMARY KEY (ledger, version)
-);";
+);
+ALTER TABLE jadpo_migrations ADD COLUMN IF NOT EXISTS features TEXT;";
 
 const LEDGERS_EXIST: &str = "SELECT count(*)::bigint AS n FROM pg_catalog.pg_tables
     WHERE schemaname = current_schema()
@@ -43,14 +51,23 @@ const APPLIED_WORKFLOW: &str = "SELECT i.version, i.applied_at, j.checksum
     LEFT JOIN jadpo_migrations j ON j.ledger = 'workflow' AND j.version = i.version
     ORDER BY i.version";
 
-const APPLIED_JADPO: &str = "SELECT version, applied_at, checksum FROM jadpo_migrations
-    WHERE ledger = 'jadpo' ORDER BY version";
+// `features` read through the row's JSON, so that one statement (and its cached plan, whose
+// result type must not change) reads a ledger made before the column as well as after.
+const APPLIED_JADPO: &str = "SELECT version, applied_at, checksum,
+    to_jsonb(j) ->> 'features' AS features
+    FROM jadpo_migrations j WHERE ledger = 'jadpo' ORDER BY version";
 
 const RECORD_WORKFLOW: &str =
     "INSERT INTO invariant_schema_migrations (version, description) VALUES ($1, $2)";
 
-const RECORD_CHECKSUM: &str =
-    "INSERT INTO jadpo_migrations (ledger, version, name, checksum) VALUES ($1, $2, $3, $4)";
+const RECORD_CHECKSUM: &str = "INSERT INTO jadpo_migrations (ledger, version, name, checksum,
+    features) VALUES ($1, $2, $3, $4, $5)";
+
+const RAN_FOR: &str =
+    "SELECT features FROM jadpo_migrations WHERE ledger = 'jadpo' AND version = $1";
+
+const RECORD_FEATURES: &str =
+    "UPDATE jadpo_migrations SET features = $1 WHERE ledger = 'jadpo' AND version = $2";
 
 macro_rules! workflow_migration {
     ($version:literal, $name:literal, $file:literal) => {
@@ -205,18 +222,41 @@ impl PgMigrationSession {
         self.client.as_ref().ok_or_else(|| StoreError::internal("migration session finished"))
     }
 
-    async fn record(&self, m: &Migration) -> Result<(), StoreError> {
-        let client = self.client()?;
+    async fn record(&self, step: &Step<'_>) -> Result<(), StoreError> {
+        let (client, m) = (self.client()?, step.migration);
+        if step.extends.is_some() {
+            let params = [step.features.as_deref().into(), m.version.into()];
+            return execute(client, RECORD_FEATURES, &params).await.map(|_| ());
+        }
         if m.ledger == Ledger::Workflow {
             execute(client, RECORD_WORKFLOW, &[m.version.into(), m.name.as_str().into()]).await?;
         }
-        self.record_checksum(m).await
+        self.record_checksum(m, step.features.as_deref()).await
     }
 
-    async fn record_checksum(&self, m: &Migration) -> Result<(), StoreError> {
-        let params =
-            [m.ledger.name().into(), m.version.into(), m.name.as_str().into(), m.checksum().into()];
+    async fn record_checksum(
+        &self,
+        m: &Migration,
+        features: Option<&str>,
+    ) -> Result<(), StoreError> {
+        let params = [
+            m.ledger.name().into(),
+            m.version.into(),
+            m.name.as_str().into(),
+            m.checksum().into(),
+            features.into(),
+        ];
         execute(self.client()?, RECORD_CHECKSUM, &params).await.map(|_| ())
+    }
+
+    /// Whether the ledger still stands where `step` starts from.
+    async fn is_due(&self, step: &Step<'_>) -> Result<bool, StoreError> {
+        let Some(extends) = &step.extends else {
+            return Ok(!self.is_recorded(step.migration).await?);
+        };
+        let rows = query(self.client()?, RAN_FOR, &[step.migration.version.into()]).await?;
+        let ran_for = rows.first().map(|r| r.get_opt_str("features")).transpose()?.flatten();
+        Ok(ran_for.and_then(parse_features).as_ref() == Some(extends))
     }
 
     async fn is_recorded(&self, m: &Migration) -> Result<bool, StoreError> {
@@ -231,11 +271,12 @@ impl PgMigrationSession {
         Ok(!query(self.client()?, sql, &[SqlValue::from(m.version)]).await?.is_empty())
     }
 
-    async fn apply_in_tx(&self, m: &Migration) -> Result<bool, StoreError> {
-        if self.is_recorded(m).await? {
+    async fn apply_in_tx(&self, step: &Step<'_>) -> Result<bool, StoreError> {
+        let m = step.migration;
+        if !self.is_due(step).await? {
             return Ok(false);
         }
-        self.client()?.batch_execute(&m.sql).await.map_err(|e| {
+        self.client()?.batch_execute(&step.sql).await.map_err(|e| {
             let e = db(e);
             StoreError::new(
                 e.kind(),
@@ -248,8 +289,26 @@ impl PgMigrationSession {
                 ),
             )
         })?;
-        self.record(m).await?;
+        self.record(step).await?;
         Ok(true)
+    }
+
+    async fn drop_in_tx(&self, unplaced: &Unplaced) -> Result<(), StoreError> {
+        let client = self.client()?;
+        for table in &unplaced.tables {
+            let sql = format!("DROP TABLE IF EXISTS {} CASCADE", identifier(table)?);
+            client.batch_execute(&sql).await.map_err(db)?;
+        }
+        for function in &unplaced.functions {
+            let sql = format!("DROP FUNCTION IF EXISTS {} CASCADE", identifier(function)?);
+            client.batch_execute(&sql).await.map_err(db)?;
+        }
+        for row in query(client, APPLIED_JADPO, &[]).await? {
+            let ran = AppliedMigration::from_row(Ledger::Jadpo, &row)?;
+            let params = [unplaced.narrowed(ran.features.as_ref()).into(), ran.version.into()];
+            execute(client, RECORD_FEATURES, &params).await?;
+        }
+        Ok(())
     }
 
     async fn end_tx(&self, result: Result<bool, StoreError>) -> Result<bool, StoreError> {
@@ -282,15 +341,21 @@ impl MigrationSession for PgMigrationSession {
         applied_rows(self.client()?).await
     }
 
-    async fn apply(&mut self, migration: &Migration) -> Result<bool, StoreError> {
+    async fn apply(&mut self, step: &Step<'_>) -> Result<bool, StoreError> {
         self.client()?.batch_execute("BEGIN").await.map_err(db)?;
-        let result = self.apply_in_tx(migration).await;
+        let result = self.apply_in_tx(step).await;
         self.end_tx(result).await
+    }
+
+    async fn drop_unplaced(&mut self, unplaced: &Unplaced) -> Result<(), StoreError> {
+        self.client()?.batch_execute("BEGIN").await.map_err(db)?;
+        let result = self.drop_in_tx(unplaced).await.map(|()| true);
+        self.end_tx(result).await.map(|_| ())
     }
 
     async fn adopt(&mut self, migration: &Migration) -> Result<(), StoreError> {
         self.client()?.batch_execute("BEGIN").await.map_err(db)?;
-        let result = self.record_checksum(migration).await.map(|()| true);
+        let result = self.record_checksum(migration, None).await.map(|()| true);
         self.end_tx(result).await.map(|_| ())
     }
 
@@ -337,7 +402,9 @@ impl MigrationStore for Postgres {
 ///
 /// It takes the same advisory lock as `jadpo migrate apply`, creates the ledgers, and runs each
 /// migration only when its ledger does not record it, recording it as `apply` would; a migration
-/// whose recorded checksum differs stops the script. Then it installs the audit triggers of the
+/// whose recorded checksum differs stops the script. A catalog with a placement runs only the
+/// statements of the features placed (and the workflow store's), and gives a migration
+/// recorded for fewer features the statements of the others, as `apply` does. Then it installs the audit triggers of the
 /// `audited` entities, as `apply`'s caller does. Running it twice changes nothing.
 pub fn schema_sql(
     catalog: &MigrationCatalog,
@@ -355,7 +422,7 @@ pub fn schema_sql(
     );
     out.push_str(&format!("SELECT pg_advisory_xact_lock({LOCK_KEY});\n{}\n", LEDGERS.trim()));
     for m in catalog.all() {
-        out.push_str(&migration_block(m)?);
+        out.push_str(&migration_block(m, catalog.placement())?);
     }
     if !audited.is_empty() {
         out.push_str(
@@ -376,16 +443,28 @@ fn quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', "''"))
 }
 
-fn migration_block(m: &Migration) -> Result<String, StoreError> {
-    const BODY_TAG: &str = "$jadpo_migration_sql$";
+const BODY_TAG: &str = "$jadpo_migration_sql$";
+
+/// `sql` as a string the block can `EXECUTE`.
+fn body(sql: &str) -> String {
+    format!("{BODY_TAG}{sql}{BODY_TAG}")
+}
+
+fn migration_block(
+    m: &Migration,
+    placement: Option<&BTreeSet<Feature>>,
+) -> Result<String, StoreError> {
     if m.sql.contains(BODY_TAG) || m.sql.contains("$jadpo_block$") {
         return Err(StoreError::invalid(format!(
             "{} migration {} ({}) contains a reserved dollar-quote tag",
             m.ledger, m.version, m.name
         )));
     }
+    let invalid = |e: MigrateError| StoreError::invalid(e.to_string());
     let (ledger, version, name, sum) =
         (quote(m.ledger.name()), m.version, quote(&m.name), quote(&m.checksum()));
+    let placement = placement.filter(|_| m.ledger == Ledger::Jadpo);
+    let features = placement.map_or("NULL".to_owned(), |p| quote(&features_text(p)));
     let applied_check = match m.ledger {
         Ledger::Workflow => {
             format!("EXISTS (SELECT 1 FROM invariant_schema_migrations WHERE version = {version})")
@@ -402,16 +481,52 @@ fn migration_block(m: &Migration) -> Result<String, StoreError> {
         "{} migration {} ({}) was edited after it was applied: its checksum differs",
         m.ledger, m.version, m.name
     ));
+    let further = match m.ledger {
+        Ledger::Jadpo => further_block(m, placement, &features).map_err(invalid)?,
+        Ledger::Workflow => String::new(),
+    };
     Ok(format!(
-        "\n-- {} migration {version}: {}\nDO $jadpo_block$\nDECLARE recorded TEXT;\nBEGIN\n  \
-         SELECT checksum INTO recorded FROM jadpo_migrations WHERE ledger = {ledger} AND version = {version};\n  \
+        "\n-- {} migration {version}: {}\nDO $jadpo_block$\nDECLARE recorded TEXT; ran_for TEXT[];\nBEGIN\n  \
+         SELECT checksum, string_to_array(features, ',') INTO recorded, ran_for FROM jadpo_migrations WHERE ledger = {ledger} AND version = {version};\n  \
          IF recorded IS NOT NULL AND recorded <> {sum} THEN\n    RAISE EXCEPTION {message};\n  END IF;\n  \
-         IF NOT ({applied_check}) THEN\n    EXECUTE {BODY_TAG}{}{BODY_TAG};\n{record_spec_ledger}  END IF;\n  \
+         IF NOT ({applied_check}) THEN\n    EXECUTE {};\n{record_spec_ledger}  END IF;\n  \
          IF recorded IS NULL THEN\n    \
-         INSERT INTO jadpo_migrations (ledger, version, name, checksum) VALUES ({ledger}, {version}, {name}, {sum});\n  \
-         END IF;\nEND\n$jadpo_block$;\n",
-        m.ledger, m.name, m.sql
+         INSERT INTO jadpo_migrations (ledger, version, name, checksum, features) VALUES ({ledger}, {version}, {name}, {sum}, {features});\n  \
+         {further}END IF;\nEND\n$jadpo_block$;\n",
+        m.ledger,
+        m.name,
+        body(&m.sql_for(placement).map_err(invalid)?)
     ))
+}
+
+/// The `ELSIF` arm of a jadpo migration's block: recorded as run for some features only, it runs
+/// the statements of each placed feature not among them, then records what it now ran for, as
+/// `apply`'s further run does.
+fn further_block(
+    m: &Migration,
+    placement: Option<&BTreeSet<Feature>>,
+    features_after: &str,
+) -> Result<String, MigrateError> {
+    let wanted: BTreeSet<Feature> =
+        placement.cloned().unwrap_or_else(|| Feature::ALL.into_iter().collect());
+    let mut out = String::from("ELSIF ran_for IS NOT NULL THEN\n");
+    for feature in wanted {
+        let sql = m.sql_of_features(&BTreeSet::from([feature]))?;
+        let run = if sql.is_empty() { String::new() } else { format!(" EXECUTE {};", body(&sql)) };
+        out.push_str(&format!(
+            "    IF NOT ({f} = ANY (ran_for)) THEN{run} ran_for := ran_for || {f}::text; END IF;\n",
+            f = quote(feature.as_str())
+        ));
+    }
+    let after = match placement {
+        Some(_) => "array_to_string(ran_for, ',')".to_owned(),
+        None => features_after.to_owned(),
+    };
+    out.push_str(&format!(
+        "    UPDATE jadpo_migrations SET features = {after} WHERE ledger = 'jadpo' AND version = {};\n  ",
+        m.version
+    ));
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -441,6 +556,6 @@ mod tests {
     #[test]
     fn reserved_dollar_tags_are_refused() {
         let bad = Migration::new(Ledger::Jadpo, 1, "x", "SELECT $jadpo_migration_sql$;");
-        assert!(migration_block(&bad).is_err());
+        assert!(migration_block(&bad, None).is_err());
     }
 }

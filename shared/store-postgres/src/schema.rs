@@ -120,4 +120,10 @@ impl SchemaIntrospection for Postgres {
         let client = self.client().await?;
         describe(&client, table).await
     }
+
+    async fn schema_table_is_empty(&self, table: &str) -> Result<bool, StoreError> {
+        let sql = format!("SELECT 1 AS one FROM {} LIMIT 1", jadpo_core::sql::identifier(table)?);
+        let client = self.client().await?;
+        Ok(query(&client, &sql, &[]).await?.is_empty())
+    }
 }

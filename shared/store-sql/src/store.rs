@@ -95,4 +95,8 @@ impl<C: SchemaIntrospection> SchemaIntrospection for SqlStore<C> {
     async fn schema_table(&self, table: &str) -> Result<Option<TableSchema>, StoreError> {
         self.connection.schema_table(table).await
     }
+
+    async fn schema_table_is_empty(&self, table: &str) -> Result<bool, StoreError> {
+        self.connection.schema_table_is_empty(table).await
+    }
 }

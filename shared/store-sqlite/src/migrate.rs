@@ -7,8 +7,12 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use jadpo_core::model::migrate::{AppliedMigration, Ledger, Migration, MigrationCatalog};
+use jadpo_core::model::migrate::{
+    AppliedMigration, Ledger, Migration, MigrationCatalog, Step, Unplaced,
+};
+use jadpo_core::model::placement::parse_features;
 use jadpo_core::ports::{MigrationSession, MigrationStore};
+use jadpo_core::sql::identifier;
 use jadpo_core::{Dialect, SqlValue, StoreError};
 use rusqlite::Connection;
 use tokio::sync::OwnedMutexGuard;
@@ -28,8 +32,15 @@ CREATE TABLE IF NOT EXISTS jadpo_migrations (
     name       TEXT    NOT NULL,
     checksum   TEXT    NOT NULL,
     applied_at INTEGER NOT NULL,
+    features   TEXT,
     PRIMARY KEY (ledger, version)
 );";
+
+// A ledger made before `features` was recorded gains the column (SQLite has no
+// `ADD COLUMN IF NOT EXISTS`).
+const LEDGER_HAS_FEATURES: &str =
+    "SELECT count(*) AS n FROM pragma_table_info('jadpo_migrations') WHERE name = 'features'";
+const LEDGER_ADD_FEATURES: &str = "ALTER TABLE jadpo_migrations ADD COLUMN features TEXT";
 
 const LEDGERS_EXIST: &str = "SELECT count(*) AS n FROM sqlite_schema
     WHERE type = 'table' AND name IN ('invariant_schema_migrations', 'jadpo_migrations')";
@@ -40,14 +51,24 @@ const APPLIED_WORKFLOW: &str = "SELECT i.version AS version, i.applied_at AS app
     LEFT JOIN jadpo_migrations j ON j.ledger = 'workflow' AND j.version = i.version
     ORDER BY i.version";
 
-const APPLIED_JADPO: &str = "SELECT version, applied_at, checksum FROM jadpo_migrations
-    WHERE ledger = 'jadpo' ORDER BY version";
+const APPLIED_JADPO: &str = "SELECT version, applied_at, checksum, features
+    FROM jadpo_migrations WHERE ledger = 'jadpo' ORDER BY version";
+
+// A ledger made before `features` was recorded, read as every feature run.
+const APPLIED_JADPO_BEFORE_FEATURES: &str = "SELECT version, applied_at, checksum,
+    NULL AS features FROM jadpo_migrations WHERE ledger = 'jadpo' ORDER BY version";
 
 const RECORD_WORKFLOW: &str =
     "INSERT INTO invariant_schema_migrations (version, applied_at) VALUES ($1, $2)";
 
 const RECORD_CHECKSUM: &str = "INSERT INTO jadpo_migrations (ledger, version, name, checksum,
-    applied_at) VALUES ($1, $2, $3, $4, $5)";
+    applied_at, features) VALUES ($1, $2, $3, $4, $5, $6)";
+
+const RAN_FOR: &str =
+    "SELECT features FROM jadpo_migrations WHERE ledger = 'jadpo' AND version = $1";
+
+const RECORD_FEATURES: &str =
+    "UPDATE jadpo_migrations SET features = $1 WHERE ledger = 'jadpo' AND version = $2";
 
 /// The workflow store's built-in SQLite migrations (v1–v3) and Jadpo's system tables.
 pub fn builtin_catalog() -> MigrationCatalog {
@@ -183,8 +204,13 @@ pub fn builtin_catalog() -> MigrationCatalog {
 }
 
 fn applied_rows(conn: &Connection) -> Result<Vec<AppliedMigration>, StoreError> {
+    let has = query(conn, LEDGER_HAS_FEATURES, &[])?;
+    let jadpo = match has.first().map(|r| r.get_i64("n")).transpose()?.unwrap_or(0) {
+        0 => APPLIED_JADPO_BEFORE_FEATURES,
+        _ => APPLIED_JADPO,
+    };
     let mut out = Vec::new();
-    for (ledger, sql) in [(Ledger::Workflow, APPLIED_WORKFLOW), (Ledger::Jadpo, APPLIED_JADPO)] {
+    for (ledger, sql) in [(Ledger::Workflow, APPLIED_WORKFLOW), (Ledger::Jadpo, jadpo)] {
         for row in query(conn, sql, &[])? {
             out.push(AppliedMigration::from_row(ledger, &row)?);
         }
@@ -208,30 +234,52 @@ struct SqliteMigrationSession {
 }
 
 impl SqliteMigrationSession {
-    fn record(&self, m: &Migration) -> Result<(), StoreError> {
+    fn record(&self, step: &Step<'_>) -> Result<(), StoreError> {
+        let m = step.migration;
+        if step.extends.is_some() {
+            let params = [step.features.as_deref().into(), m.version.into()];
+            return execute(&self.conn, RECORD_FEATURES, &params).map(|_| ());
+        }
         let now = SqlValue::Timestamp(self.clock.now());
         if m.ledger == Ledger::Workflow {
             execute(&self.conn, RECORD_WORKFLOW, &[m.version.into(), now.clone()])?;
         }
-        self.record_checksum(m, now)
+        self.record_checksum(m, now, step.features.as_deref())
     }
 
-    fn record_checksum(&self, m: &Migration, now: SqlValue) -> Result<(), StoreError> {
+    fn record_checksum(
+        &self,
+        m: &Migration,
+        now: SqlValue,
+        features: Option<&str>,
+    ) -> Result<(), StoreError> {
         let params = [
             m.ledger.name().into(),
             m.version.into(),
             m.name.as_str().into(),
             m.checksum().into(),
             now,
+            features.into(),
         ];
         execute(&self.conn, RECORD_CHECKSUM, &params).map(|_| ())
     }
 
-    fn apply_in_tx(&self, m: &Migration) -> Result<bool, StoreError> {
-        if is_recorded(&self.conn, m)? {
+    /// Whether the ledger still stands where `step` starts from.
+    fn is_due(&self, step: &Step<'_>) -> Result<bool, StoreError> {
+        let Some(extends) = &step.extends else {
+            return Ok(!is_recorded(&self.conn, step.migration)?);
+        };
+        let rows = query(&self.conn, RAN_FOR, &[step.migration.version.into()])?;
+        let ran_for = rows.first().map(|r| r.get_opt_str("features")).transpose()?.flatten();
+        Ok(ran_for.and_then(parse_features).as_ref() == Some(extends))
+    }
+
+    fn apply_in_tx(&self, step: &Step<'_>) -> Result<bool, StoreError> {
+        let m = step.migration;
+        if !self.is_due(step)? {
             return Ok(false);
         }
-        self.conn.execute_batch(&m.sql).map_err(|e| {
+        self.conn.execute_batch(&step.sql).map_err(|e| {
             let e = translate(e);
             StoreError::new(
                 e.kind(),
@@ -244,8 +292,22 @@ impl SqliteMigrationSession {
                 ),
             )
         })?;
-        self.record(m)?;
+        self.record(step)?;
         Ok(true)
+    }
+
+    /// SQLite has no functions of Jadpo's to drop.
+    fn drop_in_tx(&self, unplaced: &Unplaced) -> Result<(), StoreError> {
+        for table in &unplaced.tables {
+            let sql = format!("DROP TABLE IF EXISTS {}", identifier(table)?);
+            self.conn.execute_batch(&sql).map_err(translate)?;
+        }
+        for row in query(&self.conn, APPLIED_JADPO, &[])? {
+            let ran = AppliedMigration::from_row(Ledger::Jadpo, &row)?;
+            let params = [unplaced.narrowed(ran.features.as_ref()).into(), ran.version.into()];
+            execute(&self.conn, RECORD_FEATURES, &params)?;
+        }
+        Ok(())
     }
 
     fn in_transaction<T>(
@@ -272,13 +334,17 @@ impl MigrationSession for SqliteMigrationSession {
         applied_rows(&self.conn)
     }
 
-    async fn apply(&mut self, migration: &Migration) -> Result<bool, StoreError> {
-        self.in_transaction(|s| s.apply_in_tx(migration))
+    async fn apply(&mut self, step: &Step<'_>) -> Result<bool, StoreError> {
+        self.in_transaction(|s| s.apply_in_tx(step))
+    }
+
+    async fn drop_unplaced(&mut self, unplaced: &Unplaced) -> Result<(), StoreError> {
+        self.in_transaction(|s| s.drop_in_tx(unplaced))
     }
 
     async fn adopt(&mut self, migration: &Migration) -> Result<(), StoreError> {
         let now = SqlValue::Timestamp(self.clock.now());
-        self.in_transaction(|s| s.record_checksum(migration, now))
+        self.in_transaction(|s| s.record_checksum(migration, now, None))
     }
 
     async fn finish(self: Box<Self>) -> Result<(), StoreError> {
@@ -294,10 +360,21 @@ impl MigrationStore for Sqlite {
 
     async fn migration_session(&self) -> Result<Box<dyn MigrationSession>, StoreError> {
         let conn = crate::group::idle(&self.conn).await;
-        conn.execute_batch(&format!("BEGIN IMMEDIATE; {LEDGERS} COMMIT;")).map_err(|e| {
+        conn.execute_batch(&format!("BEGIN IMMEDIATE; {LEDGERS}")).map_err(|e| {
             let _ = conn.execute_batch("ROLLBACK");
             translate(e)
         })?;
+        let add_features = || {
+            let has = query(&conn, LEDGER_HAS_FEATURES, &[])?;
+            if has.first().map(|r| r.get_i64("n")).transpose()?.unwrap_or(0) == 0 {
+                conn.execute_batch(LEDGER_ADD_FEATURES).map_err(translate)?;
+            }
+            conn.execute_batch("COMMIT").map_err(translate)
+        };
+        if let Err(e) = add_features() {
+            let _ = conn.execute_batch("ROLLBACK");
+            return Err(e);
+        }
         Ok(Box::new(SqliteMigrationSession { conn, clock: Arc::clone(&self.clock) }))
     }
 

@@ -92,4 +92,10 @@ impl SchemaIntrospection for Sqlite {
         let conn = self.conn.lock().await;
         describe(&conn, table)
     }
+
+    async fn schema_table_is_empty(&self, table: &str) -> Result<bool, StoreError> {
+        let sql = format!("SELECT 1 AS one FROM {} LIMIT 1", jadpo_core::sql::identifier(table)?);
+        let conn = self.conn.lock().await;
+        Ok(query(&conn, &sql, &[])?.is_empty())
+    }
 }

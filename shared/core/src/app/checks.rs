@@ -4,6 +4,7 @@
 
 use super::{AppError, ServiceEntity, UserEntity};
 use crate::model::audit::AuditSpec;
+use crate::sql::is_plain_identifier as plain;
 
 pub(super) fn check_stores(stores: &[String]) -> Result<(), AppError> {
     if stores.is_empty() {
@@ -21,14 +22,6 @@ pub(super) fn check_stores(stores: &[String]) -> Result<(), AppError> {
         }
     }
     Ok(())
-}
-
-/// Whether `s` is a plain lower-case SQL identifier, safe to interpolate.
-fn plain(s: &str) -> bool {
-    let mut chars = s.chars();
-    s.len() <= 63
-        && chars.next().is_some_and(|c| c.is_ascii_lowercase() || c == '_')
-        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }
 
 /// The user statements interpolate the entity's identifiers; its mail goes through a declared

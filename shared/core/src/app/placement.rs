@@ -14,100 +14,14 @@
 //! * schedule state ([`Feature::Schedules`]) in the schedules' store, and flags
 //!   ([`Feature::Flags`]) in the flags' store, each only when one is declared (with several
 //!   stores, building the application requires that store to be named);
-//! * step records ([`Feature::StepRecords`]) in the store of each subscriber that calls a
-//!   connection, where its calls are recorded;
+//! * step records ([`Feature::StepRecords`]), when a connection is declared, in the store of
+//!   each action and subscriber, where the calls it may make are recorded;
 //! * workflow command dispatch ([`Feature::Workflows`]) in each store holding workflow runs.
 //!
 //! `jadpo_migrations`, the migration ledger, is the runtime's own and placed by no rule.
 
 use super::Application;
-
-/// A feature of the runtime that keeps tables of its own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Feature {
-    /// Events, their deliveries, handled records, idempotency keys, operator actions, breakers.
-    Pipeline,
-    /// The housekeeping pass's lease.
-    Housekeeping,
-    /// Service keys.
-    ServiceKeys,
-    /// Users' sessions, passkeys, sign-in requests and links.
-    SignIn,
-    /// The audit trail.
-    Audit,
-    /// Schedules and their runs.
-    Schedules,
-    /// Feature flags and their changes.
-    Flags,
-    /// Records of a handler's changing calls.
-    StepRecords,
-    /// Workflow commands on their way to the queue.
-    Workflows,
-}
-
-impl Feature {
-    /// Every feature, in order.
-    pub const ALL: [Self; 9] = [
-        Self::Pipeline,
-        Self::Housekeeping,
-        Self::ServiceKeys,
-        Self::SignIn,
-        Self::Audit,
-        Self::Schedules,
-        Self::Flags,
-        Self::StepRecords,
-        Self::Workflows,
-    ];
-
-    /// Its name, as the manifest gives it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Pipeline => "pipeline",
-            Self::Housekeeping => "housekeeping",
-            Self::ServiceKeys => "service_keys",
-            Self::SignIn => "sign_in",
-            Self::Audit => "audit",
-            Self::Schedules => "schedules",
-            Self::Flags => "flags",
-            Self::StepRecords => "step_records",
-            Self::Workflows => "workflows",
-        }
-    }
-
-    /// The tables it keeps.
-    pub fn tables(self) -> &'static [&'static str] {
-        match self {
-            Self::Pipeline => &[
-                "jadpo_outbox",
-                "jadpo_deliveries",
-                "jadpo_handled_deliveries",
-                "jadpo_idempotency_keys",
-                "jadpo_operator_actions",
-                "jadpo_circuit_breakers",
-            ],
-            Self::Housekeeping => &["jadpo_housekeeping"],
-            Self::ServiceKeys => &["jadpo_service_keys"],
-            Self::SignIn => &[
-                "jadpo_sessions",
-                "jadpo_passkeys",
-                "jadpo_passkey_challenges",
-                "jadpo_sign_in_requests",
-                "jadpo_sign_in_links",
-            ],
-            Self::Audit => &["jadpo_audit"],
-            Self::Schedules => &["jadpo_schedules", "jadpo_schedule_runs"],
-            Self::Flags => &["jadpo_flags", "jadpo_flag_changes"],
-            Self::StepRecords => &["jadpo_step_records", "jadpo_steps"],
-            Self::Workflows => &["jadpo_command_dispatch"],
-        }
-    }
-}
-
-/// Tables a feature keeps on one dialect only, as part of how it works there, not as state of
-/// its own: SQLite's stand-in for PostgreSQL's transaction-local settings, which carries the
-/// acting context to the audit trigger. Placed with their feature on that dialect; the manifest,
-/// which describes the declaration and no database, leaves them out.
-pub const SQLITE_ONLY: &[(&str, Feature)] = &[("jadpo_audit_context", Feature::Audit)];
+pub use crate::model::placement::{Feature, SQLITE_ONLY};
 
 /// A system table placed in a store by a feature.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -138,17 +52,24 @@ impl Application {
                 let declared = self.flags().next().is_some();
                 declared.then(|| self.flags_store()).into_iter().collect()
             }
-            Feature::StepRecords => self
-                .subscribers
-                .values()
-                .filter(|s| s.connection.is_some())
-                .map(|s| s.store.as_str())
-                .collect(),
+            // Any action or subscriber may call a declared connection (a subscriber's declared
+            // connection only puts its deliveries behind that breaker), and its calls are
+            // recorded in its own store.
+            Feature::StepRecords if self.connections().is_empty() => Vec::new(),
+            Feature::StepRecords => {
+                let actions = self.actions.values().map(|a| a.store.as_str());
+                actions.chain(self.subscribers.values().map(|s| s.store.as_str())).collect()
+            }
             Feature::Workflows => self.workflow_stores(),
         };
         stores.sort_unstable();
         stores.dedup();
         stores
+    }
+
+    /// The features whose tables `store` holds.
+    pub fn store_features(&self, store: &str) -> std::collections::BTreeSet<Feature> {
+        Feature::ALL.into_iter().filter(|f| self.feature_stores(*f).contains(&store)).collect()
     }
 
     /// Every system table the declaration needs, with its store and the feature that placed it,

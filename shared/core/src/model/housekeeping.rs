@@ -2,6 +2,8 @@
 //! [`HousekeepingStore`] role that deletes, rescues and raises them in bounded batches. The pass
 //! itself (retention, batches under the lease) is `jadpo-engine`'s.
 
+use super::placement::Feature;
+
 /// The lease key every store's housekeeping pass shares.
 pub const LEASE_KEY: &str = "housekeeping";
 
@@ -48,6 +50,21 @@ impl RecordClass {
         Self::PasskeyChallenges,
         Self::StepRecords,
     ];
+
+    /// The feature whose table it is (a pass touches only those its store holds).
+    pub fn feature(self) -> Feature {
+        match self {
+            Self::IdempotencyKeys
+            | Self::HandledDeliveries
+            | Self::FinishedDeliveries
+            | Self::DeadDeliveries
+            | Self::OutboxRows => Feature::Pipeline,
+            Self::ScheduleRuns => Feature::Schedules,
+            Self::UserSessions | Self::SignInRequests | Self::PasskeyChallenges => Feature::SignIn,
+            Self::StepRecords => Feature::StepRecords,
+            Self::AuditRows => Feature::Audit,
+        }
+    }
 
     /// The name in reports and logs.
     pub fn as_str(self) -> &'static str {

@@ -12,17 +12,30 @@
 //! in ours (a database created before Jadpo managed it) is *adopted*: its checksum is recorded
 //! from the text this build ships, as the spec's "pre-ledger databases are adopted safely" asks.
 //!
+//! **Placement.** A store holds only the system tables of the features its declaration places
+//! there (`app::placement`). The jadpo ledger's migrations stay whole files with one checksum,
+//! but a catalog [`with_placement`](MigrationCatalog::with_placement) runs only each migration's
+//! statements of those features (and of the workflow store, which every store holds), and the
+//! ledger records which features each migration ran for (`jadpo_migrations.features`; `NULL`,
+//! the legacy form, means every feature). A feature placed later — a first schedule declared —
+//! gets its tables by running the statements it was not given, in version order
+//! ([`Step::extends`]).
+//!
 //! Adapters implement the `MigrationStore` role (locking, the ledgers' SQL, one transaction per
 //! migration); `jadpo-engine`'s `migrate::apply` and `migrate::status` are what the CLI and the
 //! local runner call. This module is the pure part: catalogs, checksums, the plan.
 
+mod statements;
+
 use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use crate::error::StoreError;
+use crate::model::placement::{Feature, features_text, parse_features};
 use crate::sql::Dialect;
+pub use statements::{Statement, attribute, created_function, items, split};
 
 /// Which ledger a migration belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -89,6 +102,43 @@ impl Migration {
     pub fn checksum(&self) -> String {
         Sha256::digest(self.sql.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
     }
+
+    /// The statements to run for `features` (`None`: the whole text): those of the workflow
+    /// store and of each feature in the set. A workflow-ledger migration always runs whole.
+    pub fn sql_for(&self, features: Option<&BTreeSet<Feature>>) -> Result<String, MigrateError> {
+        let Some(features) = features.filter(|_| self.ledger == Ledger::Jadpo) else {
+            return Ok(self.sql.clone());
+        };
+        self.joined(|f| f.is_none_or(|f| features.contains(&f)))
+    }
+
+    /// The statements of `features` only (none of the workflow store's): what a store that ran
+    /// this migration without them still needs.
+    pub fn sql_of_features(&self, features: &BTreeSet<Feature>) -> Result<String, MigrateError> {
+        self.joined(|f| f.is_some_and(|f| features.contains(&f)))
+    }
+
+    /// The statements whose feature `keep` accepts, as one text (empty when none is).
+    fn joined(&self, keep: impl Fn(Option<Feature>) -> bool) -> Result<String, MigrateError> {
+        let kept: Vec<&str> =
+            self.statements()?.into_iter().filter(|s| keep(s.feature)).map(|s| s.sql).collect();
+        Ok(if kept.is_empty() { String::new() } else { format!("{};\n", kept.join(";\n\n")) })
+    }
+
+    /// Its statements, each with its feature.
+    pub fn statements(&self) -> Result<Vec<Statement<'_>>, MigrateError> {
+        attribute(&self.sql).map_err(|e| {
+            MigrateError::InvalidCatalog(format!(
+                "{} migration {} ({}): {e}",
+                self.ledger, self.version, self.name
+            ))
+        })
+    }
+
+    /// The features with statements in it.
+    pub fn features(&self) -> Result<BTreeSet<Feature>, MigrateError> {
+        Ok(self.statements()?.into_iter().filter_map(|s| s.feature).collect())
+    }
 }
 
 /// Every migration one store should have, in apply order, for one dialect.
@@ -98,6 +148,8 @@ pub struct MigrationCatalog {
     workflow: Vec<Migration>,
     builtin_workflow: usize,
     jadpo: Vec<Migration>,
+    /// The features whose jadpo-ledger statements run (`None`: every statement).
+    placement: Option<BTreeSet<Feature>>,
 }
 
 impl MigrationCatalog {
@@ -109,7 +161,23 @@ impl MigrationCatalog {
     ) -> Result<Self, MigrateError> {
         check_sequence(Ledger::Workflow, &workflow, 0)?;
         check_sequence(Ledger::Jadpo, &jadpo, 0)?;
-        Ok(Self { dialect, builtin_workflow: workflow.len(), workflow, jadpo })
+        Ok(Self { dialect, builtin_workflow: workflow.len(), workflow, jadpo, placement: None })
+    }
+
+    /// Runs only the jadpo-ledger statements of `features` (and the workflow store's): the
+    /// catalog of a store whose declaration places those features there. Refused when a
+    /// statement belongs to no feature.
+    pub fn with_placement(mut self, features: BTreeSet<Feature>) -> Result<Self, MigrateError> {
+        for m in &self.jadpo {
+            m.statements()?;
+        }
+        self.placement = Some(features);
+        Ok(self)
+    }
+
+    /// The features placed, `None` when every statement runs.
+    pub fn placement(&self) -> Option<&BTreeSet<Feature>> {
+        self.placement.as_ref()
     }
 
     /// Appends the application's own workflow-ledger migrations after the built-in ones.
@@ -174,19 +242,36 @@ pub struct AppliedMigration {
     pub checksum: Option<String>,
     /// When it was applied.
     pub applied_at: DateTime<Utc>,
+    /// The features it ran for; `None` when it ran whole (every feature, the legacy form).
+    pub features: Option<BTreeSet<Feature>>,
 }
 
 impl AppliedMigration {
-    /// Reads a ledger row with the columns `version`, `applied_at` and `checksum` (the adapters
-    /// select those names in both dialects).
+    /// Reads a ledger row with the columns `version`, `applied_at` and `checksum`, and
+    /// `features` where the ledger has it (the adapters select those names in both dialects).
     pub fn from_row(ledger: Ledger, row: &crate::sql::Row) -> Result<Self, StoreError> {
         let version = u32::try_from(row.get_i64("version")?)
             .map_err(|_| StoreError::internal("a ledger version is out of range"))?;
+        let features = match row.columns().iter().any(|c| c == "features") {
+            true => row.get_opt_str("features")?,
+            false => None,
+        };
+        let features = features
+            .map(|text| {
+                parse_features(text).ok_or_else(|| {
+                    StoreError::invalid(format!(
+                        "{ledger} migration {version} ran for features {text:?}, some unknown to \
+                         this build: a newer build applied it"
+                    ))
+                })
+            })
+            .transpose()?;
         Ok(Self {
             ledger,
             version,
             checksum: row.get_opt_str("checksum")?.map(str::to_owned),
             applied_at: row.get_timestamp("applied_at")?,
+            features,
         })
     }
 }
@@ -290,8 +375,62 @@ pub fn compare(catalog: &MigrationCatalog, applied: &[AppliedMigration]) -> Vec<
 pub struct Plan<'a> {
     /// Versions only the spec's ledger has: record their checksums.
     pub adopt: Vec<&'a Migration>,
-    /// Migrations to run, in order.
-    pub apply: Vec<&'a Migration>,
+    /// Migrations to run, or to run further, in order.
+    pub apply: Vec<Step<'a>>,
+}
+
+/// One migration to run in its own transaction: whole, for the features placed, or further.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step<'a> {
+    pub migration: &'a Migration,
+    /// What runs (empty when none of its statements is for this store: it is still recorded).
+    pub sql: String,
+    /// What `jadpo_migrations.features` says after it (`None`: every feature).
+    pub features: Option<String>,
+    /// `Some(recorded)`: the migration ran for the features `recorded`; this step runs the
+    /// statements of the features placed since, and changes nothing if the ledger no longer
+    /// names that set (another run got there first).
+    pub extends: Option<BTreeSet<Feature>>,
+}
+
+impl Step<'_> {
+    /// `(ledger, version, name)`, as reports give it.
+    pub fn id(&self) -> (Ledger, u32, String) {
+        (self.migration.ledger, self.migration.version, self.migration.name.clone())
+    }
+}
+
+/// The step that runs `m` from scratch under the catalog's placement.
+fn first_run<'a>(catalog: &MigrationCatalog, m: &'a Migration) -> Result<Step<'a>, MigrateError> {
+    let placement = catalog.placement().filter(|_| m.ledger == Ledger::Jadpo);
+    Ok(Step {
+        migration: m,
+        sql: m.sql_for(placement)?,
+        features: placement.map(features_text),
+        extends: None,
+    })
+}
+
+/// The step that gives an applied jadpo migration the statements of features placed since it
+/// ran, if it has any.
+fn further_run<'a>(
+    catalog: &MigrationCatalog,
+    m: &'a Migration,
+    recorded: Option<&BTreeSet<Feature>>,
+) -> Result<Option<Step<'a>>, MigrateError> {
+    let Some(recorded) = recorded.filter(|_| m.ledger == Ledger::Jadpo) else {
+        return Ok(None);
+    };
+    let wanted: BTreeSet<Feature> =
+        catalog.placement().cloned().unwrap_or_else(|| Feature::ALL.into_iter().collect());
+    let missing: BTreeSet<Feature> = wanted.difference(recorded).copied().collect();
+    let sql = m.sql_of_features(&missing)?;
+    if sql.is_empty() {
+        return Ok(None);
+    }
+    let after =
+        catalog.placement().map(|placed| features_text(&recorded.union(placed).copied().collect()));
+    Ok(Some(Step { migration: m, sql, features: after, extends: Some(recorded.clone()) }))
 }
 
 /// Decides what to apply, refusing edited, unknown or out-of-order histories.
@@ -314,9 +453,14 @@ pub fn plan<'a>(
         let entry = highest_applied.entry(a.ledger).or_default();
         *entry = (*entry).max(a.version);
     }
+    let recorded: BTreeMap<(Ledger, u32), Option<&BTreeSet<Feature>>> =
+        applied.iter().map(|a| ((a.ledger, a.version), a.features.as_ref())).collect();
     for (status, m) in statuses.iter().zip(catalog.all()) {
         match status.state {
-            MigrationState::Applied { .. } => {}
+            MigrationState::Applied { .. } => {
+                let ran_for = recorded.get(&(m.ledger, m.version)).copied().flatten();
+                out.apply.extend(further_run(catalog, m, ran_for)?);
+            }
             MigrationState::Unverified { .. } => out.adopt.push(m),
             MigrationState::Pending => {
                 let highest = highest_applied.get(&m.ledger).copied().unwrap_or(0);
@@ -328,7 +472,7 @@ pub fn plan<'a>(
                         highest,
                     });
                 }
-                out.apply.push(m);
+                out.apply.push(first_run(catalog, m)?);
             }
             MigrationState::Changed { .. } => {
                 return Err(MigrateError::ChecksumMismatch {
@@ -343,6 +487,44 @@ pub fn plan<'a>(
     Ok(out)
 }
 
+/// What dropping the tables of features a store no longer holds removes, in one transaction.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Unplaced {
+    /// The tables, each before any table it refers to.
+    pub tables: Vec<String>,
+    /// The functions the features' migrations made (PostgreSQL's audit trail has some).
+    pub functions: Vec<String>,
+    /// The features: the ledger stops recording them as run, so that placing one again
+    /// creates its tables anew.
+    pub features: BTreeSet<Feature>,
+}
+
+impl Unplaced {
+    /// What `jadpo_migrations.features` says of a migration once these features are dropped:
+    /// what it ran for (`None`: every feature) without them.
+    pub fn narrowed(&self, ran_for: Option<&BTreeSet<Feature>>) -> String {
+        let every: BTreeSet<Feature> = Feature::ALL.into_iter().collect();
+        let kept = ran_for.unwrap_or(&every).difference(&self.features).copied().collect();
+        features_text(&kept)
+    }
+
+    /// The functions `catalog`'s jadpo migrations made for these features.
+    pub fn functions_of(&mut self, catalog: &MigrationCatalog) -> Result<(), MigrateError> {
+        for m in catalog.all().filter(|m| m.ledger == Ledger::Jadpo) {
+            for s in m.statements()? {
+                let name = s
+                    .feature
+                    .filter(|f| self.features.contains(f))
+                    .and_then(|_| created_function(s.sql));
+                if let Some(name) = name.filter(|n| !self.functions.contains(n)) {
+                    self.functions.push(name);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 /// What [`apply`] did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct ApplyReport {
@@ -350,6 +532,9 @@ pub struct ApplyReport {
     pub applied: Vec<(Ledger, u32, String)>,
     /// `(ledger, version, name)` of each pre-existing version adopted.
     pub adopted: Vec<(Ledger, u32, String)>,
+    /// `(ledger, version, name)` of each applied migration run further, for features placed
+    /// since it ran.
+    pub extended: Vec<(Ledger, u32, String)>,
 }
 
 /// Why migrating failed. Nothing after the failing migration was applied.
@@ -386,6 +571,9 @@ pub enum MigrateError {
     /// The catalog itself is malformed (versions not increasing, wrong ledger).
     #[error("invalid migration list: {0}")]
     InvalidCatalog(String),
+    /// An operator's change refused, nothing changed; the message says why.
+    #[error("{0}")]
+    Refused(String),
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ pub mod message;
 pub mod migrate;
 pub mod operator;
 pub mod passkey;
+pub mod placement;
 pub mod principal;
 pub mod schedule;
 pub mod schema;

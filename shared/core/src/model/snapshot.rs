@@ -16,6 +16,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use super::migrate::{MigrationCatalog, items, split};
 use super::schema::TableSchema;
 
 /// The format name every snapshot file carries.
@@ -75,11 +76,26 @@ impl Snapshot {
         }
     }
 
-    /// The file's text: pretty JSON ending in a newline.
+    /// The file's text: JSON with each column, key and index on a line of its own, so that a
+    /// change to one shows as one line of diff; ending in a newline.
     pub fn to_text(&self) -> String {
-        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
-        text.push('\n');
-        text
+        let mut out = String::from("{\n");
+        out.push_str(&format!("  \"format\": {},\n", line(&self.format)));
+        out.push_str(&format!("  \"version\": {},\n", self.version));
+        out.push_str(&format!("  \"store\": {},\n", line(&self.store)));
+        out.push_str(&format!("  \"dialect\": {},\n", line(&self.dialect)));
+        out.push_str(&format!("  \"migrations\": {},\n", line(&self.migrations)));
+        out.push_str("  \"tables\": [");
+        for (i, t) in self.tables.iter().enumerate() {
+            out.push_str(if i == 0 { "\n" } else { ",\n" });
+            out.push_str(&format!("    {{\n      \"name\": {},\n", line(&t.name)));
+            out.push_str(&format!("      \"columns\": {},\n", lines(&t.columns)));
+            out.push_str(&format!("      \"primary_key\": {},\n", line(&t.primary_key)));
+            out.push_str(&format!("      \"foreign_keys\": {},\n", lines(&t.foreign_keys)));
+            out.push_str(&format!("      \"indexes\": {}\n    }}", lines(&t.indexes)));
+        }
+        out.push_str(if self.tables.is_empty() { "]\n}\n" } else { "\n  ]\n}\n" });
+        out
     }
 
     /// Reads a snapshot file's text; `origin` names it in errors.
@@ -111,6 +127,21 @@ impl Snapshot {
     pub fn relative_path(dialect: &str, store: &str) -> String {
         format!("{dialect}/{store}.json")
     }
+}
+
+/// A list with each item on a line of its own (an empty one on the same line).
+fn lines<T: Serialize>(items: &[T]) -> String {
+    if items.is_empty() {
+        return "[]".to_owned();
+    }
+    let each: Vec<String> = items.iter().map(|i| format!("        {}", line(i))).collect();
+    format!("[\n{}\n      ]", each.join(",\n"))
+}
+
+/// One value as one line of JSON.
+fn line<T: Serialize + ?Sized>(value: &T) -> String {
+    // reason: strings, numbers, maps and lists of them: serializing them cannot fail.
+    serde_json::to_string(value).unwrap_or_default()
 }
 
 /// One way a schema differs from the one expected of it.
@@ -264,20 +295,23 @@ impl fmt::Display for Drift {
 /// gives them: `(ledger, version, name)`.
 pub type Provenance = BTreeMap<String, (String, u32, String)>;
 
-/// Records in `provenance` what `tables` hold that it has not seen yet, as made by `migration`.
-pub fn record_provenance(
-    provenance: &mut Provenance,
-    tables: &[TableSchema],
-    migration: &(String, u32, String),
-) {
-    for t in tables {
-        let items = std::iter::once(t.name.clone())
-            .chain(t.columns.iter().map(|c| format!("{}.{}", t.name, c.name)))
-            .chain(t.indexes.iter().map(|i| format!("{}:{}", t.name, i.name)));
-        for item in items {
-            provenance.entry(item).or_insert_with(|| migration.clone());
+/// Reads from each migration's statements, in order, what it made first.
+pub fn provenance(catalog: &MigrationCatalog) -> Provenance {
+    let mut out = Provenance::new();
+    for m in catalog.all() {
+        let id = (m.ledger.name().to_owned(), m.version, m.name.clone());
+        for item in split(&m.sql).into_iter().flat_map(items) {
+            out.entry(item).or_insert_with(|| id.clone());
         }
     }
+    out
+}
+
+/// The migration that made `item`; for an index the database made with its table (a primary
+/// key's, a unique constraint's), the table's.
+pub fn made_by<'a>(provenance: &'a Provenance, item: &str) -> Option<&'a (String, u32, String)> {
+    let table = item.split([':', '.']).next().unwrap_or(item);
+    provenance.get(item).or_else(|| provenance.get(table))
 }
 
 /// How `found` differs from `expected`, table by table, in a stable order.

@@ -7,6 +7,8 @@ use crate::error::StoreError;
 use crate::model::migrate::AppliedMigration;
 use crate::model::migrate::Migration;
 use crate::model::migrate::MigrationCatalog;
+use crate::model::migrate::Step;
+use crate::model::migrate::Unplaced;
 
 /// A locked migration run on one store, implemented by each adapter.
 #[async_trait]
@@ -14,9 +16,15 @@ pub trait MigrationSession: Send {
     /// What the ledgers record (read under the session's lock).
     async fn applied(&mut self) -> Result<Vec<AppliedMigration>, StoreError>;
 
-    /// Runs `migration` and records it in its ledger (and its checksum in `jadpo_migrations`) in
-    /// one transaction. Returns `false`, changing nothing, if the version was recorded meanwhile.
-    async fn apply(&mut self, migration: &Migration) -> Result<bool, StoreError>;
+    /// Runs a step's SQL and records it in its ledger (its checksum and the features it ran for
+    /// in `jadpo_migrations`) in one transaction. Returns `false`, changing nothing, if the
+    /// ledger changed meanwhile: the version was recorded, or (a further run) its features no
+    /// longer read as the step's `extends`.
+    async fn apply(&mut self, step: &Step<'_>) -> Result<bool, StoreError>;
+
+    /// Drops what `unplaced` lists and narrows every jadpo migration's recorded features, in one
+    /// transaction.
+    async fn drop_unplaced(&mut self, unplaced: &Unplaced) -> Result<(), StoreError>;
 
     /// Records the checksum of a workflow version the spec's ledger already has.
     async fn adopt(&mut self, migration: &Migration) -> Result<(), StoreError>;

@@ -14,4 +14,7 @@ pub trait SchemaIntrospection: Send + Sync {
 
     /// The shape of `table`, or `None` when there is no such table.
     async fn schema_table(&self, table: &str) -> Result<Option<TableSchema>, StoreError>;
+
+    /// Whether `table` (one [`schema_tables`](Self::schema_tables) names) holds no row.
+    async fn schema_table_is_empty(&self, table: &str) -> Result<bool, StoreError>;
 }

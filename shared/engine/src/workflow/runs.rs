@@ -299,10 +299,12 @@ pub async fn enqueue_commands(p: &Engine, store: &str, run_id: &str, commands: &
     }
 }
 
-/// One relay sweep over the commands of every store: those never sent or lost are sent again.
+/// One relay sweep over the commands of every store holding workflow runs: those never sent or
+/// lost are sent again.
 pub async fn relay_commands(p: &Engine) -> Result<usize, StoreError> {
     let mut sent = 0;
-    for (name, store) in &p.stores {
+    for name in p.app.workflow_stores() {
+        let Some(store) = p.stores.get(name) else { continue };
         let now = p.clock.now();
         let lost_before = jadpo_core::clock::before(now, p.settings.redelivery_after);
         let ids = store.commands_claim_due(now, lost_before, p.settings.relay_batch).await?;

@@ -155,6 +155,7 @@ pub(super) static POSTGRES: &[SystemTable] = &[
             ("name", "text", true, None),
             ("checksum", "text", true, None),
             ("applied_at", "timestamp with time zone", true, Some("now()")),
+            ("features", "text", false, None),
         ],
         primary_key: &["ledger", "version"],
         foreign_keys: &[],

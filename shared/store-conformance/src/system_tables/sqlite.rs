@@ -170,6 +170,7 @@ pub(super) static SQLITE: &[SystemTable] = &[
             ("name", "TEXT", true, None),
             ("checksum", "TEXT", true, None),
             ("applied_at", "INTEGER", true, None),
+            ("features", "TEXT", false, None),
         ],
         primary_key: &["ledger", "version"],
         foreign_keys: &[],

@@ -161,7 +161,11 @@ fn a_snapshot_leaves_out_the_ledgers_sorts_its_tables_and_reads_back() {
     assert_eq!(names, ["jadpo_deliveries", "jadpo_outbox"]);
     let text = snapshot.to_text();
     assert!(text.ends_with("}\n"), "{text}");
-    assert!(text.contains("\"type\": \"text\""), "columns carry their type as `type`: {text}");
+    assert!(text.contains("\"type\":\"text\""), "columns carry their type as `type`: {text}");
+    let mut wider = snapshot.clone();
+    wider.tables[1].columns.push(column("extra", "text", false));
+    let (before, after) = (text.lines().count(), wider.to_text().lines().count());
+    assert_eq!(after, before + 1, "a column more is a line more:\n{}", wider.to_text());
     assert_eq!(Snapshot::parse(&text, "main.json").unwrap_or_else(|e| panic!("{e}")), snapshot);
 }
 
@@ -179,16 +183,35 @@ fn a_snapshot_of_another_format_or_version_or_shape_is_refused() {
 }
 
 #[test]
-fn provenance_keeps_the_first_migration_that_made_each_item() {
-    let mut provenance = Provenance::new();
+fn provenance_names_the_first_migration_that_made_each_item() {
+    use crate::model::migrate::{Ledger, Migration};
+    let jp = |v: u32, name: &str, sql: &str| Migration::new(Ledger::Jadpo, v, name, sql);
+    let catalog = crate::model::migrate::MigrationCatalog::builtin(
+        crate::sql::Dialect::Sqlite,
+        vec![],
+        vec![
+            jp(
+                1,
+                "pipeline",
+                "CREATE TABLE jadpo_outbox (id TEXT PRIMARY KEY, payload TEXT);\n\
+                               CREATE INDEX outbox_payload_idx ON jadpo_outbox (payload);",
+            ),
+            jp(18, "encodings", "ALTER TABLE jadpo_outbox ADD COLUMN note TEXT;"),
+        ],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let provenance = provenance(&catalog);
     let first = ("jadpo".to_owned(), 1, "pipeline".to_owned());
     let later = ("jadpo".to_owned(), 18, "encodings".to_owned());
-    let mut before = outbox();
-    before.columns.retain(|c| c.name != "note");
-    record_provenance(&mut provenance, &[before], &first);
-    record_provenance(&mut provenance, &[outbox()], &later);
-    assert_eq!(provenance.get("jadpo_outbox"), Some(&first));
-    assert_eq!(provenance.get("jadpo_outbox.payload"), Some(&first));
-    assert_eq!(provenance.get("jadpo_outbox.note"), Some(&later));
-    assert_eq!(provenance.get("jadpo_outbox:outbox_payload_idx"), Some(&first));
+    assert_eq!(made_by(&provenance, "jadpo_outbox"), Some(&first));
+    assert_eq!(made_by(&provenance, "jadpo_outbox.payload"), Some(&first));
+    assert_eq!(made_by(&provenance, "jadpo_outbox.note"), Some(&later));
+    assert_eq!(made_by(&provenance, "jadpo_outbox:outbox_payload_idx"), Some(&first));
+    assert_eq!(made_by(&provenance, "jadpo_outbox:jadpo_outbox_pkey"), Some(&first), "its table's");
+    assert_eq!(made_by(&provenance, "jadpo_other.x"), None);
+    let mut dropped = outbox();
+    dropped.columns.retain(|c| c.name != "note");
+    let drift = diff(&[outbox()], &[dropped]);
+    let item = drift[0].missing_item().unwrap_or_default();
+    assert_eq!(made_by(&provenance, &item), Some(&later));
 }
