@@ -57,14 +57,16 @@ pub(crate) async fn run(command: AuditCommand) -> anyhow::Result<()> {
         AuditCommand::Show { id, json, .. } => {
             let rows = store.audit_rows(&spec.entity, &id).await?;
             let current = store.audit_current(&spec, &id).await?;
-            let replays = replay(&rows) == current;
+            let replayed = replay(&rows);
+            let replays = replayed.as_ref() == Ok(&current);
             if json {
                 let list: Vec<_> = rows
                     .iter()
                     .map(|r| {
                         json!({"seq": r.seq, "changed_at": crate::common::when(r.changed_at), "kind": r.kind,
                                "actor": r.actor, "action": r.action, "request_id": r.request_id,
-                               "trace": r.trace, "changes": r.changes, "encoding": r.encoding})
+                               "trace": r.trace, "changes": r.changes, "encoding": r.encoding,
+                               "unreadable": r.unreadable})
                     })
                     .collect();
                 println!(
@@ -84,6 +86,9 @@ pub(crate) async fn run(command: AuditCommand) -> anyhow::Result<()> {
                     r.action.as_deref().unwrap_or("-"),
                     r.request_id.as_deref().unwrap_or("-")
                 );
+                if let Some(why) = &r.unreadable {
+                    println!("    unreadable: {why}");
+                }
                 if let Some(fields) = r.changes.as_object() {
                     for (field, change) in fields {
                         println!("    {field}: {} → {}", change["before"], change["after"]);
@@ -92,6 +97,8 @@ pub(crate) async fn run(command: AuditCommand) -> anyhow::Result<()> {
             }
             if rows.is_empty() {
                 println!("no audit rows for {} {id:?}", spec.entity);
+            } else if let Err(why) = &replayed {
+                println!("the changes cannot be replayed: {why}");
             } else if replays {
                 println!("the changes replay to the record's current state");
             } else {

@@ -110,6 +110,7 @@ fn to_json(store: &str, d: &Delivery) -> Value {
             "type": d.event.event_type,
             "chain_depth": d.event.chain_depth,
             "payload": d.event.payload,
+            "unreadable": d.unreadable,
         },
     })
 }
@@ -121,8 +122,10 @@ fn line(store: &str, d: &Delivery) -> String {
         format!("  held by the {} breaker since {}", h.connection, crate::common::when(h.since))
     });
     let status = if d.held.is_some() { "held" } else { d.status.as_str() };
+    let unreadable =
+        d.unreadable.as_deref().map(|u| format!("  unreadable: {u}")).unwrap_or_default();
     format!(
-        "{}  {:<9} {:<10} {:<16} attempts {:<2} {:<16} {}{held}{failure}",
+        "{}  {:<9} {:<10} {:<16} attempts {:<2} {:<16} {}{held}{failure}{unreadable}",
         d.id,
         status,
         store,

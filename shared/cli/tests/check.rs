@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use jadpo_core::TransactionalStore;
+use jadpo_core::model::snapshot::Snapshot;
 use jadpo_core::ports::SchemaIntrospection;
 use jadpo_test_harness::{PgTestDb, SqliteTestDb};
 use serde_json::Value;
@@ -129,14 +130,12 @@ fn a_stale_or_missing_snapshot_fails_the_check() {
     let sqlite = copy.path().join("sqlite");
     std::fs::create_dir_all(&sqlite).unwrap_or_else(|e| panic!("{e}"));
     let main = std::fs::read_to_string(committed().join("sqlite/main.json")).unwrap_or_default();
-    let older: String = main
-        .replace("\"migrations\": {\"jadpo\":17", "\"migrations\": {\"jadpo\":16")
-        .lines()
-        .filter(|l| !l.contains("{\"name\":\"os_account\""))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    let older = older.replace("},\n      ],", "}\n      ],");
-    std::fs::write(sqlite.join("main.json"), older).unwrap_or_else(|e| panic!("{e}"));
+    let mut older = Snapshot::parse(&main, "main.json").unwrap_or_else(|e| panic!("{e}"));
+    older.migrations.insert("jadpo".to_owned(), 17);
+    for t in older.tables.iter_mut().filter(|t| t.name == "jadpo_steps") {
+        t.columns.retain(|c| c.name != "encoding");
+    }
+    std::fs::write(sqlite.join("main.json"), older.to_text()).unwrap_or_else(|e| panic!("{e}"));
     let args = [
         "check",
         "--dialect",
@@ -150,10 +149,9 @@ fn a_stale_or_missing_snapshot_fails_the_check() {
     let out = jadpo(&[], &args);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert_eq!(findings(&out), ["migration.out_of_date"]);
-    assert!(
-        String::from_utf8_lossy(&out.stdout)
-            .contains("predates jadpo migration 17 (operator_account)")
-    );
+    let said = String::from_utf8_lossy(&out.stdout);
+    let named = "predates jadpo migration 18 (encodings), which adds jadpo_steps.encoding";
+    assert!(said.contains(named), "{said}");
 
     let args = [
         "check",

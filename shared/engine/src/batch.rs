@@ -70,7 +70,7 @@ pub async fn deliver_many(
             continue;
         }
         match p.app.subscriber(&delivery.subscriber) {
-            Some(spec) if batchable(spec) => {
+            Some(spec) if batchable(spec) && delivery.unreadable.is_none() => {
                 groups.entry(spec.store.as_str()).or_default().push(Item { at, spec, delivery });
             }
             _ => alone.push((at, delivery)),

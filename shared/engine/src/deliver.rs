@@ -77,6 +77,12 @@ pub(crate) async fn deliver_loaded(
         )
         .await;
     };
+    if let Some(failure) = &delivery.unreadable {
+        let retry_at = spec.retry.delay_after(delivery.attempts + 1);
+        let retry_at = retry_at.map(|d| jadpo_core::clock::after(p.clock.now(), d));
+        let outcome = Outcome::Failed { failure: failure.clone(), retry_at };
+        return finish(p, event_store.as_ref(), delivery, outcome).await;
+    }
     let breaker = match &spec.connection {
         Some(connection) => {
             let policy = p.app.breaker_policy(connection).unwrap_or_default();

@@ -11,6 +11,7 @@
 
 use data_encoding::BASE64URL_NOPAD;
 use jadpo_core::app::UserEntity;
+use jadpo_core::model::encoding::Kept;
 use jadpo_core::model::passkey::{
     ENCODING, NewChallenge, PasskeyRefusal, Purpose, StoredPasskey, TakenChallenge,
 };
@@ -115,7 +116,7 @@ fn challenge_verifier(sent: SentChallenge) -> String {
 }
 
 /// A `purpose` ceremony's `state` with its challenge (`sent`) zeroed; refuses a state whose
-/// challenge is not where form 1 keeps it (a `webauthn_rp` whose form changed).
+/// challenge is not where the `webauthn_rp_bin` form keeps it (a `webauthn_rp` whose form changed).
 fn blank(
     mut state: Vec<u8>,
     purpose: Purpose,
@@ -124,19 +125,20 @@ fn blank(
     let at = challenge_at(purpose);
     let slot = state.get_mut(at..at + 16).ok_or_else(|| unreadable("ceremony", "too short"))?;
     if *slot != sent.0.to_le_bytes() {
-        return Err(unreadable("ceremony", "its challenge is not where form 1 keeps it"));
+        return Err(unreadable(
+            "ceremony",
+            "its challenge is not where the webauthn_rp_bin form keeps it",
+        ));
     }
     slot.fill(0);
     Ok(state)
 }
 
 /// Refuses a stored `what` written in a form this release cannot read (`None`: written before
-/// encodings were recorded, read as form 1).
+/// encodings were recorded, read as the one form passkeys were first kept in).
 fn readable(what: &str, encoding: Option<i16>) -> Result<(), PasskeyRefusal> {
-    match encoding.unwrap_or(ENCODING) {
-        ENCODING => Ok(()),
-        _ => Err(unreadable(what, format!("unknown encoding {encoding:?}"))),
-    }
+    let read = Kept::Passkey.read(encoding.map(i64::from));
+    read.map(|_| ()).map_err(|e| unreadable(what, e.to_string()))
 }
 
 /// A taken `purpose` ceremony's state with the presented challenge put back.

@@ -10,6 +10,7 @@
 //! transaction, so it commits with the handler's writes.
 
 use crate::sealing::SealingKeys;
+use jadpo_core::model::encoding::Kept;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -409,6 +410,9 @@ impl<'a> Run<'a> {
                 step.step_no
             )));
         };
+        Kept::StepAnswer.read(step.encoding).map_err(|e| {
+            HandlerError::Failed(format!("step {} cannot be replayed: {e}", step.step_no))
+        })?;
         let context = seal_context(&self.key, step.step_no, fingerprint);
         let plain = self
             .sealing()?

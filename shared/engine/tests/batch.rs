@@ -1,6 +1,7 @@
 //! Deliveries in batches, on both adapters: a subscriber's deliveries share one transaction
 //! (counted at the batch's commit), each takes effect once, and a failing delivery, one that
-//! wants to call out, a rejected one and a message held twice are each dealt with as if alone,
+//! wants to call out, a rejected one, one whose event this build cannot read and a message held
+//! twice are each dealt with as if alone,
 //! without their neighbours losing or repeating their effects.
 //!
 //! The batch's commit is counted through a fault point's callback (process-wide), so this
@@ -182,6 +183,22 @@ async fn cases(kind: Kind, commits: &Arc<AtomicUsize>) {
         "{kind:?}: an unknown store: {results:?}"
     );
     assert_eq!(effects(&env).await, 2, "{kind:?}");
+
+    // An event kept in an encoding this build does not read (a newer build wrote it): its
+    // delivery fails alone, saying so; its neighbours take effect.
+    let mut env = Env::new(kind, app(), EngineSettings::default()).await;
+    for id in ["f0", "f1", "f2"] {
+        ping(&env, id, None).await;
+    }
+    let sql = "UPDATE jadpo_outbox SET encoding = 99 WHERE payload LIKE '%\"f1\"%'";
+    env.store("main").execute_once(sql, &[]).await.unwrap_or_else(|e| panic!("{e}"));
+    env.drain_batched(16).await;
+    assert_eq!(effects(&env).await, 2, "{kind:?}: f0 and f2");
+    assert_eq!(state(&env, "f1").await, ("pending".to_owned(), 1), "{kind:?}: retried later");
+    let sql = "SELECT last_failure FROM jadpo_deliveries WHERE status = 'pending'";
+    let rows = env.store("main").query_once(sql, &[]).await.unwrap_or_else(|e| panic!("{e}"));
+    let failure = rows.first().and_then(|r| r.get_str("last_failure").ok()).unwrap_or_default();
+    assert!(failure.contains("an event's payload is kept in encoding 99"), "{kind:?}: {failure}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

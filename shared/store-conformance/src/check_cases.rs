@@ -116,8 +116,8 @@ pub async fn drift_by_hand_is_found_by_kind(fx: &dyn Fixture) {
 pub async fn a_database_behind_its_migrations_is_out_of_date(fx: &dyn Fixture) {
     let c = Checked::new(fx).await;
     c.run(
-        "DELETE FROM jadpo_migrations WHERE ledger = 'jadpo' AND version = 17;
-         ALTER TABLE jadpo_operator_actions DROP COLUMN os_account",
+        "DELETE FROM jadpo_migrations WHERE ledger = 'jadpo' AND version = 18;
+         ALTER TABLE jadpo_steps DROP COLUMN encoding",
     )
     .await;
     let found = c.live().await;
@@ -125,8 +125,7 @@ pub async fn a_database_behind_its_migrations_is_out_of_date(fx: &dyn Fixture) {
     let message = &found[0].message;
     assert!(
         message.contains(
-            "has not applied jadpo migration 17 (operator_account), which adds \
-                          jadpo_operator_actions.os_account"
+            "has not applied jadpo migration 18 (encodings), which adds jadpo_steps.encoding"
         ),
         "{message}"
     );
@@ -147,13 +146,18 @@ pub async fn a_snapshot_is_checked_against_the_migrations(fx: &dyn Fixture) {
     assert!(check::check_placement(&e).is_empty(), "{:?}", check::check_placement(&e));
 
     let mut older = c.built.clone();
-    older.migrations = BTreeMap::from([("jadpo".to_owned(), 16), ("workflow".to_owned(), 9)]);
-    for t in older.tables.iter_mut().filter(|t| t.name == "jadpo_operator_actions") {
-        t.columns.retain(|col| col.name != "os_account");
+    older.migrations = BTreeMap::from([("jadpo".to_owned(), 17), ("workflow".to_owned(), 9)]);
+    for t in older.tables.iter_mut().filter(|t| t.name == "jadpo_steps") {
+        t.columns.retain(|col| col.name != "encoding");
     }
     let found = check::check_snapshot(&e, Some(&older), "warehouse.json");
     assert_eq!(codes(&found), ["migration.out_of_date"], "{}", c.dialect);
-    assert!(found[0].message.contains("predates jadpo migration 17 (operator_account)"));
+    let message = &found[0].message;
+    assert!(
+        message
+            .contains("predates jadpo migration 18 (encodings), which adds jadpo_steps.encoding"),
+        "{message}"
+    );
 
     let mut edited = c.built.clone();
     for t in edited.tables.iter_mut().filter(|t| t.name == "jadpo_outbox") {

@@ -6,12 +6,13 @@
 //! migrations, application migrations, a failing migration), the workflow store's physical
 //! schema against the specification ([`spec`]), every `jadpo_*` table's physical shape against
 //! its recorded reference ([`system_tables`]), where each is created ([`placement_cases`]), `jadpo check`'s findings on drifted
-//! databases ([`check_cases`]), the
+//! databases ([`check_cases`]), kept values read by their encoding ([`encoding_cases`]), the
 //! transaction seam, and each role's behaviour.
 //! A change to a port extends it.
 
 pub mod cases;
 pub mod check_cases;
+pub mod encoding_cases;
 pub mod operator_cases;
 pub mod pipeline_cases;
 pub mod placement_cases;
@@ -73,6 +74,10 @@ macro_rules! conformance_tests {
             unplaced_tables_are_dropped_only_deliberately,
             a_ledger_older_than_features_gains_the_column,
         );
+        $crate::conformance_tests!(@encoding $fixture;
+            each_kept_value_is_read_by_its_encoding,
+            migration_18_renumbers_what_earlier_releases_wrote,
+        );
         $crate::conformance_tests!(@check $fixture;
             drift_by_hand_is_found_by_kind,
             a_database_behind_its_migrations_is_out_of_date,
@@ -131,6 +136,15 @@ macro_rules! conformance_tests {
             leases_have_one_holder_and_fence_writes,
             sessions_follow_the_spec,
         );
+    };
+    (@encoding $fixture:expr; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() {
+                let fixture = $fixture.await;
+                $crate::encoding_cases::$case(&fixture).await;
+            }
+        )*
     };
     (@check $fixture:expr; $($case:ident),* $(,)?) => {
         $(

@@ -191,6 +191,12 @@ pub fn builtin_catalog() -> MigrationCatalog {
             "operator_account",
             include_str!("../../../migrations/postgres/0017_operator_account.sql"),
         ),
+        Migration::new(
+            Ledger::Jadpo,
+            18,
+            "encodings",
+            include_str!("../../../migrations/postgres/0018_encodings.sql"),
+        ),
     ];
     match MigrationCatalog::builtin(Dialect::Postgres, workflow, jadpo) {
         Ok(catalog) => catalog,
@@ -538,7 +544,7 @@ mod tests {
         let c = builtin_catalog();
         let versions: Vec<_> = c.all().map(|m| (m.ledger, m.version)).collect();
         let mut expected: Vec<_> = (1..=4).map(|v| (Ledger::Workflow, v)).collect();
-        expected.extend((1..=17).map(|v| (Ledger::Jadpo, v)));
+        expected.extend((1..=18).map(|v| (Ledger::Jadpo, v)));
         assert_eq!(versions, expected);
         assert!(c.all().all(|m| !m.sql.trim().is_empty()));
     }
@@ -546,7 +552,7 @@ mod tests {
     #[test]
     fn schema_script_guards_every_migration_and_quotes_names() {
         let sql = schema_sql(&builtin_catalog(), &[]).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(sql.matches("DO $jadpo_block$").count(), 4 + 17);
+        assert_eq!(sql.matches("DO $jadpo_block$").count(), 4 + 18);
         assert!(sql.starts_with("-- Jadpo schema"));
         assert!(sql.contains("pg_advisory_xact_lock"));
         assert!(sql.trim_end().ends_with("COMMIT;"));

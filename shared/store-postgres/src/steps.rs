@@ -17,7 +17,11 @@ pub static STEPS: StepSql = StepSql {
         AND lease_expires_at <= $2 RETURNING runner_generation, first_started_at",
     ),
     run_get: Statement::new("SELECT * FROM jadpo_step_records WHERE run_key = $1"),
-    steps_of: Statement::new("SELECT * FROM jadpo_steps WHERE run_key = $1 ORDER BY step_no"),
+    steps_of: Statement::new(
+        "SELECT run_key, step_no, operation, request_fingerprint, idempotency_key, \
+        first_sent_at, sent_at, runner_generation, answered_at, sealed_answer, sealing_key_id, \
+        encoding FROM jadpo_steps WHERE run_key = $1 ORDER BY step_no",
+    ),
     run_fence: Statement::new(
         "UPDATE jadpo_step_records SET step_shape = $3, lease_expires_at = $4 \
         WHERE run_key = $1 \
@@ -34,8 +38,8 @@ pub static STEPS: StepSql = StepSql {
         SET sent_at = excluded.sent_at, runner_generation = excluded.runner_generation",
     ),
     step_answer: Statement::new(
-        "UPDATE jadpo_steps SET sealed_answer = $3, sealing_key_id = $4, answered_at = $5 \
-        WHERE run_key = $1 AND step_no = $2",
+        "UPDATE jadpo_steps SET sealed_answer = $3, sealing_key_id = $4, encoding = $5, \
+        answered_at = $6 WHERE run_key = $1 AND step_no = $2",
     ),
     run_finish: Statement::new(
         "UPDATE jadpo_step_records SET finished_at = $3 WHERE run_key = $1 \

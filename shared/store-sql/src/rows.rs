@@ -1,6 +1,7 @@
 //! Rows read the same way on both dialects, decoded by column name, shared by several roles.
 
 use jadpo_core::model::delivery::{Delivery, DeliveryStatus, Held};
+use jadpo_core::model::encoding::Kept;
 use jadpo_core::model::event::Event;
 use jadpo_core::{Row, StoreError};
 
@@ -12,6 +13,9 @@ pub(crate) fn delivery(row: &Row) -> Result<Delivery, StoreError> {
         u32::try_from(row.get_i64(column)?)
             .map_err(|_| StoreError::internal(format!("{column} out of range")))
     };
+    // A payload kept in a form this build does not read fails this delivery only.
+    let unreadable =
+        Kept::OutboxPayload.read(row.get_opt_i64("payload_encoding")?).err().map(|e| e.to_string());
     Ok(Delivery {
         id: row.get_str("id")?.to_owned(),
         subscriber: row.get_str("subscriber")?.to_owned(),
@@ -27,7 +31,10 @@ pub(crate) fn delivery(row: &Row) -> Result<Delivery, StoreError> {
         event: Event {
             id: row.get_str("outbox_id")?.to_owned(),
             event_type: row.get_str("event_type")?.to_owned(),
-            payload: row.get_json("payload")?,
+            payload: match &unreadable {
+                None => row.get_json("payload")?,
+                Some(_) => serde_json::Value::Null,
+            },
             chain_depth: count("chain_depth")?,
             created_at: row.get_timestamp("event_created_at")?,
         },
@@ -38,5 +45,6 @@ pub(crate) fn delivery(row: &Row) -> Result<Delivery, StoreError> {
             }
             _ => None,
         },
+        unreadable,
     })
 }

@@ -68,7 +68,7 @@ fn trigger(spec: &AuditSpec, kind: &str) -> [String; 2] {
              COALESCE({now}, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)), \
              '{kind}', COALESCE({actor}, 'outside the runtime'), {action}, {request}, {trace}, \
              (SELECT COALESCE(json_group_object(k, json_object('before', b, 'after', a)), '{{}}') FROM {diff}), \
-             2 WHERE '{kind}' <> 'update' OR EXISTS {diff}; END",
+             {encoding} WHERE '{kind}' <> 'update' OR EXISTS {diff}; END",
             kind.to_uppercase(),
             spec.table,
             now = context("now"),
@@ -76,6 +76,7 @@ fn trigger(spec: &AuditSpec, kind: &str) -> [String; 2] {
             action = context("action"),
             request = context("request_id"),
             trace = context("trace"),
+            encoding = jadpo_core::model::encoding::AUDIT_TEXT.number,
         ),
     ]
 }

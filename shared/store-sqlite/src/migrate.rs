@@ -195,6 +195,12 @@ pub fn builtin_catalog() -> MigrationCatalog {
             "operator_account",
             include_str!("../../../migrations/sqlite/0017_operator_account.sql"),
         ),
+        Migration::new(
+            Ledger::Jadpo,
+            18,
+            "encodings",
+            include_str!("../../../migrations/sqlite/0018_encodings.sql"),
+        ),
     ];
     match MigrationCatalog::builtin(Dialect::Sqlite, workflow, jadpo) {
         Ok(catalog) => catalog,

@@ -14,19 +14,14 @@
 //! Each row: the entity's born name (the name it was declared with, kept if the table is
 //! renamed), the record's `id`, its place among the record's changes (`seq`), when, the kind of
 //! change, who made it, through which action, request and trace, and each changed field before
-//! and after as text with the encoding it was written in ([`ENCODING_PG_TEXT`],
-//! [`ENCODING_SQLITE_TEXT`]).
+//! and after as text, with the encoding it was written in
+//! ([`AUDIT_TEXT`](crate::model::encoding::AUDIT_TEXT) on both databases; `NULL`, the legacy form,
+//! reads the same).
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::time::Duration;
-
-/// Encoding 1: each value in PostgreSQL's JSON text form (`to_jsonb(value) ->> ''`).
-pub const ENCODING_PG_TEXT: i64 = 1;
-
-/// Encoding 2: each value in SQLite's text form (`CAST(value AS TEXT)`).
-pub const ENCODING_SQLITE_TEXT: i64 = 2;
 
 /// An audited entity, as the application declares it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,20 +94,26 @@ pub struct AuditRow {
     pub request_id: Option<String>,
     /// Which trace.
     pub trace: Option<String>,
-    /// Each changed field: `{"field": {"before": text|null, "after": text|null}}`.
+    /// Each changed field: `{"field": {"before": text|null, "after": text|null}}` (`null` when
+    /// the row is unreadable).
     pub changes: Value,
-    /// How the values were written.
-    pub encoding: i64,
+    /// How the values were written (`None`: before encodings were recorded).
+    pub encoding: Option<i64>,
+    /// Why this row cannot be read: its encoding is one this build does not read.
+    pub unreadable: Option<String>,
 }
 
 /// A record's fields as text (in its store's encoding); `None` for SQL NULL.
 pub type Fields = BTreeMap<String, Option<String>>;
 
 /// Replays `rows` (one record's changes, by `seq`) to the record's fields now; `None` when its
-/// last change deleted it.
-pub fn replay(rows: &[AuditRow]) -> Option<Fields> {
+/// last change deleted it. A row this build cannot read stops it, named.
+pub fn replay(rows: &[AuditRow]) -> Result<Option<Fields>, String> {
     let mut state: Option<Fields> = None;
     for row in rows {
+        if let Some(why) = &row.unreadable {
+            return Err(format!("audit row {} cannot be read: {why}", row.seq));
+        }
         if row.kind == "delete" {
             state = None;
             continue;
@@ -124,7 +125,7 @@ pub fn replay(rows: &[AuditRow]) -> Option<Fields> {
             }
         }
     }
-    state
+    Ok(state)
 }
 
 #[cfg(test)]

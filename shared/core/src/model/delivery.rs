@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::model::event::Event;
 
 /// The `encoding` written with every outbox payload: JSON text, UTF-8.
-pub const ENCODING_JSON_V1: i64 = 1;
+pub const ENCODING_JSON_V1: i64 = crate::model::encoding::JSON_TEXT.number as i64;
 
 /// An outbox row to write.
 #[derive(Debug, Clone, PartialEq)]
@@ -104,6 +104,10 @@ pub struct Delivery {
     /// The circuit breaker holding it, if one does: pending, but not attempted until the
     /// breaker lets it through or an operator releases it.
     pub held: Option<Held>,
+    /// Why its event cannot be read: its payload is kept in an encoding this build does not
+    /// read (the event's payload is then `null`). Such a delivery fails its attempts with this
+    /// message, and a build that reads it delivers it.
+    pub unreadable: Option<String>,
 }
 
 /// A delivery held by an open circuit breaker.

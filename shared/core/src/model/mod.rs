@@ -8,6 +8,7 @@ pub mod alert;
 pub mod audit;
 pub mod breaker;
 pub mod delivery;
+pub mod encoding;
 pub mod event;
 pub mod flags;
 pub mod housekeeping;

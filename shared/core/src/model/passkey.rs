@@ -10,8 +10,10 @@
 use chrono::{DateTime, Utc};
 
 /// The binary form this release writes: `webauthn_rp` 0.3's `bin` encoding (a credential's static
-/// state; its counters; a ceremony's server state with its 16-byte challenge zeroed).
-pub const ENCODING: i16 = 1;
+/// state; its counters; a ceremony's server state with its 16-byte challenge zeroed), numbered
+/// [`WEBAUTHN_RP_BIN`](crate::model::encoding::WEBAUTHN_RP_BIN) (rows written as `1` before the
+/// numbering was shared are renumbered by migration 18; `NULL` reads as this form).
+pub const ENCODING: i16 = crate::model::encoding::WEBAUTHN_RP_BIN.number;
 
 /// What a ceremony does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,7 +52,7 @@ pub struct NewChallenge {
 pub struct TakenChallenge {
     pub bound_to: Option<String>,
     pub state: Vec<u8>,
-    /// `None`: written before encodings were recorded (read as form 1).
+    /// `None`: written before encodings were recorded (read as `webauthn_rp_bin`, the one form passkeys were first kept in).
     pub encoding: Option<i16>,
     pub expires_at: DateTime<Utc>,
 }
@@ -67,7 +69,7 @@ pub struct StoredPasskey {
     pub credential: Vec<u8>,
     /// What changes at each sign-in: signature count, backup state, user verification.
     pub counters: Vec<u8>,
-    /// `None`: written before encodings were recorded (read as form 1).
+    /// `None`: written before encodings were recorded (read as `webauthn_rp_bin`, the one form passkeys were first kept in).
     pub encoding: Option<i16>,
 }
 

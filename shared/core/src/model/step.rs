@@ -71,6 +71,8 @@ pub struct StoredStep {
     pub answered_at: Option<DateTime<Utc>>,
     /// The answer, sealed (nonce first), and the id of the key that sealed it.
     pub sealed_answer: Option<(Vec<u8>, String)>,
+    /// The form of the sealed answer (`None`: written before encodings were recorded).
+    pub encoding: Option<i64>,
 }
 
 /// What a run is granted when it asks for its record.
@@ -191,6 +193,7 @@ mod tests {
             sent_at: t,
             answered_at: answered.then_some(t),
             sealed_answer: None,
+            encoding: None,
         }
     }
 

@@ -5,6 +5,7 @@
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use jadpo_core::model::encoding::Kept;
 
 use jadpo_core::error::StoreError;
 use jadpo_core::model::audit::{AuditContext, AuditRow, AuditSpec, Fields};
@@ -19,7 +20,14 @@ fn opt(v: Option<&str>) -> SqlValue {
 }
 
 fn audit_row(r: &Row) -> Result<AuditRow, StoreError> {
-    let changes = r.get_str("changes")?;
+    let encoding = r.get_opt_i64("encoding")?;
+    // A row kept in a form this build does not read is returned as such, the others as usual.
+    let unreadable = Kept::AuditChanges.read(encoding).err().map(|e| e.to_string());
+    let changes = match unreadable {
+        Some(_) => serde_json::Value::Null,
+        None => serde_json::from_str(r.get_str("changes")?)
+            .map_err(|e| StoreError::internal(format!("audit changes are not JSON: {e}")))?,
+    };
     Ok(AuditRow {
         entity: r.get_str("entity")?.to_owned(),
         record_id: r.get_str("record_id")?.to_owned(),
@@ -30,9 +38,9 @@ fn audit_row(r: &Row) -> Result<AuditRow, StoreError> {
         action: r.get_opt_str("action")?.map(str::to_owned),
         request_id: r.get_opt_str("request_id")?.map(str::to_owned),
         trace: r.get_opt_str("trace")?.map(str::to_owned),
-        changes: serde_json::from_str(changes)
-            .map_err(|e| StoreError::internal(format!("audit changes are not JSON: {e}")))?,
-        encoding: r.get_i64("encoding")?,
+        changes,
+        encoding,
+        unreadable,
     })
 }
 

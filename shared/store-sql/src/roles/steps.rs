@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 
 use jadpo_core::error::StoreError;
 use jadpo_core::model::alert::Alert;
+use jadpo_core::model::encoding::SEALED_JSON;
 use jadpo_core::model::step::{
     RunGrant, RunStart, StepAnswered, StepMode, StepRecordView, StepSent, StoredStep,
 };
@@ -34,6 +35,7 @@ fn stored_step(r: &Row) -> Result<StoredStep, StoreError> {
         sent_at: r.get_timestamp("sent_at")?,
         answered_at: r.get_opt_timestamp("answered_at")?,
         sealed_answer: sealed,
+        encoding: r.get_opt_i64("encoding")?,
     })
 }
 
@@ -142,7 +144,12 @@ async fn record_answer(
         Some((bytes, key)) => (SqlValue::Bytes(bytes.to_vec()), SqlValue::from(key)),
         None => (SqlValue::Null, SqlValue::Null),
     };
-    let params = [a.run_key.into(), i64::from(a.step_no).into(), answer, key, a.now.into()];
+    let encoding = match a.sealed {
+        Some(_) => i64::from(SEALED_JSON.number).into(),
+        None => SqlValue::Null,
+    };
+    let params =
+        [a.run_key.into(), i64::from(a.step_no).into(), answer, key, encoding, a.now.into()];
     Ok(sql.step_answer.execute(tx, params).await? == 1)
 }
 

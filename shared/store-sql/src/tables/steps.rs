@@ -24,7 +24,7 @@ statements! {
         /// Records a step as sent: inserted the first time, its last send and generation after.
         step_upsert(run_key, step_no, operation, request_fingerprint, idempotency_key, now, runner_generation),
         /// Records a step's answer.
-        step_answer(run_key, step_no, sealed_answer, sealing_key_id, now),
+        step_answer(run_key, step_no, sealed_answer, sealing_key_id, encoding, now),
         /// Marks the run finished if the generation still holds it.
         run_finish(run_key, runner_generation, now),
         /// Ends the generation's lease now.

@@ -6,7 +6,7 @@
 //! (`CREATE TRIGGER … BEGIN …; END`). A statement's feature comes from the object it makes or
 //! changes: a `jadpo_` table, or an index, function or trigger named after one
 //! ([`Feature::of_object`]); any other object (the workflow store's tables) belongs to no
-//! feature and runs in every store, as does a `SELECT`, which changes nothing. A statement of another kind, or a `jadpo_` object no feature
+//! feature and runs in every store, as do a `SELECT`, which changes nothing, and a `PRAGMA`. A statement of another kind, or a `jadpo_` object no feature
 //! places, is refused: a migration must say, by what it touches, where it belongs.
 
 use crate::model::placement::Feature;
@@ -142,8 +142,10 @@ fn words(text: &str) -> Vec<String> {
 /// The feature of one statement, from the object it makes or changes.
 fn feature_of(statement: &str) -> Result<Option<Feature>, String> {
     let w = words(statement);
-    if w.first().is_some_and(|x| x == "SELECT") {
-        return Ok(None); // changes nothing (a version kept only to match the other dialect's)
+    // A `SELECT` changes nothing (a version kept only to match the other dialect's); a `PRAGMA`
+    // sets the migration's connection, wherever its neighbours run.
+    if w.first().is_some_and(|x| x == "SELECT" || x == "PRAGMA") {
+        return Ok(None);
     }
     let object = target(&w).ok_or_else(|| {
         let head: String = w.iter().take(6).cloned().collect::<Vec<_>>().join(" ");
