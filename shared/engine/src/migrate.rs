@@ -38,9 +38,11 @@ async fn apply_in_session(
         report.adopted.push((m.ledger, m.version, m.name.clone()));
     }
     for step in &plan.apply {
+        crate::fault!("migrate.before_step");
         if !session.apply(step).await? {
             continue;
         }
+        crate::fault!("migrate.after_step");
         match step.extends {
             None => report.applied.push(step.id()),
             Some(_) => report.extended.push(step.id()),
@@ -101,9 +103,17 @@ pub async fn drop_unplaced(store: &dyn Store, unplaced: &Unplaced) -> Result<(),
         }
     }
     let mut session = store.migration_session().await?;
-    let outcome = session.drop_unplaced(unplaced).await;
+    let outcome = drop_in_session(session.as_mut(), unplaced).await;
     let finished = session.finish().await;
     outcome?;
     finished?;
     Ok(())
+}
+
+async fn drop_in_session(
+    session: &mut dyn MigrationSession,
+    unplaced: &Unplaced,
+) -> Result<(), MigrateError> {
+    crate::fault!("migrate.before_drop");
+    Ok(session.drop_unplaced(unplaced).await?)
 }

@@ -82,6 +82,7 @@ macro_rules! conformance_tests {
             drift_by_hand_is_found_by_kind,
             a_database_behind_its_migrations_is_out_of_date,
             a_snapshot_is_checked_against_the_migrations,
+            a_snapshot_round_trips_through_its_file,
         );
         $crate::conformance_tests!(@engine $fixture;
             outbox_rows_and_deliveries_commit_with_the_transaction,
