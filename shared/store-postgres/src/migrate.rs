@@ -492,7 +492,7 @@ fn migration_block(
         Ledger::Workflow => String::new(),
     };
     Ok(format!(
-        "\n-- {} migration {version}: {}\nDO $jadpo_block$\nDECLARE recorded TEXT; ran_for TEXT[];\nBEGIN\n  \
+        "\n-- {} migration {version}: {}\nDO $jadpo_block$\nDECLARE recorded TEXT; ran_for TEXT[]; ran BOOLEAN;\nBEGIN\n  \
          SELECT checksum, string_to_array(features, ',') INTO recorded, ran_for FROM jadpo_migrations WHERE ledger = {ledger} AND version = {version};\n  \
          IF recorded IS NOT NULL AND recorded <> {sum} THEN\n    RAISE EXCEPTION {message};\n  END IF;\n  \
          IF NOT ({applied_check}) THEN\n    EXECUTE {};\n{record_spec_ledger}  END IF;\n  \
@@ -515,10 +515,14 @@ fn further_block(
 ) -> Result<String, MigrateError> {
     let wanted: BTreeSet<Feature> =
         placement.cloned().unwrap_or_else(|| Feature::ALL.into_iter().collect());
-    let mut out = String::from("ELSIF ran_for IS NOT NULL THEN\n");
+    // As `apply` does: the ledger changes only when some statement ran.
+    let mut out = String::from("ELSIF ran_for IS NOT NULL THEN\n    ran := false;\n");
     for feature in wanted {
         let sql = m.sql_of_features(&BTreeSet::from([feature]))?;
-        let run = if sql.is_empty() { String::new() } else { format!(" EXECUTE {};", body(&sql)) };
+        let run = match sql.is_empty() {
+            true => String::new(),
+            false => format!(" EXECUTE {}; ran := true;", body(&sql)),
+        };
         out.push_str(&format!(
             "    IF NOT ({f} = ANY (ran_for)) THEN{run} ran_for := ran_for || {f}::text; END IF;\n",
             f = quote(feature.as_str())
@@ -529,7 +533,7 @@ fn further_block(
         None => features_after.to_owned(),
     };
     out.push_str(&format!(
-        "    UPDATE jadpo_migrations SET features = {after} WHERE ledger = 'jadpo' AND version = {};\n  ",
+        "    IF ran THEN\n      UPDATE jadpo_migrations SET features = {after} WHERE ledger = 'jadpo' AND version = {};\n    END IF;\n  ",
         m.version
     ));
     Ok(out)
