@@ -55,7 +55,7 @@ const APPLIED_JADPO: &str = "SELECT version, applied_at, checksum, features
     FROM jadpo_migrations WHERE ledger = 'jadpo' ORDER BY version";
 
 // A ledger made before `features` was recorded, read as every feature run.
-const APPLIED_JADPO_BEFORE_FEATURES: &str = "SELECT version, applied_at, checksum,
+const APPLIED_BEFORE_FEATURES: &str = "SELECT version, applied_at, checksum,
     NULL AS features FROM jadpo_migrations WHERE ledger = 'jadpo' ORDER BY version";
 
 const RECORD_WORKFLOW: &str =
@@ -212,7 +212,7 @@ pub fn builtin_catalog() -> MigrationCatalog {
 fn applied_rows(conn: &Connection) -> Result<Vec<AppliedMigration>, StoreError> {
     let has = query(conn, LEDGER_HAS_FEATURES, &[])?;
     let jadpo = match has.first().map(|r| r.get_i64("n")).transpose()?.unwrap_or(0) {
-        0 => APPLIED_JADPO_BEFORE_FEATURES,
+        0 => APPLIED_BEFORE_FEATURES,
         _ => APPLIED_JADPO,
     };
     let mut out = Vec::new();

@@ -101,42 +101,14 @@ fn inside_trigger_body(text: &str) -> bool {
     is_trigger && w.iter().any(|x| x == "BEGIN") && w.last().is_none_or(|x| x != "END")
 }
 
-/// The statement's words outside comments, upper-cased, quotes kept off names.
+/// The statement's words outside comments, strings and bodies, upper-cased, quotes kept off
+/// names.
 fn words(text: &str) -> Vec<String> {
-    let mut clean = String::with_capacity(text.len());
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'-' if bytes.get(i + 1) == Some(&b'-') => {
-                i = find_from(text, i, "\n").unwrap_or(bytes.len());
-                clean.push(' ');
-            }
-            b'/' if bytes.get(i + 1) == Some(&b'*') => {
-                i = find_from(text, i + 2, "*/").map_or(bytes.len(), |e| e + 2);
-                clean.push(' ');
-            }
-            b'\'' => {
-                i = end_of_quoted(bytes, i);
-                clean.push_str(" '' ");
-            }
-            b'$' => {
-                let end = end_of_dollar_quoted(text, i);
-                clean.push_str(if end > i + 1 { " $$ " } else { "$" });
-                i = end;
-            }
-            b'(' | b')' | b',' | b';' => {
-                clean.push(' ');
-                i += 1;
-            }
-            _ => {
-                let c = text[i..].chars().next().unwrap_or(' ');
-                clean.push(c);
-                i += c.len_utf8();
-            }
-        }
-    }
-    clean.split_whitespace().map(|w| w.trim_matches('"').to_ascii_uppercase()).collect()
+    let spaced: String = plain(text)
+        .chars()
+        .map(|c| if matches!(c, '(' | ')' | ',' | ';') { ' ' } else { c })
+        .collect();
+    spaced.split_whitespace().map(|w| w.trim_matches('"').to_ascii_uppercase()).collect()
 }
 
 /// The feature of one statement, from the object it makes or changes.
@@ -241,7 +213,8 @@ pub fn items(statement: &str) -> Vec<String> {
     }
 }
 
-/// `statement` without comments, its string literals emptied (`''`), case kept.
+/// `statement` without comments, its string literals emptied (`''`) and its dollar-quoted bodies
+/// too (`$$`), case kept.
 fn plain(statement: &str) -> String {
     let bytes = statement.as_bytes();
     let mut out = String::with_capacity(statement.len());
@@ -259,6 +232,11 @@ fn plain(statement: &str) -> String {
             b'\'' => {
                 i = end_of_quoted(bytes, i);
                 out.push_str("''");
+            }
+            b'$' => {
+                let end = end_of_dollar_quoted(statement, i);
+                out.push_str(if end > i + 1 { " $$ " } else { "$" });
+                i = end;
             }
             _ => {
                 let c = statement[i..].chars().next().unwrap_or(' ');
