@@ -15,8 +15,7 @@ use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use jadpo_core::app::Application;
 use jadpo_core::model::migrate::MigrationCatalog;
-use jadpo_core::model::placement::SQLITE_ONLY;
-use jadpo_core::model::snapshot::{Snapshot, provenance};
+use jadpo_core::model::snapshot::{Provenance, Snapshot, provenance};
 use jadpo_core::{Dialect, Store};
 use jadpo_engine::check::{self, Expected, Finding, Severity};
 use jadpo_runtime::catalog_for;
@@ -61,12 +60,26 @@ pub(crate) struct SchemaArgs {
     json: bool,
 }
 
-/// One store on one dialect, with the schema its migrations make.
+/// One store on one dialect, with the schema its migrations make, what made each part and the
+/// system tables placed there.
 struct Built {
     store: String,
     dialect: Dialect,
-    catalog: MigrationCatalog,
     snapshot: Snapshot,
+    provenance: Provenance,
+    placed: Vec<&'static str>,
+}
+
+impl Built {
+    fn expected(&self) -> Expected<'_> {
+        Expected {
+            store: &self.store,
+            dialect: self.dialect.name(),
+            built: &self.snapshot,
+            provenance: &self.provenance,
+            placed: &self.placed,
+        }
+    }
 }
 
 impl SchemaArgs {
@@ -125,7 +138,13 @@ impl SchemaArgs {
                     .await
                     .with_context(|| format!("dropping the scratch database of store {store}"))?;
                 let (catalog, snapshot) = built?;
-                out.push(Built { store: (*store).to_owned(), dialect, catalog, snapshot });
+                out.push(Built {
+                    store: (*store).to_owned(),
+                    dialect,
+                    snapshot,
+                    provenance: provenance(&catalog),
+                    placed: app.placed_tables(store, dialect),
+                });
             }
         }
         Ok(out)
@@ -187,15 +206,7 @@ pub(crate) async fn check(args: SchemaArgs) -> anyhow::Result<()> {
     for b in &built {
         let path = args.path(b.dialect, &b.store);
         let committed = read_snapshot(&path)?;
-        let provenance = provenance(&b.catalog);
-        let placed = placed_tables(&app, &b.store, b.dialect);
-        let e = Expected {
-            store: &b.store,
-            dialect: b.dialect.name(),
-            built: &b.snapshot,
-            provenance: &provenance,
-            placed: &placed,
-        };
+        let e = b.expected();
         findings.extend(check::check_placement(&e));
         findings.extend(check::check_snapshot(&e, committed.as_ref(), &path.display().to_string()));
         checked.push(json!({"store": b.store, "dialect": b.dialect.name(), "snapshot": path.display().to_string()}));
@@ -211,15 +222,7 @@ pub(crate) async fn check(args: SchemaArgs) -> anyhow::Result<()> {
         };
         let path = args.path(b.dialect, name);
         let committed = read_snapshot(&path)?.unwrap_or_else(|| b.snapshot.clone());
-        let provenance = provenance(&b.catalog);
-        let placed = placed_tables(&app, name, b.dialect);
-        let e = Expected {
-            store: name,
-            dialect: b.dialect.name(),
-            built: &b.snapshot,
-            provenance: &provenance,
-            placed: &placed,
-        };
+        let e = b.expected();
         findings.extend(check_database(&e, &committed, store.as_ref()).await?);
         checked.push(json!({"store": name, "dialect": b.dialect.name(), "database": true}));
     }
@@ -237,17 +240,12 @@ async fn check_database(
         .await
         .with_context(|| format!("reading store {}'s ledger", e.store))?;
     if applied.is_empty() {
-        return Ok(vec![Finding {
-            code: "database.not_migrated".into(),
-            severity: Severity::Error,
-            store: e.store.to_owned(),
-            dialect: e.dialect.to_owned(),
-            message: format!(
-                "store {} ({}): the database has no migration applied",
-                e.store, e.dialect
-            ),
-            fix: "run `jadpo migrate apply` (the deploy step does)".into(),
-        }]);
+        return Ok(vec![e.finding(
+            "database.not_migrated".into(),
+            Severity::Error,
+            format!("store {} ({}): the database has no migration applied", e.store, e.dialect),
+            "run `jadpo migrate apply` (the deploy step does)".into(),
+        )]);
     }
     let live =
         check::describe(store).await.with_context(|| format!("describing store {}", e.store))?;
@@ -279,15 +277,6 @@ fn read_snapshot(path: &Path) -> anyhow::Result<Option<Snapshot>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
     }
-}
-
-/// The `jadpo_` tables the declaration places in `store` on `dialect` (its helpers included).
-fn placed_tables(app: &Application, store: &str, dialect: Dialect) -> Vec<&'static str> {
-    let features = app.store_features(store);
-    let helpers =
-        SQLITE_ONLY.iter().filter(|(_, f)| dialect == Dialect::Sqlite && features.contains(f));
-    let placed = app.system_tables().into_iter().filter(|p| p.store == store).map(|p| p.table);
-    placed.chain(helpers.map(|(t, _)| *t)).collect()
 }
 
 fn report(

@@ -67,7 +67,14 @@ pub struct Expected<'a> {
 }
 
 impl Expected<'_> {
-    fn finding(&self, code: String, severity: Severity, message: String, fix: String) -> Finding {
+    /// A finding about this store.
+    pub fn finding(
+        &self,
+        code: String,
+        severity: Severity,
+        message: String,
+        fix: String,
+    ) -> Finding {
         Finding {
             code,
             severity,

@@ -14,7 +14,6 @@ use std::sync::Arc;
 use jadpo_core::app::{Application, Event, HandlerContext, HandlerError, RetryPolicy, Subscriber};
 use jadpo_core::model::flags::Rollout;
 use jadpo_core::model::migrate::MigrationCatalog;
-use jadpo_core::model::placement::SQLITE_ONLY;
 use jadpo_core::{Dialect, Store};
 use jadpo_engine::migrate;
 use jadpo_test_env::{Kind, crash_loop_on_both, fails_after};
@@ -51,11 +50,7 @@ fn catalog(store: &dyn Store, app: &Application) -> MigrationCatalog {
 }
 
 fn placed(app: &Application, dialect: Dialect) -> BTreeSet<String> {
-    let features = app.store_features("main");
-    let helpers =
-        SQLITE_ONLY.iter().filter(|(_, f)| dialect == Dialect::Sqlite && features.contains(f));
-    let tables = app.system_tables().into_iter().filter(|p| p.store == "main").map(|p| p.table);
-    tables.chain(helpers.map(|(t, _)| *t)).map(str::to_owned).collect()
+    app.placed_tables("main", dialect).into_iter().map(str::to_owned).collect()
 }
 
 async fn jadpo_tables(store: &dyn Store) -> Result<BTreeSet<String>, String> {

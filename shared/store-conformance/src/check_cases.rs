@@ -14,7 +14,7 @@ use jadpo_engine::migrate;
 
 use crate::Fixture;
 use crate::cases::ok;
-use crate::placement_cases::{app, placed_table_names};
+use crate::placement_cases::app;
 
 /// The fixture migrated as `warehouse`, with the snapshot that makes and what made each part.
 struct Checked {
@@ -32,7 +32,7 @@ impl Checked {
         let catalog = ok(store.migration_catalog().with_app_migrations(vec![]), "catalog");
         let catalog = ok(catalog.with_placement(app.store_features("warehouse")), "placement");
         let built = ok(check::build_snapshot(store.as_ref(), &catalog, "warehouse").await, "built");
-        let placed = placed_table_names(&app, "warehouse", fx.dialect());
+        let placed = app.placed_tables("warehouse", fx.dialect());
         Self { store, built, provenance: provenance(&catalog), placed, dialect: fx.dialect() }
     }
 

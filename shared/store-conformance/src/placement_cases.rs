@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use jadpo_core::app::{
     AppError, Application, ApplicationBuilder, Capability, CapabilityContext, CommandRequest,
-    Event, HandlerContext, HandlerError, RetryPolicy, SQLITE_ONLY, Subscriber, UserEntity,
+    Event, HandlerContext, HandlerError, RetryPolicy, Subscriber, UserEntity,
 };
 use jadpo_core::model::audit::AuditSpec;
 use jadpo_core::model::flags::Rollout;
@@ -89,19 +89,8 @@ pub fn app(flags_in: Option<&str>) -> Application {
     ok(declaration(flags_in).build(), "the declaration")
 }
 
-/// The `jadpo_` tables the declaration places in `store`, on `dialect` (its helpers included).
-pub fn placed_table_names(app: &Application, store: &str, dialect: Dialect) -> Vec<&'static str> {
-    let features = app.store_features(store);
-    let helpers = SQLITE_ONLY
-        .iter()
-        .filter(|(_, f)| dialect == Dialect::Sqlite && features.contains(f))
-        .map(|(t, _)| *t);
-    let placed = app.system_tables().into_iter().filter(|p| p.store == store);
-    placed.map(|p| p.table).chain(helpers).collect()
-}
-
 fn placed_tables(app: &Application, store: &str, dialect: Dialect) -> BTreeSet<String> {
-    placed_table_names(app, store, dialect).into_iter().map(str::to_owned).collect()
+    app.placed_tables(store, dialect).into_iter().map(str::to_owned).collect()
 }
 
 async fn jadpo_tables(store: &dyn Store) -> BTreeSet<String> {

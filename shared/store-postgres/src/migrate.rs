@@ -11,7 +11,6 @@ use jadpo_core::model::audit::AuditSpec;
 use jadpo_core::model::migrate::{
     AppliedMigration, Ledger, MigrateError, Migration, MigrationCatalog, Step, Unplaced,
 };
-use jadpo_core::model::placement::parse_features;
 use jadpo_core::model::placement::{Feature, features_text};
 use jadpo_core::ports::{MigrationSession, MigrationStore};
 use jadpo_core::sql::identifier;
@@ -257,12 +256,12 @@ impl PgMigrationSession {
 
     /// Whether the ledger still stands where `step` starts from.
     async fn is_due(&self, step: &Step<'_>) -> Result<bool, StoreError> {
-        let Some(extends) = &step.extends else {
+        if step.extends.is_none() {
             return Ok(!self.is_recorded(step.migration).await?);
-        };
+        }
         let rows = query(self.client()?, RAN_FOR, &[step.migration.version.into()]).await?;
         let ran_for = rows.first().map(|r| r.get_opt_str("features")).transpose()?.flatten();
-        Ok(ran_for.and_then(parse_features).as_ref() == Some(extends))
+        Ok(step.starts_from(ran_for))
     }
 
     async fn is_recorded(&self, m: &Migration) -> Result<bool, StoreError> {

@@ -10,7 +10,6 @@ use async_trait::async_trait;
 use jadpo_core::model::migrate::{
     AppliedMigration, Ledger, Migration, MigrationCatalog, Step, Unplaced,
 };
-use jadpo_core::model::placement::parse_features;
 use jadpo_core::ports::{MigrationSession, MigrationStore};
 use jadpo_core::sql::identifier;
 use jadpo_core::{Dialect, SqlValue, StoreError};
@@ -272,12 +271,12 @@ impl SqliteMigrationSession {
 
     /// Whether the ledger still stands where `step` starts from.
     fn is_due(&self, step: &Step<'_>) -> Result<bool, StoreError> {
-        let Some(extends) = &step.extends else {
+        if step.extends.is_none() {
             return Ok(!is_recorded(&self.conn, step.migration)?);
-        };
+        }
         let rows = query(&self.conn, RAN_FOR, &[step.migration.version.into()])?;
         let ran_for = rows.first().map(|r| r.get_opt_str("features")).transpose()?.flatten();
-        Ok(ran_for.and_then(parse_features).as_ref() == Some(extends))
+        Ok(step.starts_from(ran_for))
     }
 
     fn apply_in_tx(&self, step: &Step<'_>) -> Result<bool, StoreError> {

@@ -72,6 +72,18 @@ impl Application {
         Feature::ALL.into_iter().filter(|f| self.feature_stores(*f).contains(&store)).collect()
     }
 
+    /// The system tables `store` holds on `dialect`: those the declaration places there, with
+    /// the dialect's helpers of its features (SQLite's audit context).
+    pub fn placed_tables(&self, store: &str, dialect: crate::sql::Dialect) -> Vec<&'static str> {
+        let features = self.store_features(store);
+        let helpers = SQLITE_ONLY
+            .iter()
+            .filter(|(_, f)| dialect == crate::sql::Dialect::Sqlite && features.contains(f))
+            .map(|(t, _)| *t);
+        let placed = self.system_tables().into_iter().filter(|p| p.store == store);
+        placed.map(|p| p.table).chain(helpers).collect()
+    }
+
     /// Every system table the declaration needs, with its store and the feature that placed it,
     /// by store and table.
     pub fn system_tables(&self) -> Vec<Placed> {

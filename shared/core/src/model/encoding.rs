@@ -3,7 +3,7 @@
 //! release reads it by that form (and refuses, for that row only, a form it does not know).
 //!
 //! `NULL` is a row written before encodings were recorded: each table reads it as the one form
-//! that table had then ([`Form::legacy_of`]). A number is never reused for another form; a new
+//! that table had then, which for every table so far is the one it writes ([`Kept::read`]). A number is never reused for another form; a new
 //! form gets the next one.
 //!
 //! Before this numbering, passkeys wrote `1` and the audit trail `1` (PostgreSQL) or `2`
@@ -103,8 +103,9 @@ impl Kept {
     /// kept before encodings were recorded (each table had one); a known number must be this
     /// value's form (or an [alias](Self::aliases) of it in this table); anything else is refused.
     pub fn read(self, encoding: Option<i64>) -> Result<Form, UnknownEncoding> {
-        let Some(number) = encoding else { return Ok(Form::legacy_of(self)) };
+        // Each table has kept one form only: NULL is the one it writes now.
         let current = self.current();
+        let Some(number) = encoding else { return Ok(current) };
         if i64::from(current.number) == number || self.aliases().contains(&number) {
             return Ok(current);
         }
@@ -113,12 +114,6 @@ impl Kept {
 }
 
 impl Form {
-    /// What a `NULL` encoding means for `kept`: the form it was kept in before encodings were
-    /// recorded (the only one each ever had).
-    pub fn legacy_of(kept: Kept) -> Form {
-        kept.current()
-    }
-
     /// The form numbered `number`, if any.
     pub fn by_number(number: i64) -> Option<Form> {
         ALL.into_iter().find(|f| i64::from(f.number) == number)

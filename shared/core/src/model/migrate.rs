@@ -394,6 +394,12 @@ pub struct Step<'a> {
 }
 
 impl Step<'_> {
+    /// Whether a further run still starts where the ledger stands: it names (as
+    /// `jadpo_migrations.features` does, `ran_for`) exactly the features the step extends.
+    pub fn starts_from(&self, ran_for: Option<&str>) -> bool {
+        ran_for.and_then(parse_features).as_ref() == self.extends.as_ref()
+    }
+
     /// `(ledger, version, name)`, as reports give it.
     pub fn id(&self) -> (Ledger, u32, String) {
         (self.migration.ledger, self.migration.version, self.migration.name.clone())
