@@ -6,7 +6,7 @@
 //! message that says what to do. The verbs: `migrate apply | status | sql | drop-unplaced`, `keys issue | list |
 //! revoke | rotate`, `tokens issue | end`, `deliveries list | show | retry | discard | release`,
 //! `schedules list | runs | pause | resume | trigger`, `breakers list | open | close`, `flags
-//! list | set | history`, `audit show | erase`, `runs list`, `sessions list`, `actions list`, `manifest`, `snapshot`, `check`, `verify`, `export`, `import`,
+//! list | set | history`, `audit show | erase`, `runs list`, `sessions list`, `actions list`, `manifest`, `snapshot`, `check`, `verify`, `backup`, `restore`, `export`, `import`,
 //! `sealing-key new`.
 
 mod actions;
@@ -14,6 +14,7 @@ mod audit;
 mod breakers;
 mod common;
 mod deliveries;
+mod files;
 mod flags;
 mod keys;
 mod manifest;
@@ -82,6 +83,10 @@ enum Command {
     Check(schema::SchemaArgs),
     /// Run the eight operational verification checks (after a migration or a restore).
     Verify(verify::VerifyArgs),
+    /// Back up an SQLite store's database into one new file (consistent while it runs).
+    Backup(files::BackupArgs),
+    /// Restore an SQLite store from a backup, keeping the failed database whole; then verify.
+    Restore(files::RestoreArgs),
     /// Export the workflow store as JSON lines (stop writes first).
     Export(transfer::ExportArgs),
     /// Import an export into a migrated store of either kind.
@@ -113,6 +118,8 @@ async fn main() -> std::process::ExitCode {
         Command::Snapshot(args) => schema::snapshot(args).await,
         Command::Check(args) => schema::check(args).await,
         Command::Verify(args) => verify::run(args).await,
+        Command::Backup(args) => files::backup(&args),
+        Command::Restore(args) => files::restore(args).await,
         Command::Export(args) => transfer::export(args).await,
         Command::Import(args) => transfer::import(args).await,
         Command::Roles(command) => roles::run(command).await,

@@ -15,24 +15,28 @@ use jadpo_core::{Store, TransactionalStore};
 use jadpo_test_harness::{PgTestDb, SqliteTestDb};
 use serde_json::json;
 
-/// Migrates with the CLI, then writes a started checkout run and a Session through the store.
-async fn seed(url: &str, store: &dyn Store) {
-    let out = jadpo(url, &["migrate", "apply"]);
-    assert!(out.status.success(), "{}", text(&out));
+/// Starts a checkout run `run` at `at_ms`.
+async fn start(store: &dyn Store, run: &str, at_ms: i64) {
     let def = jadpo_app::checkout().unwrap_or_else(|e| panic!("{e}"));
-    let t =
-        decide(&def, None, &Incoming::Start { input: json!({"order_id": "o-1"}) }, "run-1", 1_000)
-            .unwrap_or_else(|e| panic!("{e}"));
+    let t = decide(&def, None, &Incoming::Start { input: json!({"order_id": run}) }, run, at_ms)
+        .unwrap_or_else(|e| panic!("{e}"));
     let write = TransitionWrite {
         owner: None,
         actor: None,
-        run_id: "run-1",
+        run_id: run,
         expected_revision: None,
         transition: &t,
         session: None,
         lease: None,
     };
     store.commit_transition(&write).await.unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// Migrates with the CLI, then writes a started checkout run and a Session through the store.
+async fn seed(url: &str, store: &dyn Store) {
+    let out = jadpo(url, &["migrate", "apply"]);
+    assert!(out.status.success(), "{}", text(&out));
+    start(store, "run-1", 1_000).await;
     store
         .session_create("s-1", "alice", &json!({"tenant": "t1"}), Utc::now(), None)
         .await
@@ -69,6 +73,10 @@ fn passes(url: &str) {
     let shown = text(&out);
     assert!(out.status.success(), "{shown}");
     assert_eq!(shown.matches("  PASS ").count(), 8, "{shown}");
+    assert!(
+        shown.contains("RECOVERED to 1970-01-01T00:00:01+00:00 (run run-1 at revision "),
+        "{shown}"
+    );
 }
 
 #[tokio::test]
@@ -93,6 +101,8 @@ async fn a_sound_sqlite_store_passes_and_its_online_backup_too() {
     let doc: serde_json::Value =
         serde_json::from_slice(&json.stdout).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(doc["failed"], 0);
+    assert_eq!(doc["stores"][0]["recovered"]["run_id"], "run-1", "{doc}");
+    assert_eq!(doc["stores"][0]["recovered"]["at_ms"], 1_000, "{doc}");
 }
 
 #[tokio::test]
@@ -115,7 +125,7 @@ async fn a_broken_store_fails_verification_and_says_why() {
         shown.contains("FAIL 2.") && shown.contains("run run-1 has revision 99 but last event"),
         "{shown}"
     );
-    assert!(shown.contains("FAIL 5.") && shown.contains("with the wrong processed_at"), "{shown}");
+    assert!(shown.contains("FAIL 5.") && shown.contains("is pending but processed"), "{shown}");
     assert!(shown.contains("verification check(s) failed"), "{shown}");
 }
 
@@ -144,4 +154,90 @@ async fn a_postgres_dump_restored_into_another_database_passes() {
     passes(target.url());
     let restored = contents(&target.store()).await;
     assert_eq!(restored, contents(&store).await, "the restored database differs");
+}
+
+/// Whether `store` holds run `run`.
+async fn holds(store: &dyn Store, run: &str) -> bool {
+    store.execution_get(run).await.unwrap_or_else(|e| panic!("{e}")).is_some()
+}
+
+/// The restore procedure end to end on SQLite: `jadpo backup` while the store is open; a run
+/// written after it; `jadpo restore` refused while a process has the database open; then, on the
+/// files a killed process left (main file, `-wal` holding that run, `-shm`), the restore keeps
+/// all three whole (the kept copy still opens with the run), puts the backup in place with no
+/// stale `-wal` replayed into it, and passes the eight checks, printing the recovery point.
+#[tokio::test]
+async fn an_sqlite_restore_keeps_the_failed_database_whole_and_verifies() {
+    let db = SqliteTestDb::empty();
+    let store = db.store();
+    seed(&db.url(), &store).await;
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let backup = dir.path().join("backup.db");
+    let backup_arg = backup.display().to_string();
+    let out = jadpo(&db.url(), &["backup", "--output", &backup_arg]);
+    assert!(out.status.success(), "{}", text(&out));
+    let again = jadpo(&db.url(), &["backup", "--output", &backup_arg]);
+    assert!(!again.status.success() && text(&again).contains("exists already"), "{}", text(&again));
+    start(&store, "run-2", 2_000).await;
+
+    let keep = dir.path().join("kept");
+    let keep_arg = keep.display().to_string();
+    let refused = jadpo(&db.url(), &["restore", "--from", &backup_arg, "--keep", &keep_arg]);
+    assert!(!refused.status.success(), "{}", text(&refused));
+    assert!(text(&refused).contains("is open in another process"), "{}", text(&refused));
+    assert!(!keep.exists(), "a refused restore kept files");
+    assert!(holds(&store, "run-2").await, "a refused restore changed the database");
+
+    // The files a process killed now leaves: run-2 is only in the `-wal`.
+    let crashed = dir.path().join("crashed");
+    std::fs::create_dir(&crashed).unwrap_or_else(|e| panic!("{e}"));
+    let name = db.path().file_name().unwrap_or_default().to_owned();
+    for suffix in ["", "-wal", "-shm"] {
+        let mut file = name.clone();
+        file.push(suffix);
+        std::fs::copy(db.path().with_file_name(&file), crashed.join(&file))
+            .unwrap_or_else(|e| panic!("{suffix}: {e}"));
+    }
+    drop(store);
+    let failed_db = crashed.join(&name);
+    let url = format!("sqlite://{}", failed_db.display());
+    let out = jadpo(&url, &["restore", "--from", &backup_arg, "--keep", &keep_arg]);
+    let shown = text(&out);
+    assert!(out.status.success(), "{shown}");
+    assert_eq!(shown.matches("  PASS ").count(), 8, "{shown}");
+    assert!(shown.contains("RECOVERED to 1970-01-01T00:00:01+00:00 (run run-1 "), "{shown}");
+    let mut wal = name.clone();
+    wal.push("-wal");
+    assert!(keep.join(&wal).exists(), "the failed database's -wal was not kept: {shown}");
+    let kept = SqliteTestDb::open(&keep.join(&name));
+    assert!(holds(&kept, "run-2").await, "the kept copy lost what its -wal held");
+    let restored = SqliteTestDb::open(&failed_db);
+    assert!(holds(&restored, "run-1").await && !holds(&restored, "run-2").await);
+    let from_backup = SqliteTestDb::open(&backup);
+    assert_eq!(contents(&restored).await, contents(&from_backup).await, "the restore differs");
+}
+
+/// A file that is not a database is refused as a backup, and the database is left as it was;
+/// a PostgreSQL store is pointed to PostgreSQL's own tools.
+#[tokio::test]
+async fn a_restore_from_a_broken_backup_changes_nothing() {
+    let db = SqliteTestDb::empty();
+    let store = db.store();
+    seed(&db.url(), &store).await;
+    drop(store);
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let junk = dir.path().join("junk.db");
+    std::fs::write(&junk, b"not a database at all").unwrap_or_else(|e| panic!("{e}"));
+    let keep = dir.path().join("kept").display().to_string();
+    let junk_arg = junk.display().to_string();
+    let out = jadpo(&db.url(), &["restore", "--from", &junk_arg, "--keep", &keep]);
+    assert!(
+        !out.status.success() && text(&out).contains("is not a sound SQLite database"),
+        "{}",
+        text(&out)
+    );
+    assert!(!dir.path().join("kept").exists());
+    passes(&db.url());
+    let pg = jadpo("postgres://postgres@127.0.0.1:5432/none", &["backup", "--output", &keep]);
+    assert!(!pg.status.success() && text(&pg).contains("pg_dump"), "{}", text(&pg));
 }

@@ -22,3 +22,7 @@ pub mod wiring;
 pub use config::{Config, ConfigError, DatabaseUrl, Mode, SqlitePath, StoreConfig};
 pub use stores::{Stores, catalog_for, migrate_all, open_stores};
 pub use wiring::{Wiring, WiringError};
+
+/// Backing up and restoring SQLite files (`jadpo backup`, `jadpo restore`).
+#[cfg(feature = "sqlite")]
+pub use jadpo_store_sqlite::files as sqlite_files;

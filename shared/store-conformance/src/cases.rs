@@ -151,6 +151,38 @@ pub async fn status_lists_pending_then_applied(fx: &dyn Fixture) {
     assert!(after.iter().all(|s| s.state.label() == "applied"), "{after:?}");
 }
 
+/// A database whose only ledger is the specification's (another tool made it) lists those
+/// versions as `unverified`, not `pending`, and `apply` adopts them without running them again.
+pub async fn a_spec_only_ledger_is_unverified_then_adopted(fx: &dyn Fixture) {
+    let store = fx.open();
+    let catalog = store.migration_catalog();
+    let v1 = catalog.all().next().map(|m| m.sql.clone()).unwrap_or_default();
+    let ledger = match fx.dialect() {
+        Dialect::Sqlite => {
+            "CREATE TABLE invariant_schema_migrations (version INTEGER PRIMARY KEY, \
+             applied_at INTEGER NOT NULL); \
+             INSERT INTO invariant_schema_migrations (version, applied_at) VALUES (1, 0)"
+        }
+        Dialect::Postgres => {
+            "CREATE TABLE invariant_schema_migrations (version INTEGER PRIMARY KEY, \
+             description TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT NOW()); \
+             INSERT INTO invariant_schema_migrations (version, description) VALUES (1, 'initial')"
+        }
+    };
+    let mut tx = ok(store.begin().await, "begin");
+    ok(tx.batch(&v1).await, "the specification's v1");
+    ok(tx.batch(ledger).await, "the specification's ledger");
+    ok(tx.commit().await, "commit");
+    let status = ok(migrate::status(store.as_ref(), &catalog).await, "status");
+    let labels: Vec<_> = status.iter().map(|s| (s.ledger, s.version, s.state.label())).collect();
+    assert_eq!(labels.first(), Some(&(Ledger::Workflow, 1, "unverified")), "{labels:?}");
+    assert!(labels.iter().skip(1).all(|(_, _, l)| *l == "pending"), "{labels:?}");
+    let report = ok(migrate::apply(store.as_ref(), &catalog).await, "apply");
+    assert_eq!(report.adopted.len(), 1, "{report:?}");
+    let after = ok(migrate::status(store.as_ref(), &catalog).await, "status");
+    assert!(after.iter().all(|s| s.state.label() == "applied"), "{after:?}");
+}
+
 /// A migration whose text changed after it was applied is refused before anything else runs.
 pub async fn an_edited_migration_is_refused_and_nothing_runs(fx: &dyn Fixture) {
     let store = fx.open();

@@ -47,6 +47,7 @@ macro_rules! conformance_tests {
             reapplying_is_a_no_op,
             ledgers_record_every_migration,
             status_lists_pending_then_applied,
+            a_spec_only_ledger_is_unverified_then_adopted,
             an_edited_migration_is_refused_and_nothing_runs,
             application_migrations_follow_the_builtins,
             a_failing_migration_rolls_back_alone,

@@ -41,9 +41,17 @@ CREATE TABLE IF NOT EXISTS jadpo_migrations (
 );
 ALTER TABLE jadpo_migrations ADD COLUMN IF NOT EXISTS features TEXT;";
 
-const LEDGERS_EXIST: &str = "SELECT count(*)::bigint AS n FROM pg_catalog.pg_tables
-    WHERE schemaname = current_schema()
+// Which ledgers exist: `spec` for the specification's, `jadpo` for Jadpo's checksums.
+const LEDGERS_EXIST: &str = "SELECT
+    count(*) FILTER (WHERE tablename = 'invariant_schema_migrations')::bigint AS spec,
+    count(*) FILTER (WHERE tablename = 'jadpo_migrations')::bigint AS jadpo
+    FROM pg_catalog.pg_tables WHERE schemaname = current_schema()
       AND tablename IN ('invariant_schema_migrations', 'jadpo_migrations')";
+
+// A database whose only ledger is the specification's (made by another tool, or before Jadpo's
+// ledger existed): its versions are `unverified` until `apply` adopts them.
+const APPLIED_SPEC_ONLY: &str = "SELECT version, applied_at, NULL::text AS checksum
+    FROM invariant_schema_migrations ORDER BY version";
 
 const APPLIED_WORKFLOW: &str = "SELECT i.version, i.applied_at, j.checksum
     FROM invariant_schema_migrations i
@@ -395,10 +403,18 @@ impl MigrationStore for Postgres {
     async fn migrations_applied(&self) -> Result<Vec<AppliedMigration>, StoreError> {
         let client = self.client().await?;
         let present = query(&client, LEDGERS_EXIST, &[]).await?;
-        if present.first().map(|r| r.get_i64("n")).transpose()?.unwrap_or(0) < 2 {
-            return Ok(Vec::new());
+        let has = |ledger: &str| -> Result<bool, StoreError> {
+            Ok(present.first().map(|r| r.get_i64(ledger)).transpose()?.unwrap_or(0) > 0)
+        };
+        match (has("spec")?, has("jadpo")?) {
+            (true, true) => applied_rows(&client).await,
+            (true, false) => query(&client, APPLIED_SPEC_ONLY, &[])
+                .await?
+                .iter()
+                .map(|row| AppliedMigration::from_row(Ledger::Workflow, row))
+                .collect(),
+            _ => Ok(Vec::new()),
         }
-        applied_rows(&client).await
     }
 }
 

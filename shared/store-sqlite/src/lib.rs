@@ -29,6 +29,7 @@ mod audit;
 mod breaker;
 mod delivery_admin;
 mod error;
+pub mod files;
 mod flags;
 mod group;
 mod housekeeping;

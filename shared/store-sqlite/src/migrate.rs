@@ -41,8 +41,16 @@ const LEDGER_HAS_FEATURES: &str =
     "SELECT count(*) AS n FROM pragma_table_info('jadpo_migrations') WHERE name = 'features'";
 const LEDGER_ADD_FEATURES: &str = "ALTER TABLE jadpo_migrations ADD COLUMN features TEXT";
 
-const LEDGERS_EXIST: &str = "SELECT count(*) AS n FROM sqlite_schema
-    WHERE type = 'table' AND name IN ('invariant_schema_migrations', 'jadpo_migrations')";
+// Which ledgers exist: `spec` for the specification's, `jadpo` for Jadpo's checksums.
+const LEDGERS_EXIST: &str = "SELECT
+    count(*) FILTER (WHERE name = 'invariant_schema_migrations') AS spec,
+    count(*) FILTER (WHERE name = 'jadpo_migrations') AS jadpo
+    FROM sqlite_schema WHERE type = 'table'";
+
+// A database whose only ledger is the specification's (made by another tool, or before Jadpo's
+// ledger existed): its versions are `unverified` until `apply` adopts them.
+const APPLIED_SPEC_ONLY: &str = "SELECT version, applied_at, NULL AS checksum
+    FROM invariant_schema_migrations ORDER BY version";
 
 const APPLIED_WORKFLOW: &str = "SELECT i.version AS version, i.applied_at AS applied_at,
     j.checksum AS checksum
@@ -386,10 +394,16 @@ impl MigrationStore for Sqlite {
     async fn migrations_applied(&self) -> Result<Vec<AppliedMigration>, StoreError> {
         let conn = crate::group::idle(&self.conn).await;
         let present = query(&conn, LEDGERS_EXIST, &[])?;
-        let count = present.first().map(|r| r.get_i64("n")).transpose()?.unwrap_or(0);
-        if count < 2 {
-            return Ok(Vec::new());
+        let has = |ledger: &str| -> Result<bool, StoreError> {
+            Ok(present.first().map(|r| r.get_i64(ledger)).transpose()?.unwrap_or(0) > 0)
+        };
+        match (has("spec")?, has("jadpo")?) {
+            (true, true) => applied_rows(&conn),
+            (true, false) => query(&conn, APPLIED_SPEC_ONLY, &[])?
+                .iter()
+                .map(|row| AppliedMigration::from_row(Ledger::Workflow, row))
+                .collect(),
+            _ => Ok(Vec::new()),
         }
-        applied_rows(&conn)
     }
 }

@@ -102,17 +102,25 @@ pub static SQL: WorkflowSql = WorkflowSql {
     verify_revisions: Statement::new(
         "SELECT e.run_id, e.revision, m.last_seq FROM workflow_executions e \
         JOIN (SELECT run_id, max(seq) AS last_seq FROM workflow_events GROUP BY run_id) m \
-        ON m.run_id = e.run_id WHERE e.revision <> m.last_seq ORDER BY e.run_id",
+        ON m.run_id = e.run_id WHERE e.revision <> m.last_seq \
+        AND NOT EXISTS (SELECT 1 FROM workflow_events x WHERE x.run_id = e.run_id \
+        AND x.id <> x.run_id || ':' || x.seq) ORDER BY e.run_id",
     ),
     verify_event_ids: Statement::new(
-        "SELECT (SELECT count(*) FROM workflow_events WHERE id <> run_id || ':' || seq) + \
-        (SELECT count(*) FROM (SELECT run_id, seq FROM workflow_events GROUP BY run_id, seq \
-        HAVING count(*) > 1) d) AS n",
+        "SELECT (SELECT count(*) FROM (SELECT run_id, seq FROM workflow_events \
+        GROUP BY run_id, seq HAVING count(*) > 1) d) AS pairs, \
+        (SELECT count(*) FROM (SELECT id FROM workflow_events GROUP BY id \
+        HAVING count(*) > 1) i) AS ids",
     ),
-    verify_command_times: Statement::new(
-        "SELECT id, status FROM outbox_commands \
-        WHERE (status = 'pending' AND processed_at IS NOT NULL) \
-        OR (status IN ('completed', 'failed') AND processed_at IS NULL) ORDER BY id",
+    legacy_event_ids: Statement::new(
+        "SELECT seq, id FROM workflow_events WHERE run_id = $1 AND id <> run_id || ':' || seq \
+        ORDER BY seq",
+    ),
+    recovery_point: Statement::new(
+        "SELECT e.run_id, e.seq, e.timestamp, \
+        (SELECT count(*) FROM workflow_executions) AS runs, \
+        (SELECT count(*) FROM workflow_events) AS events \
+        FROM workflow_events e ORDER BY e.timestamp DESC, e.seq DESC LIMIT 1",
     ),
     executions_page: Statement::new(
         "SELECT run_id FROM workflow_executions WHERE run_id > $1 ORDER BY run_id LIMIT $2",

@@ -5,20 +5,23 @@
 use async_trait::async_trait;
 
 use crate::error::StoreError;
+use crate::model::workflow::rows::RecoveryPoint;
 use crate::model::workflow::rows::RunExport;
 use crate::model::workflow::rows::SessionExport;
 
 /// The operator role over the workflow tables.
 #[async_trait]
 pub trait WorkflowOps: Send + Sync {
-    /// Runs whose revision differs from their last event's seq: `(run_id, revision, last_seq)`.
+    /// Runs whose every event has a `${runId}:${seq}` id (new-format histories) and whose
+    /// revision column differs from their last event's seq: `(run_id, revision, last_seq)`.
+    /// Legacy histories, with older ids, are not held to the rule.
     async fn verify_revisions(&self) -> Result<Vec<(String, i64, i64)>, StoreError>;
 
-    /// How many events have an id other than `${runId}:${seq}` or repeat a `(run_id, seq)`.
-    async fn verify_event_ids(&self) -> Result<i64, StoreError>;
+    /// How many `(run_id, seq)` pairs and how many event ids occur more than once.
+    async fn verify_event_ids(&self) -> Result<(i64, i64), StoreError>;
 
-    /// Commands whose `processed_at` does not fit their status: `(id, status)`.
-    async fn verify_command_times(&self) -> Result<Vec<(String, String)>, StoreError>;
+    /// The newest event and how many runs and events there are; `None` without events.
+    async fn recovery_point(&self) -> Result<Option<RecoveryPoint>, StoreError>;
 
     /// Run ids after `after`, in order, at most `limit`.
     async fn executions_page(&self, after: &str, limit: u32) -> Result<Vec<String>, StoreError>;

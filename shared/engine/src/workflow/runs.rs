@@ -213,11 +213,35 @@ pub async fn start_run(
     Ok(t.state)
 }
 
+/// How many times a transition without an expected revision (a cancellation) is decided again
+/// on a run that moved meanwhile before the conflict is handed to the caller: the caller did not
+/// ask for a revision, so a command completing at that moment is not its conflict.
+const UNGUARDED_TRIES: usize = 5;
+
 async fn transition(
     p: &Engine,
     run_id: &str,
     expected: Option<u64>,
     incoming: Incoming,
+    actor: Option<&Principal>,
+) -> Result<ExecutionState, EngineError> {
+    let tries = if expected.is_some() { 1 } else { UNGUARDED_TRIES };
+    let mut tried = 0;
+    loop {
+        tried += 1;
+        match transition_once(p, run_id, expected, &incoming, actor).await {
+            Err(EngineError::Transition(TransitionError::StaleRevision { .. }))
+                if tried < tries => {}
+            other => return other,
+        }
+    }
+}
+
+async fn transition_once(
+    p: &Engine,
+    run_id: &str,
+    expected: Option<u64>,
+    incoming: &Incoming,
     actor: Option<&Principal>,
 ) -> Result<ExecutionState, EngineError> {
     let (store_name, state) = find_run(p, run_id).await?;
@@ -232,7 +256,7 @@ async fn transition(
         .app
         .workflow(&state.workflow_id)
         .ok_or_else(|| EngineError::UnknownWorkflow(state.workflow_id.clone()))?;
-    let t = decide(def, Some(&state), &incoming, run_id, now_ms(p))?;
+    let t = decide(def, Some(&state), incoming, run_id, now_ms(p))?;
     let actor = actor.map(Principal::owner);
     let write = TransitionWrite {
         owner: None,
@@ -243,6 +267,7 @@ async fn transition(
         session: None,
         lease: None,
     };
+    crate::fault!("workflow.before_transition_commit");
     p.store(&store_name)?.commit_transition(&write).await?;
     enqueue_commands(p, &store_name, run_id, &t.commands).await;
     Ok(t.state)

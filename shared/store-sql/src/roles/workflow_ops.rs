@@ -4,6 +4,7 @@
 use async_trait::async_trait;
 
 use jadpo_core::error::StoreError;
+use jadpo_core::model::workflow::rows::RecoveryPoint;
 use jadpo_core::model::workflow::rows::RunExport;
 use jadpo_core::model::workflow::rows::SessionExport;
 use jadpo_core::ports::WorkflowOps;
@@ -34,7 +35,16 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
             .collect::<Result<Vec<_>, StoreError>>()?;
         let owner = self.execution_owner(run_id).await?;
         let actors = self.execution_event_actors(run_id).await?;
-        Ok(Some(RunExport { state, events, commands, owner, actors }))
+        let legacy = self.sql.workflow.legacy_event_ids.query_once(self, [run_id.into()]).await?;
+        let event_ids = legacy
+            .iter()
+            .map(|r| {
+                let seq = u64::try_from(r.get_i64("seq")?)
+                    .map_err(|_| StoreError::internal("a negative event seq"))?;
+                Ok((seq, r.get_str("id")?.to_owned()))
+            })
+            .collect::<Result<_, StoreError>>()?;
+        Ok(Some(RunExport { state, events, commands, owner, actors, event_ids }))
     }
 
     async fn run_import(&self, run: &RunExport) -> Result<(), StoreError> {
@@ -52,7 +62,7 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
                 let seq =
                     i64::try_from(e.seq).map_err(|_| StoreError::invalid("seq out of range"))?;
                 let params = [
-                    e.id(run_id).into(),
+                    run.event_id(e).into(),
                     run_id.into(),
                     seq.into(),
                     e.event_type.as_str().into(),
@@ -139,16 +149,24 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
             .collect()
     }
 
-    async fn verify_event_ids(&self) -> Result<i64, StoreError> {
+    async fn verify_event_ids(&self) -> Result<(i64, i64), StoreError> {
         let rows = self.sql.workflow.verify_event_ids.query_once(self, []).await?;
-        rows.first().map_or(Ok(0), |r| r.get_i64("n"))
+        rows.first().map_or(Ok((0, 0)), |r| Ok((r.get_i64("pairs")?, r.get_i64("ids")?)))
     }
 
-    async fn verify_command_times(&self) -> Result<Vec<(String, String)>, StoreError> {
-        let rows = self.sql.workflow.verify_command_times.query_once(self, []).await?;
-        rows.iter()
-            .map(|r| Ok((r.get_str("id")?.to_owned(), r.get_str("status")?.to_owned())))
-            .collect()
+    async fn recovery_point(&self) -> Result<Option<RecoveryPoint>, StoreError> {
+        let rows = self.sql.workflow.recovery_point.query_once(self, []).await?;
+        rows.first()
+            .map(|r| {
+                Ok(RecoveryPoint {
+                    run_id: r.get_str("run_id")?.to_owned(),
+                    revision: r.get_i64("seq")?,
+                    at_ms: r.get_i64("timestamp")?,
+                    runs: r.get_i64("runs")?,
+                    events: r.get_i64("events")?,
+                })
+            })
+            .transpose()
     }
 
     async fn executions_page(&self, after: &str, limit: u32) -> Result<Vec<String>, StoreError> {

@@ -56,13 +56,16 @@ statements! {
         commands_claim_due(now, lost_before, limit),
         /// Stamp a command as put on the queue (insert or refresh).
         command_mark_enqueued(command_id, run_id, now),
-        /// Returns `run_id, revision, last_seq` of runs with events whose revision differs from their
-        /// last event's seq.
+        /// Returns `run_id, revision, last_seq` of runs whose events all have `${run_id}:${seq}`
+        /// ids and whose revision differs from their last event's seq.
         verify_revisions(),
-        /// Returns `n`: events whose id is not `${run_id}:${seq}`, or whose `(run_id, seq)` repeats.
+        /// Returns `pairs`: `(run_id, seq)` pairs that repeat, and `ids`: event ids that repeat.
         verify_event_ids(),
-        /// Returns `id, status`: commands whose `processed_at` does not fit their status.
-        verify_command_times(),
+        /// Returns `seq, id` of a run's events whose id is not `${run_id}:${seq}` (legacy ids).
+        legacy_event_ids(run_id),
+        /// Returns `run_id, seq, timestamp` of the newest event with `runs` and `events` counts;
+        /// no row without events.
+        recovery_point(),
         /// Returns `run_id` of runs in id order, for paging.
         executions_page(after, limit),
         /// Returns `id` of every Session.

@@ -26,6 +26,38 @@ pub struct RunExport {
     /// events the runtime made itself (a step's completion) have none.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub actors: BTreeMap<u64, String>,
+    /// The ids of events written before ids were `${runId}:${seq}`, by `seq`: kept as they are
+    /// through an export and import (an event absent here has the current form).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub event_ids: BTreeMap<u64, String>,
+}
+
+impl RunExport {
+    /// The stored id of event `event`: its legacy id when it has one, else `${runId}:${seq}`.
+    pub fn event_id(&self, event: &RuntimeEvent) -> String {
+        self.event_ids.get(&event.seq).cloned().unwrap_or_else(|| event.id(&self.state.run_id))
+    }
+
+    /// Whether every event has a current-form id (a history the revision rule applies to).
+    pub fn is_new_format(&self) -> bool {
+        self.event_ids.is_empty() && !self.events.is_empty()
+    }
+}
+
+/// The newest durable fact a store holds: what an operator records as the recovered revision
+/// and time after a restore.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct RecoveryPoint {
+    /// The run of the newest event.
+    pub run_id: String,
+    /// Its `seq`: that run's recovered revision.
+    pub revision: i64,
+    /// Its time, Unix ms.
+    pub at_ms: i64,
+    /// How many runs the store holds.
+    pub runs: i64,
+    /// How many events the store holds.
+    pub events: i64,
 }
 
 /// A Session as exported.
