@@ -60,4 +60,4 @@ pub mod tokens;
 pub mod workflow;
 
 pub use context::Engine;
-pub use settings::EngineSettings;
+pub use settings::{EngineSettings, WorkflowSettings};

@@ -60,6 +60,7 @@ pub async fn relay(p: &Engine, deadline: Instant) -> Result<RelayReport, StoreEr
         }
     }
     report.sent += crate::workflow::runs::relay_commands(p).await?;
+    report.sent += crate::workflow::runs::resume_expired_runs(p).await?;
     Ok(report)
 }
 

@@ -37,6 +37,8 @@ pub struct EngineSettings {
     pub browser_sessions: jadpo_core::model::user_session::BrowserLimits,
     /// Runs that make changing calls.
     pub steps: StepSettings,
+    /// Workflow commands' executors.
+    pub workflows: WorkflowSettings,
 }
 
 impl Default for EngineSettings {
@@ -53,7 +55,25 @@ impl Default for EngineSettings {
             sign_in: jadpo_core::model::sign_in::SignInLimits::default(),
             browser_sessions: jadpo_core::model::user_session::BrowserLimits::default(),
             steps: StepSettings::default(),
+            workflows: WorkflowSettings::default(),
         }
+    }
+}
+
+/// How a workflow command's executor holds its run.
+#[derive(Debug, Clone, Copy)]
+pub struct WorkflowSettings {
+    /// How long the run's lease lasts unrenewed; the executor renews it every third of this
+    /// while the capability runs, so a holder that stops is taken over this long after.
+    pub run_lease: Duration,
+    /// The longest a capability may run: past it, the command fails with a message saying so
+    /// (the run follows the node's failure path) and the lease is no longer renewed.
+    pub capability_deadline: Duration,
+}
+
+impl Default for WorkflowSettings {
+    fn default() -> Self {
+        Self { run_lease: Duration::from_secs(60), capability_deadline: Duration::from_secs(300) }
     }
 }
 

@@ -49,7 +49,7 @@ use jadpo_engine::EngineSettings;
 use jadpo_engine::housekeeping::HousekeepingSettings;
 use jadpo_engine::schedule::ScheduleSettings;
 use jadpo_engine::sealing::SealingKeys;
-use jadpo_engine::settings::StepSettings;
+use jadpo_engine::settings::{StepSettings, WorkflowSettings};
 use jadpo_store_postgres::PgOptions;
 
 mod database;
@@ -375,6 +375,14 @@ impl Config {
                 lease: seconds(env, "JADPO_STEP_LEASE_SECS", d.steps.lease.as_secs())?,
                 call_budget: connection_timeout,
                 ..d.steps
+            },
+            workflows: WorkflowSettings {
+                run_lease: seconds(env, "JADPO_RUN_LEASE_SECS", d.workflows.run_lease.as_secs())?,
+                capability_deadline: seconds(
+                    env,
+                    "JADPO_CAPABILITY_DEADLINE_SECS",
+                    d.workflows.capability_deadline.as_secs(),
+                )?,
             },
             ..engine
         };

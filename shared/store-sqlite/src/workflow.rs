@@ -81,6 +81,19 @@ pub static SQL: WorkflowSql = WorkflowSql {
         WHERE e.status IN ('running', 'cancelling') AND (l.run_id IS NULL OR l.expires_at <= $1) \
         ORDER BY e.updated_at LIMIT $2",
     ),
+    leases_expired: Statement::new(
+        "SELECT run_id, worker_id, lease_id, expires_at FROM execution_leases \
+        WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2",
+    ),
+    lease_clear_expired: Statement::new(
+        "DELETE FROM execution_leases WHERE run_id = $1 AND lease_id = $2 AND expires_at <= $3",
+    ),
+    commands_resend_for_run: Statement::new(
+        "INSERT INTO jadpo_command_dispatch (command_id, run_id, enqueued_at) \
+        SELECT id, run_id, $2 FROM outbox_commands WHERE run_id = $1 AND status = 'pending' \
+        ON CONFLICT (command_id) DO UPDATE SET enqueued_at = excluded.enqueued_at \
+        RETURNING command_id",
+    ),
     command_get: Statement::new(
         "SELECT id, run_id, node_id, type, payload, status, idempotency_key \
         FROM outbox_commands WHERE id = $1",

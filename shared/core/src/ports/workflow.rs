@@ -91,6 +91,33 @@ pub trait WorkflowStore: Send + Sync {
     /// Runs that are running or cancelling and hold no live lease: work to resume.
     async fn runs_runnable(&self, now_ms: i64, limit: u32) -> Result<Vec<String>, StoreError>;
 
+    /// Leases that expired at `now_ms` without being released: their holder stopped
+    /// mid-capability (a clean finish, a committed result and a give-up all delete the row).
+    /// Oldest first, at most `limit`.
+    async fn run_leases_expired(
+        &self,
+        now_ms: i64,
+        limit: u32,
+    ) -> Result<Vec<ExecutionLease>, StoreError>;
+
+    /// Deletes lease `lease_id` of `run_id` if it is still expired at `now_ms` (not renewed or
+    /// taken over meanwhile); `false` otherwise.
+    async fn run_lease_clear_expired(
+        &self,
+        run_id: &str,
+        lease_id: &str,
+        now_ms: i64,
+    ) -> Result<bool, StoreError>;
+
+    /// Stamps every pending command of `run_id` as put on the queue at `now` and returns their
+    /// ids, to be sent now (a run whose executor stopped is resumed at once, not after the
+    /// redelivery window).
+    async fn commands_resend_for_run(
+        &self,
+        run_id: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<String>, StoreError>;
+
     /// A command.
     async fn command_get(&self, id: &str) -> Result<Option<CommandRow>, StoreError>;
 

@@ -28,9 +28,6 @@ use jadpo_core::{Store, StoreError};
 use super::session::{SessionError, restore_owned, restore_session};
 use crate::context::Engine;
 
-/// How long a command's executor holds the run's lease.
-const LEASE_MS: i64 = 60_000;
-
 /// Why a workflow request was refused. Nothing was written.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
@@ -373,7 +370,7 @@ pub async fn run_command(
     let worker = format!("pid-{}", std::process::id());
     let start = now_ms(p);
     let Some(lease) =
-        store.run_lease_take(&command.run_id, &worker, start, start + LEASE_MS).await?
+        store.run_lease_take(&command.run_id, &worker, start, start + lease_ms(p)).await?
     else {
         return Err(CommandError::Busy(command.run_id.clone()));
     };
@@ -384,6 +381,89 @@ pub async fn run_command(
         let _ = store.run_lease_give_up(&command.run_id, &lease.lease_id).await;
     }
     outcome
+}
+
+fn lease_ms(p: &Engine) -> i64 {
+    i64::try_from(p.settings.workflows.run_lease.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// How a capability's run ended while its executor held the lease.
+enum Held<T> {
+    /// It finished.
+    Done(T),
+    /// The lease expired or was taken over: another executor owns the run now.
+    Lost,
+    /// It ran past the capability deadline and was stopped.
+    TimedOut,
+}
+
+/// Runs `work` while renewing the run's lease every third of its length, for at most the
+/// capability deadline. A renewal the store fails is tried again at the next tick; one the store
+/// refuses (the lease is gone) stops the work.
+async fn holding_lease<T>(
+    p: &Engine,
+    run: &Leased<'_>,
+    run_id: &str,
+    work: impl std::future::Future<Output = T>,
+) -> Held<T> {
+    let every = (p.settings.workflows.run_lease / 3).max(std::time::Duration::from_millis(1));
+    let renew = async {
+        let mut tick = tokio::time::interval(every);
+        tick.tick().await; // the first tick is now: the lease was just taken
+        loop {
+            tick.tick().await;
+            let now = now_ms(p);
+            crate::fault!("command.before_lease_renewal");
+            match run.store.run_lease_extend(run_id, run.lease_id, now, now + lease_ms(p)).await {
+                Ok(true) => {}
+                Ok(false) => return Ok::<(), StoreError>(()),
+                Err(e) => tracing::warn!(run_id, error = %e, "could not renew the run's lease"),
+            }
+        }
+    };
+    let deadline = p.settings.workflows.capability_deadline;
+    tokio::select! {
+        done = tokio::time::timeout(deadline, work) => match done {
+            Ok(value) => Held::Done(value),
+            Err(_) => Held::TimedOut,
+        },
+        _ = renew => Held::Lost,
+    }
+}
+
+/// One sweep over runs whose executor stopped mid-capability (its lease expired unreleased):
+/// each lease is cleared and the run's pending commands are sent again at once, so another
+/// executor takes the run over. Returns how many runs were resumed.
+pub async fn resume_expired_runs(p: &Engine) -> Result<usize, StoreError> {
+    let mut resumed = 0;
+    for name in p.app.workflow_stores() {
+        let Some(store) = p.stores.get(name) else { continue };
+        let now = now_ms(p);
+        let limit = u32::try_from(p.settings.relay_batch).unwrap_or(u32::MAX);
+        for lease in store.run_leases_expired(now, limit).await? {
+            if !store.run_lease_clear_expired(&lease.run_id, &lease.lease_id, now).await? {
+                continue; // renewed or taken over meanwhile
+            }
+            crate::fault!("relay.after_lease_cleared");
+            let ids = store.commands_resend_for_run(&lease.run_id, p.clock.now()).await?;
+            let messages: Vec<QueueMessage> =
+                ids.iter().enumerate().map(|(i, id)| command_message(name, i, id)).collect();
+            for chunk in messages.chunks(p.queue.max_batch().max(1)) {
+                if let Err(e) = p.queue.send_batch(chunk).await {
+                    // The commands stay pending: the relay's sweep for lost commands sends them.
+                    tracing::warn!(error = %e, "could not resend a resumed run's commands");
+                }
+            }
+            tracing::info!(
+                run_id = lease.run_id,
+                holder = lease.worker_id,
+                commands = ids.len(),
+                "resumed a run whose executor stopped"
+            );
+            resumed += 1;
+        }
+    }
+    Ok(resumed)
 }
 
 /// A run its executor holds the lease on.
@@ -421,7 +501,15 @@ async fn execute(
                 request.idempotency_key.clone(),
                 p.clock.now(),
             );
-            capability.run(&mut ctx, &request).await
+            match holding_lease(p, run, &command.run_id, capability.run(&mut ctx, &request)).await {
+                Held::Done(result) => result,
+                Held::Lost => return Err(CommandError::Busy(command.run_id.clone())),
+                Held::TimedOut => Err(HandlerError::Failed(format!(
+                    "capability {:?} did not finish within {} s",
+                    command.command_type,
+                    p.settings.workflows.capability_deadline.as_secs_f64()
+                ))),
+            }
         }
         None => Err(HandlerError::Failed(format!(
             "capability {:?} is not declared",

@@ -308,6 +308,45 @@ impl<C: TransactionalStore> WorkflowStore for SqlStore<C> {
         rows.iter().map(|r| r.get_str("run_id").map(str::to_owned)).collect()
     }
 
+    async fn run_leases_expired(
+        &self,
+        now_ms: i64,
+        limit: u32,
+    ) -> Result<Vec<ExecutionLease>, StoreError> {
+        let params = [now_ms.into(), i64::from(limit).into()];
+        let rows = self.sql.workflow.leases_expired.query_once(self, params).await?;
+        rows.iter()
+            .map(|r| {
+                Ok(ExecutionLease {
+                    run_id: r.get_str("run_id")?.to_owned(),
+                    worker_id: r.get_str("worker_id")?.to_owned(),
+                    lease_id: r.get_str("lease_id")?.to_owned(),
+                    expires_at: r.get_i64("expires_at")?,
+                })
+            })
+            .collect()
+    }
+
+    async fn run_lease_clear_expired(
+        &self,
+        run_id: &str,
+        lease_id: &str,
+        now_ms: i64,
+    ) -> Result<bool, StoreError> {
+        let params = [run_id.into(), lease_id.into(), now_ms.into()];
+        Ok(self.sql.workflow.lease_clear_expired.execute_once(self, params).await? == 1)
+    }
+
+    async fn commands_resend_for_run(
+        &self,
+        run_id: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<String>, StoreError> {
+        let sql = self.sql.workflow.commands_resend_for_run;
+        let rows = sql.query_once(self, [run_id.into(), now.into()]).await?;
+        rows.iter().map(|r| r.get_str("command_id").map(str::to_owned)).collect()
+    }
+
     async fn command_get(&self, id: &str) -> Result<Option<CommandRow>, StoreError> {
         let rows = self.sql.workflow.command_get.query_once(self, [id.into()]).await?;
         rows.first()

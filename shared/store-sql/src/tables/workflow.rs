@@ -49,6 +49,13 @@ statements! {
         run_lease_end(run_id, lease_id, now),
         /// Returns `run_id` of running or cancelling runs with no live lease.
         runnable(now, limit),
+        /// Returns `run_id, worker_id, lease_id, expires_at` of leases expired at `now`, oldest
+        /// first.
+        leases_expired(now, limit),
+        /// Delete that lease if it is still expired at `now`.
+        lease_clear_expired(run_id, lease_id, now),
+        /// Returns `command_id` of the run's pending commands, stamped as enqueued at `now`.
+        commands_resend_for_run(run_id, now),
         /// Returns a command row: `id, run_id, node_id, type, payload, status, idempotency_key`.
         command_get(id),
         /// Returns `command_id` of pending commands of live runs never put on the queue or put there
