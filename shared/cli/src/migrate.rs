@@ -39,6 +39,19 @@ pub(crate) enum MigrateCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Rewrite workflow events stored before the complete form (the inner payload alone) into
+    /// the complete serialized event, a batch per transaction; online, resumable, repeatable.
+    Events {
+        /// Only this store.
+        #[arg(long)]
+        store: Option<String>,
+        /// Events per transaction.
+        #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+        batch: u32,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -60,7 +73,41 @@ pub(crate) async fn run(command: MigrateCommand) -> anyhow::Result<()> {
         MigrateCommand::DropUnplaced { store, yes, json } => {
             drop_unplaced(&app, &store, yes, json).await
         }
+        MigrateCommand::Events { store, batch, json } => {
+            events(&app, store.as_deref(), batch, json).await
+        }
     }
+}
+
+async fn events(
+    app: &Arc<Application>,
+    only: Option<&str>,
+    batch: u32,
+    json: bool,
+) -> anyhow::Result<()> {
+    let wiring = crate::common::wiring(app, only).await?;
+    let mut out = Vec::new();
+    for (name, store) in wiring.stores.iter() {
+        if only.is_some_and(|o| o != name) || !app.workflow_stores().contains(&name) {
+            continue;
+        }
+        let done = jadpo_engine::workflow::events::upgrade_payloads(store.as_ref(), batch, |_| {})
+            .await
+            .with_context(|| format!("store {name}: stopped; run it again to resume"))?;
+        if !json {
+            println!(
+                "store {name}: {} events rewritten into the complete form ({} pages)",
+                done.rewritten, done.pages
+            );
+        }
+        out.push(
+            serde_json::json!({"store": name, "rewritten": done.rewritten, "pages": done.pages}),
+        );
+    }
+    if json {
+        println!("{}", serde_json::json!({"stores": out}));
+    }
+    Ok(())
 }
 
 async fn drop_unplaced(

@@ -183,6 +183,54 @@ pub async fn a_spec_only_ledger_is_unverified_then_adopted(fx: &dyn Fixture) {
     assert!(after.iter().all(|s| s.state.label() == "applied"), "{after:?}");
 }
 
+/// A database made before either ledger existed — the workflow tables there (PostgreSQL's
+/// without `cancellation_state`), a Session in them, no ledger at all — is taken over by
+/// `apply`: on SQLite the versions whose tables and columns are there are adopted rather than
+/// run again, on PostgreSQL the first version's idempotent DDL adds what is missing; the Session
+/// stays and every migration ends applied.
+pub async fn a_pre_ledger_database_is_taken_over_with_its_rows(fx: &dyn Fixture) {
+    let store = fx.open();
+    let catalog = store.migration_catalog();
+    let v1 = catalog.all().next().map(|m| m.sql.clone()).unwrap_or_default();
+    let (older, session) = match fx.dialect() {
+        Dialect::Sqlite => (
+            "SELECT 1",
+            "INSERT INTO sessions (id, user_id, created_at, updated_at) VALUES ('s-old', 'u', 0, 0)",
+        ),
+        Dialect::Postgres => (
+            "ALTER TABLE workflow_executions DROP COLUMN cancellation_state",
+            "INSERT INTO sessions (id, user_id, created_at, updated_at) \
+             VALUES ('s-old', 'u', now(), now())",
+        ),
+    };
+    let mut tx = ok(store.begin().await, "begin");
+    ok(tx.batch(&v1).await, "the tables of a pre-ledger release");
+    ok(tx.batch(older).await, "as that release made them");
+    ok(tx.batch(session).await, "a Session of then");
+    ok(tx.commit().await, "commit");
+    assert!(!table_exists(store.as_ref(), "invariant_schema_migrations").await);
+    let report =
+        ok(migrate::apply(store.as_ref(), &catalog).await, "apply on a pre-ledger database");
+    let adopted = match fx.dialect() {
+        Dialect::Sqlite => 1,
+        Dialect::Postgres => 0,
+    };
+    assert_eq!(report.adopted.len(), adopted, "{report:?}");
+    let after = ok(migrate::status(store.as_ref(), &catalog).await, "status");
+    assert!(after.iter().all(|s| s.state.label() == "applied"), "{after:?}");
+    let kept = count(store.as_ref(), "SELECT count(*) AS n FROM sessions WHERE id = 's-old'").await;
+    assert_eq!(kept, 1, "the pre-ledger Session was lost");
+    if fx.dialect() == Dialect::Postgres {
+        let added = count(
+            store.as_ref(),
+            "SELECT count(*) AS n FROM information_schema.columns \
+             WHERE table_name = 'workflow_executions' AND column_name = 'cancellation_state'",
+        )
+        .await;
+        assert_eq!(added, 1, "cancellation_state was not added");
+    }
+}
+
 /// A migration whose text changed after it was applied is refused before anything else runs.
 pub async fn an_edited_migration_is_refused_and_nothing_runs(fx: &dyn Fixture) {
     let store = fx.open();

@@ -48,6 +48,7 @@ macro_rules! conformance_tests {
             ledgers_record_every_migration,
             status_lists_pending_then_applied,
             a_spec_only_ledger_is_unverified_then_adopted,
+            a_pre_ledger_database_is_taken_over_with_its_rows,
             an_edited_migration_is_refused_and_nothing_runs,
             application_migrations_follow_the_builtins,
             a_failing_migration_rolls_back_alone,

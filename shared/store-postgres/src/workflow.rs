@@ -135,6 +135,17 @@ pub static SQL: WorkflowSql = WorkflowSql {
         (SELECT count(*) FROM (SELECT id FROM workflow_events GROUP BY id \
         HAVING count(*) > 1) i) AS ids",
     ),
+    events_page_end: Statement::new(
+        "SELECT run_id, seq FROM workflow_events WHERE (run_id, seq) > ($1::text, $2::integer) \
+        ORDER BY run_id, seq LIMIT $3",
+    ),
+    events_upgrade_range: Statement::new(
+        "UPDATE workflow_events SET payload = jsonb_build_object('seq', seq, 'type', type, \
+        'payload', payload, 'timestamp', timestamp) \
+        WHERE (run_id, seq) > ($1::text, $2::integer) AND (run_id, seq) <= ($3::text, $4::integer) \
+        AND NOT (jsonb_typeof(payload) = 'object' AND payload ? 'payload' \
+        AND payload -> 'seq' IS NOT DISTINCT FROM to_jsonb(seq) AND payload -> 'type' IS NOT DISTINCT FROM to_jsonb(type))",
+    ),
     legacy_event_ids: Statement::new(
         "SELECT seq, id FROM workflow_events WHERE run_id = $1 AND id <> run_id || ':' || seq::text \
         ORDER BY seq",

@@ -231,6 +231,33 @@ fn applied_rows(conn: &Connection) -> Result<Vec<AppliedMigration>, StoreError> 
     Ok(out)
 }
 
+/// What each of the specification's SQLite migrations leaves behind, in version order: a
+/// database made before the ledger existed (its tables there, no ledger) has the versions whose
+/// marks are all present recorded in the specification's ledger, then `apply` adopts them
+/// (`unverified` → checksummed) instead of running their `CREATE TABLE`s again, and runs the rest.
+const SPEC_MARKS: [(u32, &str); 3] = [
+    (
+        1,
+        "SELECT count(*) AS n FROM sqlite_schema WHERE type = 'table' AND name = 'workflow_executions'",
+    ),
+    (2, "SELECT count(*) AS n FROM pragma_table_info('sessions') WHERE name = 'active_run_id'"),
+    (3, "SELECT count(*) AS n FROM pragma_table_info('sessions') WHERE name = 'context_revision'"),
+];
+
+fn record_pre_ledger_versions(
+    conn: &Connection,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<(), StoreError> {
+    for (version, mark) in SPEC_MARKS {
+        let present = query(conn, mark, &[])?.first().map(|r| r.get_i64("n")).transpose()?;
+        if present.unwrap_or(0) == 0 {
+            break; // the versions are a prefix: a later mark without an earlier one is not theirs
+        }
+        execute(conn, RECORD_WORKFLOW, &[SqlValue::from(version), SqlValue::Timestamp(now)])?;
+    }
+    Ok(())
+}
+
 fn is_recorded(conn: &Connection, m: &Migration) -> Result<bool, StoreError> {
     let sql = match m.ledger {
         Ledger::Workflow => "SELECT 1 AS one FROM invariant_schema_migrations WHERE version = $1",
@@ -373,11 +400,22 @@ impl MigrationStore for Sqlite {
 
     async fn migration_session(&self) -> Result<Box<dyn MigrationSession>, StoreError> {
         let conn = crate::group::idle(&self.conn).await;
-        conn.execute_batch(&format!("BEGIN IMMEDIATE; {LEDGERS}")).map_err(|e| {
+        conn.execute_batch("BEGIN IMMEDIATE").map_err(translate)?;
+        let pre_ledger = match query(&conn, LEDGERS_EXIST, &[]) {
+            Ok(rows) => rows.first().map(|r| r.get_i64("spec")).transpose()?.unwrap_or(0) == 0,
+            Err(e) => {
+                let _ = conn.execute_batch("ROLLBACK");
+                return Err(e);
+            }
+        };
+        conn.execute_batch(LEDGERS).map_err(|e| {
             let _ = conn.execute_batch("ROLLBACK");
             translate(e)
         })?;
         let add_features = || {
+            if pre_ledger {
+                record_pre_ledger_versions(&conn, self.clock.now())?;
+            }
             let has = query(&conn, LEDGER_HAS_FEATURES, &[])?;
             if has.first().map(|r| r.get_i64("n")).transpose()?.unwrap_or(0) == 0 {
                 conn.execute_batch(LEDGER_ADD_FEATURES).map_err(translate)?;

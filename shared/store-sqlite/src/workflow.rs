@@ -125,6 +125,17 @@ pub static SQL: WorkflowSql = WorkflowSql {
         (SELECT count(*) FROM (SELECT id FROM workflow_events GROUP BY id \
         HAVING count(*) > 1) i) AS ids",
     ),
+    events_page_end: Statement::new(
+        "SELECT run_id, seq FROM workflow_events WHERE (run_id, seq) > ($1, $2) \
+        ORDER BY run_id, seq LIMIT $3",
+    ),
+    events_upgrade_range: Statement::new(
+        "UPDATE workflow_events SET payload = json_object('seq', seq, 'type', type, \
+        'payload', json(payload), 'timestamp', timestamp) \
+        WHERE (run_id, seq) > ($1, $2) AND (run_id, seq) <= ($3, $4) \
+        AND NOT (json_type(payload) = 'object' AND json_type(payload, '$.payload') IS NOT NULL \
+        AND json_extract(payload, '$.seq') IS seq AND json_extract(payload, '$.type') IS type)",
+    ),
     legacy_event_ids: Statement::new(
         "SELECT seq, id FROM workflow_events WHERE run_id = $1 AND id <> run_id || ':' || seq \
         ORDER BY seq",

@@ -20,6 +20,17 @@ pub trait WorkflowOps: Send + Sync {
     /// How many `(run_id, seq)` pairs and how many event ids occur more than once.
     async fn verify_event_ids(&self) -> Result<(i64, i64), StoreError>;
 
+    /// Rewrites, in one transaction, the events in the `limit` positions after `after` in
+    /// `(run_id, seq)` order whose payload is the inner payload alone (rows written before the
+    /// complete form) into the complete serialized event. Returns the page's last position and
+    /// how many rows it rewrote, `None` past the last event. Idempotent, so a run stopped part-way
+    /// resumes by starting again.
+    async fn events_upgrade_page(
+        &self,
+        after: &(String, i64),
+        limit: u32,
+    ) -> Result<Option<((String, i64), u64)>, StoreError>;
+
     /// The newest event and how many runs and events there are; `None` without events.
     async fn recovery_point(&self) -> Result<Option<RecoveryPoint>, StoreError>;
 

@@ -61,7 +61,7 @@ async fn write_steps(
             .iter()
             .map(|e| {
                 json!({"id": e.id(w.run_id), "seq": e.seq, "type": e.event_type,
-                       "payload": e.payload, "timestamp": e.timestamp})
+                       "payload": e.stored(), "timestamp": e.timestamp})
             })
             .collect();
         let actor = w.actor.map_or(SqlValue::Null, SqlValue::from);
@@ -189,12 +189,12 @@ impl<C: TransactionalStore> WorkflowStore for SqlStore<C> {
         let rows = self.sql.workflow.events_list.query_once(self, [run_id.into()]).await?;
         rows.iter()
             .map(|r| {
-                Ok(RuntimeEvent {
-                    seq: u64::try_from(r.get_i64("seq")?).unwrap_or(0),
-                    event_type: r.get_str("type")?.to_owned(),
-                    payload: r.get_json("payload")?,
-                    timestamp: r.get_i64("timestamp")?,
-                })
+                Ok(RuntimeEvent::from_stored(
+                    u64::try_from(r.get_i64("seq")?).unwrap_or(0),
+                    r.get_str("type")?,
+                    r.get_json("payload")?,
+                    r.get_i64("timestamp")?,
+                ))
             })
             .collect()
     }

@@ -10,7 +10,7 @@ use jadpo_core::model::workflow::rows::SessionExport;
 use jadpo_core::ports::WorkflowOps;
 use jadpo_core::ports::WorkflowStore;
 use jadpo_core::sql::SqlValue;
-use jadpo_core::transaction::TransactionalStore;
+use jadpo_core::transaction::{TransactionalStore, commit_or_rollback};
 
 use crate::dialect::ms;
 use crate::store::SqlStore;
@@ -66,7 +66,7 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
                     run_id.into(),
                     seq.into(),
                     e.event_type.as_str().into(),
-                    SqlValue::Json(e.payload.clone()),
+                    SqlValue::Json(e.stored()),
                     e.timestamp.into(),
                     run.actors.get(&e.seq).map_or(SqlValue::Null, |a| a.as_str().into()),
                 ];
@@ -152,6 +152,27 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
     async fn verify_event_ids(&self) -> Result<(i64, i64), StoreError> {
         let rows = self.sql.workflow.verify_event_ids.query_once(self, []).await?;
         rows.first().map_or(Ok((0, 0)), |r| Ok((r.get_i64("pairs")?, r.get_i64("ids")?)))
+    }
+
+    async fn events_upgrade_page(
+        &self,
+        after: &(String, i64),
+        limit: u32,
+    ) -> Result<Option<((String, i64), u64)>, StoreError> {
+        let sql = self.sql.workflow;
+        let mut tx = self.begin().await?;
+        let result = async {
+            let params = [after.0.as_str().into(), after.1.into(), i64::from(limit).into()];
+            let page = sql.events_page_end.query(tx.as_mut(), params).await?;
+            let Some(last) = page.last() else { return Ok(None) };
+            let end = (last.get_str("run_id")?.to_owned(), last.get_i64("seq")?);
+            let range =
+                [after.0.as_str().into(), after.1.into(), end.0.as_str().into(), end.1.into()];
+            let upgraded = sql.events_upgrade_range.execute(tx.as_mut(), range).await?;
+            Ok::<_, StoreError>(Some((end, upgraded)))
+        }
+        .await;
+        commit_or_rollback(tx, result).await
     }
 
     async fn recovery_point(&self) -> Result<Option<RecoveryPoint>, StoreError> {

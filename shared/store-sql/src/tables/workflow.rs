@@ -68,6 +68,11 @@ statements! {
         verify_revisions(),
         /// Returns `pairs`: `(run_id, seq)` pairs that repeat, and `ids`: event ids that repeat.
         verify_event_ids(),
+        /// Returns `run_id, seq` of the `limit` events after `(after_run, after_seq)`, in order.
+        events_page_end(after_run, after_seq, limit),
+        /// Rewrite events in `((from_run, from_seq), (to_run, to_seq)]` whose payload is not the
+        /// complete serialized event into it.
+        events_upgrade_range(from_run, from_seq, to_run, to_seq),
         /// Returns `seq, id` of a run's events whose id is not `${run_id}:${seq}` (legacy ids).
         legacy_event_ids(run_id),
         /// Returns `run_id, seq, timestamp` of the newest event with `runs` and `events` counts;

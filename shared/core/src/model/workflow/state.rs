@@ -85,6 +85,37 @@ impl RuntimeEvent {
     pub fn id(&self, run_id: &str) -> String {
         format!("{run_id}:{}", self.seq)
     }
+
+    /// What `workflow_events.payload` holds: the complete serialized event (`seq`, `type`,
+    /// `payload`, `timestamp`), as the storage contract asks; the row's own `seq`, `type` and
+    /// `timestamp` columns keep them queryable.
+    pub fn stored(&self) -> Value {
+        json!({"seq": self.seq, "type": self.event_type, "payload": self.payload,
+               "timestamp": self.timestamp})
+    }
+
+    /// Reads a stored event in either form: the complete serialized event (its `seq` and
+    /// `type` those of the row) or, from rows written before it, the event's inner payload alone.
+    pub fn from_stored(seq: u64, event_type: &str, stored: Value, timestamp: i64) -> Self {
+        let payload = match stored {
+            Value::Object(mut whole) if is_whole(&whole, seq, event_type) => {
+                whole.remove("payload").unwrap_or(Value::Null)
+            }
+            inner => inner,
+        };
+        Self { seq, event_type: event_type.to_owned(), payload, timestamp }
+    }
+
+    /// Whether a stored payload is in the complete form (see [`RuntimeEvent::stored`]).
+    pub fn is_stored_whole(&self, stored: &Value) -> bool {
+        stored.as_object().is_some_and(|o| is_whole(o, self.seq, &self.event_type))
+    }
+}
+
+fn is_whole(stored: &Map<String, Value>, seq: u64, event_type: &str) -> bool {
+    stored.contains_key("payload")
+        && stored.get("seq").and_then(Value::as_u64) == Some(seq)
+        && stored.get("type").and_then(Value::as_str) == Some(event_type)
 }
 
 /// The materialized state of a run (`workflow_executions`; SQLite's `state_json`).

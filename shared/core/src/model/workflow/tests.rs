@@ -244,3 +244,30 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_stored_event_is_read_back_in_either_form() {
+    let event = RuntimeEvent {
+        seq: 3,
+        event_type: "command.completed".into(),
+        payload: json!({"output": "payment", "result": {"id": "ch_1"}}),
+        timestamp: 1_700,
+    };
+    let whole = event.stored();
+    assert_eq!(whole["payload"], event.payload);
+    assert_eq!(
+        (whole["seq"].clone(), whole["type"].clone()),
+        (json!(3), json!("command.completed"))
+    );
+    let read = RuntimeEvent::from_stored(3, "command.completed", whole.clone(), 1_700);
+    assert_eq!(read, event);
+    assert!(event.is_stored_whole(&whole));
+    // A row written before the complete form holds the inner payload alone.
+    let legacy = RuntimeEvent::from_stored(3, "command.completed", event.payload.clone(), 1_700);
+    assert_eq!(legacy, event);
+    assert!(!event.is_stored_whole(&event.payload));
+    // An inner payload that happens to carry a `payload` key is not mistaken for the whole form.
+    let lookalike = json!({"payload": 1, "seq": 9, "type": "other"});
+    let read = RuntimeEvent::from_stored(3, "command.completed", lookalike.clone(), 1_700);
+    assert_eq!(read.payload, lookalike);
+}
