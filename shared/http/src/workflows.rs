@@ -4,7 +4,8 @@
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, patch, post};
@@ -13,8 +14,8 @@ use jadpo_core::model::service_key::Scope;
 use jadpo_core::model::workflow::kernel::KernelError;
 use jadpo_core::model::workflow::rows::TransitionError;
 use jadpo_engine::workflow::runs::{
-    EngineError, InSession, cancel_run, check_owned_run, find_owned_run, post_event, run_events,
-    start_run,
+    EngineError, InSession, cancel_run, check_owned_run, find_owned_run, post_event,
+    run_events_page, start_run,
 };
 use jadpo_engine::workflow::session::{self, SessionError};
 use serde::Deserialize;
@@ -127,21 +128,53 @@ async fn get_run(
     result.await.into_response()
 }
 
+/// Events per page of `GET /runs/{id}/events` unless `limit` says otherwise, and the most.
+const EVENTS_PAGE: u32 = 100;
+const EVENTS_PAGE_MAX: u32 = 1000;
+
+/// `?after=SEQ&limit=N` of `GET /runs/{id}/events`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EventsPage {
+    #[serde(default)]
+    after: u64,
+    limit: Option<u32>,
+}
+
+fn events_page(query: Result<Query<EventsPage>, QueryRejection>) -> Result<(u64, u32), Problem> {
+    let bad = |detail: String| Problem::new(StatusCode::BAD_REQUEST, "Bad query", detail);
+    let Query(page) = query.map_err(|e| bad(format!("{e}: expected ?after=SEQ&limit=N")))?;
+    let limit = page.limit.unwrap_or(EVENTS_PAGE);
+    if !(1..=EVENTS_PAGE_MAX).contains(&limit) {
+        return Err(bad(format!("limit must be 1 to {EVENTS_PAGE_MAX}, not {limit}")));
+    }
+    Ok((page.after, limit))
+}
+
 async fn list_events(
     State(state): State<HttpState>,
     caller: Caller,
     Path(id): Path<String>,
+    query: Result<Query<EventsPage>, QueryRejection>,
 ) -> Response {
     let result = async {
         caller.may(&Scope::Runs)?;
+        let (after, limit) = events_page(query)?;
         let principal = &caller.principal;
         check_owned_run(&state.engine, &id, principal).await.map_err(|e| engine_problem(&e))?;
-        let events = run_events(&state.engine, &id).await.map_err(|e| engine_problem(&e))?;
+        let events = run_events_page(&state.engine, &id, after, limit)
+            .await
+            .map_err(|e| engine_problem(&e))?;
+        // A full page may have more after it; a short one is the end.
+        let next = match events.last() {
+            Some((last, _)) if events.len() == limit as usize => json!(last.seq),
+            _ => Value::Null,
+        };
         let events: Vec<Value> = events
             .iter()
             .map(|(e, actor)| json!({"id": e.id(&id), "seq": e.seq, "type": e.event_type, "payload": e.payload, "timestamp": e.timestamp, "actor": actor}))
             .collect();
-        Ok::<_, Problem>(axum::Json(json!({"events": events})))
+        Ok::<_, Problem>(axum::Json(json!({"events": events, "next": next})))
     };
     result.await.into_response()
 }

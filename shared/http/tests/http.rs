@@ -365,6 +365,26 @@ async fn runs_and_sessions_over_http() {
         );
         assert_eq!(events.body["events"][0]["id"], json!(format!("{run}:1")));
         assert_eq!(events.body["events"][0]["actor"], json!("service:web"), "the start is web's");
+        assert_eq!(events.body["next"], json!(null), "one page holds them all");
+        // Paged: a full page names where the next starts; the last one ends with null.
+        let first = call(&env, "GET", &format!("/runs/{run}/events?limit=2"), k, None, "").await;
+        let page_seqs = |b: &serde_json::Value| -> Vec<u64> {
+            b["events"]
+                .as_array()
+                .map(|a| a.iter().filter_map(|e| e["seq"].as_u64()).collect())
+                .unwrap_or_default()
+        };
+        assert_eq!((page_seqs(&first.body), first.body["next"].clone()), (vec![1, 2], json!(2)));
+        let rest =
+            call(&env, "GET", &format!("/runs/{run}/events?after=2&limit=1000"), k, None, "").await;
+        assert_eq!(page_seqs(&rest.body), (3..=revision).collect::<Vec<_>>(), "{}", rest.body);
+        assert_eq!(rest.body["next"], json!(null));
+        for bad in ["limit=0", "limit=5000", "after=abc", "after=-1", "page=2"] {
+            let refused =
+                call(&env, "GET", &format!("/runs/{run}/events?{bad}"), k, None, "").await;
+            assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{bad}: {}", refused.body);
+            assert_eq!(refused.body["title"], "Bad query", "{bad}: {}", refused.body);
+        }
         let stale = format!(
             r#"{{"type": "shipment.confirmed", "payload": {{}}, "expected_revision": {}}}"#,
             revision - 1

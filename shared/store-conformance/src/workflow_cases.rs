@@ -101,6 +101,14 @@ pub async fn a_started_run_reads_back_exactly(fx: &dyn Fixture) {
     let seqs: Vec<u64> = t.events.iter().map(|e| e.seq).collect();
     assert_eq!(actors.keys().copied().collect::<Vec<_>>(), seqs, "each event names its actor");
     assert!(actors.values().all(|a| a == "user:alice"), "{actors:?}");
+    // Paged reads: bounded, in order, each event with its actor, and empty past the end.
+    let first = ok(store.execution_events_page("run-1", 0, 2).await, "first page");
+    let rest = ok(store.execution_events_page("run-1", 2, 100).await, "the rest");
+    let paged: Vec<_> = first.iter().chain(rest.iter()).map(|(e, _)| e.clone()).collect();
+    assert_eq!((first.len(), paged), (2.min(t.events.len()), t.events.clone()));
+    assert!(first.iter().chain(rest.iter()).all(|(_, a)| a.as_deref() == Some("user:alice")));
+    let last = t.events.last().map_or(0, |e| e.seq);
+    assert!(ok(store.execution_events_page("run-1", last, 10).await, "past the end").is_empty());
     assert_eq!(
         state.revision,
         events.last().map_or(0, |e| e.seq),

@@ -36,6 +36,10 @@ pub static SQL: WorkflowSql = WorkflowSql {
         "SELECT seq, type, payload, timestamp FROM workflow_events WHERE run_id = $1 \
         ORDER BY seq",
     ),
+    events_page: Statement::new(
+        "SELECT seq, type, payload, timestamp, actor FROM workflow_events \
+        WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+    ),
     command_insert: Statement::new(
         "INSERT INTO outbox_commands (id, run_id, seq, node_id, type, payload, \
         idempotency_key, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",

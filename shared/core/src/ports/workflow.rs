@@ -32,6 +32,15 @@ pub trait WorkflowStore: Send + Sync {
     /// A run's events in `seq` order.
     async fn execution_events(&self, run_id: &str) -> Result<Vec<RuntimeEvent>, StoreError>;
 
+    /// At most `limit` of a run's events after `after_seq`, in `seq` order, each with the
+    /// principal that made it (`None`: the runtime): one bounded read, for paging.
+    async fn execution_events_page(
+        &self,
+        run_id: &str,
+        after_seq: u64,
+        limit: u32,
+    ) -> Result<Vec<(RuntimeEvent, Option<String>)>, StoreError>;
+
     /// Who made each of a run's events that a principal made, by `seq`.
     async fn execution_event_actors(
         &self,

@@ -156,6 +156,18 @@ pub async fn run_events(
         .collect())
 }
 
+/// At most `limit` of a run's events after `after_seq`, in `seq` order, each with the
+/// principal that made it: the bounded read behind `GET /runs/{id}/events`.
+pub async fn run_events_page(
+    p: &Engine,
+    run_id: &str,
+    after_seq: u64,
+    limit: u32,
+) -> Result<Vec<(RuntimeEvent, Option<String>)>, EngineError> {
+    let (store, _) = find_run(p, run_id).await?;
+    Ok(p.store(&store)?.execution_events_page(run_id, after_seq, limit).await?)
+}
+
 /// The Session a new run starts in, and who may use it.
 #[derive(Debug, Clone, Copy)]
 pub enum InSession<'a> {

@@ -185,6 +185,28 @@ impl<C: TransactionalStore> WorkflowStore for SqlStore<C> {
             .collect()
     }
 
+    async fn execution_events_page(
+        &self,
+        run_id: &str,
+        after_seq: u64,
+        limit: u32,
+    ) -> Result<Vec<(RuntimeEvent, Option<String>)>, StoreError> {
+        let after = i64::try_from(after_seq).unwrap_or(i64::MAX);
+        let params = [run_id.into(), after.into(), i64::from(limit).into()];
+        let rows = self.sql.workflow.events_page.query_once(self, params).await?;
+        rows.iter()
+            .map(|r| {
+                let event = RuntimeEvent::from_stored(
+                    u64::try_from(r.get_i64("seq")?).unwrap_or(0),
+                    r.get_str("type")?,
+                    r.get_json("payload")?,
+                    r.get_i64("timestamp")?,
+                );
+                Ok((event, r.get_opt_str("actor")?.map(str::to_owned)))
+            })
+            .collect()
+    }
+
     async fn execution_events(&self, run_id: &str) -> Result<Vec<RuntimeEvent>, StoreError> {
         let rows = self.sql.workflow.events_list.query_once(self, [run_id.into()]).await?;
         rows.iter()

@@ -22,6 +22,9 @@ statements! {
         event_actors(run_id),
         /// Returns events in `seq` order: `seq, type, payload, timestamp`.
         events_list(run_id),
+        /// Returns at most `limit` events after `after_seq` in `seq` order: `seq, type, payload,
+        /// timestamp, actor`.
+        events_page(run_id, after_seq, limit),
         /// One new command, pending.
         command_insert(id, run_id, seq, node_id, command_type, payload, idempotency_key, created_at),
         /// On a pending command.
