@@ -89,9 +89,7 @@ pub(crate) async fn restore(args: RestoreArgs) -> anyhow::Result<()> {
     let (name, db) = sqlite_file(args.store.as_deref())?;
     let keep = args.keep.clone().unwrap_or_else(|| default_keep(&db));
     let restored = sqlite_files::restore(&db, &args.from, &keep)?;
-    let (failed, checks) = if args.json {
-        crate::verify::checked(Some(&name), true).await?
-    } else {
+    if !args.json {
         println!("store {name}: restored {} from {}", db.display(), args.from.display());
         for kept in &restored.kept {
             println!("  kept   {}", kept.display());
@@ -99,8 +97,8 @@ pub(crate) async fn restore(args: RestoreArgs) -> anyhow::Result<()> {
         for removed in &restored.removed {
             println!("  removed stale {}", removed.display());
         }
-        crate::verify::checked(Some(&name), false).await?
-    };
+    }
+    let (failed, checks) = crate::verify::checked(Some(&name), args.json).await?;
     if args.json {
         let doc = json!({
             "store": name, "database": db, "from": args.from,

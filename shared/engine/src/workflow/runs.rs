@@ -342,15 +342,23 @@ pub async fn relay_commands(p: &Engine) -> Result<usize, StoreError> {
         let now = p.clock.now();
         let lost_before = jadpo_core::clock::before(now, p.settings.redelivery_after);
         let ids = store.commands_claim_due(now, lost_before, p.settings.relay_batch).await?;
-        for chunk in ids.chunks(p.queue.max_batch().max(1)) {
-            let messages: Vec<QueueMessage> =
-                chunk.iter().enumerate().map(|(i, id)| command_message(name, i, id)).collect();
-            if p.queue.send_batch(&messages).await.is_ok() {
-                sent += chunk.len();
-            }
-        }
+        sent += send_commands(p, name, &ids).await;
     }
     Ok(sent)
+}
+
+/// Sends commands `ids` of store `store` in the queue's batches; returns how many went. A batch
+/// the queue refuses stays pending, for the relay's sweep for lost commands.
+async fn send_commands(p: &Engine, store: &str, ids: &[String]) -> usize {
+    let mut sent = 0;
+    for chunk in ids.chunks(p.queue.max_batch().max(1)) {
+        let messages: Vec<QueueMessage> =
+            chunk.iter().enumerate().map(|(i, id)| command_message(store, i, id)).collect();
+        if p.queue.send_batch(&messages).await.is_ok() {
+            sent += chunk.len();
+        }
+    }
+    sent
 }
 
 /// Runs the command `command_id` of store `store_name`: its capability, then the transition that
@@ -445,9 +453,9 @@ async fn holding_lease<T>(
 
 /// One sweep over runs whose executor stopped mid-capability (its lease expired unreleased):
 /// each lease is cleared and the run's pending commands are sent again at once, so another
-/// executor takes the run over. Returns how many runs were resumed.
+/// executor takes the run over. Returns how many commands were sent.
 pub async fn resume_expired_runs(p: &Engine) -> Result<usize, StoreError> {
-    let mut resumed = 0;
+    let mut sent = 0;
     for name in p.app.workflow_stores() {
         let Some(store) = p.stores.get(name) else { continue };
         let now = now_ms(p);
@@ -458,13 +466,9 @@ pub async fn resume_expired_runs(p: &Engine) -> Result<usize, StoreError> {
             }
             crate::fault!("relay.after_lease_cleared");
             let ids = store.commands_resend_for_run(&lease.run_id, p.clock.now()).await?;
-            let messages: Vec<QueueMessage> =
-                ids.iter().enumerate().map(|(i, id)| command_message(name, i, id)).collect();
-            for chunk in messages.chunks(p.queue.max_batch().max(1)) {
-                if let Err(e) = p.queue.send_batch(chunk).await {
-                    // The commands stay pending: the relay's sweep for lost commands sends them.
-                    tracing::warn!(error = %e, "could not resend a resumed run's commands");
-                }
+            let went = send_commands(p, name, &ids).await;
+            if went < ids.len() {
+                tracing::warn!(run_id = lease.run_id, "could not resend a resumed run's commands");
             }
             tracing::info!(
                 run_id = lease.run_id,
@@ -472,10 +476,10 @@ pub async fn resume_expired_runs(p: &Engine) -> Result<usize, StoreError> {
                 commands = ids.len(),
                 "resumed a run whose executor stopped"
             );
-            resumed += 1;
+            sent += went;
         }
     }
-    Ok(resumed)
+    Ok(sent)
 }
 
 /// A run its executor holds the lease on.

@@ -274,11 +274,10 @@ fn probe_id(clock: &dyn Clock) -> String {
 
 async fn probe_sessions(store: &dyn Store, clock: &dyn Clock) -> Check {
     let id = probe_id(clock);
-    let problems = match session_probe(store, clock, &id).await {
+    let mut problems = match session_probe(store, clock, &id).await {
         Ok(problems) => problems,
         Err(e) => vec![format!("the store failed the probe: {e}")],
     };
-    let mut problems = problems;
     if let Err(e) = store.session_delete(&id).await {
         problems.push(format!("cannot delete the probe session: {e}"));
     }
@@ -347,25 +346,14 @@ async fn wrong_owner_start(
 ) -> Result<Option<String>, StoreError> {
     let run = probe_id(clock);
     let def = probe_def("jadpo.verify.wait", wait_node())?;
-    let now = clock.now().timestamp_millis();
-    let t = decide(&def, None, &Incoming::Start { input: json!({}) }, &run, now)
-        .map_err(|e| StoreError::internal(e.to_string()))?;
     let session = SessionWrite {
         session_id: session_id.to_owned(),
         user_id: "someone-else".to_owned(),
         expected_revision: revision,
     };
-    let write = TransitionWrite {
-        owner: None,
-        actor: None,
-        run_id: &run,
-        expected_revision: None,
-        transition: &t,
-        session: Some(session),
-        lease: None,
-    };
-    let refused =
-        matches!(store.commit_transition(&write).await, Err(TransitionError::SessionNotFound(_)));
+    let now = clock.now().timestamp_millis();
+    let started = start_probe(store, &def, &run, now, Some(session)).await?;
+    let refused = matches!(started, Err(TransitionError::SessionNotFound(_)));
     let left = store.execution_get(&run).await?.is_some();
     if left {
         store.execution_delete(&run).await?;
@@ -374,6 +362,29 @@ async fn wrong_owner_start(
         (true, false) => None,
         _ => Some("another user's start in the session was not rolled back".to_owned()),
     })
+}
+
+/// Starts probe run `run` of `def` at `now_ms`, in `session` when given: the store's verdict, or
+/// the error of a definition the kernel refuses.
+async fn start_probe(
+    store: &dyn Store,
+    def: &WorkflowDef,
+    run: &str,
+    now_ms: i64,
+    session: Option<SessionWrite>,
+) -> Result<Result<(), TransitionError>, StoreError> {
+    let t = decide(def, None, &Incoming::Start { input: json!({}) }, run, now_ms)
+        .map_err(|e| StoreError::internal(e.to_string()))?;
+    let write = TransitionWrite {
+        owner: None,
+        actor: None,
+        run_id: run,
+        expected_revision: None,
+        transition: &t,
+        session,
+        lease: None,
+    };
+    Ok(store.commit_transition(&write).await)
 }
 
 fn wait_node() -> Node {
@@ -422,18 +433,7 @@ async fn lease_probe(
         compensate: None,
     };
     let def = probe_def("jadpo.verify.lease", task)?;
-    let t = decide(&def, None, &Incoming::Start { input: json!({}) }, run, 1)
-        .map_err(|e| StoreError::internal(e.to_string()))?;
-    let write = TransitionWrite {
-        owner: None,
-        actor: None,
-        run_id: run,
-        expected_revision: None,
-        transition: &t,
-        session: None,
-        lease: None,
-    };
-    if let Err(e) = store.commit_transition(&write).await {
+    if let Err(e) = start_probe(store, &def, run, 1, None).await? {
         return Ok(vec![format!("cannot create a probe run: {e}")]);
     }
     let now = clock.now().timestamp_millis();

@@ -93,13 +93,7 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
             Ok::<(), StoreError>(())
         }
         .await;
-        match result {
-            Ok(()) => tx.commit().await,
-            Err(e) => {
-                let _ = tx.rollback().await;
-                Err(e)
-            }
-        }
+        commit_or_rollback(tx, result).await
     }
 
     async fn session_export(&self, id: &str) -> Result<Option<SessionExport>, StoreError> {
