@@ -224,3 +224,48 @@ fn an_unknown_log_format_is_refused() {
     assert!(!out.status.success() && said.contains("\"jsno\" is not a log format"), "{said}");
     assert!(!dir.path().join(".jadpo").exists(), "a refused start made its stores");
 }
+
+/// A database made by an older release — here the workflow store's tables of a release before
+/// either migration ledger existed, holding a Session — is migrated by the local process when it
+/// opens it: every migration is recorded, the old row is kept, and the shop works on it.
+#[tokio::test]
+async fn the_local_process_migrates_an_older_database_it_opens() {
+    use jadpo_core::ports::MigrationStore;
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(dir.path().join(".jadpo")).unwrap_or_else(|e| panic!("{e}"));
+    let location = SqliteLocation::File(dir.path().join(".jadpo/main.db"));
+    let store = Sqlite::open("main", &location, &SqliteOptions::default(), Arc::new(SystemClock))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let v1 = store.migration_catalog().all().next().map(|m| m.sql.clone()).unwrap_or_default();
+    let mut tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
+    tx.batch(&v1).await.unwrap_or_else(|e| panic!("{e}"));
+    let old =
+        "INSERT INTO sessions (id, user_id, created_at, updated_at) VALUES ('s-old', 'u', 0, 0)";
+    tx.batch(old).await.unwrap_or_else(|e| panic!("{e}"));
+    tx.commit().await.unwrap_or_else(|e| panic!("{e}"));
+    drop(store);
+
+    let mut running = start_local(dir.path());
+    let port = running.port;
+    let key = read_key(&mut running);
+    let response = post_order(port, &key);
+    assert!(response.starts_with("HTTP/1.1 201"), "{response}");
+    drop(running);
+    let recorded = "SELECT count(*) AS n FROM jadpo_migrations WHERE ledger = 'jadpo'";
+    let runtime =
+        std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../../migrations/sqlite"))
+            .map(|d| {
+                d.filter(|e| {
+                    e.as_ref().is_ok_and(|e| e.path().extension().is_some_and(|x| x == "sql"))
+                })
+                .count()
+            })
+            .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(count(dir.path(), "main", recorded).await, i64::try_from(runtime).unwrap_or(0));
+    let spec = "SELECT count(*) AS n FROM invariant_schema_migrations";
+    assert!(count(dir.path(), "main", spec).await >= 3, "the workflow store's versions");
+    let kept = "SELECT count(*) AS n FROM sessions WHERE id = 's-old'";
+    assert_eq!(count(dir.path(), "main", kept).await, 1, "the older database's Session was lost");
+    let orders = count(dir.path(), "main", "SELECT count(*) AS n FROM shop_orders").await;
+    assert_eq!(orders, 1);
+}

@@ -64,7 +64,7 @@ enum Command {
     /// List, pause, resume or trigger schedules; show their runs and skipped ticks.
     #[command(subcommand)]
     Schedules(schedules::SchedulesCommand),
-    /// List workflow runs, by workflow, status or owner.
+    /// List workflow runs (by workflow, status, owner, or parked); delete one, audited.
     #[command(subcommand)]
     Runs(runs::RunsCommand),
     /// List workflow Sessions, by user.

@@ -1,12 +1,15 @@
-//! `jadpo runs list` and `jadpo sessions list`: the workflow runs and Sessions of a store, as an
-//! operator looks for them (by workflow, status, owner or user), newest first. Reading only; a run
-//! is changed through the HTTP API as its owner, or by `jadpo import`.
+//! `jadpo runs list`, `jadpo runs delete` and `jadpo sessions list`: the workflow runs and
+//! Sessions of a store as an operator looks for them (by workflow, status, owner, user, or parked
+//! on a version this deployment does not register), newest first; and the one change an operator
+//! makes to a run here, its audited deletion. Otherwise a run is changed through the HTTP API as
+//! its owner, or by `jadpo import`.
 
 use anyhow::Context;
 use clap::Subcommand;
 use jadpo_core::Store;
 use jadpo_core::model::workflow::rows::{RunExport, SessionExport};
 use jadpo_core::model::workflow::state::ExecutionStatus;
+use jadpo_engine::workflow::delete::delete_run;
 use serde_json::{Value, json};
 
 #[derive(Debug, Subcommand)]
@@ -23,8 +26,33 @@ pub(crate) enum RunsCommand {
         /// Only runs of this owner (`service:<name>` or `user:<id>`).
         #[arg(long)]
         owner: Option<String>,
+        /// Only runs parked: unfinished, on a workflow version this deployment does not
+        /// register.
+        #[arg(long)]
+        parked: bool,
         #[command(flatten)]
         listing: Listing,
+    },
+    /// Delete a run with its events, commands and lease (recorded as an operator action); a
+    /// Session bound to it is unbound.
+    Delete {
+        /// The run.
+        run_id: String,
+        /// Why (recorded with the action).
+        #[arg(long)]
+        reason: String,
+        /// Delete it even if it has not finished (its pending commands go with it).
+        #[arg(long)]
+        force: bool,
+        /// Who is acting (recorded); default `JADPO_OPERATOR`, else the OS user.
+        #[arg(long, env = "JADPO_OPERATOR")]
+        operator: Option<String>,
+        /// The store (default: the default store).
+        #[arg(long)]
+        store: Option<String>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -81,12 +109,22 @@ async fn run_ids(store: &dyn Store) -> anyhow::Result<Vec<String>> {
     }
 }
 
-fn run_json(r: &RunExport) -> Value {
+fn run_json(r: &RunExport, parked: Option<&str>) -> Value {
     json!({
         "run_id": r.state.run_id, "workflow": r.state.workflow_id,
-        "status": r.state.status.as_str(), "revision": r.state.revision,
-        "current_node": r.state.current_node_id, "owner": r.owner, "events": r.events.len(),
+        "version": r.state.workflow_version, "status": r.state.status.as_str(),
+        "revision": r.state.revision, "current_node": r.state.current_node_id, "owner": r.owner,
+        "events": r.events.len(), "parked": parked,
     })
+}
+
+/// Why an unfinished run cannot advance in this deployment, if it cannot.
+fn parked_reason(app: &jadpo_core::app::Application, r: &RunExport) -> Option<String> {
+    let s = &r.state;
+    if s.status.is_terminal() {
+        return None;
+    }
+    app.parked_reason(&s.run_id, &s.workflow_id, &s.workflow_version)
 }
 
 fn session_json(s: &SessionExport) -> Value {
@@ -97,15 +135,25 @@ fn session_json(s: &SessionExport) -> Value {
 }
 
 pub(crate) async fn runs(command: RunsCommand) -> anyhow::Result<()> {
-    let RunsCommand::List { workflow, status, owner, listing } = command;
+    let (workflow, status, owner, only_parked, listing) = match command {
+        RunsCommand::List { workflow, status, owner, parked, listing } => {
+            (workflow, status, owner, parked, listing)
+        }
+        RunsCommand::Delete { run_id, reason, force, operator, store, json } => {
+            return delete(&run_id, &reason, force, operator, store.as_deref(), json).await;
+        }
+    };
+    let app = crate::common::application()?;
     let Listing { limit, store, json } = listing;
     let store = store_named(store.as_deref()).await?;
     let mut found = Vec::new();
     for id in run_ids(store.as_ref()).await?.iter().rev() {
         let Some(run) = store.run_export(id).await? else { continue };
+        let parked = parked_reason(&app, &run);
         let wanted = workflow.as_ref().is_none_or(|w| *w == run.state.workflow_id)
             && status.is_none_or(|s| s == run.state.status)
-            && owner.as_ref().is_none_or(|o| run.owner.as_ref() == Some(o));
+            && owner.as_ref().is_none_or(|o| run.owner.as_ref() == Some(o))
+            && (!only_parked || parked.is_some());
         if !wanted {
             continue;
         }
@@ -121,13 +169,40 @@ pub(crate) async fn runs(command: RunsCommand) -> anyhow::Result<()> {
                 run.state.revision,
                 run.owner.as_deref().unwrap_or("(no owner)")
             );
+            if let Some(reason) = &parked {
+                println!("  {reason}");
+            }
         }
-        found.push(run_json(&run));
+        found.push(run_json(&run, parked.as_deref()));
         if found.len() >= limit as usize {
             break;
         }
     }
     crate::common::end_list(json, "runs", found, "no runs match");
+    Ok(())
+}
+
+async fn delete(
+    run_id: &str,
+    reason: &str,
+    force: bool,
+    operator: Option<String>,
+    store: Option<&str>,
+    json: bool,
+) -> anyhow::Result<()> {
+    let operator = crate::common::operator(operator)?;
+    let store = store_named(store).await?;
+    let clock = jadpo_core::SystemClock;
+    let deleted = delete_run(store.as_ref(), &clock, &operator, run_id, reason, force).await?;
+    if json {
+        println!("{}", json!({"deleted": run_id, "removed": deleted}));
+    } else {
+        println!(
+            "deleted run {run_id}: {} events, {} commands; {} Session(s) unbound (recorded as \
+             run.delete by {operator})",
+            deleted.events, deleted.commands, deleted.sessions_unbound
+        );
+    }
     Ok(())
 }
 

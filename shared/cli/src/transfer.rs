@@ -4,8 +4,12 @@
 //! The format is JSON lines: a header, one line per run (state, events, commands) and per
 //! Session, and a trailer with the counts, which import checks. Both directions stream, one run
 //! at a time, with a progress spinner on standard error. Import reads the file twice: first the
-//! whole of it is checked (header, every record, the trailer's counts), and only then is anything
-//! written, so a cut or garbled file changes nothing. Stop writes before exporting.
+//! whole of it is checked (header, every record, the trailer's counts, and for a PostgreSQL
+//! target every value against its column's width), and only then is anything written, so a cut,
+//! garbled or oversized file changes nothing. Each run and Session then commits on its own, and
+//! `--resume` skips those an interrupted import already wrote. Stop writes before exporting: an
+//! export compares the store's fingerprint before and after, and one that raced a writer gets no
+//! end marker, so no import takes it.
 
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::PathBuf;
@@ -41,6 +45,10 @@ pub(crate) struct ImportArgs {
     /// Print what was imported as JSON on standard output.
     #[arg(long)]
     json: bool,
+    /// Continue an import that stopped: a run or Session the store holds already, as the file
+    /// has it, is skipped (one that differs still stops the import).
+    #[arg(long)]
+    resume: bool,
 }
 
 fn spinner(verb: &str) -> ProgressBar {
@@ -88,6 +96,7 @@ pub(crate) async fn export(args: ExportArgs) -> anyhow::Result<()> {
     };
     let mut out = BufWriter::new(sink);
     let bar = spinner("exported");
+    let before = store.workflow_fingerprint().await?;
     writeln!(
         out,
         "{}",
@@ -119,6 +128,15 @@ pub(crate) async fn export(args: ExportArgs) -> anyhow::Result<()> {
             sessions += 1;
             bar.inc(1);
         }
+    }
+    let after = store.workflow_fingerprint().await?;
+    if after != before {
+        out.flush()?;
+        bail!(
+            "store {name} changed while it was exported (before: {before}; after: {after}): a \
+             writer is live. The export has no end marker, and `jadpo import` refuses it; stop \
+             every writer and export again"
+        );
     }
     writeln!(out, "{}", json!({"end": {"runs": runs, "sessions": sessions}}))?;
     out.flush()?;
@@ -161,18 +179,29 @@ fn record(number: usize, line: &str) -> anyhow::Result<Record> {
     }
 }
 
+/// How many values over the target's limits an import names before it gives up listing them.
+const SHOWN_OVER: usize = 10;
+
 /// Reads the whole export before anything is written: the header, every record, and the end
-/// marker with the counts it states. The runs and Sessions it holds.
-fn check(path: &std::path::Path) -> anyhow::Result<(u64, u64)> {
+/// marker with the counts it states; for a PostgreSQL target (`postgres`), every value against
+/// its column's width. The runs and Sessions it holds.
+fn check(path: &std::path::Path, postgres: bool) -> anyhow::Result<(u64, u64)> {
     let file =
         std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     let (mut runs, mut sessions, mut ended) = (0_u64, 0_u64, false);
+    let mut over = Vec::new();
     for (index, line) in BufReader::new(file).lines().enumerate() {
         let number = index + 1;
         let parsed = record(number, &line?)?;
         if ended {
             bail!("line {number}: data after the end marker");
         }
+        let found = match (&parsed, postgres) {
+            (Record::Run(run), true) => run.over_postgres_limits(),
+            (Record::Session(s), true) => s.over_postgres_limits(),
+            _ => Vec::new(),
+        };
+        over.extend(found.into_iter().map(|f| format!("line {number}: {f}")));
         match parsed {
             Record::Header => {}
             Record::Run(_) => runs += 1,
@@ -186,6 +215,12 @@ fn check(path: &std::path::Path) -> anyhow::Result<(u64, u64)> {
     }
     if !ended {
         bail!("the file has no end marker: it was cut short ({runs} runs and {sessions} sessions)");
+    }
+    if !over.is_empty() {
+        let shown = over.iter().take(SHOWN_OVER).cloned().collect::<Vec<_>>().join("\n  ");
+        let more = over.len().saturating_sub(SHOWN_OVER);
+        let more = if more > 0 { format!("\n  … and {more} more") } else { String::new() };
+        bail!("{} values do not fit the PostgreSQL store's columns:\n  {shown}{more}", over.len());
     }
     Ok((runs, sessions))
 }
@@ -215,9 +250,10 @@ pub(crate) async fn import(args: ImportArgs) -> anyhow::Result<()> {
         bail!("store {name} is not migrated: run `jadpo migrate apply` first");
     }
     let (path, _spooled) = input_file(&args).await?;
-    let (total_runs, total_sessions) = check(&path).context("nothing was imported")?;
+    let postgres = store.dialect() == jadpo_core::sql::Dialect::Postgres;
+    let (total_runs, total_sessions) = check(&path, postgres).context("nothing was imported")?;
     let bar = spinner("imported");
-    let (mut runs, mut sessions) = (0_u64, 0_u64);
+    let (mut runs, mut sessions, mut skipped) = (0_u64, 0_u64, 0_u64);
     let file =
         std::fs::File::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
     for (index, line) in BufReader::new(file).lines().enumerate() {
@@ -230,31 +266,73 @@ pub(crate) async fn import(args: ImportArgs) -> anyhow::Result<()> {
             );
         }
         let imported = match record(number, &line?)? {
-            Record::Run(run) => store
-                .run_import(&run)
+            Record::Run(run) => import_run(store.as_ref(), &run, args.resume)
                 .await
-                .map(|()| runs += 1)
+                .map(|new| if new { runs += 1 } else { skipped += 1 })
                 .with_context(|| format!("line {number}: importing run {}", run.state.run_id)),
-            Record::Session(s) => store
-                .session_import(&s)
+            Record::Session(s) => import_session(store.as_ref(), &s, args.resume)
                 .await
-                .map(|()| sessions += 1)
+                .map(|new| if new { sessions += 1 } else { skipped += 1 })
                 .with_context(|| format!("line {number}: importing session {}", s.id)),
             Record::Header | Record::End { .. } => Ok(()),
         };
         imported.with_context(|| {
             format!(
                 "{runs} of {total_runs} runs and {sessions} of {total_sessions} sessions were \
-                 imported before it (each run and Session commits on its own): import the \
-                 lines after them into this store, or the whole file into an empty one"
+                 imported before it (each run and Session commits on its own): run the same \
+                 import again with --resume to continue"
             )
         })?;
         bar.inc(1);
     }
     bar.finish_and_clear();
-    eprintln!("imported {runs} runs and {sessions} sessions into store {name}");
+    let already =
+        if skipped > 0 { format!(" ({skipped} already there, skipped)") } else { String::new() };
+    eprintln!("imported {runs} runs and {sessions} sessions into store {name}{already}");
     if args.json {
-        println!("{}", json!({"store": name, "runs": runs, "sessions": sessions}));
+        let imported =
+            json!({"store": name, "runs": runs, "sessions": sessions, "skipped": skipped});
+        println!("{imported}");
     }
     Ok(())
+}
+
+/// Imports `run`; with `resume`, a run the store holds already as the file has it (same
+/// workflow, version, revision and events) is skipped (`false`). One that differs is a conflict.
+async fn import_run(store: &dyn Store, run: &RunExport, resume: bool) -> anyhow::Result<bool> {
+    let id = &run.state.run_id;
+    if resume {
+        if let Some(there) = store.run_export(id).await? {
+            let same = |r: &RunExport| {
+                let s = &r.state;
+                (s.workflow_id.clone(), s.workflow_version.clone(), s.revision, r.events.len())
+            };
+            if same(&there) != same(run) {
+                bail!("run {id} is in the store already and differs from the file's");
+            }
+            return Ok(false);
+        }
+    }
+    store.run_import(run).await?;
+    Ok(true)
+}
+
+/// Imports Session `s`; with `resume`, one the store holds already at the same revisions is
+/// skipped (`false`). One that differs is a conflict.
+async fn import_session(
+    store: &dyn Store,
+    s: &SessionExport,
+    resume: bool,
+) -> anyhow::Result<bool> {
+    if resume {
+        if let Some(there) = store.session_export(&s.id).await? {
+            let same = |x: &SessionExport| (x.user_id.clone(), x.revision, x.context_revision);
+            if same(&there) != same(s) {
+                bail!("session {} is in the store already and differs from the file's", s.id);
+            }
+            return Ok(false);
+        }
+    }
+    store.session_import(s).await?;
+    Ok(true)
 }

@@ -10,7 +10,7 @@ use common::{jadpo, text};
 use chrono::Utc;
 use jadpo_core::model::workflow::kernel::{Incoming, decide};
 use jadpo_core::model::workflow::rows::TransitionWrite;
-use jadpo_core::ports::WorkflowStore;
+use jadpo_core::ports::{WorkflowOps, WorkflowStore};
 use jadpo_core::{Store, TransactionalStore};
 use jadpo_test_harness::{PgTestDb, SqliteTestDb};
 use serde_json::json;
@@ -317,4 +317,226 @@ async fn an_export_stops_on_sigterm_and_says_the_file_is_incomplete() {
     assert!(!out.status.success(), "an export asked to stop carried on: {said}");
     assert!(said.contains("stopped by SIGTERM after") && said.contains("export again"), "{said}");
     assert!(!written.contains("\"end\""), "an interrupted export wrote an end marker");
+}
+
+async fn runs_in(store: &dyn Store) -> i64 {
+    let mut tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
+    let row = tx.query_one("SELECT count(*) AS n FROM workflow_executions", &[]).await;
+    let n = row.and_then(|r| r.get_i64("n")).unwrap_or_else(|e| panic!("{e}"));
+    tx.rollback().await.unwrap_or_else(|e| panic!("{e}"));
+    n
+}
+
+/// `jadpo runs list --parked` shows a run whose workflow version the deployment does not
+/// register, with the operator's message; `jadpo runs delete` refuses an unfinished run, a
+/// blank reason and an unknown run, then deletes the run forced, unbinds its Session and
+/// records the act in the operator-action log.
+#[tokio::test]
+async fn a_parked_run_is_listed_and_an_operator_deletes_it() {
+    let db = SqliteTestDb::empty();
+    let store = db.store();
+    seed(&db.url(), &store).await;
+    let mut tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
+    let moved = "UPDATE workflow_executions SET workflow_version = 'retired', \
+                 state_json = json_set(state_json, '$.workflow_version', 'retired') WHERE run_id = $1";
+    tx.execute(moved, &["run-1".into()]).await.unwrap_or_else(|e| panic!("{e}"));
+    tx.commit().await.unwrap_or_else(|e| panic!("{e}"));
+    let parked = jadpo(&db.url(), &["runs", "list", "--parked", "--json"]);
+    ok(&parked);
+    let parked: serde_json::Value =
+        serde_json::from_slice(&parked.stdout).unwrap_or_else(|e| panic!("{e}"));
+    let reason = parked["runs"][0]["parked"].as_str().unwrap_or_default();
+    assert!(reason.contains("version \"retired\""), "{parked}");
+    let as_text = jadpo(&db.url(), &["runs", "list", "--parked"]);
+    assert!(text(&as_text).contains("run run-1 is parked"), "{}", text(&as_text));
+
+    let delete = |args: &[&str]| {
+        jadpo(&db.url(), &[&["runs", "delete", "--operator", "dora"][..], args].concat())
+    };
+    let unfinished = delete(&["run-1", "--reason", "test"]);
+    assert_eq!(unfinished.status.code(), Some(1), "{}", text(&unfinished));
+    assert!(text(&unfinished).contains("not finished"), "{}", text(&unfinished));
+    let blank = delete(&["run-1", "--reason", " ", "--force"]);
+    assert!(text(&blank).contains("--reason TEXT"), "{}", text(&blank));
+    let unknown = delete(&["nope", "--reason", "test"]);
+    assert!(text(&unknown).contains("no run nope"), "{}", text(&unknown));
+    let no_reason = delete(&["run-1"]);
+    assert_eq!(no_reason.status.code(), Some(2), "--reason is required: {}", text(&no_reason));
+    assert_eq!(runs_in(&store).await, 1, "a refused delete changed something");
+
+    let deleted = delete(&["run-1", "--reason", "retired version", "--force"]);
+    ok(&deleted);
+    assert!(text(&deleted).contains("deleted run run-1"), "{}", text(&deleted));
+    assert!(text(&deleted).contains("1 Session(s) unbound"), "{}", text(&deleted));
+    assert_eq!(runs_in(&store).await, 0);
+    let session = store.session_get("s-1").await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(session.and_then(|s| s.active_run_id), None, "the Session names a deleted run");
+    let log = jadpo(&db.url(), &["actions", "list", "--json"]);
+    ok(&log);
+    let log = String::from_utf8_lossy(&log.stdout).into_owned();
+    assert!(log.contains("run.delete") && log.contains("retired version"), "{log}");
+}
+
+/// The run and Session lines of an export, as JSON: what a round trip must keep.
+fn records(path: &std::path::Path) -> Vec<serde_json::Value> {
+    let content = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{e}"));
+    let values = content.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}")));
+    values
+        .filter(|v: &serde_json::Value| v.get("run").is_some() || v.get("session").is_some())
+        .collect()
+}
+
+fn export_to(url: &str, path: &std::path::Path) {
+    let out = jadpo(url, &["export", "--output", &path.to_string_lossy()]);
+    ok(&out);
+}
+
+fn import_verified(url: &str, path: &std::path::Path) {
+    ok(&jadpo(url, &["migrate", "apply"]));
+    ok(&jadpo(url, &["import", "--input", &path.to_string_lossy()]));
+    let verified = jadpo(url, &["verify"]);
+    ok(&verified);
+    assert_eq!(text(&verified).matches("  PASS ").count(), 8, "{}", text(&verified));
+}
+
+/// PostgreSQL → SQLite → PostgreSQL: `jadpo verify` passes at each end and the last export
+/// equals the first, record for record (states, events with their ids and actors, commands with
+/// their times, owners, Sessions).
+#[tokio::test]
+async fn a_store_round_trips_postgres_sqlite_postgres() {
+    let first = PgTestDb::empty().await;
+    let store = first.store();
+    seed(first.url(), &store).await;
+    // An event written before ids were `${runId}:${seq}` keeps its id all the way.
+    let mut tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
+    let legacy =
+        "UPDATE workflow_events SET id = 'evt-legacy-1' WHERE run_id = 'run-1' AND seq = 1";
+    tx.execute(legacy, &[]).await.unwrap_or_else(|e| panic!("{e}"));
+    tx.commit().await.unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let (a, b, c) =
+        (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"), dir.path().join("c.jsonl"));
+    export_to(first.url(), &a);
+    let sqlite = SqliteTestDb::empty();
+    import_verified(&sqlite.url(), &a);
+    export_to(&sqlite.url(), &b);
+    let last = PgTestDb::empty().await;
+    import_verified(last.url(), &b);
+    export_to(last.url(), &c);
+    let (from, back) = (records(&a), records(&c));
+    assert_eq!(from.len(), 2, "one run and one Session");
+    assert_eq!(from[0]["run"]["event_ids"]["1"], json!("evt-legacy-1"), "{}", from[0]);
+    assert_eq!(from, back, "the round trip changed a record");
+    assert_eq!(records(&b), from, "SQLite's export differs");
+}
+
+/// Into PostgreSQL, a value over its column's width is named (line, run, column, length) and
+/// nothing is imported; SQLite, which has no widths, takes the same file.
+#[tokio::test]
+async fn an_import_into_postgres_checks_every_width_first() {
+    let sqlite = SqliteTestDb::empty();
+    seed(&sqlite.url(), &sqlite.store()).await;
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let (full, wide) = (dir.path().join("full.jsonl"), dir.path().join("wide.jsonl"));
+    export_to(&sqlite.url(), &full);
+    let content = std::fs::read_to_string(&full).unwrap_or_default();
+    let mut lines: Vec<serde_json::Value> =
+        content.lines().map(|l| serde_json::from_str(l).unwrap_or_default()).collect();
+    lines[1]["run"]["state"]["workflow_version"] = json!("v".repeat(51));
+    lines[1]["run"]["owner"] = json!("o".repeat(256));
+    let text_of: Vec<String> = lines.iter().map(ToString::to_string).collect();
+    std::fs::write(&wide, text_of.join("\n")).unwrap_or_else(|e| panic!("{e}"));
+    let pg = PgTestDb::empty().await;
+    ok(&jadpo(pg.url(), &["migrate", "apply"]));
+    let refused = jadpo(pg.url(), &["import", "--input", &wide.to_string_lossy()]);
+    let said = text(&refused);
+    assert!(!refused.status.success(), "{said}");
+    for words in [
+        "nothing was imported",
+        "2 values do not fit",
+        "line 2: run \"run-1\": workflow_version has 51 characters, over PostgreSQL's 50",
+        "line 2: run \"run-1\": owner has 256 characters, over PostgreSQL's 255",
+    ] {
+        assert!(said.contains(words), "{words:?} not in {said}");
+    }
+    assert_eq!(runs_in(&pg.store()).await, 0, "a refused import wrote a run");
+    let other = SqliteTestDb::empty();
+    ok(&jadpo(&other.url(), &["migrate", "apply"]));
+    ok(&jadpo(&other.url(), &["import", "--input", &wide.to_string_lossy()]));
+}
+
+/// An import that stopped part-way continues with `--resume`: what is there already, as the
+/// file has it, is skipped, the rest imported; without it the import stops and says to resume;
+/// a record there already but different still stops it.
+#[tokio::test]
+async fn an_interrupted_import_resumes() {
+    let source = SqliteTestDb::empty();
+    seed(&source.url(), &source.store()).await;
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let file = dir.path().join("export.jsonl");
+    export_to(&source.url(), &file);
+    let path = file.to_string_lossy().into_owned();
+    let pg = PgTestDb::empty().await;
+    let target = pg.store();
+    ok(&jadpo(pg.url(), &["migrate", "apply"]));
+    ok(&jadpo(pg.url(), &["import", "--input", &path]));
+    // As if it had stopped after the run: its Session is not there yet.
+    target.session_delete("s-1").await.unwrap_or_else(|e| panic!("{e}"));
+    let stopped = jadpo(pg.url(), &["import", "--input", &path]);
+    assert!(!stopped.status.success(), "{}", text(&stopped));
+    assert!(text(&stopped).contains("again with --resume"), "{}", text(&stopped));
+    let resumed = jadpo(pg.url(), &["import", "--input", &path, "--resume", "--json"]);
+    ok(&resumed);
+    let summary: serde_json::Value = serde_json::from_slice(&resumed.stdout).unwrap_or_default();
+    assert_eq!(summary["runs"], json!(0), "{summary}");
+    assert_eq!((summary["sessions"].clone(), summary["skipped"].clone()), (json!(1), json!(1)));
+    assert!(target.session_get("s-1").await.unwrap_or_default().is_some(), "not resumed");
+    let verified = jadpo(pg.url(), &["verify"]);
+    ok(&verified);
+    // A run there already but at another revision is not the file's: the import stops.
+    let mut tx = target.begin().await.unwrap_or_else(|e| panic!("{e}"));
+    let moved = "UPDATE workflow_executions SET revision = revision + 1 WHERE run_id = 'run-1'";
+    tx.execute(moved, &[]).await.unwrap_or_else(|e| panic!("{e}"));
+    tx.commit().await.unwrap_or_else(|e| panic!("{e}"));
+    let differs = jadpo(pg.url(), &["import", "--input", &path, "--resume"]);
+    assert!(!differs.status.success(), "{}", text(&differs));
+    assert!(text(&differs).contains("differs from the file's"), "{}", text(&differs));
+}
+
+/// The fingerprint an export compares before and after moves with every kind of write: a
+/// transition, a Session change, a deletion. (An export that raced such a write ends without
+/// its end marker, and no import takes it.)
+async fn fingerprint_moves(url: &str, store: &dyn Store) {
+    seed(url, store).await;
+    let start = store.workflow_fingerprint().await.unwrap_or_else(|e| panic!("{e}"));
+    let again = store.workflow_fingerprint().await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(again, start, "reading moved the fingerprint");
+    let session = store.session_get("s-1").await.unwrap_or_default();
+    let revision = session.map_or(0, |s| s.revision);
+    let context = json!({"x": 1});
+    let updated =
+        store.session_update_context("s-1", "alice", &context, revision, true, Utc::now());
+    assert!(updated.await.unwrap_or_else(|e| panic!("{e}")), "the Session did not change");
+    let after_session = store.workflow_fingerprint().await.unwrap_or_else(|e| panic!("{e}"));
+    assert_ne!(after_session, start, "a Session change did not move it");
+    let mut tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
+    let moved = "UPDATE workflow_executions SET revision = revision + 1 WHERE run_id = 'run-1'";
+    tx.execute(moved, &[]).await.unwrap_or_else(|e| panic!("{e}"));
+    tx.commit().await.unwrap_or_else(|e| panic!("{e}"));
+    let after_run = store.workflow_fingerprint().await.unwrap_or_else(|e| panic!("{e}"));
+    assert_ne!(after_run, after_session, "a transition did not move it");
+    store.execution_delete("run-1").await.unwrap_or_else(|e| panic!("{e}"));
+    let after_delete = store.workflow_fingerprint().await.unwrap_or_else(|e| panic!("{e}"));
+    assert_ne!(after_delete, after_run, "a deletion did not move it");
+}
+
+/// The fingerprint an export compares before and after moves with every kind of write (a
+/// Session change, a transition, a deletion), on both adapters. An export that raced such a
+/// write ends without its end marker, and no import takes it.
+#[tokio::test]
+async fn every_write_moves_the_fingerprint_an_export_checks() {
+    let sqlite = SqliteTestDb::empty();
+    fingerprint_moves(&sqlite.url(), &sqlite.store()).await;
+    let pg = PgTestDb::empty().await;
+    fingerprint_moves(pg.url(), &pg.store()).await;
 }

@@ -37,8 +37,10 @@ impl HousekeepingSettings {
             RecordClass::StepRecords => s.step_record_retention,
             // The send window: a row younger than it still counts its address's sends.
             RecordClass::SignInRequests => jadpo_core::model::sign_in::SEND_WINDOW,
-            // Per entity; see `housekeep`'s `audit` argument.
-            RecordClass::AuditRows => Duration::MAX,
+            // Per declaration: audited entity, workflow.
+            RecordClass::AuditRows | RecordClass::FinishedRuns | RecordClass::IdleSessions => {
+                Duration::MAX
+            }
         };
         jadpo_core::clock::before(now, keep)
     }
@@ -92,6 +94,43 @@ enum Step {
     BreakerAlerts,
     /// Runs first started before this and not finished.
     UnfinishedStepAlerts(DateTime<Utc>),
+    /// The `usize`-th retention rule of the workflow tables, for rows last changed before the
+    /// cutoff.
+    Retain(usize, DateTime<Utc>),
+}
+
+/// One retention rule over the workflow tables: finished runs of a workflow, idle Sessions
+/// bound to a finished run of a workflow, or (`workflow: None`) idle Sessions bound to no run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Retain {
+    /// [`RecordClass::FinishedRuns`] or [`RecordClass::IdleSessions`].
+    pub class: RecordClass,
+    /// The workflow whose rows it keeps.
+    pub workflow: Option<String>,
+    /// How long after their last change.
+    pub keep: Duration,
+}
+
+impl Retain {
+    /// The retention rules the application declares for the workflow tables of store `store`.
+    pub fn declared_in(app: &jadpo_core::app::Application, store: &str) -> Vec<Self> {
+        let mut rules = Vec::new();
+        let ids: Vec<&str> = app.workflow_ids().collect();
+        for id in ids.into_iter().filter(|id| app.workflow(id).is_some_and(|(_, s)| s == store)) {
+            let declared = app.workflow_retention(id);
+            let of = |class, keep: Option<Duration>| {
+                keep.map(|keep| Self { class, workflow: Some(id.to_owned()), keep })
+            };
+            rules.extend(of(RecordClass::FinishedRuns, declared.finished_runs));
+            rules.extend(of(RecordClass::IdleSessions, declared.idle_sessions));
+        }
+        if let Some(keep) = app.unbound_session_retention() {
+            if app.workflow_stores().contains(&store) {
+                rules.push(Self { class: RecordClass::IdleSessions, workflow: None, keep });
+            }
+        }
+        rules
+    }
 }
 
 impl Step {
@@ -103,6 +142,7 @@ impl Step {
             Self::Rescue(_) | Self::DeadAlerts | Self::BreakerAlerts => Feature::Pipeline,
             Self::OverdueAlerts(_) => Feature::Schedules,
             Self::UnfinishedStepAlerts(_) => Feature::StepRecords,
+            Self::Retain(..) => Feature::Workflows,
         }
     }
 }
@@ -118,7 +158,8 @@ pub async fn housekeep(
     audit: &[(String, Duration)],
     owner: &str,
 ) -> Result<HousekeepingReport, HousekeepingError> {
-    let pass = Pass { settings, rescue_after: Some(rescue_after), audit, features: None };
+    let pass =
+        Pass { settings, rescue_after: Some(rescue_after), audit, retain: &[], features: None };
     run_pass(store, clock, &pass, owner).await
 }
 
@@ -129,6 +170,8 @@ struct Pass<'a> {
     settings: &'a HousekeepingSettings,
     rescue_after: Option<Duration>,
     audit: &'a [(String, Duration)],
+    /// The retention rules of the store's workflow tables.
+    retain: &'a [Retain],
     features: Option<BTreeSet<Feature>>,
 }
 
@@ -138,7 +181,7 @@ async fn run_pass(
     pass: &Pass<'_>,
     owner: &str,
 ) -> Result<HousekeepingReport, HousekeepingError> {
-    let Pass { settings, rescue_after, audit, .. } = *pass;
+    let Pass { settings, rescue_after, audit, retain, .. } = *pass;
     let fail = |source| HousekeepingError::Store { store: store.name().to_owned(), source };
     let mut report = HousekeepingReport { store: store.name().to_owned(), ..Default::default() };
     let start = clock.now();
@@ -157,6 +200,12 @@ async fn run_pass(
             .enumerate()
             .map(|(i, (_, keep))| Step::Audit(i, jadpo_core::clock::before(start, *keep))),
     );
+    steps.extend(
+        retain
+            .iter()
+            .enumerate()
+            .map(|(i, rule)| Step::Retain(i, jadpo_core::clock::before(start, rule.keep))),
+    );
     let rescue_before = rescue_after.map(|after| jadpo_core::clock::before(start, after));
     let overdue_before = jadpo_core::clock::before(start, settings.overdue_after);
     let unfinished_before = jadpo_core::clock::before(start, settings.unfinished_steps_after);
@@ -170,9 +219,7 @@ async fn run_pass(
     steps.retain(|step| pass.features.as_ref().is_none_or(|f| f.contains(&step.feature())));
     let mut held = true;
     for step in steps {
-        held = run_step(store, clock, settings, audit, &mut lease, step, &mut report)
-            .await
-            .map_err(fail)?;
+        held = run_step(store, clock, pass, &mut lease, step, &mut report).await.map_err(fail)?;
         if !held {
             break;
         }
@@ -213,7 +260,8 @@ pub async fn housekeep_all(
             .collect();
         let clock = p.clock.as_ref();
         let features = Some(p.app.store_features(store.name()));
-        let pass = Pass { settings, rescue_after, audit: &audit, features };
+        let retain = Retain::declared_in(&p.app, store.name());
+        let pass = Pass { settings, rescue_after, audit: &audit, retain: &retain, features };
         match run_pass(store.as_ref(), clock, &pass, owner).await {
             Ok(report) => reports.push(report),
             Err(e) => failures.push(e),
@@ -248,12 +296,12 @@ impl HousekeepingReport {
 async fn run_step(
     store: &dyn Store,
     clock: &dyn Clock,
-    settings: &HousekeepingSettings,
-    audit: &[(String, Duration)],
+    pass: &Pass<'_>,
     lease: &mut Lease,
     step: Step,
     report: &mut HousekeepingReport,
 ) -> Result<bool, StoreError> {
+    let Pass { settings, audit, retain, .. } = *pass;
     let limit = settings.batch_size.max(1);
     let ttl =
         chrono::Duration::from_std(settings.lease_ttl).unwrap_or(chrono::Duration::minutes(5));
@@ -273,6 +321,12 @@ async fn run_step(
                 let entity = audit.get(i).map_or("", |(e, _)| e.as_str());
                 (store.audit_expire(tx.as_mut(), entity, cutoff, limit).await?, Vec::new())
             }
+            Step::Retain(i, cutoff) => match retain.get(i) {
+                Some(rule) => {
+                    (retain_batch(store, tx.as_mut(), rule, cutoff, limit, now).await?, Vec::new())
+                }
+                None => (0, Vec::new()),
+            },
             Step::Rescue(before) => {
                 (store.housekeeping_rescue(tx.as_mut(), before, limit).await?, Vec::new())
             }
@@ -298,7 +352,11 @@ async fn run_step(
         tx.commit().await?;
         crate::fault!("housekeeping.after_batch_commit");
         report.batches += 1;
-        record(report, step, touched, alerts, store.name());
+        let retained = match step {
+            Step::Retain(i, _) => retain.get(i).map(|rule| rule.class),
+            _ => None,
+        };
+        record(report, step, retained, touched, alerts, store.name());
         if touched < u64::from(limit) {
             return Ok(true);
         }
@@ -310,24 +368,53 @@ async fn run_step(
     Ok(true)
 }
 
+/// Deletes, inside `tx`, at most `limit` rows that `rule` no longer keeps at `cutoff`: finished
+/// runs with their events, commands and dispatch rows (unbinding their Sessions), or idle
+/// Sessions. Returns how many.
+async fn retain_batch(
+    store: &dyn Store,
+    tx: &mut dyn jadpo_core::Transaction,
+    rule: &Retain,
+    cutoff: DateTime<Utc>,
+    limit: u32,
+    now: DateTime<Utc>,
+) -> Result<u64, StoreError> {
+    let workflow = rule.workflow.as_deref();
+    let mut deleted = 0;
+    if rule.class == RecordClass::FinishedRuns {
+        let id = workflow.unwrap_or_default();
+        for run in store.executions_finished_before(tx, id, cutoff, limit).await? {
+            deleted += u64::from(store.execution_delete_in(tx, &run, now).await?.is_some());
+        }
+    } else {
+        for session in store.sessions_idle_before(tx, workflow, cutoff, limit).await? {
+            deleted += u64::from(store.session_delete_in(tx, &session).await?);
+        }
+    }
+    Ok(deleted)
+}
+
 fn record(
     report: &mut HousekeepingReport,
     step: Step,
+    retained: Option<RecordClass>,
     touched: u64,
     alerts: Vec<Alert>,
     store: &str,
 ) {
+    let deleted = match (step, retained) {
+        (Step::Audit(..), _) => Some(RecordClass::AuditRows),
+        (Step::Delete(class, _), _) | (Step::Retain(..), Some(class)) => Some(class),
+        _ => None,
+    };
     match step {
-        Step::Audit(..) => {
-            match report.deleted.iter_mut().find(|(c, _)| *c == RecordClass::AuditRows) {
+        Step::Audit(..) | Step::Delete(..) | Step::Retain(..) => {
+            let Some(class) = deleted else { return };
+            match report.deleted.iter_mut().find(|(c, _)| *c == class) {
                 Some((_, n)) => *n += touched,
-                None => report.deleted.push((RecordClass::AuditRows, touched)),
+                None => report.deleted.push((class, touched)),
             }
         }
-        Step::Delete(class, _) => match report.deleted.iter_mut().find(|(c, _)| *c == class) {
-            Some((_, n)) => *n += touched,
-            None => report.deleted.push((class, touched)),
-        },
         Step::Rescue(_) => {
             if touched > 0 {
                 tracing::warn!(

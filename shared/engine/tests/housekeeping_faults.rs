@@ -13,7 +13,7 @@ use chrono::Duration;
 use jadpo_engine::EngineSettings;
 use jadpo_engine::commit::commit;
 use jadpo_engine::housekeeping::{HousekeepingSettings, housekeep_all};
-use jadpo_test_env::{Env, Kind, commit_and_enqueue, fails_after, request};
+use jadpo_test_env::{Env, Kind, commit_and_enqueue, request};
 use serde_json::json;
 
 const POINTS: &[&str] = &[
@@ -79,27 +79,20 @@ async fn one_run(kind: Kind, crash: &[(&'static str, String)]) -> Result<(), Str
     }
 }
 
-async fn adapter(kind: Kind, rng: &mut fastrand::Rng) -> Vec<String> {
-    let alone = POINTS.iter().map(|p| vec![(*p, fails_after(0))]);
-    let random = (0..RANDOM).map(|_| {
-        let chosen: Vec<_> = POINTS.iter().filter(|_| rng.u8(..10) < 4).collect();
-        chosen.into_iter().map(|p| (*p, fails_after(rng.usize(..6)))).collect::<Vec<_>>()
-    });
-    let (mut failures, mut runs) = (Vec::new(), 0);
-    for crash in alone.chain(random) {
-        runs += 1;
-        if let Err(e) = one_run(kind, &crash).await {
-            failures.push(format!("{kind:?} at {crash:?}: {e}"));
-        }
-    }
-    println!("{kind:?}: {runs} runs, {} left behind or touched too much", failures.len());
-    failures
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn housekeeping_finishes_whatever_crashes_and_touches_nothing_live() {
-    jadpo_test_env::crash_loop_on_both(
-        |kind, mut rng| async move { adapter(kind, &mut rng).await },
-    )
+    jadpo_test_env::crash_loop_on_both(|kind, mut rng| async move {
+        let run =
+            |kind, crash: Vec<(&'static str, String)>| async move { one_run(kind, &crash).await };
+        jadpo_test_env::crash_sets(
+            kind,
+            &mut rng,
+            POINTS,
+            RANDOM,
+            "left behind or touched too much",
+            run,
+        )
+        .await
+    })
     .await;
 }

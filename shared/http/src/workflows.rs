@@ -13,9 +13,10 @@ use jadpo_core::model::principal::Principal;
 use jadpo_core::model::service_key::Scope;
 use jadpo_core::model::workflow::kernel::KernelError;
 use jadpo_core::model::workflow::rows::TransitionError;
+use jadpo_engine::digest::request_digest;
 use jadpo_engine::workflow::runs::{
-    EngineError, InSession, cancel_run, check_owned_run, find_owned_run, post_event,
-    run_events_page, start_run,
+    EngineError, InSession, StartKey, Started, cancel_run, check_owned_run, find_owned_run, parked,
+    post_event, run_events_page, start_run, start_run_once, started_response,
 };
 use jadpo_engine::workflow::session::{self, SessionError};
 use serde::Deserialize;
@@ -48,6 +49,10 @@ fn engine_problem(e: &EngineError) -> Problem {
             Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "Unknown workflow", detail)
         }
         EngineError::Stale { .. } => Problem::new(StatusCode::CONFLICT, "Stale revision", detail),
+        EngineError::Parked(_) => Problem::new(StatusCode::CONFLICT, "Run parked", detail),
+        EngineError::KeyReused(_) => {
+            Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "Idempotency-Key reused", detail)
+        }
         EngineError::Rejected(KernelError::Unexpected(_) | KernelError::Terminal(_)) => {
             Problem::new(StatusCode::CONFLICT, "Event does not fit the run", detail)
         }
@@ -73,6 +78,9 @@ fn session_problem(e: &SessionError) -> Problem {
             Problem::new(StatusCode::CONFLICT, "Broken session binding", detail)
         }
         SessionError::NotAnObject => Problem::new(StatusCode::BAD_REQUEST, "Bad context", detail),
+        SessionError::TooLarge { .. } => {
+            Problem::new(StatusCode::PAYLOAD_TOO_LARGE, "Context too large", detail)
+        }
         SessionError::Store(s) => store_problem(s),
     }
 }
@@ -90,27 +98,55 @@ struct NewRun {
     session_id: Option<String>,
 }
 
-async fn create_run(State(state): State<HttpState>, caller: Caller, bytes: Bytes) -> Response {
+async fn create_run(
+    State(state): State<HttpState>,
+    caller: Caller,
+    headers: axum::http::HeaderMap,
+    bytes: Bytes,
+) -> Response {
     let result = async {
         caller.may(&Scope::Runs)?;
         let principal = &caller.principal;
+        let key = super::idempotency_key(&headers)?;
         let req: NewRun = body(&bytes)?;
         if let Some(callers) = state.engine.app.workflow_callers(&req.workflow) {
             admitted(Some(&caller), callers, &format!("workflow {:?}", req.workflow))?;
         }
         // The Session must be the caller's; its user is the Session's own, never the request's.
         let session = req.session_id.as_deref().map(|id| InSession::OwnedBy { id, principal });
-        let run = start_run(&state.engine, &req.workflow, req.input, session, Some(principal))
-            .await
-            .map_err(|e| engine_problem(&e))?;
-        Ok::<_, Problem>((
-            StatusCode::CREATED,
-            axum::Json(
-                json!({"run_id": run.run_id, "status": run.status, "revision": run.revision}),
-            ),
-        ))
+        let engine = &state.engine;
+        let Some(key) = key else {
+            let run = start_run(engine, &req.workflow, req.input, session, Some(principal))
+                .await
+                .map_err(|e| engine_problem(&e))?;
+            let (status, body) = started_response(&run);
+            return Ok(answer(status, body, false));
+        };
+        let whole: Value = body(&bytes)?;
+        let digest = request_digest("POST", "/runs", &whole);
+        let scope = super::caller_name(Some(principal));
+        let key = StartKey { scope: &scope, key: &key, digest: &digest };
+        let started =
+            start_run_once(engine, &req.workflow, req.input, session, Some(principal), key)
+                .await
+                .map_err(|e| engine_problem(&e))?;
+        Ok::<_, Problem>(match started {
+            Started::New { status, body } => answer(status, body, false),
+            Started::Replayed { status, body } => answer(status, body, true),
+        })
     };
     result.await.into_response()
+}
+
+/// A start's answer; a replayed one says so in `Idempotency-Replayed`, as an action's does.
+fn answer(status: u16, body: Value, replayed: bool) -> Response {
+    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::CREATED);
+    let mut response = (status, axum::Json(body)).into_response();
+    if replayed {
+        let value = axum::http::HeaderValue::from_static("true");
+        response.headers_mut().insert("idempotency-replayed", value);
+    }
+    response
 }
 
 async fn get_run(
@@ -123,7 +159,11 @@ async fn get_run(
         let principal = &caller.principal;
         let (_, run) =
             find_owned_run(&state.engine, &id, principal).await.map_err(|e| engine_problem(&e))?;
-        Ok::<_, Problem>(axum::Json(state_json(&run)))
+        let mut body = state_json(&run);
+        if let Some(object) = body.as_object_mut() {
+            object.insert("parked".to_owned(), json!(parked(&state.engine, &run)));
+        }
+        Ok::<_, Problem>(axum::Json(body))
     };
     result.await.into_response()
 }
@@ -210,7 +250,11 @@ async fn add_event(
         )
         .await
         .map_err(|e| engine_problem(&e))?;
-        Ok::<_, Problem>(axum::Json(state_json(&run)))
+        let mut body = state_json(&run);
+        if let Some(object) = body.as_object_mut() {
+            object.insert("parked".to_owned(), json!(parked(&state.engine, &run)));
+        }
+        Ok::<_, Problem>(axum::Json(body))
     };
     result.await.into_response()
 }
@@ -227,7 +271,11 @@ async fn cancel(
         let run = cancel_run(&state.engine, &id, "cancelled over HTTP", Some(principal))
             .await
             .map_err(|e| engine_problem(&e))?;
-        Ok::<_, Problem>(axum::Json(state_json(&run)))
+        let mut body = state_json(&run);
+        if let Some(object) = body.as_object_mut() {
+            object.insert("parked".to_owned(), json!(parked(&state.engine, &run)));
+        }
+        Ok::<_, Problem>(axum::Json(body))
     };
     result.await.into_response()
 }

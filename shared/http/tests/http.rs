@@ -352,6 +352,7 @@ async fn runs_and_sessions_over_http() {
             "{}",
             got.body
         );
+        assert_eq!(got.body["parked"], Value::Null, "a run on a registered version is not parked");
         let revision = got.body["revision"].as_u64().unwrap_or(0);
         let events = call(&env, "GET", &format!("/runs/{run}/events"), k, None, "").await;
         let seqs: Vec<u64> = events.body["events"]
@@ -648,3 +649,63 @@ jadpo_test_env::both!(
     a_key_does_only_what_its_scopes_allow,
     a_user_acts_as_themself,
 );
+
+#[tokio::test]
+async fn a_run_start_with_an_idempotency_key_happens_once() {
+    for kind in [Kind::Sqlite, Kind::Postgres] {
+        let env = Env::shop(kind).await;
+        let key = key(&env).await;
+        let k = Some(key.as_str());
+        let start = r#"{"workflow": "checkout", "input": {"order_id": "o-1"}}"#;
+        let first = call(&env, "POST", "/runs", k, Some("start-1"), start).await;
+        let second = call(&env, "POST", "/runs", k, Some("start-1"), start).await;
+        assert_eq!((first.status, second.status), (StatusCode::CREATED, StatusCode::CREATED));
+        assert_eq!(first.body, second.body, "{kind:?}: the retry answered another run");
+        assert!(first.headers.get("idempotency-replayed").is_none());
+        let replayed = second.headers.get("idempotency-replayed").and_then(|v| v.to_str().ok());
+        assert_eq!(replayed, Some("true"), "{kind:?}");
+        let runs = "SELECT count(*) AS n FROM workflow_executions";
+        assert_eq!(env.count("main", runs).await, 1, "{kind:?}: a retry started a second run");
+        // The same key for another start is refused, and starts nothing.
+        let other = r#"{"workflow": "checkout", "input": {"order_id": "o-2"}}"#;
+        let reused = call(&env, "POST", "/runs", k, Some("start-1"), other).await;
+        assert!(is_problem(&reused, StatusCode::UNPROCESSABLE_ENTITY), "{}", reused.body);
+        let bad = call(&env, "POST", "/runs", k, Some("bad key"), other).await;
+        assert!(is_problem(&bad, StatusCode::BAD_REQUEST), "{}", bad.body);
+        // Another caller's key of the same name is its own.
+        let other_key = scoped_key(&env, "ops", &["*"], None).await;
+        let theirs = call(&env, "POST", "/runs", Some(&other_key), Some("start-1"), start).await;
+        assert_eq!(theirs.status, StatusCode::CREATED, "{}", theirs.body);
+        assert_ne!(theirs.body["run_id"], first.body["run_id"]);
+        assert!(theirs.headers.get("idempotency-replayed").is_none());
+        assert_eq!(env.count("main", runs).await, 2, "{kind:?}");
+        let nobody = call(&env, "POST", "/runs", None, Some("start-1"), start).await;
+        assert!(is_problem(&nobody, StatusCode::UNAUTHORIZED), "{}", nobody.body);
+    }
+}
+
+#[tokio::test]
+async fn a_session_context_over_the_limit_is_refused_and_changes_nothing() {
+    let env = Env::shop(Kind::Sqlite).await;
+    let key = key(&env).await;
+    let k = Some(key.as_str());
+    let big = "x".repeat(jadpo_engine::workflow::session::CONTEXT_MAX_BYTES);
+    let create = json!({"user_id": "alice", "context": {"blob": big}}).to_string();
+    let refused = call(&env, "POST", "/sessions", k, None, &create).await;
+    assert!(is_problem(&refused, StatusCode::PAYLOAD_TOO_LARGE), "{}", refused.body);
+    assert_eq!(env.count("main", "SELECT count(*) AS n FROM sessions").await, 0);
+    let small = json!({"user_id": "alice", "context": {"tenant": "t1"}}).to_string();
+    let made = call(&env, "POST", "/sessions", k, None, &small).await;
+    assert_eq!(made.status, StatusCode::CREATED, "{}", made.body);
+    let sid = made.body["id"].as_str().unwrap_or_default().to_owned();
+    let patch = json!({"patch": {"blob": big}, "expected_revision": 0}).to_string();
+    let path = format!("/sessions/{sid}/context");
+    let too_big = call(&env, "PATCH", &path, k, None, &patch).await;
+    assert!(is_problem(&too_big, StatusCode::PAYLOAD_TOO_LARGE), "{}", too_big.body);
+    let view = call(&env, "GET", &format!("/sessions/{sid}"), k, None, "").await;
+    assert_eq!(
+        (view.body["context"].clone(), view.body["revision"].clone()),
+        (json!({"tenant": "t1"}), json!(0)),
+        "a refused patch changed the Session"
+    );
+}

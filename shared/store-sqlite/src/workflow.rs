@@ -153,9 +153,40 @@ pub static SQL: WorkflowSql = WorkflowSql {
     executions_page: Statement::new(
         "SELECT run_id FROM workflow_executions WHERE run_id > $1 ORDER BY run_id LIMIT $2",
     ),
+    fingerprint: Statement::new(
+        "SELECT (SELECT count(*) FROM workflow_executions) AS runs, \
+        (SELECT CAST(coalesce(sum(revision), 0) AS BIGINT) FROM workflow_executions) AS run_revisions, \
+        (SELECT count(*) FROM workflow_events) AS events, \
+        (SELECT count(*) FROM outbox_commands WHERE status = 'pending') AS pending, \
+        (SELECT count(*) FROM sessions) AS sessions, \
+        (SELECT CAST(coalesce(sum(revision), 0) AS BIGINT) FROM sessions) AS session_revisions",
+    ),
     sessions_all: Statement::new("SELECT id FROM sessions ORDER BY id"),
     session_delete: Statement::new("DELETE FROM sessions WHERE id = $1"),
     execution_delete: Statement::new("DELETE FROM workflow_executions WHERE run_id = $1"),
+    run_counts: Statement::new(
+        "SELECT (SELECT count(*) FROM workflow_events WHERE run_id = $1) AS events, \
+        (SELECT count(*) FROM outbox_commands WHERE run_id = $1) AS commands",
+    ),
+    dispatch_delete_for_run: Statement::new("DELETE FROM jadpo_command_dispatch WHERE run_id = $1"),
+    sessions_unbind_run: Statement::new(
+        "UPDATE sessions SET active_run_id = NULL, revision = revision + 1, updated_at = $2 \
+        WHERE active_run_id = $1",
+    ),
+    executions_finished: Statement::new(
+        "SELECT run_id FROM workflow_executions WHERE workflow_id = $1 \
+        AND status IN ('completed', 'failed', 'cancelled', 'cancellation_failed') AND updated_at < $2 \
+        ORDER BY updated_at, run_id LIMIT $3",
+    ),
+    sessions_idle_of_workflow: Statement::new(
+        "SELECT s.id FROM sessions s JOIN workflow_executions e ON e.run_id = s.active_run_id \
+        WHERE e.workflow_id = $1 AND e.status IN ('completed', 'failed', 'cancelled', 'cancellation_failed') \
+        AND s.updated_at < $2 ORDER BY s.updated_at, s.id LIMIT $3",
+    ),
+    sessions_idle_unbound: Statement::new(
+        "SELECT id FROM sessions WHERE active_run_id IS NULL AND updated_at < $1 \
+        ORDER BY updated_at, id LIMIT $2",
+    ),
     commands_of_run: Statement::new(
         "SELECT id, seq, node_id, type, payload, status, idempotency_key, created_at, \
         processed_at FROM outbox_commands WHERE run_id = $1 ORDER BY seq",

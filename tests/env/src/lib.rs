@@ -115,6 +115,41 @@ pub fn fails_after(k: usize) -> String {
     if k == 0 { "1*return".to_owned() } else { format!("{k}*off->1*return") }
 }
 
+/// One adapter's share of a crash loop over batched work: `run(kind, crash)` with each of
+/// `points` failing alone the first time it is reached, then `random` random sets of them (each
+/// point with probability 4/10, failing at one of its first six arrivals). Prints how many runs
+/// `went_wrong` (what a failure means, e.g. `lost or left behind`); returns each failure.
+pub async fn crash_sets<F, Fut>(
+    kind: Kind,
+    rng: &mut fastrand::Rng,
+    points: &[&'static str],
+    random: usize,
+    went_wrong: &str,
+    run: F,
+) -> Vec<String>
+where
+    F: Fn(Kind, Vec<(&'static str, String)>) -> Fut,
+    Fut: std::future::Future<Output = Result<(), String>>,
+{
+    let alone: Vec<Vec<(&'static str, String)>> =
+        points.iter().map(|p| vec![(*p, fails_after(0))]).collect();
+    let random: Vec<Vec<(&'static str, String)>> = (0..random)
+        .map(|_| {
+            let chosen: Vec<_> = points.iter().filter(|_| rng.u8(..10) < 4).collect();
+            chosen.into_iter().map(|p| (*p, fails_after(rng.usize(..6)))).collect()
+        })
+        .collect();
+    let (mut failures, mut runs) = (Vec::new(), 0);
+    for crash in alone.into_iter().chain(random) {
+        runs += 1;
+        if let Err(e) = run(kind, crash.clone()).await {
+            failures.push(format!("{kind:?} at {crash:?}: {e}"));
+        }
+    }
+    println!("{kind:?}: {runs} runs, {} {went_wrong}", failures.len());
+    failures
+}
+
 /// Runs a crash loop's `adapter` on SQLite, then PostgreSQL, under one fail scenario (fault
 /// points are process-wide: one such test per binary), each with a random generator from one
 /// seed; panics with the seed (which replays the random sets) and the failures it returned.

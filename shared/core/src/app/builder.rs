@@ -188,6 +188,36 @@ impl ApplicationBuilder {
         self
     }
 
+    /// Keeps an older version of a workflow declared with [`workflow`](Self::workflow) running:
+    /// the runs that started on it finish on its graph, while new runs start on the current
+    /// version. A run whose version no deployment declares is parked, never advanced by another
+    /// graph. Its store and callers are the current version's.
+    #[must_use]
+    pub fn workflow_draining(mut self, def: WorkflowDef) -> Self {
+        let key = (def.id().to_owned(), def.version().to_owned());
+        let name = format!("{}@{}", key.0, key.1);
+        if self.app.draining.insert(key, Arc::new(def)).is_some() {
+            self.duplicate_workflow.get_or_insert(name);
+        }
+        self
+    }
+
+    /// Keeps workflow `id`'s finished runs and idle Sessions only as long as `retention` says;
+    /// housekeeping deletes older ones in batches under its lease.
+    #[must_use]
+    pub fn workflow_retention(mut self, id: &str, retention: WorkflowRetention) -> Self {
+        self.app.retention.insert(id.to_owned(), retention);
+        self
+    }
+
+    /// Keeps a Session bound to no run only `keep` after its last change; housekeeping deletes
+    /// older ones in batches under its lease.
+    #[must_use]
+    pub fn unbound_session_retention(mut self, keep: std::time::Duration) -> Self {
+        self.app.unbound_sessions = Some(keep);
+        self
+    }
+
     /// Declares the capability `name`, which workflow steps and compensations run.
     #[must_use]
     pub fn capability(mut self, name: &str, handler: impl Capability + 'static) -> Self {
@@ -309,17 +339,10 @@ impl ApplicationBuilder {
         for (store, _, _) in &app.migrations {
             store_known("migrations".to_owned(), store)?;
         }
-        for (id, (def, store)) in &app.workflows {
+        for (id, (_, store)) in &app.workflows {
             store_known(format!("workflow {id:?}"), store)?;
-            if let Some(missing) =
-                def.capabilities().into_iter().find(|c| !app.capabilities.contains_key(*c))
-            {
-                return Err(AppError::UnknownCapability {
-                    workflow: id.clone(),
-                    capability: missing.to_owned(),
-                });
-            }
         }
+        check_workflows(&app)?;
         let several = app.stores.len() > 1;
         if several && !schedules.is_empty() && app.schedule_store.is_none() {
             return Err(unnamed(&app, "schedules", "schedules_store"));
@@ -376,4 +399,61 @@ impl ApplicationBuilder {
 /// A feature that keeps state left without a store among several.
 fn unnamed(app: &Application, feature: &'static str, method: &'static str) -> AppError {
     AppError::StoreNotNamed { feature, method, declared: app.stores.join(", ") }
+}
+
+/// The longest workflow id and version the stores keep (PostgreSQL's `VARCHAR(255)` and
+/// `VARCHAR(50)` columns): longer ones are refused here rather than by a run's first insert.
+const WORKFLOW_ID_MAX: usize = 255;
+const WORKFLOW_VERSION_MAX: usize = 50;
+
+/// Checks every declared workflow version: its id and version fit the stores, its capabilities
+/// are declared, and an older version belongs to a workflow declared as current, under another
+/// version.
+fn check_workflows(app: &Application) -> Result<(), AppError> {
+    let current = app.workflows.values().map(|(d, _)| d);
+    for def in current.chain(app.draining.values()) {
+        let (id, version) = (def.id(), def.version());
+        if id.is_empty() || id.chars().count() > WORKFLOW_ID_MAX {
+            return Err(AppError::BadWorkflow(format!(
+                "workflow id {id:?} must have 1 to {WORKFLOW_ID_MAX} characters"
+            )));
+        }
+        if version.is_empty() || version.chars().count() > WORKFLOW_VERSION_MAX {
+            return Err(AppError::BadWorkflow(format!(
+                "workflow {id:?}: version {version:?} must have 1 to {WORKFLOW_VERSION_MAX} \
+                 characters"
+            )));
+        }
+        if let Some(missing) =
+            def.capabilities().into_iter().find(|c| !app.capabilities.contains_key(*c))
+        {
+            return Err(AppError::UnknownCapability {
+                workflow: id.to_owned(),
+                capability: missing.to_owned(),
+            });
+        }
+    }
+    if let Some(id) = app.retention.keys().find(|id| !app.workflows.contains_key(*id)) {
+        return Err(AppError::BadWorkflow(format!(
+            "a retention is declared for workflow {id:?}, which is not declared"
+        )));
+    }
+    for (id, version) in app.draining.keys() {
+        match app.workflows.get(id) {
+            None => {
+                return Err(AppError::BadWorkflow(format!(
+                    "workflow {id:?} version {version:?} is declared draining, but no current \
+                     version of {id:?} is declared (.workflow)"
+                )));
+            }
+            Some((def, _)) if def.version() == version => {
+                return Err(AppError::Duplicate {
+                    kind: "workflow",
+                    name: format!("{id}@{version}"),
+                });
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
 }

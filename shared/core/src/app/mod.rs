@@ -82,6 +82,10 @@ pub enum AppError {
     /// A subscriber calls a connection nobody declared.
     #[error("subscriber {subscriber:?} calls connection {connection:?}, which is not declared")]
     UnknownConnection { subscriber: String, connection: String },
+    /// A workflow's id or version does not fit the stores, or an older version has no current
+    /// one.
+    #[error("{0}")]
+    BadWorkflow(String),
     /// A workflow uses a capability nobody declared.
     #[error("workflow {workflow:?} uses capability {capability:?}, which is not declared")]
     UnknownCapability { workflow: String, capability: String },
@@ -111,6 +115,18 @@ pub enum AppError {
     /// A schedule emits an event nobody declared.
     #[error("schedule {schedule:?} emits event {event:?}, which is not declared")]
     ScheduleEvent { schedule: String, event: String },
+}
+
+/// How long housekeeping keeps a workflow's finished runs and its idle Sessions (`None`: kept
+/// until an operator deletes them).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WorkflowRetention {
+    /// A run that finished (completed, failed, cancelled, cancellation failed) is deleted, with
+    /// its events and commands, this long after its last change.
+    pub finished_runs: Option<std::time::Duration>,
+    /// A Session bound to a finished run of the workflow is deleted this long after its last
+    /// change.
+    pub idle_sessions: Option<std::time::Duration>,
 }
 
 /// A declared action.
@@ -159,6 +175,10 @@ pub struct Application {
     breakers: BTreeMap<String, BreakerPolicy>,
     key_windows: BTreeMap<String, std::time::Duration>,
     workflows: BTreeMap<String, (Arc<WorkflowDef>, String)>,
+    /// Older versions kept to finish the runs started on them, by `(id, version)`.
+    draining: BTreeMap<(String, String), Arc<WorkflowDef>>,
+    retention: BTreeMap<String, WorkflowRetention>,
+    unbound_sessions: Option<std::time::Duration>,
     capabilities: BTreeMap<String, Arc<dyn Capability>>,
     migrations: Vec<(String, Dialect, Migration)>,
     schedules: BTreeMap<String, ScheduleSpec>,
@@ -196,6 +216,9 @@ impl Application {
             breakers: BTreeMap::new(),
             key_windows: BTreeMap::new(),
             workflows: BTreeMap::new(),
+            draining: BTreeMap::new(),
+            retention: BTreeMap::new(),
+            unbound_sessions: None,
             capabilities: BTreeMap::new(),
             migrations: Vec::new(),
             schedules: BTreeMap::new(),
@@ -265,6 +288,52 @@ impl Application {
     /// The workflow `id` and the store its runs live in.
     pub fn workflow(&self, id: &str) -> Option<(&Arc<WorkflowDef>, &str)> {
         self.workflows.get(id).map(|(d, s)| (d, s.as_str()))
+    }
+
+    /// The graph of workflow `id` at `version`: the current one, or an older version declared
+    /// to finish its runs ([`ApplicationBuilder::workflow_draining`]). `None`: a run on that
+    /// version is parked here.
+    pub fn workflow_version(&self, id: &str, version: &str) -> Option<&Arc<WorkflowDef>> {
+        match self.workflows.get(id) {
+            Some((def, _)) if def.version() == version => Some(def),
+            _ => self.draining.get(&(id.to_owned(), version.to_owned())),
+        }
+    }
+
+    /// The versions of workflow `id` this application runs: the current one first, then the
+    /// older ones still draining. Empty: the workflow is not declared.
+    pub fn workflow_versions(&self, id: &str) -> Vec<&str> {
+        let current = self.workflows.get(id).map(|(d, _)| d.version());
+        let older =
+            self.draining.iter().filter(|((w, _), _)| w == id).map(|((_, v), _)| v.as_str());
+        current.into_iter().chain(older).collect()
+    }
+
+    /// Why a run of workflow `id` at `version` cannot advance in this application, in words an
+    /// operator acts on; `None` when it can.
+    pub fn parked_reason(&self, run_id: &str, id: &str, version: &str) -> Option<String> {
+        if self.workflow_version(id, version).is_some() {
+            return None;
+        }
+        let registered = self.workflow_versions(id);
+        let registered = if registered.is_empty() {
+            "no version of it".to_owned()
+        } else {
+            format!("version {}", registered.join(", "))
+        };
+        Some(format!(
+            "run {run_id} is parked: it started on workflow {id:?} version {version:?}, and this              deployment registers {registered}; nothing advances it until a deployment declares              that version again (ApplicationBuilder::workflow_draining), or an operator deletes              it (jadpo runs delete)"
+        ))
+    }
+
+    /// How long workflow `id`'s finished runs and idle Sessions are kept.
+    pub fn workflow_retention(&self, id: &str) -> WorkflowRetention {
+        self.retention.get(id).copied().unwrap_or_default()
+    }
+
+    /// How long a Session bound to no run is kept after its last change (`None`: kept).
+    pub fn unbound_session_retention(&self) -> Option<std::time::Duration> {
+        self.unbound_sessions
     }
 
     /// Who may start workflow `id`.

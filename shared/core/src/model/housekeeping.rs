@@ -33,6 +33,11 @@ pub enum RecordClass {
     StepRecords,
     /// `jadpo_audit` rows older than their entity's declared retention.
     AuditRows,
+    /// Finished workflow runs (with their events, commands and dispatch rows) older than their
+    /// workflow's declared retention.
+    FinishedRuns,
+    /// Sessions idle longer than their declared retention.
+    IdleSessions,
 }
 
 impl RecordClass {
@@ -63,6 +68,7 @@ impl RecordClass {
             Self::UserSessions | Self::SignInRequests | Self::PasskeyChallenges => Feature::SignIn,
             Self::StepRecords => Feature::StepRecords,
             Self::AuditRows => Feature::Audit,
+            Self::FinishedRuns | Self::IdleSessions => Feature::Workflows,
         }
     }
 
@@ -80,6 +86,8 @@ impl RecordClass {
             Self::PasskeyChallenges => "passkey_challenges",
             Self::StepRecords => "step_records",
             Self::AuditRows => "audit_rows",
+            Self::FinishedRuns => "finished_runs",
+            Self::IdleSessions => "idle_sessions",
         }
     }
 }

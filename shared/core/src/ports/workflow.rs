@@ -19,12 +19,21 @@ use crate::model::workflow::rows::SessionRecord;
 use crate::model::workflow::rows::TransitionError;
 use crate::model::workflow::rows::TransitionWrite;
 use crate::model::workflow::state::{ExecutionState, RuntimeEvent};
+use crate::transaction::Transaction;
 
 /// The role that keeps workflow runs and Sessions.
 #[async_trait]
 pub trait WorkflowStore: Send + Sync {
     /// Commits a transition atomically (the nine steps), or nothing.
     async fn commit_transition(&self, write: &TransitionWrite<'_>) -> Result<(), TransitionError>;
+
+    /// Writes a transition (the nine steps) inside `tx`, which the caller commits with the rest
+    /// of its rows (a start's idempotency record); nothing is committed here.
+    async fn write_transition_in(
+        &self,
+        tx: &mut dyn Transaction,
+        write: &TransitionWrite<'_>,
+    ) -> Result<(), TransitionError>;
 
     /// The materialized state of a run.
     async fn execution_get(&self, run_id: &str) -> Result<Option<ExecutionState>, StoreError>;

@@ -5,9 +5,13 @@
 use async_trait::async_trait;
 
 use crate::error::StoreError;
+use chrono::{DateTime, Utc};
+
 use crate::model::workflow::rows::RecoveryPoint;
+use crate::model::workflow::rows::RunDeleted;
 use crate::model::workflow::rows::RunExport;
 use crate::model::workflow::rows::SessionExport;
+use crate::transaction::Transaction;
 
 /// The operator role over the workflow tables.
 #[async_trait]
@@ -37,6 +41,11 @@ pub trait WorkflowOps: Send + Sync {
     /// Run ids after `after`, in order, at most `limit`.
     async fn executions_page(&self, after: &str, limit: u32) -> Result<Vec<String>, StoreError>;
 
+    /// The workflow tables' fingerprint: counts and revision sums that any write (a transition,
+    /// a Session change, an import, a deletion) changes, said in words. An export compares it
+    /// before and after to detect a writer it raced.
+    async fn workflow_fingerprint(&self) -> Result<String, StoreError>;
+
     /// Every Session id.
     async fn sessions_all(&self) -> Result<Vec<String>, StoreError>;
 
@@ -45,6 +54,43 @@ pub trait WorkflowOps: Send + Sync {
 
     /// Deletes an execution with its events, commands and lease (an audited, destructive act).
     async fn execution_delete(&self, run_id: &str) -> Result<(), StoreError>;
+
+    /// Deletes run `run_id` inside `tx`, locking it first: the dispatch rows of its commands,
+    /// then the execution with its events, commands and lease; the Sessions bound to it are
+    /// unbound (their revision moves on, `updated_at` becomes `now`). `None`: no such run.
+    async fn execution_delete_in(
+        &self,
+        tx: &mut dyn Transaction,
+        run_id: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<RunDeleted>, StoreError>;
+
+    /// At most `limit` runs of `workflow_id` that finished and last changed before `before`,
+    /// oldest first.
+    async fn executions_finished_before(
+        &self,
+        tx: &mut dyn Transaction,
+        workflow_id: &str,
+        before: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<String>, StoreError>;
+
+    /// At most `limit` idle Sessions last changed before `before`, oldest first: with
+    /// `Some(workflow)`, those bound to a finished run of it; with `None`, those bound to no run.
+    async fn sessions_idle_before(
+        &self,
+        tx: &mut dyn Transaction,
+        workflow_id: Option<&str>,
+        before: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<String>, StoreError>;
+
+    /// Deletes Session `id` inside `tx`; `false` when there was none.
+    async fn session_delete_in(
+        &self,
+        tx: &mut dyn Transaction,
+        id: &str,
+    ) -> Result<bool, StoreError>;
 
     /// A run with its events and commands, for a logical export.
     async fn run_export(&self, run_id: &str) -> Result<Option<RunExport>, StoreError>;

@@ -46,6 +46,13 @@ pub enum EngineError {
         /// What the run is at.
         actual: u64,
     },
+    /// The run started on a workflow version this deployment does not register: it is parked,
+    /// and no other version's graph may advance it.
+    #[error("{0}")]
+    Parked(String),
+    /// The `Idempotency-Key` was used for another request.
+    #[error("Idempotency-Key {0:?} was used for a different request")]
+    KeyReused(String),
     /// The kernel refused the event (it does not fit the run's state).
     #[error(transparent)]
     Rejected(#[from] KernelError),
@@ -69,6 +76,10 @@ pub enum CommandResult {
     Finished,
     /// The command no longer exists.
     Gone,
+    /// The run is parked (its workflow version is not registered here): the command stays
+    /// pending, and the relay offers it again every redelivery window, until a deployment that
+    /// registers the version runs it.
+    Parked(String),
 }
 
 /// Why a command could not be handled now; the message should be retried.
@@ -77,7 +88,7 @@ pub enum CommandError {
     /// Another executor holds the run's lease, or a transition won meanwhile.
     #[error("run {0} is busy; retry later")]
     Busy(String),
-    /// The run's workflow is not registered in this process.
+    /// The kernel refused the command's result on the run's graph.
     #[error("{0}")]
     Unrunnable(String),
     /// A store failed.
@@ -91,6 +102,29 @@ fn now_ms(p: &Engine) -> i64 {
 
 fn registered(p: &Engine) -> impl Fn(&str) -> bool + '_ {
     |id: &str| p.app.workflow(id).is_some()
+}
+
+/// The graph run `state` advances on: its own workflow version's, never another's. `Err`: the
+/// operator message saying why the run is parked.
+fn run_graph<'a>(p: &'a Engine, state: &ExecutionState) -> Result<&'a WorkflowDef, String> {
+    p.app
+        .workflow_version(&state.workflow_id, &state.workflow_version)
+        .map(AsRef::as_ref)
+        .ok_or_else(|| {
+            p.app
+                .parked_reason(&state.run_id, &state.workflow_id, &state.workflow_version)
+                .unwrap_or_default()
+        })
+}
+
+/// Why run `state` is parked here, if it is (see [`Application::parked_reason`]).
+///
+/// [`Application::parked_reason`]: jadpo_core::app::Application::parked_reason
+pub fn parked(p: &Engine, state: &ExecutionState) -> Option<String> {
+    if state.status.is_terminal() {
+        return None;
+    }
+    p.app.parked_reason(&state.run_id, &state.workflow_id, &state.workflow_version)
 }
 
 /// Finds a run in the stores holding workflows.
@@ -186,6 +220,118 @@ pub async fn start_run(
     session: Option<InSession<'_>>,
     owner: Option<&Principal>,
 ) -> Result<ExecutionState, EngineError> {
+    let start = prepare_start(p, workflow, input, session, owner).await?;
+    let store = p.store(&start.store)?;
+    store.commit_transition(&start.write()).await?;
+    enqueue_commands(p, &start.store, &start.run_id, &start.transition.commands).await;
+    Ok(start.transition.state)
+}
+
+/// The `Idempotency-Key` of a start: the caller's scope, the key, and the request's digest.
+#[derive(Debug, Clone, Copy)]
+pub struct StartKey<'a> {
+    /// Whose keys it is among (the caller).
+    pub scope: &'a str,
+    /// The key.
+    pub key: &'a str,
+    /// The request's digest: the same key with another request is refused.
+    pub digest: &'a str,
+}
+
+/// A start under an `Idempotency-Key`: the new run, or the response of the start that used the
+/// key first.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Started {
+    /// This request started the run; the response, as stored for a retry.
+    New { status: u16, body: Value },
+    /// An earlier request with the same key and the same body started it: its response.
+    Replayed { status: u16, body: Value },
+}
+
+/// What a start answers: `201` with the run's id, status and revision.
+pub fn started_response(state: &ExecutionState) -> (u16, Value) {
+    let body = serde_json::json!({
+        "run_id": state.run_id, "status": state.status, "revision": state.revision,
+    });
+    (201, body)
+}
+
+/// Starts a run as [`start_run`] does, once per `key`: the key's claim, the run's first
+/// transition and the stored response commit in one transaction, so a retried request (even one
+/// racing the first) gets the first one's response and never starts a second run; the same key
+/// with another request is [`EngineError::KeyReused`].
+pub async fn start_run_once(
+    p: &Engine,
+    workflow: &str,
+    input: Value,
+    session: Option<InSession<'_>>,
+    owner: Option<&Principal>,
+    key: StartKey<'_>,
+) -> Result<Started, EngineError> {
+    let start = prepare_start(p, workflow, input, session, owner).await?;
+    let store = p.store(&start.store)?;
+    let now = p.clock.now();
+    let expires = jadpo_core::clock::after(now, p.settings.idempotency_retention);
+    let mut tx = store.begin().await?;
+    let claim = store.idempotency_claim(tx.as_mut(), key.scope, key.key, key.digest, now, expires);
+    let stored = match claim.await {
+        Ok(stored) => stored,
+        Err(e) => return Err(jadpo_core::commit_or_rollback(tx, Err(e)).await?),
+    };
+    if let Some(stored) = stored {
+        tx.rollback().await?;
+        if stored.request_digest != key.digest {
+            return Err(EngineError::KeyReused(key.key.to_owned()));
+        }
+        let body = serde_json::from_str(&stored.body).unwrap_or(Value::String(stored.body));
+        return Ok(Started::Replayed { status: stored.status, body });
+    }
+    let (status, body) = started_response(&start.transition.state);
+    let written = async {
+        store.write_transition_in(tx.as_mut(), &start.write()).await?;
+        crate::fault!("workflow.before_start_response");
+        let text = body.to_string();
+        store.idempotency_store_response(tx.as_mut(), key.scope, key.key, status, &text).await?;
+        Ok::<_, EngineError>(())
+    }
+    .await;
+    jadpo_core::commit_or_rollback(tx, written).await?;
+    crate::fault!("workflow.after_start_commit");
+    enqueue_commands(p, &start.store, &start.run_id, &start.transition.commands).await;
+    Ok(Started::New { status, body })
+}
+
+/// A run's first transition, decided and ready to write.
+struct Start {
+    store: String,
+    run_id: String,
+    owner: Option<String>,
+    session: Option<SessionWrite>,
+    transition: jadpo_core::model::workflow::kernel::Transition,
+}
+
+impl Start {
+    fn write(&self) -> TransitionWrite<'_> {
+        TransitionWrite {
+            owner: self.owner.as_deref(),
+            actor: self.owner.as_deref(),
+            run_id: &self.run_id,
+            expected_revision: None,
+            transition: &self.transition,
+            session: self.session.clone(),
+            lease: None,
+        }
+    }
+}
+
+/// Resolves the workflow's current version and the Session, and decides the first transition.
+async fn prepare_start(
+    p: &Engine,
+    workflow: &str,
+    input: Value,
+    session: Option<InSession<'_>>,
+    owner: Option<&Principal>,
+) -> Result<Start, EngineError> {
     let (def, store_name) = p
         .app
         .workflow(workflow)
@@ -206,20 +352,14 @@ pub async fn start_run(
         user_id: s.user_id,
         expected_revision: s.revision,
     });
-    let t = decide(def, None, &Incoming::Start { input }, &run_id, now_ms(p))?;
-    let owner = owner.map(Principal::owner);
-    let write = TransitionWrite {
-        owner: owner.as_deref(),
-        actor: owner.as_deref(),
-        run_id: &run_id,
-        expected_revision: None,
-        transition: &t,
+    let transition = decide(def, None, &Incoming::Start { input }, &run_id, now_ms(p))?;
+    Ok(Start {
+        store: store_name.to_owned(),
+        run_id,
+        owner: owner.map(Principal::owner),
         session,
-        lease: None,
-    };
-    store.commit_transition(&write).await?;
-    enqueue_commands(p, store_name, &run_id, &t.commands).await;
-    Ok(t.state)
+        transition,
+    })
 }
 
 /// How many times a transition without an expected revision (a cancellation) is decided again
@@ -261,10 +401,7 @@ async fn transition_once(
             actual: state.revision,
         });
     }
-    let (def, _) = p
-        .app
-        .workflow(&state.workflow_id)
-        .ok_or_else(|| EngineError::UnknownWorkflow(state.workflow_id.clone()))?;
+    let def = run_graph(p, &state).map_err(EngineError::Parked)?;
     let t = decide(def, Some(&state), incoming, run_id, now_ms(p))?;
     let actor = actor.map(Principal::owner);
     let write = TransitionWrite {
@@ -381,11 +518,12 @@ pub async fn run_command(
     if state.status.is_terminal() {
         return Ok(CommandResult::Finished);
     }
-    let Some((def, _)) = p.app.workflow(&state.workflow_id) else {
-        return Err(CommandError::Unrunnable(format!(
-            "workflow {:?} is not registered here",
-            state.workflow_id
-        )));
+    let def = match run_graph(p, &state) {
+        Ok(def) => def,
+        Err(reason) => {
+            tracing::warn!(run_id = command.run_id, command_id, "{reason}");
+            return Ok(CommandResult::Parked(reason));
+        }
     };
     let worker = format!("pid-{}", std::process::id());
     let start = now_ms(p);

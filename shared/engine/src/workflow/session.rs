@@ -36,9 +36,36 @@ pub enum SessionError {
     /// A context is not a JSON object.
     #[error("a session context must be a JSON object")]
     NotAnObject,
+    /// The context, serialized, is larger than [`CONTEXT_MAX_BYTES`].
+    #[error(
+        "a session context may hold at most {max} bytes of JSON; this one would hold {bytes}: keep \
+         large data in your own tables and put its id in the context"
+    )]
+    TooLarge {
+        /// Its size.
+        bytes: usize,
+        /// The most.
+        max: usize,
+    },
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+/// The most bytes a Session's context may hold, serialized: every run started in the Session
+/// reads it, and it is rewritten whole on each change, so it stays small.
+pub const CONTEXT_MAX_BYTES: usize = 64 * 1024;
+
+/// Refuses a context that is not an object or is larger than [`CONTEXT_MAX_BYTES`].
+fn check_context(context: &Value) -> Result<(), SessionError> {
+    if !context.is_object() {
+        return Err(SessionError::NotAnObject);
+    }
+    let bytes = serde_json::to_vec(context).map_or(usize::MAX, |v| v.len());
+    if bytes > CONTEXT_MAX_BYTES {
+        return Err(SessionError::TooLarge { bytes, max: CONTEXT_MAX_BYTES });
+    }
+    Ok(())
 }
 
 async fn check_binding(
@@ -113,9 +140,7 @@ pub async fn create_owned_session(
     now: DateTime<Utc>,
     context: Value,
 ) -> Result<SessionRecord, SessionError> {
-    if !context.is_object() {
-        return Err(SessionError::NotAnObject);
-    }
+    check_context(&context)?;
     store.session_create(id, user_id, &context, now, Some(&owner.owner())).await?;
     store.session_get(id).await?.ok_or_else(|| SessionError::NotFound(id.to_owned()))
 }
@@ -134,9 +159,7 @@ pub async fn load_or_create_session(
         return restore_session(store, id, user_id, registered).await;
     }
     let context = hydrate();
-    if !context.is_object() {
-        return Err(SessionError::NotAnObject);
-    }
+    check_context(&context)?;
     match store.session_create(id, user_id, &context, now, None).await {
         Ok(()) => {}
         // Created meanwhile by another process: load theirs.
@@ -152,6 +175,7 @@ async fn write(
     context: Value,
     now: DateTime<Utc>,
 ) -> Result<SessionRecord, SessionError> {
+    check_context(&context)?;
     let changed = context != s.context;
     if !store.session_update_context(&s.id, &s.user_id, &context, s.revision, changed, now).await? {
         return Err(SessionError::Stale(s.id.clone()));
@@ -183,8 +207,5 @@ pub async fn rehydrate(
     hydrate: impl FnOnce() -> Value + Send,
 ) -> Result<SessionRecord, SessionError> {
     let context = hydrate();
-    if !context.is_object() {
-        return Err(SessionError::NotAnObject);
-    }
     write(store, session, context, now).await
 }

@@ -38,9 +38,9 @@ impl<C: TransactionalStore> HousekeepingStore for SqlStore<C> {
                 steps.delete_finished_steps.execute(tx, params()).await?;
                 return steps.delete_finished_runs.execute(tx, params()).await;
             }
-            RecordClass::AuditRows => {
+            RecordClass::AuditRows | RecordClass::FinishedRuns | RecordClass::IdleSessions => {
                 return Err(StoreError::internal(
-                    "audit rows are deleted per entity (audit_expire)",
+                    "audit rows, runs and Sessions are deleted per declaration, not by class",
                 ));
             }
         };

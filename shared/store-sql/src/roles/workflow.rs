@@ -167,6 +167,14 @@ impl<C: TransactionalStore> WorkflowStore for SqlStore<C> {
         }
     }
 
+    async fn write_transition_in(
+        &self,
+        tx: &mut dyn Transaction,
+        write: &TransitionWrite<'_>,
+    ) -> Result<(), TransitionError> {
+        write_steps(self.sql.workflow, &self.sql.execution, tx, write).await
+    }
+
     async fn execution_get(&self, run_id: &str) -> Result<Option<ExecutionState>, StoreError> {
         let rows = self.sql.workflow.execution_get.query_once(self, [run_id.into()]).await?;
         rows.first().map(self.sql.execution.from_row).transpose()

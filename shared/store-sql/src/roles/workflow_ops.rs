@@ -3,13 +3,16 @@
 
 use async_trait::async_trait;
 
+use chrono::{DateTime, Utc};
 use jadpo_core::error::StoreError;
 use jadpo_core::model::workflow::rows::RecoveryPoint;
+use jadpo_core::model::workflow::rows::RunDeleted;
 use jadpo_core::model::workflow::rows::RunExport;
 use jadpo_core::model::workflow::rows::SessionExport;
 use jadpo_core::ports::WorkflowOps;
 use jadpo_core::ports::WorkflowStore;
 use jadpo_core::sql::SqlValue;
+use jadpo_core::transaction::Transaction;
 use jadpo_core::transaction::{TransactionalStore, commit_or_rollback};
 
 use crate::dialect::ms;
@@ -195,11 +198,82 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
         rows.iter().map(|r| r.get_str("id").map(str::to_owned)).collect()
     }
 
+    async fn workflow_fingerprint(&self) -> Result<String, StoreError> {
+        let row = self.sql.workflow.fingerprint.query_once(self, []).await?;
+        let row = row.first().ok_or_else(|| StoreError::internal("no fingerprint row"))?;
+        let n = |column| row.get_i64(column);
+        Ok(format!(
+            "{} runs (revisions {}), {} events, {} pending commands, {} Sessions (revisions {})",
+            n("runs")?,
+            n("run_revisions")?,
+            n("events")?,
+            n("pending")?,
+            n("sessions")?,
+            n("session_revisions")?
+        ))
+    }
+
     async fn session_delete(&self, id: &str) -> Result<(), StoreError> {
         self.sql.workflow.session_delete.execute_once(self, [id.into()]).await.map(|_| ())
     }
 
     async fn execution_delete(&self, run_id: &str) -> Result<(), StoreError> {
         self.sql.workflow.execution_delete.execute_once(self, [run_id.into()]).await.map(|_| ())
+    }
+
+    async fn execution_delete_in(
+        &self,
+        tx: &mut dyn Transaction,
+        run_id: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<RunDeleted>, StoreError> {
+        let sql = self.sql.workflow;
+        if sql.execution_lock.query_opt(tx, [run_id.into()]).await?.is_none() {
+            return Ok(None);
+        }
+        let counts = sql.run_counts.query_one(tx, [run_id.into()]).await?;
+        let count = |column| counts.get_i64(column).map(|n| u64::try_from(n).unwrap_or(0));
+        let (events, commands) = (count("events")?, count("commands")?);
+        sql.dispatch_delete_for_run.execute(tx, [run_id.into()]).await?;
+        let sessions_unbound =
+            sql.sessions_unbind_run.execute(tx, [run_id.into(), SqlValue::Timestamp(now)]).await?;
+        sql.execution_delete.execute(tx, [run_id.into()]).await?;
+        Ok(Some(RunDeleted { events, commands, sessions_unbound }))
+    }
+
+    async fn executions_finished_before(
+        &self,
+        tx: &mut dyn Transaction,
+        workflow_id: &str,
+        before: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<String>, StoreError> {
+        let params = [workflow_id.into(), SqlValue::Timestamp(before), i64::from(limit).into()];
+        let rows = self.sql.workflow.executions_finished.query(tx, params).await?;
+        rows.iter().map(|r| r.get_str("run_id").map(str::to_owned)).collect()
+    }
+
+    async fn sessions_idle_before(
+        &self,
+        tx: &mut dyn Transaction,
+        workflow_id: Option<&str>,
+        before: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<String>, StoreError> {
+        let (before, limit) = (SqlValue::Timestamp(before), SqlValue::from(i64::from(limit)));
+        let sql = self.sql.workflow;
+        let rows = match workflow_id {
+            Some(w) => sql.sessions_idle_of_workflow.query(tx, [w.into(), before, limit]).await?,
+            None => sql.sessions_idle_unbound.query(tx, [before, limit]).await?,
+        };
+        rows.iter().map(|r| r.get_str("id").map(str::to_owned)).collect()
+    }
+
+    async fn session_delete_in(
+        &self,
+        tx: &mut dyn Transaction,
+        id: &str,
+    ) -> Result<bool, StoreError> {
+        Ok(self.sql.workflow.session_delete.execute(tx, [id.into()]).await? > 0)
     }
 }

@@ -83,12 +83,30 @@ statements! {
         recovery_point(),
         /// Returns `run_id` of runs in id order, for paging.
         executions_page(after, limit),
+        /// Returns `runs, run_revisions, events, pending, sessions, session_revisions`: counts and
+        /// revision sums that any write to the workflow tables changes.
+        fingerprint(),
         /// Returns `id` of every Session.
         sessions_all(),
         /// Delete a Session (verification probes only).
         session_delete(id),
         /// Delete an execution, cascading to its events, commands and lease.
         execution_delete(run_id),
+        /// Returns `events, commands`: how many of each the run has.
+        run_counts(run_id),
+        /// Delete the dispatch rows of a run's commands.
+        dispatch_delete_for_run(run_id),
+        /// Unbind the Sessions bound to a run; their revision moves on.
+        sessions_unbind_run(run_id, now),
+        /// Returns `run_id` of at most `limit` runs of `workflow_id` that finished (a terminal
+        /// status) and last changed before `before`, oldest first.
+        executions_finished(workflow_id, before, limit),
+        /// Returns `id` of at most `limit` Sessions last changed before `before` whose bound run is
+        /// of `workflow_id` and finished, oldest first.
+        sessions_idle_of_workflow(workflow_id, before, limit),
+        /// Returns `id` of at most `limit` Sessions bound to no run and last changed before
+        /// `before`, oldest first.
+        sessions_idle_unbound(before, limit),
         /// Returns every command of a run: `id, seq, node_id, type, payload, status, idempotency_key,
         /// created_at, processed_at`, in `seq` order.
         commands_of_run(run_id),

@@ -42,6 +42,92 @@ impl RunExport {
     pub fn is_new_format(&self) -> bool {
         self.event_ids.is_empty() && !self.events.is_empty()
     }
+
+    /// What of this run would not fit PostgreSQL's columns (`VARCHAR(n)` widths, `INTEGER`
+    /// ranges), each said with its value's length: checked before an import writes anything, so
+    /// an import into PostgreSQL does not stop part-way on a value SQLite took.
+    pub fn over_postgres_limits(&self) -> Vec<String> {
+        let s = &self.state;
+        let mut over = Limits::new(format!("run {:?}", s.run_id));
+        over.text("run_id", &s.run_id, ID);
+        over.text("workflow_id", &s.workflow_id, ID);
+        over.text("workflow_version", &s.workflow_version, SHORT);
+        over.text("status", s.status.as_str(), SHORT);
+        over.opt("current_node_id", s.current_node_id.as_deref(), ID);
+        over.opt("owner", self.owner.as_deref(), ID);
+        over.int("revision", s.revision);
+        for e in &self.events {
+            over.text("event id", &self.event_id(e), ID);
+            over.text("event type", &e.event_type, TYPE);
+            over.int("event seq", e.seq);
+        }
+        for actor in self.actors.values() {
+            over.text("event actor", actor, ID);
+        }
+        for c in &self.commands {
+            let field = |k: &str| c[k].as_str().map(str::to_owned);
+            over.opt("command id", field("id").as_deref(), ID);
+            over.opt("command node_id", field("node_id").as_deref(), ID);
+            over.opt("command type", field("type").as_deref(), TYPE);
+            over.opt("command status", field("status").as_deref(), SHORT);
+            over.opt("command idempotency_key", field("idempotency_key").as_deref(), ID);
+            over.int("command seq", c["seq"].as_u64().unwrap_or(0));
+        }
+        over.found
+    }
+}
+
+/// PostgreSQL's widths for the workflow store's text columns: ids and keys, types, statuses and
+/// versions.
+const ID: usize = 255;
+const TYPE: usize = 100;
+const SHORT: usize = 50;
+
+/// What does not fit, collected for one run or Session.
+struct Limits {
+    of: String,
+    found: Vec<String>,
+}
+
+impl Limits {
+    fn new(of: String) -> Self {
+        Self { of, found: Vec::new() }
+    }
+
+    fn text(&mut self, column: &str, value: &str, max: usize) {
+        let chars = value.chars().count();
+        if chars > max {
+            self.found.push(format!(
+                "{}: {column} has {chars} characters, over PostgreSQL's {max}",
+                self.of
+            ));
+        }
+    }
+
+    fn opt(&mut self, column: &str, value: Option<&str>, max: usize) {
+        if let Some(value) = value {
+            self.text(column, value, max);
+        }
+    }
+
+    fn int(&mut self, column: &str, value: u64) {
+        if i32::try_from(value).is_err() {
+            self.found.push(format!("{}: {column} {value} is over PostgreSQL's INTEGER", self.of));
+        }
+    }
+}
+
+impl SessionExport {
+    /// What of this Session would not fit PostgreSQL's columns (see
+    /// [`RunExport::over_postgres_limits`]).
+    pub fn over_postgres_limits(&self) -> Vec<String> {
+        let mut over = Limits::new(format!("session {:?}", self.id));
+        over.text("id", &self.id, ID);
+        over.text("user_id", &self.user_id, ID);
+        over.opt("active_run_id", self.active_run_id.as_deref(), ID);
+        over.opt("owner", self.owner.as_deref(), ID);
+        over.found
+    }
 }
 
 /// The newest durable fact a store holds: what an operator records as the recovered revision
@@ -58,6 +144,17 @@ pub struct RecoveryPoint {
     pub runs: i64,
     /// How many events the store holds.
     pub events: i64,
+}
+
+/// What deleting a run removed with it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct RunDeleted {
+    /// Its events.
+    pub events: u64,
+    /// Its commands (their dispatch rows with them).
+    pub commands: u64,
+    /// The Sessions that were bound to it, now bound to no run.
+    pub sessions_unbound: u64,
 }
 
 /// A Session as exported.
