@@ -9,6 +9,7 @@
 //! commit HTTP surface is `jadpo-http`, the Lambda edge `jadpo-lambda`, and what only the local
 //! process runs (the in-process queue, its loops, the sink) `jadpo-local`.
 
+pub mod blobs;
 pub mod config;
 pub mod connections;
 pub mod passes;

@@ -534,6 +534,47 @@ pub async fn values_round_trip(fx: &dyn Fixture) {
     assert_eq!(missing.err().map(|e| e.kind()), Some(StoreErrorKind::NotFound));
 }
 
+/// A `File` in the column `docs/files.md` documents (PostgreSQL `JSONB`, SQLite JSON `TEXT` with
+/// its check) round-trips whole; `NULL` is no file; SQLite's check refuses text that is not JSON,
+/// and a row holding JSON that is not a file reads as an error, never as a file.
+pub async fn a_file_round_trips_in_its_documented_column(fx: &dyn Fixture) {
+    use jadpo_core::model::file::{File, FileError};
+    let store = fx.open();
+    let mut tx = ok(store.begin().await, "begin");
+    let ddl = match fx.dialect() {
+        Dialect::Sqlite => {
+            "CREATE TABLE app_docs (id INTEGER PRIMARY KEY,              invoice TEXT CHECK (invoice IS NULL OR json_valid(invoice)))"
+        }
+        Dialect::Postgres => "CREATE TABLE app_docs (id INTEGER PRIMARY KEY, invoice JSONB)",
+    };
+    ok(tx.batch(ddl).await, "ddl");
+    let digest = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+    let file = ok(
+        File::new("f_1", "invoice 42.pdf", "application/pdf", 1234, digest)
+            .map_err(|e| jadpo_core::StoreError::invalid(e.to_string())),
+        "file",
+    );
+    let insert = "INSERT INTO app_docs (id, invoice) VALUES ($1, $2)";
+    ok(tx.execute(insert, &[1_i64.into(), file.to_column()]).await, "insert a file");
+    ok(tx.execute(insert, &[2_i64.into(), SqlValue::Null]).await, "insert no file");
+    ok(tx.execute(insert, &[3_i64.into(), SqlValue::Json(json!({"id": "f_2"}))]).await, "junk");
+    let read = |row: &jadpo_core::sql::Row| match row.get("invoice") {
+        Ok(SqlValue::Null) => Ok(None),
+        _ => File::from_column(&ok(row.get_json("invoice"), "json")),
+    };
+    let select = "SELECT invoice FROM app_docs WHERE id = $1";
+    let row = ok(tx.query_one(select, &[1_i64.into()]).await, "select");
+    assert_eq!(read(&row), Ok(Some(file)));
+    let row = ok(tx.query_one(select, &[2_i64.into()]).await, "select");
+    assert_eq!(read(&row), Ok(None));
+    let row = ok(tx.query_one(select, &[3_i64.into()]).await, "select");
+    assert!(matches!(read(&row), Err(FileError::NotAFile(_))), "{:?}", read(&row));
+    if fx.dialect() == Dialect::Sqlite {
+        let refused = tx.execute(insert, &[4_i64.into(), "not json".into()]).await;
+        assert!(refused.is_err(), "the column's check took text that is not JSON");
+    }
+}
+
 /// A duplicate key is reported as a conflict, which callers treat as "someone else won".
 pub async fn unique_violation_is_a_conflict(fx: &dyn Fixture) {
     let store = migrated(fx).await;

@@ -60,6 +60,7 @@ macro_rules! conformance_tests {
             dropping_a_transaction_rolls_back,
             action_writes_and_runtime_rows_commit_together,
             values_round_trip,
+            a_file_round_trips_in_its_documented_column,
             unique_violation_is_a_conflict,
             foreign_key_violation_is_a_constraint_error,
             bad_sql_is_invalid_and_the_store_stays_usable,

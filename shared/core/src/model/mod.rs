@@ -10,6 +10,7 @@ pub mod breaker;
 pub mod delivery;
 pub mod encoding;
 pub mod event;
+pub mod file;
 pub mod flags;
 pub mod housekeeping;
 pub mod lease;

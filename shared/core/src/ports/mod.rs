@@ -4,6 +4,7 @@
 //! dialect layer's statement tables, once for both dialects).
 
 pub mod audit;
+pub mod blobs;
 pub mod breaker;
 pub mod connections;
 pub mod delivery_admin;
@@ -24,6 +25,7 @@ pub mod workflow;
 pub mod workflow_ops;
 
 pub use audit::AuditStore;
+pub use blobs::{BlobError, BlobInfo, Blobs};
 pub use breaker::BreakerStore;
 pub use connections::{
     ConnectionError, ConnectionRequest, ConnectionResponse, Connections, NoConnections,
