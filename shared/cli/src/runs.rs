@@ -118,15 +118,6 @@ fn run_json(r: &RunExport, parked: Option<&str>) -> Value {
     })
 }
 
-/// Why an unfinished run cannot advance in this deployment, if it cannot.
-fn parked_reason(app: &jadpo_core::app::Application, r: &RunExport) -> Option<String> {
-    let s = &r.state;
-    if s.status.is_terminal() {
-        return None;
-    }
-    app.parked_reason(&s.run_id, &s.workflow_id, &s.workflow_version)
-}
-
 fn session_json(s: &SessionExport) -> Value {
     json!({
         "id": s.id, "user_id": s.user_id, "active_run_id": s.active_run_id,
@@ -149,7 +140,7 @@ pub(crate) async fn runs(command: RunsCommand) -> anyhow::Result<()> {
     let mut found = Vec::new();
     for id in run_ids(store.as_ref()).await?.iter().rev() {
         let Some(run) = store.run_export(id).await? else { continue };
-        let parked = parked_reason(&app, &run);
+        let parked = app.parked(&run.state);
         let wanted = workflow.as_ref().is_none_or(|w| *w == run.state.workflow_id)
             && status.is_none_or(|s| s == run.state.status)
             && owner.as_ref().is_none_or(|o| run.owner.as_ref() == Some(o))

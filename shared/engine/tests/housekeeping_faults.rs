@@ -7,12 +7,10 @@
 //!
 //! Fault points are process-wide, so this binary holds a single test.
 
-use std::time::Duration as StdDuration;
-
 use chrono::Duration;
 use jadpo_engine::EngineSettings;
 use jadpo_engine::commit::commit;
-use jadpo_engine::housekeeping::{HousekeepingSettings, housekeep_all};
+use jadpo_engine::housekeeping::HousekeepingSettings;
 use jadpo_test_env::{Env, Kind, commit_and_enqueue, request};
 use serde_json::json;
 
@@ -49,19 +47,7 @@ async fn aged(kind: Kind) -> Env {
 
 async fn one_run(kind: Kind, crash: &[(&'static str, String)]) -> Result<(), String> {
     let env = aged(kind).await;
-    for (point, when) in crash {
-        fail::cfg(*point, when.as_str()).map_err(|e| e.to_string())?;
-    }
-    let _ = housekeep_all(&env.engine, "hk-a").await;
-    for (point, _) in crash {
-        fail::remove(point);
-    }
-    let lease = env.engine.settings.housekeeping.lease_ttl + StdDuration::from_secs(1);
-    env.clock.advance(Duration::from_std(lease).unwrap_or_default());
-    let (_, failures) = housekeep_all(&env.engine, "hk-b").await;
-    if !failures.is_empty() {
-        return Err(format!("the next pass failed: {failures:?}"));
-    }
+    jadpo_test_env::housekeep_crashed_then_again(&env, crash).await?;
     let count = |sql: &'static str| env.count("main", sql);
     let finished =
         count("SELECT count(*) AS n FROM jadpo_deliveries WHERE status = 'handled'").await;

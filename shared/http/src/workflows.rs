@@ -108,7 +108,9 @@ async fn create_run(
         caller.may(&Scope::Runs)?;
         let principal = &caller.principal;
         let key = super::idempotency_key(&headers)?;
-        let req: NewRun = body(&bytes)?;
+        let whole: Value = body(&bytes)?;
+        let req: NewRun = serde_json::from_value(whole.clone())
+            .map_err(|e| Problem::new(StatusCode::BAD_REQUEST, "Malformed JSON", e.to_string()))?;
         if let Some(callers) = state.engine.app.workflow_callers(&req.workflow) {
             admitted(Some(&caller), callers, &format!("workflow {:?}", req.workflow))?;
         }
@@ -122,7 +124,6 @@ async fn create_run(
             let (status, body) = started_response(&run);
             return Ok(answer(status, body, false));
         };
-        let whole: Value = body(&bytes)?;
         let digest = request_digest("POST", "/runs", &whole);
         let scope = super::caller_name(Some(principal));
         let key = StartKey { scope: &scope, key: &key, digest: &digest };

@@ -150,6 +150,27 @@ where
     failures
 }
 
+/// A housekeeping pass over `env` with `crash`'s fault points armed (`(point, action)`), then,
+/// once that pass's lease has run out, a second pass with none: what a crashed housekeeper
+/// leaves and the next one finishes. `Err` when the second pass fails.
+pub async fn housekeep_crashed_then_again(
+    env: &Env,
+    crash: &[(&'static str, String)],
+) -> Result<(), String> {
+    use jadpo_engine::housekeeping::housekeep_all;
+    for (point, when) in crash {
+        fail::cfg(*point, when.as_str()).map_err(|e| e.to_string())?;
+    }
+    let _ = housekeep_all(&env.engine, "hk-a").await;
+    for (point, _) in crash {
+        fail::remove(point);
+    }
+    let lease = env.engine.settings.housekeeping.lease_ttl + std::time::Duration::from_secs(1);
+    env.clock.advance(Duration::from_std(lease).unwrap_or_default());
+    let (_, failures) = housekeep_all(&env.engine, "hk-b").await;
+    if failures.is_empty() { Ok(()) } else { Err(format!("the next pass failed: {failures:?}")) }
+}
+
 /// Runs a crash loop's `adapter` on SQLite, then PostgreSQL, under one fail scenario (fault
 /// points are process-wide: one such test per binary), each with a random generator from one
 /// seed; panics with the seed (which replays the random sets) and the failures it returned.

@@ -336,6 +336,16 @@ impl Application {
         self.unbound_sessions
     }
 
+    /// Why run `state` cannot advance in this application, if it cannot: unfinished, on a
+    /// version it does not declare ([`parked_reason`](Self::parked_reason)). A finished run is
+    /// never parked.
+    pub fn parked(&self, state: &crate::model::workflow::state::ExecutionState) -> Option<String> {
+        if state.status.is_terminal() {
+            return None;
+        }
+        self.parked_reason(&state.run_id, &state.workflow_id, &state.workflow_version)
+    }
+
     /// Who may start workflow `id`.
     pub fn workflow_callers(&self, id: &str) -> Option<&Callers> {
         self.workflow_callers.get(id)

@@ -9,4 +9,5 @@ pub mod delete;
 pub mod events;
 pub mod runs;
 pub mod session;
+pub mod start;
 pub mod verify;

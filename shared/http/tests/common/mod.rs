@@ -4,6 +4,8 @@
 
 #![allow(dead_code, reason = "each test binary uses its own part of these helpers")]
 
+pub mod calls;
+
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use jadpo_core::Dialect;
