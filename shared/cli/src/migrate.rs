@@ -177,10 +177,9 @@ async fn apply(app: &Arc<Application>, target: &Target) -> anyhow::Result<()> {
         let report = migrate::apply(store.as_ref(), &catalog).await.with_context(|| {
             format!("store {} ({})", store_config.name, store_config.url.display())
         })?;
-        let audited = app.audited_in(&store_config.name);
-        jadpo_engine::audit::ensure_triggers(store.as_ref(), &audited).await.with_context(
-            || format!("installing the audit triggers of store {}", store_config.name),
-        )?;
+        jadpo_engine::migrate::install_triggers(store.as_ref(), app, &store_config.name)
+            .await
+            .with_context(|| format!("installing the triggers of store {}", store_config.name))?;
         if !target.json {
             println!("store {} ({})", store_config.name, store_config.url.display());
             for (ledger, version, name) in &report.adopted {

@@ -224,6 +224,9 @@ pub(crate) async fn check(args: SchemaArgs) -> anyhow::Result<()> {
         let committed = read_snapshot(&path)?.unwrap_or_else(|| b.snapshot.clone());
         let e = b.expected();
         findings.extend(check_database(&e, &committed, store.as_ref()).await?);
+        let fields = app.file_fields_in(name);
+        let missing = check::check_file_triggers(&e, store.as_ref(), &fields).await;
+        findings.extend(missing.with_context(|| format!("reading store {name}'s triggers"))?);
         checked.push(json!({"store": name, "dialect": b.dialect.name(), "database": true}));
     }
     report(&findings, &checked, args.json)

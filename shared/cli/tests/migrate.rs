@@ -9,7 +9,7 @@ use jadpo_test_harness::{PgTestDb, SqliteTestDb};
 use serde_json::Value;
 
 /// How many migrations the jadpo ledger has.
-const JADPO: usize = 18;
+const JADPO: usize = 19;
 /// How many migrations the shop adds to store `main` (orders, sales summaries, customers, services).
 const SHOP: usize = 5;
 

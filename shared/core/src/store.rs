@@ -14,12 +14,14 @@
 //!   [`crate::ports::WorkflowOps`] verifies, exports and imports them.
 //! * [`crate::ports::PipelineStore`] keeps the outbox, deliveries, handled records and
 //!   idempotency keys.
-//!
+//! * [`crate::ports::FileStore`] keeps how many fields hold each stored file, and the triggers
+//!   that keep it.
 //!
 //! A new capability adds its role trait in its own module and one line here.
 
 use crate::ports::AuditStore;
 use crate::ports::BreakerStore;
+use crate::ports::FileStore;
 use crate::ports::FlagStore;
 use crate::ports::HousekeepingStore;
 use crate::ports::LeaseStore;
@@ -55,6 +57,7 @@ pub trait Store:
     + BreakerStore
     + FlagStore
     + AuditStore
+    + FileStore
 {
 }
 
@@ -77,5 +80,6 @@ impl<T> Store for T where
         + BreakerStore
         + FlagStore
         + AuditStore
+        + FileStore
 {
 }

@@ -17,6 +17,7 @@
 
 use std::collections::BTreeMap;
 
+use jadpo_core::model::file_field::FileField;
 use jadpo_core::model::migrate::{AppliedMigration, Ledger, MigrateError, MigrationCatalog};
 use jadpo_core::model::schema::TableSchema;
 use jadpo_core::model::snapshot::{Drift, LEDGER_TABLES, Provenance, Snapshot, diff, made_by};
@@ -246,6 +247,34 @@ pub fn check_live(
         ));
     }
     out
+}
+
+/// Each declared file field of store `e.store` whose count trigger is not installed: rows
+/// changed there would not count their files, and housekeeping could delete bytes a record holds.
+pub async fn check_file_triggers(
+    e: &Expected<'_>,
+    store: &dyn Store,
+    fields: &[&FileField],
+) -> Result<Vec<Finding>, StoreError> {
+    let mut out = Vec::new();
+    for field in fields {
+        if !store.file_trigger_exists(field).await? {
+            out.push(e.finding(
+                "files.no_trigger".into(),
+                Severity::Error,
+                format!(
+                    "{}: file field {} has no count trigger, so the files its rows hold are not \
+                     counted and their bytes could be deleted",
+                    e.label(),
+                    field.name()
+                ),
+                "run `jadpo migrate apply` (the deploy step does): it installs the trigger and \
+                 counts the files the table's rows hold"
+                    .into(),
+            ));
+        }
+    }
+    Ok(out)
 }
 
 /// A `jadpo_` table the declaration does not place in this store: left by a release that made

@@ -30,6 +30,8 @@ pub struct Engine {
     pub settings: EngineSettings,
     /// What runs with changing calls need: sealing keys, build, deadline.
     pub runs: crate::settings::RunEnv,
+    /// Where stored files' bytes live (`None`: the application declares no file field).
+    pub blobs: Option<Arc<dyn jadpo_core::ports::Blobs>>,
 }
 
 impl Engine {

@@ -21,6 +21,10 @@ use jadpo_core::{Store, StoreError};
 
 use crate::context::Engine;
 pub use crate::settings::HousekeepingSettings;
+use files::FileStep;
+pub use files::FileWork;
+
+mod files;
 
 impl HousekeepingSettings {
     /// Rows of `class` older than this are deleted at `now`.
@@ -41,6 +45,9 @@ impl HousekeepingSettings {
             RecordClass::AuditRows | RecordClass::FinishedRuns | RecordClass::IdleSessions => {
                 Duration::MAX
             }
+            RecordClass::FileBytes => s.file_grace,
+            RecordClass::OrphanUploads => s.upload_grace,
+            RecordClass::FileTombstones => s.file_tombstone_retention,
         };
         jadpo_core::clock::before(now, keep)
     }
@@ -97,6 +104,8 @@ enum Step {
     /// The `usize`-th retention rule of the workflow tables, for rows last changed before the
     /// cutoff.
     Retain(usize, DateTime<Utc>),
+    /// Stored files' bytes and rows.
+    Files(FileStep),
 }
 
 /// One retention rule over the workflow tables: finished runs of a workflow, idle Sessions
@@ -143,6 +152,7 @@ impl Step {
             Self::OverdueAlerts(_) => Feature::Schedules,
             Self::UnfinishedStepAlerts(_) => Feature::StepRecords,
             Self::Retain(..) => Feature::Workflows,
+            Self::Files(_) => Feature::Files,
         }
     }
 }
@@ -158,8 +168,14 @@ pub async fn housekeep(
     audit: &[(String, Duration)],
     owner: &str,
 ) -> Result<HousekeepingReport, HousekeepingError> {
-    let pass =
-        Pass { settings, rescue_after: Some(rescue_after), audit, retain: &[], features: None };
+    let pass = Pass {
+        settings,
+        rescue_after: Some(rescue_after),
+        audit,
+        retain: &[],
+        features: None,
+        files: None,
+    };
     run_pass(store, clock, &pass, owner).await
 }
 
@@ -173,6 +189,8 @@ struct Pass<'a> {
     /// The retention rules of the store's workflow tables.
     retain: &'a [Retain],
     features: Option<BTreeSet<Feature>>,
+    /// The blob storage and the stores keeping files (`None`: no file steps run).
+    files: Option<FileWork<'a>>,
 }
 
 async fn run_pass(
@@ -210,6 +228,17 @@ async fn run_pass(
     let overdue_before = jadpo_core::clock::before(start, settings.overdue_after);
     let unfinished_before = jadpo_core::clock::before(start, settings.unfinished_steps_after);
     steps.extend(rescue_before.map(Step::Rescue));
+    if pass.files.is_some() {
+        // Claimed files left by a killed pass first, then this pass's claims.
+        let cutoff = |class| settings.cutoff(class, start);
+        steps.extend([
+            Step::Files(FileStep::Deleting),
+            Step::Files(FileStep::Unheld),
+            Step::Files(FileStep::Claim(cutoff(RecordClass::FileBytes))),
+            Step::Files(FileStep::Orphans(cutoff(RecordClass::OrphanUploads))),
+            Step::Files(FileStep::Tombstones(cutoff(RecordClass::FileTombstones))),
+        ]);
+    }
     steps.extend([
         Step::DeadAlerts,
         Step::OverdueAlerts(overdue_before),
@@ -236,6 +265,25 @@ async fn run_pass(
     Ok(report)
 }
 
+/// One pass over `store` as `owner` with its file steps: [`housekeep`] with `files`.
+pub async fn housekeep_with_files(
+    store: &dyn Store,
+    clock: &dyn Clock,
+    settings: &HousekeepingSettings,
+    files: FileWork<'_>,
+    owner: &str,
+) -> Result<HousekeepingReport, HousekeepingError> {
+    let pass = Pass {
+        settings,
+        rescue_after: None,
+        audit: &[],
+        retain: &[],
+        features: Some(BTreeSet::from([Feature::Files, Feature::Housekeeping])),
+        files: Some(files),
+    };
+    run_pass(store, clock, &pass, owner).await
+}
+
 /// One pass over every store of `p`, one after the other; a store that fails does not stop the
 /// others. Returns each store's report and each failure.
 pub async fn housekeep_all(
@@ -250,6 +298,12 @@ pub async fn housekeep_all(
         Ok(Some(n)) if n > 0 => None,
         _ => Some(p.settings.redelivery_after),
     };
+    let file_stores: Vec<&dyn Store> = p
+        .app
+        .feature_stores(Feature::Files)
+        .iter()
+        .filter_map(|name| p.stores.get(*name).map(|s| s.as_ref()))
+        .collect();
     for store in p.stores.values() {
         let settings = &p.settings.housekeeping;
         let audit: Vec<(String, Duration)> = p
@@ -261,7 +315,8 @@ pub async fn housekeep_all(
         let clock = p.clock.as_ref();
         let features = Some(p.app.store_features(store.name()));
         let retain = Retain::declared_in(&p.app, store.name());
-        let pass = Pass { settings, rescue_after, audit: &audit, retain: &retain, features };
+        let files = p.blobs.as_deref().map(|blobs| FileWork { blobs, stores: &file_stores });
+        let pass = Pass { settings, rescue_after, audit: &audit, retain: &retain, features, files };
         match run_pass(store.as_ref(), clock, &pass, owner).await {
             Ok(report) => reports.push(report),
             Err(e) => failures.push(e),
@@ -303,6 +358,7 @@ async fn run_step(
 ) -> Result<bool, StoreError> {
     let Pass { settings, audit, retain, .. } = *pass;
     let limit = settings.batch_size.max(1);
+    let mut cursor = None;
     let ttl =
         chrono::Duration::from_std(settings.lease_ttl).unwrap_or(chrono::Duration::minutes(5));
     for _ in 0..settings.max_batches.max(1) {
@@ -313,7 +369,19 @@ async fn run_step(
             tx.rollback().await?;
             return Ok(false);
         }
+        let mut to_delete = Vec::new();
+        let mut more = None;
         let (touched, alerts) = match step {
+            Step::Files(file_step) => match &pass.files {
+                Some(work) => {
+                    let context = (now, limit, settings.orphan_window);
+                    let b = files::batch(store, work, tx.as_mut(), file_step, context, &mut cursor)
+                        .await?;
+                    (to_delete, more) = (b.to_delete, Some(b.more));
+                    (b.touched, Vec::new())
+                }
+                None => (0, Vec::new()),
+            },
             Step::Delete(class, cutoff) => {
                 (store.housekeeping_delete(tx.as_mut(), class, cutoff, limit).await?, Vec::new())
             }
@@ -352,12 +420,18 @@ async fn run_step(
         tx.commit().await?;
         crate::fault!("housekeeping.after_batch_commit");
         report.batches += 1;
+        let touched = match &pass.files {
+            Some(work) if !to_delete.is_empty() => {
+                files::delete_bytes(store, work, &to_delete, clock.now()).await?
+            }
+            _ => touched,
+        };
         let retained = match step {
             Step::Retain(i, _) => retain.get(i).map(|rule| rule.class),
             _ => None,
         };
         record(report, step, retained, touched, alerts, store.name());
-        if touched < u64::from(limit) {
+        if !more.unwrap_or(touched >= u64::from(limit)) {
             return Ok(true);
         }
         match store.lease_extend(lease, clock.now(), ttl).await? {
@@ -404,11 +478,15 @@ fn record(
 ) {
     let deleted = match (step, retained) {
         (Step::Audit(..), _) => Some(RecordClass::AuditRows),
+        (Step::Files(FileStep::Deleting | FileStep::Claim(_)), _) => Some(RecordClass::FileBytes),
+        (Step::Files(FileStep::Orphans(_)), _) => Some(RecordClass::OrphanUploads),
+        (Step::Files(FileStep::Tombstones(_)), _) => Some(RecordClass::FileTombstones),
+        (Step::Files(FileStep::Unheld), _) => None,
         (Step::Delete(class, _), _) | (Step::Retain(..), Some(class)) => Some(class),
         _ => None,
     };
     match step {
-        Step::Audit(..) | Step::Delete(..) | Step::Retain(..) => {
+        Step::Audit(..) | Step::Delete(..) | Step::Retain(..) | Step::Files(_) => {
             let Some(class) = deleted else { return };
             match report.deleted.iter_mut().find(|(c, _)| *c == class) {
                 Some((_, n)) => *n += touched,

@@ -43,6 +43,7 @@ pub mod deliver;
 pub mod deliveries;
 pub mod digest;
 pub mod dispatch;
+pub mod files;
 pub mod flags;
 pub mod housekeeping;
 pub mod keys;

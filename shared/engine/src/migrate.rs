@@ -11,6 +11,21 @@ use jadpo_core::model::migrate::{
 use jadpo_core::model::placement::{Feature, SQLITE_ONLY};
 use jadpo_core::ports::{MigrationSession, MigrationStore};
 
+/// Installs the triggers the declaration puts on the application's own tables in store `name`:
+/// the audit trail's and the file counts'. Idempotent; run after every [`apply`].
+pub async fn install_triggers(
+    store: &dyn Store,
+    app: &jadpo_core::app::Application,
+    name: &str,
+) -> Result<(), jadpo_core::StoreError> {
+    crate::audit::ensure_triggers(store, &app.audited_in(name)).await?;
+    let new = crate::files::ensure_triggers(store, &app.file_fields_in(name)).await?;
+    for field in new {
+        tracing::info!(store = name, field, "file-count trigger installed; existing rows counted");
+    }
+    Ok(())
+}
+
 /// Applies every pending migration of `catalog`, each in its own transaction, under the store's
 /// migration lock. A second `apply` running at once waits for the lock and then finds nothing
 /// to do.

@@ -127,6 +127,16 @@ pub struct HousekeepingSettings {
     pub step_record_retention: Duration,
     /// A run unfinished this long after its first start raises the `steps.unfinished` alert.
     pub unfinished_steps_after: Duration,
+    /// A stored file no field holds has its bytes deleted this long after housekeeping first
+    /// saw it so (a new reference meanwhile starts it over).
+    pub file_grace: Duration,
+    /// Stored bytes that no row names (an upload that never finished) are deleted once this old.
+    pub upload_grace: Duration,
+    /// How far back before `upload_grace` each pass looks for such bytes (file ids are
+    /// time-ordered, so a pass lists only the uploads of this window).
+    pub orphan_window: Duration,
+    /// A deleted file's row is kept this long, so that a stale reference to it is refused.
+    pub file_tombstone_retention: Duration,
 }
 
 impl Default for HousekeepingSettings {
@@ -143,6 +153,10 @@ impl Default for HousekeepingSettings {
             overdue_after: Duration::from_secs(600),
             step_record_retention: Duration::from_secs(7 * day),
             unfinished_steps_after: Duration::from_secs(3600),
+            file_grace: Duration::from_secs(day),
+            upload_grace: Duration::from_secs(3600),
+            orphan_window: Duration::from_secs(7 * day),
+            file_tombstone_retention: Duration::from_secs(30 * day),
         }
     }
 }

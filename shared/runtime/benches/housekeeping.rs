@@ -141,6 +141,7 @@ async fn main() {
         connections: Arc::new(NoConnections),
         settings: EngineSettings::default(),
         runs: jadpo_engine::steps::RunEnv::ephemeral(),
+        blobs: None,
     };
     let seeding = Instant::now();
     seed(store.as_ref()).await;

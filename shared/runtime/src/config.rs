@@ -37,6 +37,11 @@
 //! | `JADPO_STEP_LEASE_SECS` | how long a run with changing calls is held without recording a step (s) | 120 |
 //! | `JADPO_RETAIN_STEP_RECORDS_SECS` | finished step records are kept (s) | 604800 (7 days) |
 //! | `JADPO_UNFINISHED_STEPS_AFTER_SECS` | a run unfinished this long after it started raises the `steps.unfinished` alert (s) | 3600 |
+//! | `JADPO_FILES_DIR` | the directory holding stored files' bytes | locally `./.jadpo/files` |
+//! | `JADPO_FILE_GRACE_SECS` | a stored file no record holds has its bytes deleted this long after housekeeping first saw it so (s) | 86400 |
+//! | `JADPO_UPLOAD_GRACE_SECS` | stored bytes no row names (an unfinished upload) are deleted once this old (s) | 3600 |
+//! | `JADPO_ORPHAN_WINDOW_SECS` | how far back before the upload grace each pass looks for such bytes (s) | 604800 |
+//! | `JADPO_RETAIN_FILE_TOMBSTONES_SECS` | a deleted file's row is kept this long, so a stale reference to it is refused (s) | 2592000 |
 //! | `RUST_LOG` | log filter | `info` |
 
 use std::collections::BTreeMap;
@@ -231,6 +236,8 @@ pub struct Config {
     pub sealing: SealingSource,
     /// The build's name, kept on step records.
     pub build: std::sync::Arc<str>,
+    /// The directory holding stored files' bytes (`JADPO_FILES_DIR`; locally `./.jadpo/files`).
+    pub files_dir: Option<std::path::PathBuf>,
 }
 
 /// Where the sealing keys come from.
@@ -397,6 +404,10 @@ impl Config {
             }
             (None, None) => SealingSource::Absent,
         };
+        let files_dir = env("JADPO_FILES_DIR")
+            .filter(|d| !d.is_empty())
+            .map(std::path::PathBuf::from)
+            .or_else(|| local_dir.map(|dir| dir.join("files")));
         let build = env("JADPO_BUILD")
             .filter(|b| !b.is_empty())
             .unwrap_or_else(|| env!("CARGO_PKG_VERSION").to_owned());
@@ -421,6 +432,7 @@ impl Config {
             housekeeping_interval: seconds(env, "JADPO_HOUSEKEEPING_INTERVAL_SECS", 3600)?,
             sealing,
             build: build.into(),
+            files_dir,
         })
     }
 
@@ -485,6 +497,14 @@ fn housekeeping(env: &dyn Fn(&str) -> Option<String>) -> Result<HousekeepingSett
             env,
             "JADPO_UNFINISHED_STEPS_AFTER_SECS",
             d.unfinished_steps_after.as_secs(),
+        )?,
+        file_grace: seconds(env, "JADPO_FILE_GRACE_SECS", d.file_grace.as_secs())?,
+        upload_grace: seconds(env, "JADPO_UPLOAD_GRACE_SECS", d.upload_grace.as_secs())?,
+        orphan_window: seconds(env, "JADPO_ORPHAN_WINDOW_SECS", d.orphan_window.as_secs())?,
+        file_tombstone_retention: seconds(
+            env,
+            "JADPO_RETAIN_FILE_TOMBSTONES_SECS",
+            d.file_tombstone_retention.as_secs(),
         )?,
         ..d
     })

@@ -115,8 +115,8 @@ impl Stores {
     }
 }
 
-/// Applies every pending migration to every store, then installs the audit triggers of the
-/// entities audited there (the embedded mode does this on start).
+/// Applies every pending migration to every store, then installs the triggers the declaration
+/// puts there (audited entities, file fields) (the embedded mode does this on start).
 pub async fn migrate_all(app: &Application, stores: &Stores) -> Result<(), MigrateError> {
     for (name, store) in stores.iter() {
         let catalog = catalog_for(app, store.as_ref())?;
@@ -124,7 +124,7 @@ pub async fn migrate_all(app: &Application, stores: &Stores) -> Result<(), Migra
         if !report.applied.is_empty() {
             tracing::info!(store = name, applied = report.applied.len(), "migrations applied");
         }
-        jadpo_engine::audit::ensure_triggers(store.as_ref(), &app.audited_in(name))
+        jadpo_engine::migrate::install_triggers(store.as_ref(), app, name)
             .await
             .map_err(MigrateError::from)?;
     }

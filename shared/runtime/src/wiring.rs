@@ -7,12 +7,13 @@
 use std::sync::Arc;
 
 use jadpo_core::app::Application;
-use jadpo_core::ports::{Connections, Queue};
+use jadpo_core::ports::{BlobError, Blobs, Connections, Queue};
 use jadpo_core::{Clock, StoreError, SystemClock};
 use jadpo_engine::Engine;
 use jadpo_engine::sealing::SealingKeys;
 use jadpo_engine::steps::RunEnv;
 
+use crate::blobs::DirBlobs;
 use crate::config::{Config, ConfigError, Mode, SealingSource};
 use crate::connections::{ClientError, HttpConnections};
 use crate::stores::{Stores, open_stores};
@@ -26,6 +27,9 @@ pub enum WiringError {
     /// A store could not be opened.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The files' directory could not be opened.
+    #[error("the files' directory (JADPO_FILES_DIR): {0}")]
+    Blobs(#[from] BlobError),
     /// The local sealing key file could not be read or created, or is malformed.
     #[error("sealing keys in {path}: {reason}")]
     SealingFile {
@@ -49,6 +53,8 @@ pub struct Wiring {
     pub stores: Stores,
     /// The keys step answers are sealed under, if any.
     pub sealing: Option<Arc<SealingKeys>>,
+    /// Where stored files' bytes live, when the application declares a file field.
+    pub blobs: Option<Arc<dyn Blobs>>,
 }
 
 impl Wiring {
@@ -81,7 +87,11 @@ impl Wiring {
             SealingSource::Absent => None,
         };
         let stores = open_stores(&config, Arc::clone(&clock))?;
-        Ok(Self { app, config, clock, stores, sealing })
+        let blobs = match (&config.files_dir, app.file_fields().is_empty()) {
+            (Some(dir), false) => Some(Arc::new(DirBlobs::open(dir)?) as Arc<dyn Blobs>),
+            _ => None,
+        };
+        Ok(Self { app, config, clock, stores, sealing, blobs })
     }
 
     /// HTTP clients for the application's connections, at their configured base URLs.
@@ -106,6 +116,7 @@ impl Wiring {
                 build: Arc::clone(&self.config.build),
                 deadline: None,
             },
+            blobs: self.blobs.clone(),
         }
     }
 }

@@ -192,3 +192,26 @@ pub async fn a_snapshot_round_trips_through_its_file(fx: &dyn Fixture) {
     let applied = ok(c.store.migrations_applied().await, "ledger");
     assert!(check::check_live(&c.expected(), &read, &tables, &applied).is_empty());
 }
+
+/// A declared file field whose count trigger is not installed is an error naming the field, and
+/// installing it (as `jadpo migrate apply` does) clears it.
+pub async fn a_file_field_without_its_trigger_is_a_finding(fx: &dyn Fixture) {
+    use jadpo_core::model::file_field::FileField;
+    let c = Checked::new(fx).await;
+    let all = c.store.migration_catalog();
+    ok(migrate::apply(c.store.as_ref(), &all).await, "every feature's tables");
+    c.run(match fx.dialect() {
+        Dialect::Postgres => "CREATE TABLE docs (id TEXT PRIMARY KEY, a JSONB)",
+        Dialect::Sqlite => "CREATE TABLE docs (id TEXT PRIMARY KEY NOT NULL, a TEXT)",
+    })
+    .await;
+    let field = FileField::new("warehouse", "docs", "a");
+    let s = c.store.as_ref();
+    let found = ok(check::check_file_triggers(&c.expected(), s, &[&field]).await, "check");
+    assert_eq!(codes(&found), ["files.no_trigger"], "{}", c.dialect);
+    assert!(found[0].message.contains("file field docs.a has no count trigger"), "{found:?}");
+    assert!(found[0].fix.contains("jadpo migrate apply"));
+    ok(jadpo_engine::files::ensure_triggers(s, &[&field]).await, "install");
+    let found = ok(check::check_file_triggers(&c.expected(), s, &[&field]).await, "check");
+    assert!(found.is_empty(), "{found:?}");
+}

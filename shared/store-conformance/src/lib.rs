@@ -6,13 +6,15 @@
 //! migrations, application migrations, a failing migration), the workflow store's physical
 //! schema against the specification ([`spec`]), every `jadpo_*` table's physical shape against
 //! its recorded reference ([`system_tables`]), where each is created ([`placement_cases`]), `jadpo check`'s findings on drifted
-//! databases ([`check_cases`]), kept values read by their encoding ([`encoding_cases`]), the
+//! databases ([`check_cases`]), kept values read by their encoding ([`encoding_cases`]), stored
+//! files' reference counts ([`file_cases`]), the
 //! transaction seam, and each role's behaviour.
 //! A change to a port extends it.
 
 pub mod cases;
 pub mod check_cases;
 pub mod encoding_cases;
+pub mod file_cases;
 pub mod operator_cases;
 pub mod pipeline_cases;
 pub mod placement_cases;
@@ -81,11 +83,18 @@ macro_rules! conformance_tests {
             each_kept_value_is_read_by_its_encoding,
             migration_18_renumbers_what_earlier_releases_wrote,
         );
+        $crate::conformance_tests!(@files $fixture;
+            file_counts_follow_every_change,
+            the_first_install_counts_existing_rows,
+            unheld_files_are_claimed_only_after_their_grace,
+            a_reference_racing_a_claim_keeps_the_bytes,
+        );
         $crate::conformance_tests!(@check $fixture;
             drift_by_hand_is_found_by_kind,
             a_database_behind_its_migrations_is_out_of_date,
             a_snapshot_is_checked_against_the_migrations,
             a_snapshot_round_trips_through_its_file,
+            a_file_field_without_its_trigger_is_a_finding,
         );
         $crate::conformance_tests!(@engine $fixture;
             outbox_rows_and_deliveries_commit_with_the_transaction,
@@ -147,6 +156,15 @@ macro_rules! conformance_tests {
             async fn $case() {
                 let fixture = $fixture.await;
                 $crate::encoding_cases::$case(&fixture).await;
+            }
+        )*
+    };
+    (@files $fixture:expr; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() {
+                let fixture = $fixture.await;
+                $crate::file_cases::$case(&fixture).await;
             }
         )*
     };

@@ -84,6 +84,7 @@ pub(crate) fn engine(
         connections: Arc::new(NoConnections),
         settings: EngineSettings::default(),
         runs: jadpo_engine::steps::RunEnv::ephemeral(),
+        blobs: None,
     }
 }
 

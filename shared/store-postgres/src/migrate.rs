@@ -204,6 +204,12 @@ pub fn builtin_catalog() -> MigrationCatalog {
             "encodings",
             include_str!("../../../migrations/postgres/0018_encodings.sql"),
         ),
+        Migration::new(
+            Ledger::Jadpo,
+            19,
+            "files",
+            include_str!("../../../migrations/postgres/0019_files.sql"),
+        ),
     ];
     match MigrationCatalog::builtin(Dialect::Postgres, workflow, jadpo) {
         Ok(catalog) => catalog,

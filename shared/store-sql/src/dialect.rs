@@ -4,14 +4,16 @@
 
 use chrono::{DateTime, Utc};
 use jadpo_core::model::audit::AuditSpec;
+use jadpo_core::model::file_field::FileField;
 use jadpo_core::model::lease::LeaseTable;
 use jadpo_core::model::workflow::state::{ExecutionState, ExecutionStatus};
 use jadpo_core::{Row, SqlValue, StoreError};
 
 use crate::statement::Slot;
 use crate::tables::{
-    AuditSql, BreakerSql, DeliveryAdminSql, FlagSql, HousekeepingSql, LeaseSql, PasskeySql,
-    PipelineSql, ScheduleSql, ServiceKeySql, SignInSql, StepSql, UserSessionSql, WorkflowSql,
+    AuditSql, BreakerSql, DeliveryAdminSql, FileSql, FlagSql, HousekeepingSql, LeaseSql,
+    PasskeySql, PipelineSql, ScheduleSql, ServiceKeySql, SignInSql, StepSql, UserSessionSql,
+    WorkflowSql,
 };
 
 /// One dialect's statements for every role.
@@ -45,6 +47,10 @@ pub struct SqlDialect {
     pub audit: &'static AuditSql,
     /// The audit statements generated from an entity's declaration.
     pub audit_generated: AuditStatements,
+    /// How many fields hold each stored file.
+    pub files: &'static FileSql,
+    /// The file-count triggers generated from a field's declaration.
+    pub files_generated: FileStatements,
     /// The workflow tables.
     pub workflow: &'static WorkflowSql,
     /// The execution row, whose physical columns differ per dialect.
@@ -62,6 +68,21 @@ pub struct AuditStatements {
     pub current: fn(&AuditSpec) -> String,
     /// `(id)`: delete the record.
     pub erase: fn(&AuditSpec) -> String,
+}
+
+/// The statements written per declared file field. Like [`AuditStatements`] they interpolate
+/// only identifiers the application declared, checked at start; none takes a parameter.
+#[derive(Debug, Clone, Copy)]
+pub struct FileStatements {
+    /// Run first in the installing transaction: holds off writers to the field's table until
+    /// it commits (`None` where a transaction already writes alone: SQLite).
+    pub lock: fn(&FileField) -> Option<String>,
+    /// One row whose `n` counts the field's triggers already installed.
+    pub trigger_count: fn(&FileField) -> String,
+    /// Idempotent statements installing the field's triggers.
+    pub trigger_ddl: fn(&FileField) -> Vec<String>,
+    /// Adds the files the table's rows hold in the field to `jadpo_files`' counts.
+    pub count_existing: fn(&FileField) -> String,
 }
 
 /// The execution row in the dialect's physical layout: PostgreSQL keeps the state in columns,
@@ -120,6 +141,7 @@ impl SqlDialect {
         slots.extend(self.breaker.slots());
         slots.extend(self.flags.slots());
         slots.extend(self.audit.slots());
+        slots.extend(self.files.slots());
         slots.extend(self.workflow.slots());
         let arity = (self.execution.params)(&probe_state())?.len();
         let layout: &'static [&'static str] = LAYOUT_PARAMS.get(..arity).ok_or_else(|| {

@@ -32,11 +32,12 @@ mod store;
 mod tables;
 
 pub use dialect::{
-    AuditStatements, ExecutionLayout, SqlDialect, check_dialect, execution_head, ms,
+    AuditStatements, ExecutionLayout, FileStatements, SqlDialect, check_dialect, execution_head, ms,
 };
 pub use statement::{Slot, SlotText, Statement, check, placeholders};
 pub use store::SqlStore;
 pub use tables::{
-    AuditSql, BreakerSql, DeliveryAdminSql, FlagSql, HousekeepingSql, LeaseSql, PasskeySql,
-    PipelineSql, ScheduleSql, ServiceKeySql, SignInSql, StepSql, UserSessionSql, WorkflowSql,
+    AuditSql, BreakerSql, DeliveryAdminSql, FileSql, FlagSql, HousekeepingSql, LeaseSql,
+    PasskeySql, PipelineSql, ScheduleSql, ServiceKeySql, SignInSql, StepSql, UserSessionSql,
+    WorkflowSql,
 };

@@ -29,6 +29,7 @@ mod audit;
 mod breaker;
 mod delivery_admin;
 mod error;
+mod file_counts;
 pub mod files;
 mod flags;
 mod group;
@@ -103,6 +104,8 @@ pub static DIALECT: SqlDialect = SqlDialect {
     flags: &flags::FLAGS,
     audit: &audit::AUDIT,
     audit_generated: audit::GENERATED,
+    files: &file_counts::FILES,
+    files_generated: file_counts::GENERATED,
     workflow: &workflow::SQL,
     execution: workflow::EXECUTION,
 };

@@ -208,6 +208,12 @@ pub fn builtin_catalog() -> MigrationCatalog {
             "encodings",
             include_str!("../../../migrations/sqlite/0018_encodings.sql"),
         ),
+        Migration::new(
+            Ledger::Jadpo,
+            19,
+            "files",
+            include_str!("../../../migrations/sqlite/0019_files.sql"),
+        ),
     ];
     match MigrationCatalog::builtin(Dialect::Sqlite, workflow, jadpo) {
         Ok(catalog) => catalog,

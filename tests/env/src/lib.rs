@@ -393,8 +393,8 @@ impl Env {
             let store = open(kind, name, dir.path(), &mut pg, pg_pool).await;
             let catalog = catalog_for(&app, store.as_ref()).unwrap_or_else(|e| panic!("{e}"));
             migrate::apply(store.as_ref(), &catalog).await.unwrap_or_else(|e| panic!("{e}"));
-            // As `migrate_all` does: the audit triggers of the entities audited here.
-            jadpo_engine::audit::ensure_triggers(store.as_ref(), &app.audited_in(name))
+            // As `migrate_all` does: the triggers of audited entities and file fields here.
+            jadpo_engine::migrate::install_triggers(store.as_ref(), &app, name)
                 .await
                 .unwrap_or_else(|e| panic!("{e}"));
             stores.insert(name.clone(), store);
@@ -411,7 +411,13 @@ impl Env {
             connections: Arc::new(connections),
             settings,
             runs: jadpo_engine::steps::RunEnv::ephemeral(),
+            blobs: None,
         };
+        let mut engine = engine;
+        if !engine.app.file_fields().is_empty() {
+            let blobs = jadpo_runtime::blobs::DirBlobs::open(&dir.path().join("files"));
+            engine.blobs = Some(Arc::new(blobs.unwrap_or_else(|e| panic!("{e}"))));
+        }
         Self { engine, sinks, sink_bases, rx, clock, _sqlite_dir: Some(dir), _pg: pg }
     }
 

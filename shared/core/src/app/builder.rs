@@ -249,6 +249,15 @@ impl ApplicationBuilder {
         self
     }
 
+    /// Declares a column holding a [`File`](crate::model::file::File): a trigger keeps
+    /// `jadpo_files`' count of the fields holding each file as rows change, and uploads into the
+    /// field are held to its size and content types.
+    #[must_use]
+    pub fn file_field(mut self, field: FileField) -> Self {
+        self.app.file_fields.push(field);
+        self
+    }
+
     /// Names the store holding flags (with one store declared, that one; with several, required
     /// when a flag is declared).
     #[must_use]
@@ -368,6 +377,10 @@ impl ApplicationBuilder {
             store_known(format!("audited entity {:?}", a.entity), &a.store)?;
             check_audit(a)?;
         }
+        for f in &app.file_fields {
+            store_known(format!("file field {}", f.name()), &f.store)?;
+        }
+        check_file_fields(&app.file_fields)?;
         check_names(
             "audited entity",
             &app.audited.iter().map(|a| a.entity.clone()).collect::<Vec<_>>(),

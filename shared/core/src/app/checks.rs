@@ -4,6 +4,7 @@
 
 use super::{AppError, ServiceEntity, UserEntity};
 use crate::model::audit::AuditSpec;
+use crate::model::file_field::FileField;
 use crate::sql::is_plain_identifier as plain;
 
 pub(super) fn check_stores(stores: &[String]) -> Result<(), AppError> {
@@ -88,6 +89,19 @@ pub(super) fn check_audit(a: &AuditSpec) -> Result<(), AppError> {
             kind: "audited columns (at least one, not `id`, which identifies the record)",
             name: a.columns.join(","),
         });
+    }
+    Ok(())
+}
+
+/// File triggers are generated DDL from the declaration, one per column.
+pub(super) fn check_file_fields(fields: &[FileField]) -> Result<(), AppError> {
+    for (i, f) in fields.iter().enumerate() {
+        if let Some(problem) = f.problem() {
+            return Err(AppError::BadFileField { field: f.name(), problem });
+        }
+        if fields[..i].iter().any(|g| g.table == f.table && g.column == f.column) {
+            return Err(AppError::Duplicate { kind: "file field", name: f.name() });
+        }
     }
     Ok(())
 }

@@ -32,6 +32,7 @@ pub use users::{FirstSignIn, OidcProvider, SignInMail, UserEntity, sign_in_link}
 
 use crate::model::audit::AuditSpec;
 use crate::model::breaker::BreakerPolicy;
+use crate::model::file_field::FileField;
 use crate::model::flags::Rollout;
 use crate::model::migrate::Migration;
 use crate::model::schedule::ScheduleError;
@@ -40,7 +41,9 @@ use crate::model::sign_in;
 use crate::model::step::StepMode;
 use crate::model::workflow::def::WorkflowDef;
 use crate::sql::Dialect;
-use checks::{check_audit, check_names, check_services, check_stores, check_users};
+use checks::{
+    check_audit, check_file_fields, check_names, check_services, check_stores, check_users,
+};
 
 /// Why an application's declaration was refused.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -111,6 +114,14 @@ pub enum AppError {
         method: &'static str,
         /// The declared stores.
         declared: String,
+    },
+    /// A file field's declaration is not usable.
+    #[error("file field {field}: {problem}")]
+    BadFileField {
+        /// `table.column`.
+        field: String,
+        /// What is wrong.
+        problem: String,
     },
     /// A schedule emits an event nobody declared.
     #[error("schedule {schedule:?} emits event {event:?}, which is not declared")]
@@ -186,6 +197,7 @@ pub struct Application {
     flags: BTreeMap<String, Rollout>,
     flags_store: Option<String>,
     audited: Vec<AuditSpec>,
+    file_fields: Vec<FileField>,
     workflow_callers: BTreeMap<String, Callers>,
     users: Option<UserEntity>,
     services: Option<ServiceEntity>,
@@ -226,6 +238,7 @@ impl Application {
             flags: BTreeMap::new(),
             flags_store: None,
             audited: Vec::new(),
+            file_fields: Vec::new(),
             workflow_callers: BTreeMap::new(),
             users: None,
             services: None,
@@ -420,6 +433,21 @@ impl Application {
     /// allocates nothing).
     pub fn has_audited(&self, store: &str) -> bool {
         self.audited.iter().any(|a| a.store == store)
+    }
+
+    /// Every declared file field.
+    pub fn file_fields(&self) -> &[FileField] {
+        &self.file_fields
+    }
+
+    /// The file fields whose tables live in `store`.
+    pub fn file_fields_in(&self, store: &str) -> Vec<&FileField> {
+        self.file_fields.iter().filter(|f| f.store == store).collect()
+    }
+
+    /// The file field `table.column`.
+    pub fn file_field(&self, table: &str, column: &str) -> Option<&FileField> {
+        self.file_fields.iter().find(|f| f.table == table && f.column == column)
     }
 
     /// The audited entity born `entity`.

@@ -16,7 +16,9 @@
 //!   stores, building the application requires that store to be named);
 //! * step records ([`Feature::StepRecords`]), when a connection is declared, in the store of
 //!   each action and subscriber, where the calls it may make are recorded;
-//! * workflow command dispatch ([`Feature::Workflows`]) in each store holding workflow runs.
+//! * workflow command dispatch ([`Feature::Workflows`]) in each store holding workflow runs;
+//! * the count of fields holding each file ([`Feature::Files`]) in each store with a declared
+//!   file field, where its trigger keeps it.
 //!
 //! `jadpo_migrations`, the migration ledger, is the runtime's own and placed by no rule.
 
@@ -61,6 +63,7 @@ impl Application {
                 actions.chain(self.subscribers.values().map(|s| s.store.as_str())).collect()
             }
             Feature::Workflows => self.workflow_stores(),
+            Feature::Files => self.file_fields.iter().map(|f| f.store.as_str()).collect(),
         };
         stores.sort_unstable();
         stores.dedup();

@@ -13,6 +13,7 @@
 //! `NULL` is "no file". Every value is checked when it is made and when it is read back
 //! ([`File::from_column`]), so a row holding something else is an error, not a file.
 
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -101,7 +102,7 @@ fn restricted_name(part: &str) -> bool {
         && part.len() <= 127
 }
 
-fn content_type_ok(content_type: &str) -> bool {
+pub(crate) fn content_type_ok(content_type: &str) -> bool {
     content_type.len() <= CONTENT_TYPE_MAX
         && content_type
             .split_once('/')
@@ -146,6 +147,22 @@ impl File {
     /// A new file id (`f_` and a time-ordered UUID), for bytes about to be uploaded.
     pub fn new_id(clock: &dyn Clock) -> String {
         format!("f_{}", crate::id::new_id(clock).simple())
+    }
+
+    /// When the id [`new_id`](Self::new_id) made was made (its UUID's time, to the
+    /// millisecond); `None` for an id it did not make.
+    pub fn id_time(id: &str) -> Option<DateTime<Utc>> {
+        let hex = id.strip_prefix("f_").filter(|h| {
+            h.len() == 32 && h.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        })?;
+        let ms = i64::from_str_radix(hex.get(..12)?, 16).ok()?;
+        DateTime::from_timestamp_millis(ms)
+    }
+
+    /// The lowest id [`new_id`](Self::new_id) could make at `t`, as a listing's start: every id
+    /// made at `t` or later sorts after it.
+    pub fn id_floor(t: DateTime<Utc>) -> String {
+        format!("f_{:012x}", t.timestamp_millis().max(0))
     }
 
     /// The id naming its bytes.
@@ -289,5 +306,12 @@ mod tests {
         assert!(first.starts_with("f_") && first.len() == 34, "{first}");
         assert!(first < second);
         assert!(File::new(&first, "a", "text/plain", 0, DIGEST).is_ok());
+        let t = clock.now();
+        assert_eq!(File::id_time(&second), Some(t));
+        assert_eq!(File::id_time(&first), Some(t - chrono::Duration::milliseconds(1)));
+        assert!(File::id_floor(t) < second && File::id_floor(t) > first, "the floor splits them");
+        for foreign in ["f_1", "invoice.pdf", &first.to_uppercase(), &format!("{first}0")] {
+            assert_eq!(File::id_time(foreign), None, "{foreign} is no id new_id makes");
+        }
     }
 }

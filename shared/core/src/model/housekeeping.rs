@@ -38,6 +38,12 @@ pub enum RecordClass {
     FinishedRuns,
     /// Sessions idle longer than their declared retention.
     IdleSessions,
+    /// Bytes of stored files no field held for the file grace period.
+    FileBytes,
+    /// Stored bytes no row named (uploads that never finished), older than the upload grace.
+    OrphanUploads,
+    /// `jadpo_files` rows of deleted files, older than the tombstone retention.
+    FileTombstones,
 }
 
 impl RecordClass {
@@ -69,6 +75,7 @@ impl RecordClass {
             Self::StepRecords => Feature::StepRecords,
             Self::AuditRows => Feature::Audit,
             Self::FinishedRuns | Self::IdleSessions => Feature::Workflows,
+            Self::FileBytes | Self::OrphanUploads | Self::FileTombstones => Feature::Files,
         }
     }
 
@@ -88,6 +95,9 @@ impl RecordClass {
             Self::AuditRows => "audit_rows",
             Self::FinishedRuns => "finished_runs",
             Self::IdleSessions => "idle_sessions",
+            Self::FileBytes => "file_bytes",
+            Self::OrphanUploads => "orphan_uploads",
+            Self::FileTombstones => "file_tombstones",
         }
     }
 }

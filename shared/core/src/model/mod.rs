@@ -11,6 +11,7 @@ pub mod delivery;
 pub mod encoding;
 pub mod event;
 pub mod file;
+pub mod file_field;
 pub mod flags;
 pub mod housekeeping;
 pub mod lease;

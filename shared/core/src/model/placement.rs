@@ -24,11 +24,13 @@ pub enum Feature {
     StepRecords,
     /// Workflow commands on their way to the queue.
     Workflows,
+    /// How many fields hold each stored file.
+    Files,
 }
 
 impl Feature {
     /// Every feature, in order.
-    pub const ALL: [Self; 9] = [
+    pub const ALL: [Self; 10] = [
         Self::Pipeline,
         Self::Housekeeping,
         Self::ServiceKeys,
@@ -38,6 +40,7 @@ impl Feature {
         Self::Flags,
         Self::StepRecords,
         Self::Workflows,
+        Self::Files,
     ];
 
     /// Its name, as the manifest gives it.
@@ -52,6 +55,7 @@ impl Feature {
             Self::Flags => "flags",
             Self::StepRecords => "step_records",
             Self::Workflows => "workflows",
+            Self::Files => "files",
         }
     }
 
@@ -80,6 +84,7 @@ impl Feature {
             Self::Flags => &["jadpo_flags", "jadpo_flag_changes"],
             Self::StepRecords => &["jadpo_step_records", "jadpo_steps"],
             Self::Workflows => &["jadpo_command_dispatch"],
+            Self::Files => &["jadpo_files"],
         }
     }
 }
@@ -141,6 +146,7 @@ mod tests {
         assert_eq!(Feature::of_object("jadpo_step_records_finished"), Some(Feature::StepRecords));
         assert_eq!(Feature::of_object("jadpo_sessions_user"), Some(Feature::SignIn));
         assert_eq!(Feature::of_object("jadpo_flag_changes_flag_idx"), Some(Feature::Flags));
+        assert_eq!(Feature::of_object("jadpo_files_count"), Some(Feature::Files));
         assert_eq!(Feature::of_object("jadpo_outboxes"), None, "a prefix must end at an _");
         assert_eq!(Feature::of_object("jadpo_unknown"), None);
         assert_eq!(Feature::of_table("jadpo_deliveries_due_idx"), None, "an index is no table");
@@ -153,7 +159,7 @@ mod tests {
         assert_eq!(text, "pipeline,flags");
         assert_eq!(parse_features(&text), Some(set));
         assert_eq!(parse_features(""), Some(std::collections::BTreeSet::new()));
-        assert_eq!(parse_features("pipeline,files"), None);
+        assert_eq!(parse_features("pipeline,blobs"), None);
         assert!(Feature::ALL.iter().all(|f| Feature::from_name(f.as_str()) == Some(*f)));
     }
 }

@@ -8,6 +8,7 @@ pub mod blobs;
 pub mod breaker;
 pub mod connections;
 pub mod delivery_admin;
+pub mod files;
 pub mod flags;
 pub mod housekeeping;
 pub mod lease;
@@ -31,6 +32,7 @@ pub use connections::{
     ConnectionError, ConnectionRequest, ConnectionResponse, Connections, NoConnections,
 };
 pub use delivery_admin::DeliveryAdminStore;
+pub use files::FileStore;
 pub use flags::FlagStore;
 pub use housekeeping::HousekeepingStore;
 pub use lease::LeaseStore;

@@ -399,5 +399,6 @@ pub async fn engine_on(app: Application, url: &str) -> Engine {
         connections: Arc::new(NoConnections),
         settings: EngineSettings::default(),
         runs: jadpo_engine::steps::RunEnv::ephemeral(),
+        blobs: None,
     }
 }

@@ -80,6 +80,19 @@ pub(super) static POSTGRES: &[SystemTable] = &[
         ],
     },
     SystemTable {
+        name: "jadpo_files",
+        columns: &[
+            ("file_id", "text", true, None),
+            ("refs", "bigint", true, Some("0")),
+            ("state", "text", true, Some("'live'")),
+            ("unheld_since", "timestamp with time zone", false, None),
+            ("updated_at", "timestamp with time zone", false, None),
+        ],
+        primary_key: &["file_id"],
+        foreign_keys: &[],
+        indexes: &[(&["state", "unheld_since"], false)],
+    },
+    SystemTable {
         name: "jadpo_flag_changes",
         columns: &[
             ("id", "text", true, None),

@@ -95,6 +95,19 @@ pub(super) static SQLITE: &[SystemTable] = &[
         ],
     },
     SystemTable {
+        name: "jadpo_files",
+        columns: &[
+            ("file_id", "TEXT", true, None),
+            ("refs", "INTEGER", true, Some("0")),
+            ("state", "TEXT", true, Some("'live'")),
+            ("unheld_since", "INTEGER", false, None),
+            ("updated_at", "INTEGER", false, None),
+        ],
+        primary_key: &["file_id"],
+        foreign_keys: &[],
+        indexes: &[(&["state", "unheld_since"], false)],
+    },
+    SystemTable {
         name: "jadpo_flag_changes",
         columns: &[
             ("id", "TEXT", true, None),

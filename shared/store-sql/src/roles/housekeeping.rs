@@ -38,9 +38,15 @@ impl<C: TransactionalStore> HousekeepingStore for SqlStore<C> {
                 steps.delete_finished_steps.execute(tx, params()).await?;
                 return steps.delete_finished_runs.execute(tx, params()).await;
             }
-            RecordClass::AuditRows | RecordClass::FinishedRuns | RecordClass::IdleSessions => {
+            RecordClass::AuditRows
+            | RecordClass::FinishedRuns
+            | RecordClass::IdleSessions
+            | RecordClass::FileBytes
+            | RecordClass::OrphanUploads
+            | RecordClass::FileTombstones => {
                 return Err(StoreError::internal(
-                    "audit rows, runs and Sessions are deleted per declaration, not by class",
+                    "audit rows, runs, Sessions and files are deleted by their own steps, not by \
+                     class",
                 ));
             }
         };

@@ -4,6 +4,7 @@
 mod audit;
 mod breaker;
 mod delivery_admin;
+mod files;
 mod flags;
 mod housekeeping;
 mod lease;

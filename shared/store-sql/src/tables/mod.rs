@@ -4,6 +4,7 @@
 mod audit;
 mod breaker;
 mod delivery_admin;
+mod files;
 mod flags;
 mod housekeeping;
 mod lease;
@@ -19,6 +20,7 @@ mod workflow;
 pub use audit::AuditSql;
 pub use breaker::BreakerSql;
 pub use delivery_admin::DeliveryAdminSql;
+pub use files::FileSql;
 pub use flags::FlagSql;
 pub use housekeeping::HousekeepingSql;
 pub use lease::LeaseSql;

@@ -1,0 +1,90 @@
+//! File-count statements (PostgreSQL): `jadpo_files`, and each declared file column's trigger.
+//! The trigger function `jadpo_files_count` comes with jadpo migration 19; each column gets one
+//! row-level trigger calling it with the column's name. Identifiers come from the application's
+//! declaration, checked at start to be plain lower-case identifiers, and are quoted here as well.
+
+use jadpo_core::model::file_field::FileField;
+use jadpo_store_sql::{FileSql, FileStatements, Statement};
+
+const ROW: &str = "SELECT file_id, refs, state, unheld_since, updated_at FROM jadpo_files";
+
+/// The static file-count statements.
+pub static FILES: FileSql = FileSql {
+    register: Statement::new(
+        "INSERT INTO jadpo_files (file_id, refs, state, updated_at) VALUES ($1, 0, 'live', $2) \
+        ON CONFLICT (file_id) DO NOTHING",
+    ),
+    get: Statement::new(const_format::concatcp!(ROW, " WHERE file_id = $1")),
+    mark_unheld: Statement::new(
+        "UPDATE jadpo_files SET unheld_since = $1 WHERE file_id IN ( \
+        SELECT file_id FROM jadpo_files WHERE refs = 0 AND state = 'live' \
+        AND unheld_since IS NULL LIMIT $2 FOR UPDATE SKIP LOCKED) \
+        AND refs = 0 AND state = 'live' AND unheld_since IS NULL",
+    ),
+    // The outer conditions are checked again on the row as it stands once locked, so a file a
+    // writer referenced meanwhile is not claimed.
+    claim: Statement::new(
+        "UPDATE jadpo_files SET state = 'deleting', updated_at = $2 WHERE file_id IN ( \
+        SELECT file_id FROM jadpo_files WHERE refs = 0 AND state = 'live' \
+        AND unheld_since < $1 LIMIT $3 FOR UPDATE SKIP LOCKED) \
+        AND refs = 0 AND state = 'live' AND unheld_since < $1 RETURNING file_id",
+    ),
+    deleting: Statement::new(
+        "SELECT file_id FROM jadpo_files WHERE state = 'deleting' ORDER BY file_id LIMIT $1",
+    ),
+    mark_deleted: Statement::new(
+        "UPDATE jadpo_files SET state = 'deleted', updated_at = $2 \
+        WHERE file_id = $1 AND state = 'deleting'",
+    ),
+    claim_orphan: Statement::new(
+        "INSERT INTO jadpo_files (file_id, refs, state, updated_at) VALUES ($1, 0, 'deleting', $2) \
+        ON CONFLICT (file_id) DO NOTHING",
+    ),
+    drop_tombstones: Statement::new(
+        "DELETE FROM jadpo_files WHERE file_id IN ( \
+        SELECT file_id FROM jadpo_files WHERE state = 'deleted' AND updated_at < $1 \
+        LIMIT $2 FOR UPDATE SKIP LOCKED) AND state = 'deleted'",
+    ),
+};
+
+/// The statements generated per declared file field.
+pub const GENERATED: FileStatements =
+    FileStatements { lock, trigger_count, trigger_ddl, count_existing };
+
+fn trigger_name(field: &FileField) -> String {
+    format!("jadpo_files_{}", field.column)
+}
+
+fn lock(field: &FileField) -> Option<String> {
+    Some(format!("LOCK TABLE \"{}\" IN SHARE ROW EXCLUSIVE MODE", field.table))
+}
+
+fn trigger_count(field: &FileField) -> String {
+    format!(
+        "SELECT COUNT(*) AS n FROM pg_trigger WHERE tgrelid = to_regclass('\"{}\"') \
+         AND tgname = '{}'",
+        field.table,
+        trigger_name(field)
+    )
+}
+
+fn trigger_ddl(field: &FileField) -> Vec<String> {
+    vec![format!(
+        "CREATE OR REPLACE TRIGGER \"{}\" AFTER INSERT OR UPDATE OR DELETE ON \"{}\" \
+         FOR EACH ROW EXECUTE FUNCTION jadpo_files_count('{}')",
+        trigger_name(field),
+        field.table,
+        field.column
+    )]
+}
+
+fn count_existing(field: &FileField) -> String {
+    format!(
+        "INSERT INTO jadpo_files AS f (file_id, refs, state) \
+         SELECT \"{c}\" ->> 'id', COUNT(*), 'live' FROM \"{t}\" WHERE \"{c}\" ->> 'id' IS NOT NULL \
+         GROUP BY 1 ON CONFLICT (file_id) DO UPDATE SET refs = f.refs + EXCLUDED.refs, \
+         unheld_since = NULL",
+        c = field.column,
+        t = field.table
+    )
+}
