@@ -22,10 +22,14 @@
 //!   recorded steps with their own idempotency keys: a retry replays them instead of charging
 //!   twice. `payments` declares a 24-hour key window: an unanswered charge older than that is
 //!   not re-sent but left to an operator.
+//! * Invoices: a PDF (at most 2 MiB) uploaded to `POST /files/shop_orders/invoice?name=…` and
+//!   attached to an order with action `attach_invoice` (`{"order_id", "invoice": <the file>}`);
+//!   `GET /files/{id}` serves it to the order's customer and to services (`invoices`).
 //! * Schedule `sales_summary` (every minute) emits `sales.summary_due`; subscriber
 //!   `summarize_sales` writes one row per run to `shop_sales_summaries`.
 
 mod checkout;
+mod invoices;
 mod orders;
 mod payments;
 mod sales;
@@ -35,11 +39,13 @@ use jadpo_core::app::{
     AppError, Application, Callers, FirstSignIn, RetryPolicy, ServiceEntity, UserEntity,
 };
 use jadpo_core::model::audit::AuditSpec;
+use jadpo_core::model::file_field::FileField;
 use jadpo_core::model::flags::Rollout;
 use jadpo_core::model::migrate::{Ledger, Migration};
 use jadpo_core::model::schedule::Schedule;
 
 pub use checkout::{Charge, Refund, Release, Reserve, checkout};
+pub use invoices::AttachInvoice;
 pub use orders::{PlaceOrder, ReserveStock, SendReceipt};
 pub use payments::{PayOrder, TakePayment};
 pub use sales::SummarizeSales;
@@ -111,6 +117,13 @@ pub fn application() -> Result<Application, ShopError> {
             SendReceipt,
         )
         .action_for("pay_order", "main", Callers::users_and_services(), PayOrder)
+        .file_field(
+            FileField::new("main", "shop_orders", "invoice")
+                .owned_by("customer")
+                .max_size(2 * 1024 * 1024)
+                .content_types(&["application/pdf"]),
+        )
+        .action_for("attach_invoice", "main", Callers::users_and_services(), AttachInvoice)
         .subscriber_via(
             "take_payment",
             "order.payment_requested",
@@ -139,6 +152,7 @@ pub fn application() -> Result<Application, ShopError> {
                 (6, "shop_customers", include_str!("../migrations/sqlite/main_0006_customers.sql")),
                 (7, "shop_services", include_str!("../migrations/sqlite/main_0007_services.sql")),
                 (8, "shop_payments", include_str!("../migrations/sqlite/main_0008_payments.sql")),
+                (9, "shop_invoices", include_str!("../migrations/sqlite/main_0009_invoices.sql")),
             ]),
         )
         .migrations(
@@ -158,6 +172,11 @@ pub fn application() -> Result<Application, ShopError> {
                 ),
                 (8, "shop_services", include_str!("../migrations/postgres/main_0008_services.sql")),
                 (9, "shop_payments", include_str!("../migrations/postgres/main_0009_payments.sql")),
+                (
+                    10,
+                    "shop_invoices",
+                    include_str!("../migrations/postgres/main_0010_invoices.sql"),
+                ),
             ]),
         )
         .migrations(

@@ -65,7 +65,8 @@ impl Action for PayOrder {
     }
 }
 
-fn not_found(order_id: &str) -> HandlerError {
+/// An order that does not exist, or that is not the caller's: the same answer.
+pub(crate) fn not_found(order_id: &str) -> HandlerError {
     HandlerError::rejected(404, "No such order", format!("no order {order_id:?}"))
 }
 

@@ -126,6 +126,9 @@ async fn local_key(
     let mut scopes: Vec<String> =
         engine.app.action_names().map(|a| format!("action:{a}")).collect();
     scopes.extend(["runs".to_owned(), "sessions".to_owned()]);
+    if !engine.app.file_fields().is_empty() {
+        scopes.push("files".to_owned());
+    }
     let scopes = Scopes::parse(&scopes)?;
     let operator = Operator::new("jadpo-local")?;
     Ok(KeyOps::new(engine).issue("local", None, &scopes, &operator).await?)

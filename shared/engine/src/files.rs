@@ -1,13 +1,20 @@
-//! Stored files' reference counts: installing each declared file field's trigger after
-//! migrations, which counts the files the table's rows already hold the first time.
+//! Stored files: installing each declared file field's count trigger after migrations (which
+//! counts the files the table's rows already hold the first time), and the upload and download
+//! use cases behind the `/files` routes.
 //!
 //! Why the count is kept by a trigger: an action writes its rows with its own SQL, so a runtime
 //! that counted references itself would only see what it was told; a trigger sees every insert,
 //! update and delete of the column in the transaction that makes it, and a rolled-back
 //! transaction takes its counting with it.
 
-use jadpo_core::model::file_field::FileField;
+use jadpo_core::model::file::File;
+use jadpo_core::model::file_field::{FieldError, FileField};
+use jadpo_core::model::principal::Principal;
+use jadpo_core::ports::{BlobError, Blobs};
 use jadpo_core::{Store, StoreError, commit_or_rollback};
+use sha2::{Digest, Sha256};
+
+use crate::Engine;
 
 /// Installs (or replaces) the triggers of every field in `fields` (all in `store`), in one
 /// transaction; a field whose trigger is new gets the files its existing rows hold counted.
@@ -32,4 +39,103 @@ pub async fn ensure_triggers(
     }
     .await;
     commit_or_rollback(tx, result).await
+}
+
+/// Why an upload or a download did nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum FilesError {
+    /// No file field `table.column` is declared.
+    #[error("no file field {0} is declared")]
+    UnknownField(String),
+    /// The upload does not fit its field (size, type) or is not a valid file (name).
+    #[error(transparent)]
+    Refused(#[from] FieldError),
+    /// No record the principal may read holds the file (or there is no such file).
+    #[error("no file {0} that you may read")]
+    NotFound(String),
+    /// The application declares no place for files' bytes.
+    #[error("this deployment keeps no files: set JADPO_FILES_BUCKET or JADPO_FILES_DIR")]
+    NoStorage,
+    /// The blob storage failed.
+    #[error(transparent)]
+    Blob(#[from] BlobError),
+    /// The database failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+fn blobs(engine: &Engine) -> Result<&dyn Blobs, FilesError> {
+    engine.blobs.as_deref().ok_or(FilesError::NoStorage)
+}
+
+/// Stores an upload into field `table.column`: its bytes first, then its row
+/// (held by no field until a record takes it). Returns the file a record then keeps. Nothing is
+/// stored for an unknown field, a file larger than the field takes or of a type it does not
+/// take, or a bad name.
+pub async fn upload(
+    engine: &Engine,
+    (table, column): (&str, &str),
+    name: &str,
+    content_type: &str,
+    bytes: &[u8],
+) -> Result<File, FilesError> {
+    let field = engine
+        .app
+        .file_field(table, column)
+        .ok_or_else(|| FilesError::UnknownField(format!("{table}.{column}")))?;
+    let size = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
+    field.accepts(content_type, size)?;
+    let digest: String = Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect();
+    let id = File::new_id(engine.clock.as_ref());
+    let file = File::new(&id, name, content_type, size, &digest).map_err(FieldError::from)?;
+    let store = engine.store(&field.store)?;
+    blobs(engine)?.put(&id, bytes).await?;
+    crate::fault!("files.after_bytes_stored");
+    store.file_register(&id, engine.clock.now()).await?;
+    tracing::info!(file = %id, field = %field.name(), size, "file uploaded");
+    Ok(file)
+}
+
+/// File `id` and its bytes, for `principal`: a service reads any file a record holds; a user
+/// only one a record of theirs holds (the field's owner column holds their id). Anything else — no such
+/// file, a file no record holds yet, another's — is [`FilesError::NotFound`], alike.
+pub async fn download(
+    engine: &Engine,
+    id: &str,
+    principal: &Principal,
+) -> Result<(File, Vec<u8>), FilesError> {
+    let not_found = || FilesError::NotFound(id.to_owned());
+    if !jadpo_core::model::file::id_ok(id) {
+        return Err(not_found());
+    }
+    let file = readable(engine, id, principal).await?.ok_or_else(not_found)?;
+    let bytes = blobs(engine)?.get(id).await?.ok_or_else(not_found)?;
+    Ok((file, bytes))
+}
+
+/// The file as the first record `principal` may read holds it.
+async fn readable(
+    engine: &Engine,
+    id: &str,
+    principal: &Principal,
+) -> Result<Option<File>, FilesError> {
+    for field in engine.app.file_fields() {
+        let store = engine.store(&field.store)?;
+        for (column, owner) in store.file_holders(field, id).await? {
+            let may = match principal {
+                Principal::Service(_) => true,
+                Principal::User(id) => {
+                    field.owner_column.is_some() && owner.as_deref() == Some(id.as_str())
+                }
+            };
+            if !may {
+                continue;
+            }
+            let value: serde_json::Value = serde_json::from_str(&column)
+                .map_err(|e| StoreError::internal(format!("{}: not JSON: {e}", field.name())))?;
+            let file = File::from_column(&value).map_err(FieldError::from)?;
+            return Ok(file);
+        }
+    }
+    Ok(None)
 }

@@ -1,4 +1,5 @@
-//! Stored files' bytes, on both adapters with the local directory: deleted by housekeeping only
+//! Stored files' bytes, on both adapters, with the local directory and with S3 (moto's API):
+//! deleted by housekeeping only
 //! once no field has held the file for the grace period; a re-reference in the grace period
 //! keeps them; an upload whose row never came is deleted after the upload grace; a deleted file
 //! cannot be referenced again; tombstones go after their retention.
@@ -10,7 +11,7 @@ use jadpo_test_env::{Env, Kind};
 
 #[path = "support/files_app.rs"]
 mod files_app;
-use files_app::{env, hold, hours, let_go, stands, upload};
+use files_app::{env, env_on_s3, hold, hours, let_go, stands, upload};
 
 async fn pass(env: &Env) -> HousekeepingReport {
     let (mut reports, failures) = housekeep_all(&env.engine, "hk").await;
@@ -25,8 +26,7 @@ fn deleted(report: &HousekeepingReport, class: RecordClass) -> u64 {
 const LIVE: (bool, Option<FileState>) = (true, Some(FileState::Live));
 const GONE: (bool, Option<FileState>) = (false, Some(FileState::Deleted));
 
-async fn lifecycle(kind: Kind) {
-    let env = env(kind).await;
+async fn lifecycle(env: Env, kind: Kind) {
     let held = upload(&env, true).await;
     ok(hold(&env, "r1", &held).await);
     let dropped = upload(&env, true).await;
@@ -84,6 +84,14 @@ fn ok(result: Result<(), String>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bytes_go_only_when_no_field_held_them_for_the_grace() {
-    lifecycle(Kind::Sqlite).await;
-    lifecycle(Kind::Postgres).await;
+    for kind in [Kind::Sqlite, Kind::Postgres] {
+        lifecycle(env(kind).await, kind).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bytes_on_s3_go_only_when_no_field_held_them_for_the_grace() {
+    let moto = jadpo_test_harness::MotoServer::start();
+    lifecycle(env_on_s3(Kind::Sqlite, &moto, "files-sqlite").await, Kind::Sqlite).await;
+    lifecycle(env_on_s3(Kind::Postgres, &moto, "files-postgres").await, Kind::Postgres).await;
 }

@@ -9,6 +9,7 @@
 //!   `Idempotency-Key` header makes the request idempotent per caller. Answers the action's
 //!   status and JSON body; a replay carries `Idempotency-Replayed: true`.
 //! * `/runs` and `/sessions`: workflow runs and Sessions ([`workflows`]).
+//! * `/files`: uploads into declared file fields and downloads for a record's reader ([`files`]).
 //! * `/sign-in/…`, `/sign-out`, `/me`: sign-in by email, browser sessions ([`sign_in`]).
 //!
 //! Every error is `application/problem+json` (RFC 9457) and changes nothing.
@@ -33,6 +34,7 @@ use jadpo_engine::relay::enqueue_now;
 use serde_json::{Value, json};
 
 mod auth;
+mod files;
 mod passkeys;
 mod sign_in;
 mod trace;
@@ -81,6 +83,7 @@ pub fn router(state: HttpState) -> Router {
         .route("/readyz", get(readyz))
         .route("/actions/{name}", post(run_action))
         .merge(workflows::routes())
+        .merge(files::routes())
         .merge(sign_in::routes())
         .merge(passkeys::routes())
         .fallback(|| async { problem(StatusCode::NOT_FOUND, "Not found", "no such route") })

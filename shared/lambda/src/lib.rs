@@ -60,7 +60,7 @@ pub fn exit_code(result: Result<(), BoxError>) -> std::process::ExitCode {
 
 /// Builds the engine of a deployed function that runs handlers (`commit`, `delivery`) from the
 /// environment, its secrets read from Secrets Manager ([`secrets`]): stores, SQS queue
-/// (`JADPO_QUEUE_URL`), connections. Called once per cold start.
+/// (`JADPO_QUEUE_URL`), connections, and the files' S3 bucket (`JADPO_FILES_BUCKET`) if any. Called once per cold start.
 pub async fn deployed_engine(app: Application) -> Result<Engine, StartError> {
     engine_for(app, Mode::Deployed).await
 }
@@ -80,7 +80,11 @@ async fn engine_for(app: Application, mode: Mode<'static>) -> Result<Engine, Sta
         Mode::DeployedScheduled => Arc::new(NoConnections) as Arc<dyn Connections>,
         _ => wiring.http_connections()?,
     };
-    Ok(wiring.engine(queue, connections))
+    let mut engine = wiring.engine(queue, connections);
+    if let Some(bucket) = &wiring.config.files_bucket {
+        engine.blobs = Some(Arc::new(jadpo_blobs_s3::S3Blobs::from_env(bucket)));
+    }
+    Ok(engine)
 }
 
 /// Handles one SQS batch: every message is delivered; those that failed for the

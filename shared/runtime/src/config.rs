@@ -37,6 +37,7 @@
 //! | `JADPO_STEP_LEASE_SECS` | how long a run with changing calls is held without recording a step (s) | 120 |
 //! | `JADPO_RETAIN_STEP_RECORDS_SECS` | finished step records are kept (s) | 604800 (7 days) |
 //! | `JADPO_UNFINISHED_STEPS_AFTER_SECS` | a run unfinished this long after it started raises the `steps.unfinished` alert (s) | 3600 |
+//! | `JADPO_FILES_BUCKET` | the S3 bucket holding stored files' bytes (deployed functions; `AWS_ENDPOINT_URL_S3` points at another endpoint) | required deployed when the application declares file fields |
 //! | `JADPO_FILES_DIR` | the directory holding stored files' bytes | locally `./.jadpo/files` |
 //! | `JADPO_FILE_GRACE_SECS` | a stored file no record holds has its bytes deleted this long after housekeeping first saw it so (s) | 86400 |
 //! | `JADPO_UPLOAD_GRACE_SECS` | stored bytes no row names (an unfinished upload) are deleted once this old (s) | 3600 |
@@ -138,6 +139,12 @@ pub enum ConfigError {
     /// A deployed function has no queue.
     #[error("set JADPO_QUEUE_URL to the delivery queue's URL")]
     MissingQueue,
+    /// A deployed function of an application with file fields has nowhere to keep the bytes.
+    #[error(
+        "the application declares file fields: set JADPO_FILES_BUCKET to the files' S3 bucket \
+         (or JADPO_FILES_DIR to a directory)"
+    )]
+    MissingFilesBucket,
     /// A number is not a number, or out of range.
     #[error(
         "JADPO_LISTEN={listen} is not a loopback address: the local process serves its stand-in \
@@ -238,6 +245,9 @@ pub struct Config {
     pub build: std::sync::Arc<str>,
     /// The directory holding stored files' bytes (`JADPO_FILES_DIR`; locally `./.jadpo/files`).
     pub files_dir: Option<std::path::PathBuf>,
+    /// The S3 bucket holding stored files' bytes when deployed (`JADPO_FILES_BUCKET`); it wins
+    /// over a directory.
+    pub files_bucket: Option<String>,
 }
 
 /// Where the sealing keys come from.
@@ -415,6 +425,11 @@ impl Config {
         if mode.deployed() && queue_url.is_none() {
             return Err(ConfigError::MissingQueue);
         }
+        let files_bucket = env("JADPO_FILES_BUCKET").filter(|b| !b.is_empty());
+        let no_files_home = files_bucket.is_none() && files_dir.is_none();
+        if mode.deployed() && !app.file_fields().is_empty() && no_files_home {
+            return Err(ConfigError::MissingFilesBucket);
+        }
         Ok(Self {
             stores,
             postgres,
@@ -433,6 +448,7 @@ impl Config {
             sealing,
             build: build.into(),
             files_dir,
+            files_bucket,
         })
     }
 

@@ -49,7 +49,7 @@ pub static FILES: FileSql = FileSql {
 
 /// The statements generated per declared file field.
 pub const GENERATED: FileStatements =
-    FileStatements { lock, trigger_count, trigger_ddl, count_existing };
+    FileStatements { lock, trigger_count, trigger_ddl, count_existing, holders };
 
 fn trigger_name(field: &FileField) -> String {
     format!("jadpo_files_{}", field.column)
@@ -76,6 +76,16 @@ fn trigger_ddl(field: &FileField) -> Vec<String> {
         field.table,
         field.column
     )]
+}
+
+fn holders(field: &FileField) -> String {
+    let owner = field.owner_column.as_ref().map_or("NULL".to_owned(), |o| format!("\"{o}\""));
+    format!(
+        "SELECT \"{c}\"::text AS file, ({owner})::text AS owner FROM \"{t}\" \
+         WHERE \"{c}\" ->> 'id' = $1 LIMIT 100",
+        c = field.column,
+        t = field.table
+    )
 }
 
 fn count_existing(field: &FileField) -> String {

@@ -24,11 +24,13 @@ const COLUMNS: &str = "SELECT a.attname::text AS name,
       AND a.attnum > 0 AND NOT a.attisdropped
     ORDER BY a.attnum";
 
+// An index on an expression names it `(expression)` in place of a column, as on SQLite.
 const INDEXES: &str = "SELECT ic.relname::text AS name, i.indisunique AS is_unique,
         i.indisprimary AS is_primary,
         array_to_string(ARRAY(
-            SELECT a.attname::text FROM unnest(i.indkey::int2[]) WITH ORDINALITY AS k(attnum, ord)
-            JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+            SELECT COALESCE(a.attname::text, '(expression)')
+            FROM unnest(i.indkey::int2[]) WITH ORDINALITY AS k(attnum, ord)
+            LEFT JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
             ORDER BY k.ord), ',') AS columns
     FROM pg_index i
     JOIN pg_class c ON c.oid = i.indrelid

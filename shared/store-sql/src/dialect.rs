@@ -83,6 +83,9 @@ pub struct FileStatements {
     pub trigger_ddl: fn(&FileField) -> Vec<String>,
     /// Adds the files the table's rows hold in the field to `jadpo_files`' counts.
     pub count_existing: fn(&FileField) -> String,
+    /// `(file_id)` → up to 100 rows holding the file: `file` (the column, JSON) and `owner`
+    /// (the owner column as text, or `NULL` without one). Its one parameter is the id.
+    pub holders: fn(&FileField) -> String,
 }
 
 /// The execution row in the dialect's physical layout: PostgreSQL keeps the state in columns,

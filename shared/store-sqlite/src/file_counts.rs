@@ -46,7 +46,7 @@ pub static FILES: FileSql = FileSql {
 
 /// The statements generated per declared file field.
 pub const GENERATED: FileStatements =
-    FileStatements { lock, trigger_count, trigger_ddl, count_existing };
+    FileStatements { lock, trigger_count, trigger_ddl, count_existing, holders };
 
 /// What a trigger says when a row names a file whose bytes are being or were deleted (SQLite's
 /// `RAISE` takes a literal only, so the id is not in it).
@@ -122,6 +122,16 @@ fn trigger_ddl(field: &FileField) -> Vec<String> {
         lose("OLD", c)
     ));
     out
+}
+
+fn holders(field: &FileField) -> String {
+    let owner = field.owner_column.as_ref().map_or("NULL".to_owned(), |o| format!("\"{o}\""));
+    format!(
+        "SELECT \"{c}\" AS file, CAST({owner} AS TEXT) AS owner FROM \"{t}\" \
+         WHERE json_extract(\"{c}\", '$.id') = $1 LIMIT 100",
+        c = field.column,
+        t = field.table
+    )
 }
 
 fn count_existing(field: &FileField) -> String {

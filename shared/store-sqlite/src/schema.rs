@@ -19,7 +19,9 @@ const FOREIGN_KEYS: &str =
     on_delete FROM pragma_foreign_key_list($1) ORDER BY id, seq";
 const INDEXES: &str =
     "SELECT name, \"unique\" AS is_unique FROM pragma_index_list($1) ORDER BY name";
-const INDEX_COLUMNS: &str = "SELECT name FROM pragma_index_info($1) ORDER BY seqno";
+// An index on an expression has no column name there: `(expression)`, as on PostgreSQL.
+const INDEX_COLUMNS: &str =
+    "SELECT COALESCE(name, '(expression)') AS name FROM pragma_index_info($1) ORDER BY seqno";
 
 fn describe(conn: &Connection, table: &str) -> Result<Option<TableSchema>, StoreError> {
     let name = [SqlValue::from(table)];

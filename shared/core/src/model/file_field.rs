@@ -39,6 +39,9 @@ pub struct FileField {
     pub max_size: u64,
     /// The content types it takes (`type/subtype`, or `type/*`); empty: any.
     pub content_types: Vec<String>,
+    /// The table's column holding the id of the user each record belongs to: a user downloads
+    /// a file only through a record of theirs. `None`: only services download it.
+    pub owner_column: Option<String>,
 }
 
 /// Why an upload does not fit its field; nothing was stored.
@@ -79,6 +82,7 @@ impl FileField {
             column: column.to_owned(),
             max_size: DEFAULT_MAX_SIZE,
             content_types: Vec::new(),
+            owner_column: None,
         }
     }
 
@@ -96,6 +100,14 @@ impl FileField {
         self
     }
 
+    /// The table's column holding the id of the user each record belongs to: a user may
+    /// download the file of a record of theirs.
+    #[must_use]
+    pub fn owned_by(mut self, column: &str) -> Self {
+        self.owner_column = Some(column.to_owned());
+        self
+    }
+
     /// `table.column`, as errors and the API name the field.
     pub fn name(&self) -> String {
         format!("{}.{}", self.table, self.column)
@@ -104,8 +116,8 @@ impl FileField {
     /// What a declaration gets wrong, if anything: identifiers that are not plain (the trigger
     /// is generated DDL), `id` as the column, a zero limit, or a content type that is not one.
     pub fn problem(&self) -> Option<String> {
-        if let Some(bad) = [&self.table, &self.column].into_iter().find(|n| !is_plain_identifier(n))
-        {
+        let names = [Some(&self.table), Some(&self.column), self.owner_column.as_ref()];
+        if let Some(bad) = names.into_iter().flatten().find(|n| !is_plain_identifier(n)) {
             return Some(format!("{bad:?} is not a plain lower-case SQL identifier"));
         }
         if self.column == "id" {
@@ -223,6 +235,8 @@ mod tests {
         let problem = |f: FileField| f.problem().unwrap_or_default();
         assert!(problem(FileField::new("main", "Orders", "c")).contains("plain lower-case"));
         assert!(problem(FileField::new("main", "t", "c; drop")).contains("plain lower-case"));
+        let owned = FileField::new("main", "t", "c").owned_by("owner'--");
+        assert!(problem(owned).contains("plain lower-case"));
         assert!(problem(FileField::new("main", "t", "id")).contains("identifies the record"));
         assert!(problem(FileField::new("main", "t", "c").max_size(0)).contains("at most 0"));
         let typed = FileField::new("main", "t", "c").content_types(&["pdf"]);

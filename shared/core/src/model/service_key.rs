@@ -26,6 +26,8 @@ pub enum Scope {
     Runs,
     /// The Session routes (`sessions`).
     Sessions,
+    /// The file routes (`files`): uploads, and downloads of files its records hold.
+    Files,
 }
 
 impl Scope {
@@ -37,6 +39,7 @@ impl Scope {
             "actions" => Self::Actions,
             "runs" => Self::Runs,
             "sessions" => Self::Sessions,
+            "files" => Self::Files,
             _ => {
                 let name = text.strip_prefix("action:").ok_or_else(bad)?;
                 let ok = !name.is_empty()
@@ -60,6 +63,7 @@ impl Scope {
             Self::Action(name) => format!("action:{name}"),
             Self::Runs => "runs".to_owned(),
             Self::Sessions => "sessions".to_owned(),
+            Self::Files => "files".to_owned(),
         }
     }
 }
@@ -103,11 +107,11 @@ impl Scopes {
         self.0.iter().any(|s| match s {
             Scope::All | Scope::Actions => true,
             Scope::Action(n) => n == name,
-            Scope::Runs | Scope::Sessions => false,
+            Scope::Runs | Scope::Sessions | Scope::Files => false,
         })
     }
 
-    /// Whether the key may use `scope`'s routes (`Runs` or `Sessions`).
+    /// Whether the key may use `scope`'s routes (`Runs`, `Sessions` or `Files`).
     pub fn allow(&self, scope: &Scope) -> bool {
         self.0.iter().any(|s| s == &Scope::All || s == scope)
     }

@@ -20,6 +20,13 @@ pub trait FileStore: Send + Sync {
         tx: &mut dyn Transaction,
         field: &FileField,
     ) -> Result<bool, StoreError>;
+    /// Up to 100 records of `field`'s table holding file `file_id`: each one's column (the file,
+    /// as JSON text) and owner (`None` without an owner column, or none recorded).
+    async fn file_holders(
+        &self,
+        field: &FileField,
+        file_id: &str,
+    ) -> Result<Vec<(String, Option<String>)>, StoreError>;
     /// Whether `field`'s trigger is installed.
     async fn file_trigger_exists(&self, field: &FileField) -> Result<bool, StoreError>;
     /// An upload's bytes are stored: its row, held by no field yet. Returns the row as it

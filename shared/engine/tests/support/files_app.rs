@@ -36,11 +36,23 @@ fn app() -> Application {
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// The environment, its clock set to the wall clock (the directory dates its files by the wall
-/// clock, and an orphan must be old by both).
+/// The environment with its local directory, its clock set to the wall clock (the directory
+/// dates its files by the wall clock, and an orphan must be old by both).
 pub async fn env(kind: Kind) -> Env {
     let env = Env::new(kind, app(), EngineSettings::default()).await;
     env.clock.set(Utc::now());
+    env
+}
+
+/// The same with the bytes in bucket `bucket` of `moto`'s S3 instead (made here).
+#[allow(dead_code)] // the crash loop runs on the directory only
+pub async fn env_on_s3(kind: Kind, moto: &jadpo_test_harness::MotoServer, bucket: &str) -> Env {
+    use jadpo_blobs_s3::{S3Blobs, client_for_endpoint};
+    let mut env = env(kind).await;
+    let client = client_for_endpoint(&moto.endpoint(), "us-east-1", "testing", "testing");
+    let made = client.create_bucket().bucket(bucket).send().await;
+    made.unwrap_or_else(|e| panic!("bucket {bucket}: {e:?}"));
+    env.engine.blobs = Some(Arc::new(S3Blobs::new(client, bucket)));
     env
 }
 

@@ -311,3 +311,33 @@ fn scheduled_functions_need_stores_and_the_queue_but_no_connection_or_key() {
     let err = Config::from_vars(&app, &no_queue, Mode::DeployedScheduled).err();
     assert_eq!(err, Some(ConfigError::MissingQueue));
 }
+
+#[test]
+fn file_fields_need_a_home_for_their_bytes() {
+    use jadpo_core::model::file_field::FileField;
+    let app = Application::builder("t")
+        .store("main")
+        .file_field(FileField::new("main", "docs", "attachment"))
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let deployed = vars(&[
+        ("DATABASE_URL", "postgres://127.0.0.1/app"),
+        ("JADPO_QUEUE_URL", "https://sqs/1/q"),
+    ]);
+    let err = Config::from_vars(&app, &deployed, Mode::DeployedScheduled).err();
+    assert_eq!(err, Some(ConfigError::MissingFilesBucket));
+    assert!(ConfigError::MissingFilesBucket.to_string().contains("JADPO_FILES_BUCKET"));
+    let mut bucket = deployed.clone();
+    bucket.insert("JADPO_FILES_BUCKET".into(), "shop-files".into());
+    let c = Config::from_vars(&app, &bucket, Mode::DeployedScheduled);
+    let c = c.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((c.files_bucket.as_deref(), c.files_dir), (Some("shop-files"), None));
+    // Without file fields nothing is asked; locally the directory is under ./.jadpo.
+    let plain = Application::builder("t").store("main").build();
+    let plain = plain.unwrap_or_else(|e| panic!("{e}"));
+    assert!(Config::from_vars(&plain, &deployed, Mode::DeployedScheduled).is_ok());
+    let local = Config::from_vars(&app, &vars(&[]), Mode::Local(Path::new(".jadpo")));
+    let local = local.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(local.files_dir, Some(std::path::PathBuf::from(".jadpo/files")));
+    assert_eq!(local.files_bucket, None);
+}

@@ -50,6 +50,20 @@ impl<C: TransactionalStore> FileStore for SqlStore<C> {
         Ok(!had)
     }
 
+    async fn file_holders(
+        &self,
+        field: &FileField,
+        file_id: &str,
+    ) -> Result<Vec<(String, Option<String>)>, StoreError> {
+        let sql = (self.sql.files_generated.holders)(field);
+        let rows = self.query_once(&sql, &[file_id.into()]).await?;
+        rows.iter()
+            .map(|r| {
+                Ok((r.get_str("file")?.to_owned(), r.get_opt_str("owner")?.map(str::to_owned)))
+            })
+            .collect()
+    }
+
     async fn file_trigger_exists(&self, field: &FileField) -> Result<bool, StoreError> {
         let rows = self.query_once(&(self.sql.files_generated.trigger_count)(field), &[]).await?;
         match rows.first() {

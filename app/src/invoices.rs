@@ -1,0 +1,77 @@
+//! Invoices: a customer (or a service) uploads an order's invoice (`POST
+//! /files/shop_orders/invoice?name=…`, a PDF of at most 2 MiB), then attaches the file the upload
+//! answered to the order with the `attach_invoice` action. The runtime counts the order as
+//! holding the file, serves it (`GET /files/{id}`) to the order's customer and to services, and
+//! deletes the bytes a day after no order holds them.
+
+use async_trait::async_trait;
+use jadpo_core::app::{Action, ActionOutput, HandlerContext, HandlerError};
+use jadpo_core::model::file::File;
+use jadpo_core::model::principal::Principal;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::payments::not_found;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AttachInput {
+    order_id: String,
+    /// The file as `POST /files/shop_orders/invoice` answered it; `null` detaches.
+    invoice: Option<Value>,
+}
+
+fn invalid(detail: impl Into<String>) -> HandlerError {
+    HandlerError::rejected(422, "Invalid invoice", detail)
+}
+
+/// `attach_invoice` (`{"order_id": "…", "invoice": {…the uploaded file…}}`): the order's invoice,
+/// replacing any earlier one (whose bytes go once no order holds them). A signed-in customer
+/// attaches only to their own orders; a service to any. The file must be an upload still kept.
+#[derive(Debug, Clone, Copy)]
+pub struct AttachInvoice;
+
+#[async_trait]
+impl Action for AttachInvoice {
+    async fn run(
+        &self,
+        ctx: &mut HandlerContext<'_>,
+        input: Value,
+    ) -> Result<ActionOutput, HandlerError> {
+        let input: AttachInput =
+            serde_json::from_value(input).map_err(|e| invalid(e.to_string()))?;
+        let file = match &input.invoice {
+            Some(v) => File::from_column(v).map_err(|e| invalid(e.to_string()))?,
+            None => None,
+        };
+        let me = match ctx.principal() {
+            Some(Principal::User(id)) => Some(id.clone()),
+            _ => None,
+        };
+        let tx = ctx.tx().await?;
+        let sql = "SELECT customer FROM shop_orders WHERE id = $1";
+        let found = tx.query_opt(sql, &[input.order_id.as_str().into()]).await?;
+        let customer = match found {
+            Some(row) => row.get_str("customer")?.to_owned(),
+            None => return Err(not_found(&input.order_id)),
+        };
+        if me.as_ref().is_some_and(|me| *me != customer) {
+            return Err(not_found(&input.order_id));
+        }
+        if let Some(file) = &file {
+            let sql = "SELECT state FROM jadpo_files WHERE file_id = $1";
+            let kept = tx.query_opt(sql, &[file.id().into()]).await?;
+            if !kept.is_some_and(|r| r.get_str("state").is_ok_and(|s| s == "live")) {
+                return Err(invalid(format!(
+                    "file {} is not an upload this shop keeps: upload it first",
+                    file.id()
+                )));
+            }
+        }
+        let column = file.as_ref().map_or(jadpo_core::SqlValue::Null, File::to_column);
+        let sql = "UPDATE shop_orders SET invoice = $1 WHERE id = $2";
+        tx.execute(sql, &[column, input.order_id.as_str().into()]).await?;
+        let id = file.as_ref().map(|f| f.id().to_owned());
+        Ok(ActionOutput::ok(json!({"order_id": input.order_id, "invoice": id})))
+    }
+}

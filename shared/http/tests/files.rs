@@ -1,0 +1,209 @@
+//! The file routes over HTTP with the sample shop, on both adapters: an upload answers the file a
+//! record then keeps, and one too large, of a type the field does not take, without a name or a
+//! content type, into no declared field, by no one or by a key without the `files` scope is
+//! refused and stores nothing; a download is served to the customer whose order holds the file
+//! and to services, and is `404` for another customer, `401` for no one.
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use jadpo_http::{HttpState, WebSettings, router};
+use jadpo_test_env::{Env, Kind};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use tower::ServiceExt;
+
+mod common;
+
+use common::calls::{call, is_problem, key};
+use common::scoped_key;
+
+const PDF: &[u8] = b"%PDF-1.4\n% an invoice\n%%EOF\n";
+
+struct Got {
+    status: StatusCode,
+    headers: axum::http::HeaderMap,
+    bytes: Vec<u8>,
+}
+
+impl Got {
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.bytes).unwrap_or(Value::Null)
+    }
+}
+
+/// One request with raw bytes and a content type of its own.
+async fn raw(
+    env: &Env,
+    method: &str,
+    path: &str,
+    auth: Option<&str>,
+    ct: Option<&str>,
+    body: Vec<u8>,
+) -> Got {
+    let web = WebSettings { public_url: Some("https://shop.test".into()), secure_cookies: true };
+    let state = HttpState::new(env.engine.clone(), web).unwrap_or_else(|e| panic!("{e}"));
+    let mut request = Request::builder().method(method).uri(path);
+    if let Some(key) = auth {
+        request = request.header("authorization", format!("Bearer {key}"));
+    }
+    if let Some(ct) = ct {
+        request = request.header("content-type", ct);
+    }
+    let request = request.body(Body::from(body)).unwrap_or_else(|e| panic!("{e}"));
+    let response = router(state).oneshot(request).await.unwrap_or_else(|e| panic!("{e}"));
+    let (status, headers) = (response.status(), response.headers().clone());
+    let bytes = axum::body::to_bytes(response.into_body(), 8 << 20).await.unwrap_or_default();
+    Got { status, headers, bytes: bytes.to_vec() }
+}
+
+fn problem(got: &Got, status: StatusCode) -> bool {
+    got.status == status
+        && got.headers.get("content-type").and_then(|v| v.to_str().ok())
+            == Some("application/problem+json")
+}
+
+async fn kept_files(env: &Env) -> i64 {
+    env.count("main", "SELECT COUNT(*) AS n FROM jadpo_files").await
+}
+
+async fn user_token(env: &Env, user: &'static str) -> String {
+    let store = env.store("main");
+    let sql = "INSERT INTO shop_customers (id, email) VALUES ($1, $2)";
+    let email = format!("{user}@example.com");
+    store.execute_once(sql, &[user.into(), email.into()]).await.unwrap_or_else(|e| panic!("{e}"));
+    let until = jadpo_test_env::t0() + chrono::Duration::days(400);
+    let clock = env.engine.clock.as_ref();
+    let issued = jadpo_engine::tokens::issue_unrecorded(store.as_ref(), user, until, clock);
+    issued.await.unwrap_or_else(|e| panic!("{e}")).secret
+}
+
+const UPLOAD: &str = "/files/shop_orders/invoice?name=invoice%2042.pdf";
+
+async fn uploads_are_checked_and_store_nothing_when_refused(kind: Kind) {
+    let env = Env::shop(kind).await;
+    let web = key(&env).await;
+    let k = Some(web.as_str());
+    let pdf = Some("application/pdf");
+    let none = raw(&env, "POST", UPLOAD, None, pdf, PDF.to_vec()).await;
+    assert!(problem(&none, StatusCode::UNAUTHORIZED), "{kind:?}: no one uploaded");
+    let unscoped = scoped_key(&env, "web", &["runs"], None).await;
+    let out = raw(&env, "POST", UPLOAD, Some(&unscoped), pdf, PDF.to_vec()).await;
+    assert!(problem(&out, StatusCode::FORBIDDEN), "{kind:?}: a key without `files` uploaded");
+    let big = raw(&env, "POST", UPLOAD, k, pdf, vec![b'x'; 2 * 1024 * 1024 + 1]).await;
+    assert!(problem(&big, StatusCode::PAYLOAD_TOO_LARGE), "{kind:?}: {:?}", big.json());
+    assert!(big.json()["detail"].as_str().is_some_and(|d| d.contains("at most 2097152 bytes")));
+    let html = raw(&env, "POST", UPLOAD, k, Some("text/html"), PDF.to_vec()).await;
+    assert!(problem(&html, StatusCode::UNSUPPORTED_MEDIA_TYPE), "{kind:?}: {:?}", html.json());
+    let unnamed = raw(&env, "POST", "/files/shop_orders/invoice", k, pdf, PDF.to_vec()).await;
+    assert!(problem(&unnamed, StatusCode::BAD_REQUEST), "{kind:?}: {:?}", unnamed.json());
+    let slash =
+        raw(&env, "POST", "/files/shop_orders/invoice?name=a%2Fb.pdf", k, pdf, PDF.to_vec());
+    assert!(problem(&slash.await, StatusCode::BAD_REQUEST), "{kind:?}: a path for a name");
+    let untyped = raw(&env, "POST", UPLOAD, k, None, PDF.to_vec()).await;
+    assert!(problem(&untyped, StatusCode::BAD_REQUEST), "{kind:?}: no content type");
+    let nowhere = raw(&env, "POST", "/files/shop_orders/items?name=a.pdf", k, pdf, PDF.to_vec());
+    assert!(problem(&nowhere.await, StatusCode::NOT_FOUND), "{kind:?}: an undeclared field");
+    assert_eq!(kept_files(&env).await, 0, "{kind:?}: a refused upload stored something");
+    let blobs = env.engine.blobs.as_ref().unwrap_or_else(|| panic!("no blobs"));
+    let listed = blobs.list("", 10).await.unwrap_or_else(|e| panic!("{e}"));
+    assert!(listed.is_empty(), "{kind:?}: refused uploads left bytes: {listed:?}");
+
+    let ok = raw(&env, "POST", UPLOAD, k, Some("application/pdf; q=1"), PDF.to_vec()).await;
+    assert_eq!(ok.status, StatusCode::CREATED, "{kind:?}: {:?}", ok.json());
+    let file = ok.json();
+    let digest: String = Sha256::digest(PDF).iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(
+        (&file["name"], &file["content_type"], &file["size"], &file["sha256"]),
+        (&json!("invoice 42.pdf"), &json!("application/pdf"), &json!(PDF.len()), &json!(digest))
+    );
+    let id = file["id"].as_str().unwrap_or_default();
+    let location = ok.headers.get("location").and_then(|v| v.to_str().ok());
+    assert_eq!(location, Some(format!("/files/{id}").as_str()));
+    assert_eq!(kept_files(&env).await, 1, "{kind:?}: its row, held by no order yet");
+}
+
+async fn downloads_follow_the_order(kind: Kind) {
+    let env = Env::shop(kind).await;
+    let (alice, bob) = (user_token(&env, "alice").await, user_token(&env, "bob").await);
+    let web = key(&env).await;
+    let order = call(
+        &env,
+        "POST",
+        "/actions/place_order",
+        Some(&alice),
+        None,
+        r#"{"items": [{"sku": "A", "qty": 1}]}"#,
+    )
+    .await;
+    assert_eq!(order.status, StatusCode::CREATED, "{}", order.body);
+    let order_id = order.body["order_id"].as_str().unwrap_or_default().to_owned();
+    let up = raw(&env, "POST", UPLOAD, Some(&alice), Some("application/pdf"), PDF.to_vec()).await;
+    assert_eq!(up.status, StatusCode::CREATED, "{kind:?}: {:?}", up.json());
+    let file = up.json();
+    let id = file["id"].as_str().unwrap_or_default().to_owned();
+    let path = format!("/files/{id}");
+    // Not yet held by an order: nobody reads it.
+    let early = raw(&env, "GET", &path, Some(&alice), None, Vec::new()).await;
+    assert!(problem(&early, StatusCode::NOT_FOUND), "{kind:?}: an unattached file was served");
+    let attach = |who: String, order: String, invoice: Value| {
+        let body = json!({"order_id": order, "invoice": invoice}).to_string();
+        let env = &env;
+        async move { call(env, "POST", "/actions/attach_invoice", Some(&who), None, &body).await }
+    };
+    let by_bob = attach(bob.clone(), order_id.clone(), file.clone()).await;
+    assert!(is_problem(&by_bob, StatusCode::NOT_FOUND), "{kind:?}: bob attached to alice's order");
+    let made_up = json!({"id": "f_0123456789abcdef0123456789abcdef", "name": "x.pdf",
+        "content_type": "application/pdf", "size": 1, "sha256": file["sha256"]});
+    let fake = attach(alice.clone(), order_id.clone(), made_up).await;
+    assert!(is_problem(&fake, StatusCode::UNPROCESSABLE_ENTITY), "{kind:?}: {}", fake.body);
+    let attached = attach(alice.clone(), order_id.clone(), file.clone()).await;
+    assert_eq!(attached.status, StatusCode::OK, "{kind:?}: {}", attached.body);
+    let refs = "SELECT refs AS n FROM jadpo_files WHERE file_id = $1";
+    let held = jadpo_test_env::count_where(&env, "main", refs, &id).await;
+    assert_eq!(held, Ok(1), "{kind:?}: the order holds the file");
+
+    let got = raw(&env, "GET", &path, Some(&alice), None, Vec::new()).await;
+    assert_eq!((got.status, got.bytes.as_slice()), (StatusCode::OK, PDF), "{kind:?}");
+    let header =
+        |name: &str| got.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    assert_eq!(header("content-type").as_deref(), Some("application/pdf"));
+    assert_eq!(
+        header("content-disposition").as_deref(),
+        Some("attachment; filename*=UTF-8''invoice%2042.pdf")
+    );
+    assert_eq!(header("x-content-type-options").as_deref(), Some("nosniff"));
+    let by_service = raw(&env, "GET", &path, Some(&web), None, Vec::new()).await;
+    assert_eq!(by_service.status, StatusCode::OK, "{kind:?}: a service reads any order's file");
+    let other = raw(&env, "GET", &path, Some(&bob), None, Vec::new()).await;
+    assert!(problem(&other, StatusCode::NOT_FOUND), "{kind:?}: bob read alice's invoice");
+    let anyone = raw(&env, "GET", &path, None, None, Vec::new()).await;
+    assert!(problem(&anyone, StatusCode::UNAUTHORIZED), "{kind:?}: no one read it");
+    let unscoped = scoped_key(&env, "web", &["actions"], None).await;
+    let out = raw(&env, "GET", &path, Some(&unscoped), None, Vec::new()).await;
+    assert!(problem(&out, StatusCode::FORBIDDEN), "{kind:?}: a key without `files` read it");
+    for bad in ["/files/nope", "/files/f_0123456789abcdef0123456789abcdef", "/files/..%2Fetc"] {
+        let missing = raw(&env, "GET", bad, Some(&web), None, Vec::new()).await;
+        assert!(problem(&missing, StatusCode::NOT_FOUND), "{kind:?}: {bad}");
+    }
+
+    // Detached: the order lets the file go, and nobody reads it any more.
+    let detached = attach(alice.clone(), order_id.clone(), Value::Null).await;
+    assert_eq!(detached.status, StatusCode::OK, "{kind:?}: {}", detached.body);
+    assert_eq!(jadpo_test_env::count_where(&env, "main", refs, &id).await, Ok(0));
+    let gone = raw(&env, "GET", &path, Some(&alice), None, Vec::new()).await;
+    assert!(problem(&gone, StatusCode::NOT_FOUND), "{kind:?}: a detached file was served");
+}
+
+#[tokio::test]
+async fn uploads_are_checked_and_store_nothing_when_refused_on_both() {
+    for kind in [Kind::Sqlite, Kind::Postgres] {
+        uploads_are_checked_and_store_nothing_when_refused(kind).await;
+    }
+}
+
+#[tokio::test]
+async fn downloads_are_for_the_orders_customer_and_services_on_both() {
+    for kind in [Kind::Sqlite, Kind::Postgres] {
+        downloads_follow_the_order(kind).await;
+    }
+}
