@@ -25,12 +25,19 @@ FUNCTIONS = {
 # commit or a tick), and reads its depth (admission control, a backlog told from a lost message,
 # no rescue while messages wait).
 NEEDS = {
-    "CommitFunction": ["sqs:SendMessage", "sqs:GetQueueAttributes"],
+    "CommitFunction": ["sqs:SendMessage", "sqs:GetQueueAttributes", "s3:PutObject", "s3:GetObject"],
     "DeliveryFunction": ["sqs:SendMessage", "sqs:ReceiveMessage", "sqs:DeleteMessage"],
     "OutboxRelayFunction": ["sqs:SendMessage", "sqs:GetQueueAttributes"],
     "ScheduleTickFunction": ["sqs:SendMessage"],
-    "HousekeepingFunction": ["sqs:GetQueueAttributes"],
+    "HousekeepingFunction": [
+        "sqs:GetQueueAttributes",
+        "s3:ListBucket",
+        "s3:GetObject",
+        "s3:DeleteObject",
+    ],
 }
+# The functions whose code touches the files' bucket; no other may.
+FILES_USERS = {"CommitFunction", "HousekeepingFunction"}
 # The managed policies a function may carry: logs, and the network interfaces of a VPC.
 ALLOWED_MANAGED = {"AWSLambdaBasicExecutionRole", "AWSLambdaVPCAccessExecutionRole"}
 # Variables that hold secrets: never given in clear, only as JADPO_SECRET_<VARIABLE>.
@@ -107,9 +114,16 @@ def check_roles(resources):
             check(ok, f"{name}: may {need}, which its code does")
         for statement in statements(role):
             scoped = statement.get("Resource") not in ("*", ["*"]) and "NotResource" not in statement
-            touchy = [a for a in actions(statement) if a.split(":")[0] in ("sqs", "secretsmanager")]
+            touchy = [
+                a for a in actions(statement) if a.split(":")[0] in ("sqs", "secretsmanager", "s3")
+            ]
             if touchy:
                 check(scoped, f"{name}: {', '.join(touchy)} on named resources only")
+        wild = [a for st in statements(role) for a in actions(st) if a in ("s3:*", "*")]
+        check(not wild, f"{name}: no s3:* or * action ({wild or 'none'})")
+        if name not in FILES_USERS:
+            s3 = [a for st in statements(role) for a in actions(st) if a.startswith("s3:")]
+            check(not s3, f"{name}: no access to the files' bucket ({s3 or 'none'})")
 
 
 def secret_parameters(role):
@@ -199,6 +213,28 @@ def check_alarms(resources):
         check(covered("AWS/Lambda", "Throttles", name), f"alarm: {name}'s throttles")
 
 
+def check_files_bucket(resources):
+    """The files' bucket is private, encrypted, unversioned (deleting frees and erases), kept
+    with the stack deleted, and reached over TLS only."""
+    bucket = resources["FilesBucket"]
+    props = bucket["Properties"]
+    block = props.get("PublicAccessBlockConfiguration", {})
+    flags = ("BlockPublicAcls", "BlockPublicPolicy", "IgnorePublicAcls", "RestrictPublicBuckets")
+    check(all(block.get(f) is True for f in flags), "FilesBucket: every public access blocked")
+    rules = props.get("BucketEncryption", {}).get("ServerSideEncryptionConfiguration", [])
+    check(bool(rules), "FilesBucket: encrypted at rest")
+    versioning = props.get("VersioningConfiguration", {}).get("Status")
+    check(versioning in (None, "Suspended"), f"FilesBucket: not versioned ({versioning})")
+    check(bucket.get("DeletionPolicy") == "Retain", "FilesBucket: kept when the stack goes")
+    policy = resources["FilesBucketPolicy"]["Properties"]["PolicyDocument"]["Statement"]
+    tls = any(
+        st.get("Effect") == "Deny"
+        and st.get("Condition", {}).get("Bool", {}).get("aws:SecureTransport") == "false"
+        for st in policy
+    )
+    check(tls, "FilesBucket: requests without TLS denied")
+
+
 def main():
     path = sys.argv[1] if len(sys.argv) > 1 else "infra/template.yaml"
     template, out = expanded(path)
@@ -207,6 +243,7 @@ def main():
     check_environment(resources)
     check_load(template, resources)
     check_alarms(resources)
+    check_files_bucket(resources)
     if failures:
         print(f"\n{path}: {len(failures)} check(s) failed", file=sys.stderr)
         sys.exit(1)

@@ -1,7 +1,8 @@
 //! Stored files under crashes, on both adapters with the local directory: housekeeping crashes
 //! before a batch, before or after its commit, and between deleting a file's bytes and making
 //! its row a tombstone (alone and in random sets, at any of its first arrivals). Uploads crash
-//! between the bytes and their row (an orphan) and between the row and a record holding it.
+//! between the bytes and their row (an orphan; once through the upload use case's own crash
+//! point) and between the row and a record holding it.
 //! Once the crashed pass's lease has run out and the next pass has run: every held file still has
 //! its bytes and is live, and every file no field held for the grace, and every orphan, is gone.
 //!
@@ -39,6 +40,33 @@ async fn one_run(kind: Kind, crash: &[(&'static str, String)]) -> Result<(), Str
         unheld.push(upload(&env, true).await); // its record never committed
         unheld.push(upload(&env, false).await); // its row never committed
     }
+    // The upload use case killed between storing the bytes and writing their row.
+    fail::cfg("files.after_bytes_stored", "1*return").map_err(|e| e.to_string())?;
+    let cut = jadpo_engine::files::upload(
+        &env.engine,
+        ("docs", "attachment"),
+        "a.txt",
+        "text/plain",
+        b"cut",
+    )
+    .await;
+    fail::remove("files.after_bytes_stored");
+    if cut.is_ok() {
+        return Err("the upload's crash point was not reached".into());
+    }
+    let blobs = files_app::blobs(&env);
+    let listed = blobs.list("", 1000).await.map_err(|e| e.to_string())?;
+    let mut cut_ids = Vec::new();
+    for b in listed {
+        let known = env.store("main").file_get(&b.id).await.map_err(|e| e.to_string())?;
+        if known.is_none() && !unheld.contains(&b.id) {
+            cut_ids.push(b.id);
+        }
+    }
+    if cut_ids.len() != 1 {
+        return Err(format!("the cut upload left {} unnamed blobs, not 1", cut_ids.len()));
+    }
+    unheld.extend(cut_ids);
     // Seen unheld by a clean pass, then past every grace when the crashed pass runs.
     let (_, failures) = jadpo_engine::housekeeping::housekeep_all(&env.engine, "hk-0").await;
     if !failures.is_empty() {

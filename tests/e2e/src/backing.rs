@@ -161,9 +161,14 @@ pub struct Backing {
     pub sqs: aws_sdk_sqs::Client,
     /// The delivery queue.
     pub queue_url: String,
+    /// The files' bucket ([`FILES_BUCKET`]), as the functions see it.
+    pub files: jadpo_blobs_s3::S3Blobs,
     _moto: MotoServer,
     _dbs: Vec<PgTestDb>,
 }
+
+/// The bucket the deployed functions keep files' bytes in.
+pub const FILES_BUCKET: &str = "jadpo-files";
 
 impl Backing {
     /// Starts moto and the sink, creates and migrates the databases.
@@ -183,6 +188,17 @@ impl Backing {
 
         let mut vars: Vars = moto.env().into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
         vars.insert("JADPO_QUEUE_URL".to_owned(), queue_url.clone());
+        // The shop keeps invoices: their bytes go to a bucket of moto's S3.
+        let s3 = jadpo_blobs_s3::client_for_endpoint(
+            &moto.endpoint(),
+            "us-east-1",
+            "testing",
+            "testing",
+        );
+        let bucket = s3.create_bucket().bucket(FILES_BUCKET).send().await;
+        bucket.unwrap_or_else(|e| panic!("the files' bucket: {e:?}"));
+        let files = jadpo_blobs_s3::S3Blobs::new(s3, FILES_BUCKET);
+        vars.insert("JADPO_FILES_BUCKET".to_owned(), FILES_BUCKET.to_owned());
         vars.insert("RUST_LOG".to_owned(), "info".to_owned());
         // Deployed, the keys come from a secret; here, a fresh one per bed.
         let keys = jadpo_engine::sealing::SealingKeys::generate("k1");
@@ -205,7 +221,7 @@ impl Backing {
         let stores = open_stores(&config, Arc::new(SystemClock)).unwrap_or_else(|e| panic!("{e}"));
         migrate_all(&app, &stores).await.unwrap_or_else(|e| panic!("{e}"));
         let deployed = secrets_in_moto(&moto, &vars).await;
-        Self { vars, deployed, stores, sinks, gate, sqs, queue_url, _moto: moto, _dbs: dbs }
+        Self { vars, deployed, stores, sinks, gate, sqs, queue_url, files, _moto: moto, _dbs: dbs }
     }
 
     /// A new service key for the `main` store, in clear.

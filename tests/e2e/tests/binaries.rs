@@ -365,3 +365,60 @@ async fn a_delivery_function_killed_mid_batch_loses_nothing_and_repeats_nothing(
     assert_eq!((keys.len(), acted), (KILLED_ORDERS, KILLED_ORDERS), "one receipt per order");
     assert_eq!(requests, KILLED_ORDERS + 1, "the held call reached the mailer, then its retry");
 }
+
+/// The deployed commit function takes an invoice upload from API Gateway (a base64 body) into
+/// the files' S3 bucket and its row, then serves it once an order holds it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deployed_upload_lands_in_the_bucket_and_is_served_to_its_reader() {
+    use base64::Engine;
+    use jadpo_core::ports::Blobs;
+    let backing = Backing::start().await;
+    let key = backing.service_key().await;
+    let deployment = Deployment::start(&backing, &[]).await;
+    let pdf = b"%PDF-1.4 a deployed invoice";
+    let mut upload = place_order(&key, "unused");
+    upload["rawPath"] = json!("/files/shop_orders/invoice");
+    upload["requestContext"]["http"]["path"] = json!("/files/shop_orders/invoice");
+    upload["rawQueryString"] = json!("name=invoice.pdf");
+    upload["routeKey"] = json!("POST /files/{table}/{column}");
+    upload["pathParameters"] = json!({"table": "shop_orders", "column": "invoice"});
+    upload["headers"]["content-type"] = json!("application/pdf");
+    upload["body"] = json!(base64::engine::general_purpose::STANDARD.encode(pdf));
+    upload["isBase64Encoded"] = json!(true);
+    let answered = deployment.invoke("commit", &upload).await;
+    assert_eq!(answered["statusCode"], 201, "{answered}");
+    let file: Value = serde_json::from_str(answered["body"].as_str().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}: {answered}"));
+    let id = file["id"].as_str().unwrap_or_default().to_owned();
+    let stored = backing.files.get(&id).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(stored.as_deref(), Some(&pdf[..]), "the bytes are in the bucket");
+    let kept = format!("SELECT count(*) AS n FROM jadpo_files WHERE file_id = '{id}'");
+    assert_eq!(backing.count("main", &kept).await, 1, "and its row");
+
+    let order = deployment.invoke("commit", &place_order(&key, "order-7")).await;
+    let order: Value = serde_json::from_str(order["body"].as_str().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut attach = place_order(&key, "attach-7");
+    attach["rawPath"] = json!("/actions/attach_invoice");
+    attach["requestContext"]["http"]["path"] = json!("/actions/attach_invoice");
+    attach["pathParameters"] = json!({"name": "attach_invoice"});
+    attach["body"] = json!(json!({"order_id": order["order_id"], "invoice": file}).to_string());
+    let attached = deployment.invoke("commit", &attach).await;
+    assert_eq!(attached["statusCode"], 200, "{attached}");
+    let mut download = place_order(&key, "unused");
+    download["rawPath"] = json!(format!("/files/{id}"));
+    download["requestContext"]["http"]["method"] = json!("GET");
+    download["requestContext"]["http"]["path"] = json!(format!("/files/{id}"));
+    download["routeKey"] = json!("GET /files/{id}");
+    download["pathParameters"] = json!({"id": id});
+    download["body"] = Value::Null;
+    let served = deployment.invoke("commit", &download).await;
+    assert_eq!(served["statusCode"], 200, "{served}");
+    let body = served["body"].as_str().unwrap_or_default();
+    let bytes = if served["isBase64Encoded"] == json!(true) {
+        base64::engine::general_purpose::STANDARD.decode(body).unwrap_or_default()
+    } else {
+        body.as_bytes().to_vec()
+    };
+    assert_eq!(bytes, pdf, "{served}");
+}

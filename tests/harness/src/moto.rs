@@ -125,6 +125,7 @@ impl MotoServer {
         vec![
             ("AWS_ENDPOINT_URL_SQS", self.endpoint()),
             ("AWS_ENDPOINT_URL_SECRETS_MANAGER", self.endpoint()),
+            ("AWS_ENDPOINT_URL_S3", self.endpoint()),
             ("AWS_REGION", "us-east-1".to_owned()),
             ("AWS_ACCESS_KEY_ID", "testing".to_owned()),
             ("AWS_SECRET_ACCESS_KEY", "testing".to_owned()),
