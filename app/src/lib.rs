@@ -218,7 +218,10 @@ mod tests {
         assert_eq!(app.connections(), ["mailer".to_owned(), "payments".to_owned()]);
         assert!(app.workflow("checkout").is_some_and(|(_, store)| store == "main"));
         assert_eq!(app.migrations_for("warehouse", Dialect::Postgres).len(), 1);
-        assert_eq!(app.migrations_for("main", Dialect::Sqlite).len(), 5);
+        assert_eq!(app.migrations_for("main", Dialect::Sqlite).len(), 6);
+        let invoice = app.file_field("shop_orders", "invoice");
+        assert!(invoice.is_some_and(|f| f.owner_column.as_deref() == Some("customer")));
+        assert!(app.action("attach_invoice").is_some());
         assert!(app.action("pay_order").is_some());
         let payers: Vec<_> =
             app.subscribers_of("order.payment_requested").map(|s| s.name.as_str()).collect();

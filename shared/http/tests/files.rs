@@ -192,6 +192,17 @@ async fn downloads_follow_the_order(kind: Kind) {
     assert_eq!(jadpo_test_env::count_where(&env, "main", refs, &id).await, Ok(0));
     let gone = raw(&env, "GET", &path, Some(&alice), None, Vec::new()).await;
     assert!(problem(&gone, StatusCode::NOT_FOUND), "{kind:?}: a detached file was served");
+
+    // Attached again, then the order erased (the audit trail's erasure): its reference goes.
+    let again = attach(alice.clone(), order_id.clone(), file.clone()).await;
+    assert_eq!(again.status, StatusCode::OK, "{kind:?}: {}", again.body);
+    assert_eq!(jadpo_test_env::count_where(&env, "main", refs, &id).await, Ok(1));
+    let spec = env.engine.app.audit_spec("order").unwrap_or_else(|| panic!("orders are audited"));
+    let erased = jadpo_engine::audit::erase(env.store("main").as_ref(), spec, &order_id).await;
+    erased.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(jadpo_test_env::count_where(&env, "main", refs, &id).await, Ok(0), "{kind:?}");
+    let erased = raw(&env, "GET", &path, Some(&web), None, Vec::new()).await;
+    assert!(problem(&erased, StatusCode::NOT_FOUND), "{kind:?}: an erased order's file was served");
 }
 
 #[tokio::test]
