@@ -263,6 +263,11 @@ fn sql(app: &Application, store: Option<&str>) -> anyhow::Result<()> {
     let catalog = jadpo_store_postgres::builtin_catalog()
         .with_app_migrations(app.migrations_for(store, Dialect::Postgres))?
         .with_placement(app.store_features(store))?;
-    print!("{}", jadpo_store_postgres::schema_sql(&catalog, &app.audited_in(store))?);
+    let script = jadpo_store_postgres::schema_sql(
+        &catalog,
+        &app.audited_in(store),
+        &app.file_fields_in(store),
+    )?;
+    print!("{script}");
     Ok(())
 }

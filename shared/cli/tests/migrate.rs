@@ -10,8 +10,9 @@ use serde_json::Value;
 
 /// How many migrations the jadpo ledger has.
 const JADPO: usize = 19;
-/// How many migrations the shop adds to store `main` (orders, sales summaries, customers, services).
-const SHOP: usize = 5;
+/// How many migrations the shop adds to store `main` (orders, sales summaries, customers,
+/// services, payments, invoices).
+const SHOP: usize = 6;
 
 fn jadpo(database_url: Option<&str>, args: &[&str]) -> Output {
     common::jadpo_with(database_url, args)

@@ -8,6 +8,7 @@
 use async_trait::async_trait;
 use deadpool_postgres::Object;
 use jadpo_core::model::audit::AuditSpec;
+use jadpo_core::model::file_field::FileField;
 use jadpo_core::model::migrate::{
     AppliedMigration, Ledger, MigrateError, Migration, MigrationCatalog, Step, Unplaced,
 };
@@ -432,10 +433,13 @@ impl MigrationStore for Postgres {
 /// whose recorded checksum differs stops the script. A catalog with a placement runs only the
 /// statements of the features placed (and the workflow store's), and gives a migration
 /// recorded for fewer features the statements of the others, as `apply` does. Then it installs the audit triggers of the
-/// `audited` entities, as `apply`'s caller does. Running it twice changes nothing.
+/// `audited` entities, and the count trigger of each of `file_fields` whose trigger is missing
+/// (counting the files its table's rows hold, as the first install does), as `apply`'s caller
+/// does. Running it twice changes nothing.
 pub fn schema_sql(
     catalog: &MigrationCatalog,
     audited: &[&AuditSpec],
+    file_fields: &[&FileField],
 ) -> Result<String, StoreError> {
     if catalog.dialect() != Dialect::Postgres {
         return Err(StoreError::invalid("the schema script is for PostgreSQL migrations"));
@@ -462,8 +466,26 @@ pub fn schema_sql(
             out.push_str(&format!("{statement};\n"));
         }
     }
+    for field in file_fields {
+        out.push_str(&file_trigger_block(field));
+    }
     out.push_str("COMMIT;\n");
     Ok(out)
+}
+
+/// A file field's count trigger, made and its table's files counted only if it is missing.
+fn file_trigger_block(field: &FileField) -> String {
+    let g = &crate::DIALECT.files_generated;
+    let lock = (g.lock)(field).map(|l| format!("{l};\n")).unwrap_or_default();
+    let ddl: String = (g.trigger_ddl)(field).iter().map(|s| format!("    {s};\n")).collect();
+    format!(
+        "-- The count trigger of file field {name}, as `jadpo migrate apply` installs it.\n\
+         DO $jadpo_files$\nBEGIN\n{lock}IF ({count}) = 0 THEN\n{ddl}    {existing};\nEND IF;\n\
+         END\n$jadpo_files$;\n",
+        name = field.name(),
+        count = (g.trigger_count)(field),
+        existing = (g.count_existing)(field),
+    )
 }
 
 fn quote(text: &str) -> String {
@@ -569,15 +591,15 @@ mod tests {
         let c = builtin_catalog();
         let versions: Vec<_> = c.all().map(|m| (m.ledger, m.version)).collect();
         let mut expected: Vec<_> = (1..=4).map(|v| (Ledger::Workflow, v)).collect();
-        expected.extend((1..=18).map(|v| (Ledger::Jadpo, v)));
+        expected.extend((1..=19).map(|v| (Ledger::Jadpo, v)));
         assert_eq!(versions, expected);
         assert!(c.all().all(|m| !m.sql.trim().is_empty()));
     }
 
     #[test]
     fn schema_script_guards_every_migration_and_quotes_names() {
-        let sql = schema_sql(&builtin_catalog(), &[]).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(sql.matches("DO $jadpo_block$").count(), 4 + 18);
+        let sql = schema_sql(&builtin_catalog(), &[], &[]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(sql.matches("DO $jadpo_block$").count(), 4 + 19);
         assert!(sql.starts_with("-- Jadpo schema"));
         assert!(sql.contains("pg_advisory_xact_lock"));
         assert!(sql.trim_end().ends_with("COMMIT;"));

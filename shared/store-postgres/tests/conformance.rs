@@ -49,7 +49,7 @@ async fn the_escape_hatch_reaches_the_driver_inside_the_transaction() {
 async fn the_schema_script_builds_the_same_schema_and_reruns_as_a_no_op() {
     let db = PgTestDb::empty().await;
     let store = db.store();
-    let script = schema_sql(&builtin_catalog(), &[]).unwrap_or_else(|e| panic!("{e}"));
+    let script = schema_sql(&builtin_catalog(), &[], &[]).unwrap_or_else(|e| panic!("{e}"));
     for _ in 0..2 {
         db.run_script(&script).await;
     }

@@ -18,7 +18,7 @@ fn placed(features: &[Feature]) -> MigrationCatalog {
 }
 
 fn script(catalog: &MigrationCatalog) -> String {
-    schema_sql(catalog, &[]).unwrap_or_else(|e| panic!("{e}"))
+    schema_sql(catalog, &[], &[]).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Every table of `public` and the ledger's (version, features) rows.
