@@ -21,8 +21,7 @@ use jadpo_core::{Store, StoreError};
 
 use crate::context::Engine;
 pub use crate::settings::HousekeepingSettings;
-use files::FileStep;
-pub use files::FileWork;
+use files::{FileStep, FileWork};
 
 mod files;
 
@@ -263,25 +262,6 @@ async fn run_pass(
         tracing::warn!(store = store.name(), error = %e, "could not give the housekeeping lease up; it expires on its own");
     }
     Ok(report)
-}
-
-/// One pass over `store` as `owner` with its file steps: [`housekeep`] with `files`.
-pub async fn housekeep_with_files(
-    store: &dyn Store,
-    clock: &dyn Clock,
-    settings: &HousekeepingSettings,
-    files: FileWork<'_>,
-    owner: &str,
-) -> Result<HousekeepingReport, HousekeepingError> {
-    let pass = Pass {
-        settings,
-        rescue_after: None,
-        audit: &[],
-        retain: &[],
-        features: Some(BTreeSet::from([Feature::Files, Feature::Housekeeping])),
-        files: Some(files),
-    };
-    run_pass(store, clock, &pass, owner).await
 }
 
 /// One pass over every store of `p`, one after the other; a store that fails does not stop the

@@ -87,8 +87,12 @@ impl Wiring {
             SealingSource::Absent => None,
         };
         let stores = open_stores(&config, Arc::clone(&clock))?;
-        let blobs = match (&config.files_dir, app.file_fields().is_empty()) {
-            (Some(dir), false) => Some(Arc::new(DirBlobs::open(dir)?) as Arc<dyn Blobs>),
+        // A bucket wins (the deployed functions open it themselves): the directory is opened,
+        // and swept of cut-short writes, only when it is where the bytes live.
+        let blobs = match (&config.files_dir, &config.files_bucket) {
+            (Some(dir), None) if !app.file_fields().is_empty() => {
+                Some(Arc::new(DirBlobs::open(dir)?) as Arc<dyn Blobs>)
+            }
             _ => None,
         };
         Ok(Self { app, config, clock, stores, sealing, blobs })

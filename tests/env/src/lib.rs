@@ -403,6 +403,10 @@ impl Env {
         let clock = Arc::new(ManualClock::new(t0()));
         let (sinks, sink_bases) = sink_server(&app).await;
         let connections = connections_to(&sink_bases);
+        let blobs = (!app.file_fields().is_empty()).then(|| {
+            let blobs = jadpo_runtime::blobs::DirBlobs::open(&dir.path().join("files"));
+            Arc::new(blobs.unwrap_or_else(|e| panic!("{e}"))) as Arc<dyn jadpo_core::ports::Blobs>
+        });
         let engine = Engine {
             app: Arc::new(app),
             stores,
@@ -411,13 +415,8 @@ impl Env {
             connections: Arc::new(connections),
             settings,
             runs: jadpo_engine::steps::RunEnv::ephemeral(),
-            blobs: None,
+            blobs,
         };
-        let mut engine = engine;
-        if !engine.app.file_fields().is_empty() {
-            let blobs = jadpo_runtime::blobs::DirBlobs::open(&dir.path().join("files"));
-            engine.blobs = Some(Arc::new(blobs.unwrap_or_else(|e| panic!("{e}"))));
-        }
         Self { engine, sinks, sink_bases, rx, clock, _sqlite_dir: Some(dir), _pg: pg }
     }
 

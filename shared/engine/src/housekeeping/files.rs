@@ -19,11 +19,11 @@ use jadpo_core::{Store, StoreError, Transaction};
 /// holding `jadpo_files` (an upload is registered in its field's store, so stored bytes are an
 /// orphan only if no store names them).
 #[derive(Clone, Copy)]
-pub struct FileWork<'a> {
+pub(super) struct FileWork<'a> {
     /// The blob storage.
-    pub blobs: &'a dyn Blobs,
+    pub(super) blobs: &'a dyn Blobs,
     /// Every store holding `jadpo_files`, the one being kept included.
-    pub stores: &'a [&'a dyn Store],
+    pub(super) stores: &'a [&'a dyn Store],
 }
 
 /// One batch's file work inside the batch's transaction.
