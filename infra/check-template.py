@@ -25,7 +25,13 @@ FUNCTIONS = {
 # commit or a tick), and reads its depth (admission control, a backlog told from a lost message,
 # no rescue while messages wait).
 NEEDS = {
-    "CommitFunction": ["sqs:SendMessage", "sqs:GetQueueAttributes", "s3:PutObject", "s3:GetObject"],
+    "CommitFunction": [
+        "sqs:SendMessage",
+        "sqs:GetQueueAttributes",
+        "s3:PutObject",
+        "s3:GetObject",
+        "s3:ListBucket",
+    ],
     "DeliveryFunction": ["sqs:SendMessage", "sqs:ReceiveMessage", "sqs:DeleteMessage"],
     "OutboxRelayFunction": ["sqs:SendMessage", "sqs:GetQueueAttributes"],
     "ScheduleTickFunction": ["sqs:SendMessage"],
@@ -233,6 +239,22 @@ def check_files_bucket(resources):
         for st in policy
     )
     check(tls, "FilesBucket: requests without TLS denied")
+    check_files_cors(props.get("CorsConfiguration"))
+
+
+def check_files_cors(cors):
+    """Browsers reach the bucket only from the origins the operator names, only to PUT and GET
+    through presigned URLs; without origins, not at all."""
+    branches = cors.get("Fn::If", []) if isinstance(cors, dict) else []
+    check(len(branches) == 3, "FilesBucket: CORS only when FilesCorsOrigins names origins")
+    if len(branches) != 3:
+        return
+    check(branches[2] == {"Ref": "AWS::NoValue"}, "FilesBucket: no CORS without origins")
+    for rule in branches[1].get("CorsRules", []):
+        origins = rule.get("AllowedOrigins")
+        check(origins == {"Ref": "FilesCorsOrigins"}, f"FilesBucket: CORS origins {origins}")
+        methods = sorted(rule.get("AllowedMethods", []))
+        check(methods == ["GET", "PUT"], f"FilesBucket: CORS methods {methods}")
 
 
 def main():

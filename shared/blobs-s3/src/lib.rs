@@ -24,6 +24,8 @@ use jadpo_core::ports::blobs::blob_id_ok;
 use jadpo_core::ports::{BlobError, BlobInfo, Blobs};
 use tokio::sync::OnceCell;
 
+mod urls;
+
 /// Files' bytes in an S3 bucket.
 #[derive(Debug, Clone)]
 pub struct S3Blobs {
@@ -180,5 +182,9 @@ impl Blobs for S3Blobs {
                 })
             })
             .collect())
+    }
+
+    fn urls(&self) -> Option<&dyn jadpo_core::ports::Urls> {
+        Some(self)
     }
 }

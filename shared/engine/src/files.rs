@@ -1,6 +1,7 @@
 //! Stored files: installing each declared file field's count trigger after migrations (which
 //! counts the files the table's rows already hold the first time), and the upload and download
-//! use cases behind the `/files` routes.
+//! use cases behind the `/files` routes: bytes through the server where the storage is a local
+//! directory, presigned URLs where clients reach the storage themselves ([`urls`]).
 //!
 //! Why the count is kept by a trigger: an action writes its rows with its own SQL, so a runtime
 //! that counted references itself would only see what it was told; a trigger sees every insert,
@@ -8,13 +9,17 @@
 //! transaction takes its counting with it.
 
 use jadpo_core::model::file::File;
-use jadpo_core::model::file_field::{FieldError, FileField};
+use jadpo_core::model::file_field::{FieldError, FileField, FileState};
 use jadpo_core::model::principal::Principal;
-use jadpo_core::ports::{BlobError, Blobs};
+use jadpo_core::ports::{BlobError, Blobs, Presigned};
 use jadpo_core::{Store, StoreError, commit_or_rollback};
 use sha2::{Digest, Sha256};
 
 use crate::Engine;
+
+mod urls;
+
+pub use urls::{finish_upload, hands_out_urls, upload_url};
 
 /// Installs (or replaces) the triggers of every field in `fields` (all in `store`), in one
 /// transaction; a field whose trigger is new gets the files its existing rows hold counted.
@@ -56,6 +61,26 @@ pub enum FilesError {
     /// The application declares no place for files' bytes.
     #[error("this deployment keeps no files: set JADPO_FILES_BUCKET or JADPO_FILES_DIR")]
     NoStorage,
+    /// The storage hands out no URLs (a local directory): the server takes the bytes itself.
+    #[error("this server takes a file's bytes itself: POST them to /files/{0}?name=FILE_NAME")]
+    NoUrls(String),
+    /// The storage hands out URLs (S3): bytes do not go through the server.
+    #[error("this server takes files through upload URLs: POST /files/{0}/uploads first")]
+    UseUrls(String),
+    /// No bytes are stored under the upload's id (not written yet, or written elsewhere).
+    #[error("no bytes were uploaded for file {0}: PUT them to its upload URL first")]
+    NotUploaded(String),
+    /// The stored bytes are not the file the upload declared.
+    #[error("the bytes stored for file {id} do not match the upload: {what}")]
+    Mismatch {
+        /// The file id.
+        id: String,
+        /// What differs.
+        what: String,
+    },
+    /// The upload finished too late: housekeeping took its bytes for an abandoned upload.
+    #[error("upload {0} finished too late: its bytes were deleted as abandoned; upload it again")]
+    TooLate(String),
     /// The blob storage failed.
     #[error(transparent)]
     Blob(#[from] BlobError),
@@ -79,38 +104,77 @@ pub async fn upload(
     content_type: &str,
     bytes: &[u8],
 ) -> Result<File, FilesError> {
-    let field = engine
-        .app
-        .file_field(table, column)
-        .ok_or_else(|| FilesError::UnknownField(format!("{table}.{column}")))?;
+    let field = field(engine, (table, column))?;
     let size = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
     field.accepts(content_type, size)?;
     let digest: String = Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect();
     let id = File::new_id(engine.clock.as_ref());
     let file = File::new(&id, name, content_type, size, &digest).map_err(FieldError::from)?;
-    let store = engine.store(&field.store)?;
+    engine.store(&field.store)?;
     blobs(engine)?.put(&id, bytes).await?;
     crate::fault!("files.after_bytes_stored");
-    store.file_register(&id, engine.clock.now()).await?;
-    tracing::info!(file = %id, field = %field.name(), size, "file uploaded");
-    Ok(file)
+    register(engine, field, &file).await
 }
 
-/// File `id` and its bytes, for `principal`: a service reads any file a record holds; a user
-/// only one a record of theirs holds (the field's owner column holds their id). Anything else — no such
-/// file, a file no record holds yet, another's — is [`FilesError::NotFound`], alike.
+/// The field `table.column` declares.
+fn field<'a>(
+    engine: &'a Engine,
+    (table, column): (&str, &str),
+) -> Result<&'a FileField, FilesError> {
+    engine
+        .app
+        .file_field(table, column)
+        .ok_or_else(|| FilesError::UnknownField(format!("{table}.{column}")))
+}
+
+/// `file`'s bytes are stored: its row, which a record may then hold. A row housekeeping already
+/// claimed (an upload that finished after the upload grace) refuses it: [`FilesError::TooLate`].
+async fn register(engine: &Engine, field: &FileField, file: &File) -> Result<File, FilesError> {
+    let store = engine.store(&field.store)?;
+    let stored = store.file_register(file.id(), engine.clock.now()).await?;
+    if stored.state != FileState::Live {
+        return Err(FilesError::TooLate(file.id().to_owned()));
+    }
+    tracing::info!(file = %file.id(), field = %field.name(), size = file.size(), "file uploaded");
+    Ok(file.clone())
+}
+
+/// A file's bytes for a reader: the bytes themselves, or a URL to fetch them from.
+#[derive(Debug)]
+pub enum Download {
+    /// The server serves them (a local directory).
+    Bytes(File, Vec<u8>),
+    /// The reader fetches them from the storage (S3), before the URL expires.
+    Url(File, Presigned),
+}
+
+/// How long a download URL works: long enough to start a download, short enough that a URL
+/// passed on stops working soon.
+pub const DOWNLOAD_URL_TTL: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// File `id` for `principal`, its bytes or a URL to them ([`DOWNLOAD_URL_TTL`]): a service
+/// reads any file a record holds; a user only one a record of theirs holds (the field's owner
+/// column holds their id). Anything else — no such file, a file no record holds yet, another's
+/// — is [`FilesError::NotFound`], alike.
 pub async fn download(
     engine: &Engine,
     id: &str,
     principal: &Principal,
-) -> Result<(File, Vec<u8>), FilesError> {
+) -> Result<Download, FilesError> {
     let not_found = || FilesError::NotFound(id.to_owned());
     if !jadpo_core::model::file::id_ok(id) {
         return Err(not_found());
     }
     let file = readable(engine, id, principal).await?.ok_or_else(not_found)?;
-    let bytes = blobs(engine)?.get(id).await?.ok_or_else(not_found)?;
-    Ok((file, bytes))
+    let blobs = blobs(engine)?;
+    if let Some(urls) = blobs.urls() {
+        let at = engine.clock.now();
+        let what = (file.name(), file.content_type());
+        let url = urls.download_url(id, what, at, DOWNLOAD_URL_TTL).await?;
+        return Ok(Download::Url(file, url));
+    }
+    let bytes = blobs.get(id).await?.ok_or_else(not_found)?;
+    Ok(Download::Bytes(file, bytes))
 }
 
 /// The file as the first record `principal` may read holds it.

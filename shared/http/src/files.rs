@@ -1,11 +1,19 @@
-//! File routes: `POST /files/{table}/{column}?name=…` takes an upload's bytes into a declared file
-//! field and answers the `File` a record then keeps; `GET /files/{id}` serves a file's bytes to
-//! a principal who may read a record holding it. Each acts for the request's principal
-//! ([`Caller`]); a service key needs the `files` scope.
+//! File routes, each acting for the request's principal ([`Caller`]; a service key needs the
+//! `files` scope):
 //!
-//! Why the server takes the bytes itself here: locally there is no S3 to hand a URL for; each
-//! upload is read only up to its field's limit, so an oversized body is refused without being
-//! kept whole.
+//! - `POST /files/{table}/{column}?name=…` takes an upload's bytes into a declared file field and
+//!   answers the `File` a record then keeps — where the server keeps the bytes (locally);
+//! - `POST /files/{table}/{column}/uploads` answers a new `File` and a presigned `PUT` for its
+//!   bytes, and `POST /files/{table}/{column}/uploads/{id}` finishes that upload once the bytes
+//!   are there — where the storage is S3 (deployed);
+//! - `GET /files/{id}` serves a file's bytes to a principal who may read a record holding it, or
+//!   redirects them (`303`) to a short-lived URL for them.
+//!
+//! Why two ways: deployed, a function's request and answer are capped at a few megabytes and
+//! paid by the millisecond, so bytes go straight between the client and S3 and the function
+//! only signs and checks; locally there is no S3 to hand a URL for. Each way refuses the other's
+//! upload route with a `409` naming the right one. A direct upload is read only up to its
+//! field's limit, so an oversized body is refused without being kept whole.
 
 use axum::Router;
 use axum::body::Body;
@@ -17,18 +25,25 @@ use jadpo_core::model::file::File;
 use jadpo_core::model::file_field::FieldError;
 use jadpo_core::model::service_key::Scope;
 use jadpo_core::ports::BlobError;
-use jadpo_engine::files::{FilesError, download, upload};
+use jadpo_engine::files::{
+    Download, FilesError, download, finish_upload, hands_out_urls, upload, upload_url,
+};
 use serde::Deserialize;
 use serde_json::json;
 
 use super::{Caller, HttpState, Problem, store_problem};
+use crate::sign_in::json_body;
 
 /// The routes, to merge into the commit router.
 pub(super) fn routes() -> Router<HttpState> {
     Router::new()
-        .route("/files/{table}/{column}", post(take_upload))
+        .route(
+            "/files/{table}/{column}",
+            post(take_upload).layer(axum::extract::DefaultBodyLimit::disable()),
+        )
+        .route("/files/{table}/{column}/uploads", post(sign_upload))
+        .route("/files/{table}/{column}/uploads/{id}", post(finish))
         .route("/files/{id}", get(serve))
-        .layer(axum::extract::DefaultBodyLimit::disable())
 }
 
 fn files_problem(e: &FilesError) -> Problem {
@@ -47,6 +62,17 @@ fn files_problem(e: &FilesError) -> Problem {
         FilesError::Refused(FieldError::File(_)) => {
             Problem::new(StatusCode::BAD_REQUEST, "Bad file", detail)
         }
+        FilesError::NoUrls(_) => {
+            Problem::new(StatusCode::CONFLICT, "Upload the bytes to this server", detail)
+        }
+        FilesError::UseUrls(_) => {
+            Problem::new(StatusCode::CONFLICT, "Upload through an upload URL", detail)
+        }
+        FilesError::NotUploaded(_) => Problem::new(StatusCode::CONFLICT, "Not uploaded", detail),
+        FilesError::Mismatch { .. } => {
+            Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "Upload does not match", detail)
+        }
+        FilesError::TooLate(_) => Problem::new(StatusCode::GONE, "Upload expired", detail),
         FilesError::NoStorage | FilesError::Blob(BlobError::Unavailable(_)) => {
             Problem::new(StatusCode::SERVICE_UNAVAILABLE, "File storage unavailable", detail)
         }
@@ -71,10 +97,13 @@ async fn take_upload(
 ) -> Response {
     let result = async {
         caller.may(&Scope::Files)?;
+        let engine = &state.engine;
+        if hands_out_urls(engine) {
+            return Err(files_problem(&FilesError::UseUrls(format!("{table}/{column}"))));
+        }
         let Query(UploadQuery { name }) = query.map_err(|e| {
             Problem::new(StatusCode::BAD_REQUEST, "Bad query", format!("{e}: give ?name=FILE_NAME"))
         })?;
-        let engine = &state.engine;
         let field = engine
             .app
             .file_field(&table, &column)
@@ -102,11 +131,80 @@ async fn take_upload(
         let file = upload(engine, (&table, &column), &name, base, &bytes)
             .await
             .map_err(|e| files_problem(&e))?;
-        let location = format!("/files/{}", file.id());
-        Ok::<_, Problem>(
-            (StatusCode::CREATED, [(header::LOCATION, location)], axum::Json(file_json(&file)))
-                .into_response(),
+        Ok::<_, Problem>(created(&file))
+    };
+    result.await.unwrap_or_else(IntoResponse::into_response)
+}
+
+/// `201` with the file, at its download route.
+fn created(file: &File) -> Response {
+    let location = format!("/files/{}", file.id());
+    (StatusCode::CREATED, [(header::LOCATION, location)], axum::Json(file_json(file)))
+        .into_response()
+}
+
+/// What an uploader declares to get an upload URL.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UploadPlan {
+    name: String,
+    content_type: String,
+    size: u64,
+    sha256: String,
+}
+
+async fn sign_upload(
+    State(state): State<HttpState>,
+    caller: Caller,
+    Path((table, column)): Path<(String, String)>,
+    body: axum::body::Bytes,
+) -> Response {
+    let result = async {
+        caller.may(&Scope::Files)?;
+        let plan: UploadPlan = json_body(&body)?;
+        let (file, url) = upload_url(
+            &state.engine,
+            (&table, &column),
+            (&plan.name, &plan.content_type),
+            plan.size,
+            &plan.sha256,
         )
+        .await
+        .map_err(|e| files_problem(&e))?;
+        let headers: serde_json::Map<String, serde_json::Value> =
+            url.headers.into_iter().map(|(n, v)| (n, v.into())).collect();
+        let answer = json!({
+            "file": file_json(&file),
+            "upload": {
+                "method": url.method,
+                "url": url.url,
+                "headers": headers,
+                "expires_at": url.expires_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            },
+            "finish": format!("/files/{table}/{column}/uploads/{}", file.id()),
+        });
+        Ok::<_, Problem>((StatusCode::CREATED, axum::Json(answer)).into_response())
+    };
+    result.await.unwrap_or_else(IntoResponse::into_response)
+}
+
+async fn finish(
+    State(state): State<HttpState>,
+    caller: Caller,
+    Path((table, column, id)): Path<(String, String, String)>,
+    body: axum::body::Bytes,
+) -> Response {
+    let result = async {
+        caller.may(&Scope::Files)?;
+        let declared: File = json_body(&body)?;
+        if declared.id() != id {
+            let detail = format!("the body is file {}, the path names {id}", declared.id());
+            return Err(Problem::new(StatusCode::BAD_REQUEST, "Not this upload", detail));
+        }
+        let file = finish_upload(&state.engine, (&table, &column), &declared)
+            .await
+            .map_err(|e| files_problem(&e))?;
+        Ok::<_, Problem>(created(&file))
     };
     result.await.unwrap_or_else(IntoResponse::into_response)
 }
@@ -124,9 +222,17 @@ fn file_json(file: &File) -> serde_json::Value {
 async fn serve(State(state): State<HttpState>, caller: Caller, Path(id): Path<String>) -> Response {
     let result = async {
         caller.may(&Scope::Files)?;
-        let (file, bytes) =
+        let found =
             download(&state.engine, &id, &caller.principal).await.map_err(|e| files_problem(&e))?;
-        let disposition = format!("attachment; filename*=UTF-8''{}", encoded(file.name()));
+        let (file, bytes) = match found {
+            Download::Bytes(file, bytes) => (file, bytes),
+            Download::Url(_, url) => {
+                let headers =
+                    [(header::LOCATION, url.url), (header::CACHE_CONTROL, "no-store".into())];
+                return Ok((StatusCode::SEE_OTHER, headers).into_response());
+            }
+        };
+        let disposition = jadpo_core::model::file::attachment(file.name());
         Ok::<_, Problem>(
             (
                 [
@@ -141,18 +247,4 @@ async fn serve(State(state): State<HttpState>, caller: Caller, Path(id): Path<St
         )
     };
     result.await.unwrap_or_else(IntoResponse::into_response)
-}
-
-/// `name` percent-encoded for `filename*` (RFC 8187): every byte but letters, digits and
-/// `-._~`.
-fn encoded(name: &str) -> String {
-    name.bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-                char::from(b).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect()
 }

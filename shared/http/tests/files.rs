@@ -2,7 +2,9 @@
 //! record then keeps, and one too large, of a type the field does not take, without a name or a
 //! content type, into no declared field, by no one or by a key without the `files` scope is
 //! refused and stores nothing; a download is served to the customer whose order holds the file
-//! and to services, and is `404` for another customer, `401` for no one.
+//! and to services, and is `404` for another customer, `401` for no one. With the bytes on S3
+//! (moto's), uploads go through presigned URLs the routes hand out and finish, and downloads
+//! redirect to one; each way refuses the other's upload route.
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
@@ -217,4 +219,137 @@ async fn downloads_are_for_the_orders_customer_and_services_on_both() {
     for kind in [Kind::Sqlite, Kind::Postgres] {
         downloads_follow_the_order(kind).await;
     }
+}
+
+/// The shop with its bytes in bucket `bucket` of `moto`'s S3.
+async fn shop_on_s3(kind: Kind, moto: &jadpo_test_harness::MotoServer, bucket: &str) -> Env {
+    use jadpo_blobs_s3::{S3Blobs, client_for_endpoint};
+    let mut env = Env::shop(kind).await;
+    let client = client_for_endpoint(&moto.endpoint(), "us-east-1", "testing", "testing");
+    let made = client.create_bucket().bucket(bucket).send().await;
+    made.unwrap_or_else(|e| panic!("bucket {bucket}: {e:?}"));
+    env.engine.blobs = Some(std::sync::Arc::new(S3Blobs::new(client, bucket)));
+    env
+}
+
+/// `method url` with `headers` and `body`, made by a plain HTTP client (to moto).
+async fn follow(
+    method: &str,
+    url: &str,
+    headers: Vec<(String, String)>,
+    body: &[u8],
+) -> (u16, Vec<u8>) {
+    let (method, url, body) = (method.to_owned(), url.to_owned(), body.to_vec());
+    let answer = tokio::task::spawn_blocking(move || {
+        jadpo_test_harness::http_request(&method, &url, &headers, &body)
+    });
+    let answer = answer.await.unwrap_or_else(|e| panic!("{e}"));
+    (answer.status, answer.body)
+}
+
+const SIGN: &str = "/files/shop_orders/invoice/uploads";
+
+fn plan(size: usize, content_type: &str) -> Vec<u8> {
+    let digest: String = Sha256::digest(PDF).iter().map(|b| format!("{b:02x}")).collect();
+    json!({"name": "invoice 42.pdf", "content_type": content_type, "size": size, "sha256": digest})
+        .to_string()
+        .into_bytes()
+}
+
+async fn presigned_round_trip(kind: Kind, moto: &jadpo_test_harness::MotoServer) {
+    let env = shop_on_s3(kind, moto, &format!("shop-{kind:?}").to_lowercase()).await;
+    let (alice, bob) = (user_token(&env, "alice").await, user_token(&env, "bob").await);
+    let (a, json_ct) = (Some(alice.as_str()), Some("application/json"));
+    let direct = raw(&env, "POST", UPLOAD, a, Some("application/pdf"), PDF.to_vec()).await;
+    assert!(problem(&direct, StatusCode::CONFLICT), "{kind:?}: bytes through the function");
+    assert!(direct.json()["detail"].as_str().is_some_and(|d| d.contains("/uploads")));
+    let none = raw(&env, "POST", SIGN, None, json_ct, plan(PDF.len(), "application/pdf")).await;
+    assert!(problem(&none, StatusCode::UNAUTHORIZED), "{kind:?}: no one got an upload URL");
+    let unscoped = scoped_key(&env, "web", &["actions"], None).await;
+    let out = raw(&env, "POST", SIGN, Some(&unscoped), json_ct, plan(PDF.len(), "application/pdf"));
+    assert!(problem(&out.await, StatusCode::FORBIDDEN), "{kind:?}: a key without `files`");
+    let big = raw(&env, "POST", SIGN, a, json_ct, plan(3 << 20, "application/pdf")).await;
+    assert!(problem(&big, StatusCode::PAYLOAD_TOO_LARGE), "{kind:?}: {:?}", big.json());
+    let html = raw(&env, "POST", SIGN, a, json_ct, plan(PDF.len(), "text/html")).await;
+    assert!(problem(&html, StatusCode::UNSUPPORTED_MEDIA_TYPE), "{kind:?}: {:?}", html.json());
+    let garbled = raw(&env, "POST", SIGN, a, json_ct, b"{\"name\": 1}".to_vec()).await;
+    assert!(problem(&garbled, StatusCode::BAD_REQUEST), "{kind:?}: {:?}", garbled.json());
+
+    let signed = raw(&env, "POST", SIGN, a, json_ct, plan(PDF.len(), "application/pdf")).await;
+    assert_eq!(signed.status, StatusCode::CREATED, "{kind:?}: {:?}", signed.json());
+    let answer = signed.json();
+    let (file, upload) = (answer["file"].clone(), answer["upload"].clone());
+    let id = file["id"].as_str().unwrap_or_default().to_owned();
+    assert_eq!(answer["finish"], json!(format!("{SIGN}/{id}")));
+    let headers: Vec<(String, String)> = upload["headers"]
+        .as_object()
+        .map(|h| h.iter().map(|(n, v)| (n.clone(), v.as_str().unwrap_or("").to_owned())).collect())
+        .unwrap_or_default();
+    let finish = format!("{SIGN}/{id}");
+    let early = raw(&env, "POST", &finish, a, json_ct, file.to_string().into_bytes()).await;
+    assert!(problem(&early, StatusCode::CONFLICT), "{kind:?}: finished before the PUT");
+    let url = upload["url"].as_str().unwrap_or_default();
+    assert_eq!(follow("PUT", url, headers, PDF).await.0, 200, "{kind:?}: the PUT to the bucket");
+    let anyone = raw(&env, "POST", &finish, None, json_ct, file.to_string().into_bytes()).await;
+    assert!(problem(&anyone, StatusCode::UNAUTHORIZED), "{kind:?}: no one finished it");
+    let elsewhere = format!("{SIGN}/f_0123456789abcdef0123456789abcdef");
+    let other = raw(&env, "POST", &elsewhere, a, json_ct, file.to_string().into_bytes()).await;
+    assert!(problem(&other, StatusCode::BAD_REQUEST), "{kind:?}: the body names another file");
+    assert_eq!(kept_files(&env).await, 0, "{kind:?}: no row before the finish");
+    let done = raw(&env, "POST", &finish, a, json_ct, file.to_string().into_bytes()).await;
+    assert_eq!(done.status, StatusCode::CREATED, "{kind:?}: {:?}", done.json());
+    assert_eq!(done.json(), file, "{kind:?}");
+    assert_eq!(kept_files(&env).await, 1, "{kind:?}");
+
+    let order = call(
+        &env,
+        "POST",
+        "/actions/place_order",
+        a,
+        None,
+        r#"{"items": [{"sku": "A", "qty": 1}]}"#,
+    );
+    let order = order.await;
+    let order_id = order.body["order_id"].as_str().unwrap_or_default().to_owned();
+    let body = json!({"order_id": order_id, "invoice": file}).to_string();
+    let attached = call(&env, "POST", "/actions/attach_invoice", a, None, &body).await;
+    assert_eq!(attached.status, StatusCode::OK, "{kind:?}: {}", attached.body);
+    let path = format!("/files/{id}");
+    let got = raw(&env, "GET", &path, a, None, Vec::new()).await;
+    assert_eq!(got.status, StatusCode::SEE_OTHER, "{kind:?}: {:?}", got.json());
+    let location = got.headers.get("location").and_then(|v| v.to_str().ok()).unwrap_or_default();
+    let cache = got.headers.get("cache-control").and_then(|v| v.to_str().ok());
+    assert_eq!(cache, Some("no-store"), "{kind:?}: a URL that expires is not cached");
+    assert_eq!(follow("GET", location, Vec::new(), b"").await, (200, PDF.to_vec()), "{kind:?}");
+    let by_bob = raw(&env, "GET", &path, Some(&bob), None, Vec::new()).await;
+    assert!(problem(&by_bob, StatusCode::NOT_FOUND), "{kind:?}: bob got a URL to alice's file");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_s3_the_bytes_go_through_presigned_urls_on_both() {
+    let moto = jadpo_test_harness::MotoServer::start();
+    for kind in [Kind::Sqlite, Kind::Postgres] {
+        presigned_round_trip(kind, &moto).await;
+    }
+}
+
+#[tokio::test]
+async fn locally_the_server_hands_out_no_upload_urls() {
+    let env = Env::shop(Kind::Sqlite).await;
+    let web = key(&env).await;
+    let asked = raw(
+        &env,
+        "POST",
+        SIGN,
+        Some(&web),
+        Some("application/json"),
+        plan(PDF.len(), "application/pdf"),
+    );
+    let asked = asked.await;
+    assert!(problem(&asked, StatusCode::CONFLICT), "{:?}", asked.json());
+    assert!(
+        asked.json()["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("POST them to /files/shop_orders/invoice"))
+    );
 }

@@ -366,59 +366,89 @@ async fn a_delivery_function_killed_mid_batch_loses_nothing_and_repeats_nothing(
     assert_eq!(requests, KILLED_ORDERS + 1, "the held call reached the mailer, then its retry");
 }
 
-/// The deployed commit function takes an invoice upload from API Gateway (a base64 body) into
-/// the files' S3 bucket and its row, then serves it once an order holds it.
+/// A request to the deployed commit function at `method path` (API Gateway's event), as `key`.
+fn commit_request(key: &str, method: &str, path: &str, body: Option<String>) -> Value {
+    let mut request = place_order(key, "unused");
+    request["rawPath"] = json!(path);
+    request["requestContext"]["http"]["path"] = json!(path);
+    request["requestContext"]["http"]["method"] = json!(method);
+    request["routeKey"] = json!(format!("{method} {path}"));
+    request["pathParameters"] = json!({});
+    request["body"] = body.map_or(Value::Null, Value::from);
+    request
+}
+
+fn answer_json(answered: &Value) -> Value {
+    serde_json::from_str(answered["body"].as_str().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}: {answered}"))
+}
+
+/// A plain-HTTP request to a presigned URL (moto's); the status and body.
+async fn follow(
+    method: &str,
+    url: &str,
+    headers: Vec<(String, String)>,
+    body: &[u8],
+) -> (u16, Vec<u8>) {
+    let (method, url, body) = (method.to_owned(), url.to_owned(), body.to_vec());
+    let answer = tokio::task::spawn_blocking(move || {
+        jadpo_test_harness::http_request(&method, &url, &headers, &body)
+    });
+    let answer = answer.await.unwrap_or_else(|e| panic!("{e}"));
+    (answer.status, answer.body)
+}
+
+/// The deployed commit function never carries a file's bytes: it refuses them in a request,
+/// signs an upload URL into the files' S3 bucket for an invoice, finishes the upload once the
+/// bytes are there (its row), and, once an order holds it, redirects its reader to a download
+/// URL.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deployed_upload_lands_in_the_bucket_and_is_served_to_its_reader() {
-    use base64::Engine;
     use jadpo_core::ports::Blobs;
+    use sha2::Digest;
     let backing = Backing::start().await;
     let key = backing.service_key().await;
     let deployment = Deployment::start(&backing, &[]).await;
     let pdf = b"%PDF-1.4 a deployed invoice";
-    let mut upload = place_order(&key, "unused");
-    upload["rawPath"] = json!("/files/shop_orders/invoice");
-    upload["requestContext"]["http"]["path"] = json!("/files/shop_orders/invoice");
-    upload["rawQueryString"] = json!("name=invoice.pdf");
-    upload["routeKey"] = json!("POST /files/{table}/{column}");
-    upload["pathParameters"] = json!({"table": "shop_orders", "column": "invoice"});
-    upload["headers"]["content-type"] = json!("application/pdf");
-    upload["body"] = json!(base64::engine::general_purpose::STANDARD.encode(pdf));
-    upload["isBase64Encoded"] = json!(true);
-    let answered = deployment.invoke("commit", &upload).await;
-    assert_eq!(answered["statusCode"], 201, "{answered}");
-    let file: Value = serde_json::from_str(answered["body"].as_str().unwrap_or_default())
-        .unwrap_or_else(|e| panic!("{e}: {answered}"));
+    let mut direct = commit_request(&key, "POST", "/files/shop_orders/invoice", Some("x".into()));
+    direct["rawQueryString"] = json!("name=invoice.pdf");
+    direct["headers"]["content-type"] = json!("application/pdf");
+    let refused = deployment.invoke("commit", &direct).await;
+    assert_eq!(refused["statusCode"], 409, "bytes through the function: {refused}");
+
+    let sha: String = sha2::Sha256::digest(pdf).iter().map(|b| format!("{b:02x}")).collect();
+    let plan = json!({"name": "invoice.pdf", "content_type": "application/pdf",
+        "size": pdf.len(), "sha256": sha});
+    let sign = "/files/shop_orders/invoice/uploads";
+    let request = commit_request(&key, "POST", sign, Some(plan.to_string()));
+    let signed = deployment.invoke("commit", &request).await;
+    assert_eq!(signed["statusCode"], 201, "{signed}");
+    let signed = answer_json(&signed);
+    let (file, upload) = (signed["file"].clone(), &signed["upload"]);
+    let headers: Vec<(String, String)> = upload["headers"]
+        .as_object()
+        .map(|h| h.iter().map(|(n, v)| (n.clone(), v.as_str().unwrap_or("").to_owned())).collect())
+        .unwrap_or_default();
+    let url = upload["url"].as_str().unwrap_or_default();
+    assert_eq!(follow("PUT", url, headers, pdf).await.0, 200, "the PUT to the bucket: {url}");
+    let finish = signed["finish"].as_str().unwrap_or_default();
+    let request = commit_request(&key, "POST", finish, Some(file.to_string()));
+    let finished = deployment.invoke("commit", &request).await;
+    assert_eq!(finished["statusCode"], 201, "{finished}");
     let id = file["id"].as_str().unwrap_or_default().to_owned();
     let stored = backing.files.get(&id).await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(stored.as_deref(), Some(&pdf[..]), "the bytes are in the bucket");
     let kept = format!("SELECT count(*) AS n FROM jadpo_files WHERE file_id = '{id}'");
     assert_eq!(backing.count("main", &kept).await, 1, "and its row");
 
-    let order = deployment.invoke("commit", &place_order(&key, "order-7")).await;
-    let order: Value = serde_json::from_str(order["body"].as_str().unwrap_or_default())
-        .unwrap_or_else(|e| panic!("{e}"));
-    let mut attach = place_order(&key, "attach-7");
-    attach["rawPath"] = json!("/actions/attach_invoice");
-    attach["requestContext"]["http"]["path"] = json!("/actions/attach_invoice");
-    attach["pathParameters"] = json!({"name": "attach_invoice"});
-    attach["body"] = json!(json!({"order_id": order["order_id"], "invoice": file}).to_string());
+    let order = answer_json(&deployment.invoke("commit", &place_order(&key, "order-7")).await);
+    let body = json!({"order_id": order["order_id"], "invoice": file}).to_string();
+    let attach = commit_request(&key, "POST", "/actions/attach_invoice", Some(body));
     let attached = deployment.invoke("commit", &attach).await;
     assert_eq!(attached["statusCode"], 200, "{attached}");
-    let mut download = place_order(&key, "unused");
-    download["rawPath"] = json!(format!("/files/{id}"));
-    download["requestContext"]["http"]["method"] = json!("GET");
-    download["requestContext"]["http"]["path"] = json!(format!("/files/{id}"));
-    download["routeKey"] = json!("GET /files/{id}");
-    download["pathParameters"] = json!({"id": id});
-    download["body"] = Value::Null;
-    let served = deployment.invoke("commit", &download).await;
-    assert_eq!(served["statusCode"], 200, "{served}");
-    let body = served["body"].as_str().unwrap_or_default();
-    let bytes = if served["isBase64Encoded"] == json!(true) {
-        base64::engine::general_purpose::STANDARD.decode(body).unwrap_or_default()
-    } else {
-        body.as_bytes().to_vec()
-    };
-    assert_eq!(bytes, pdf, "{served}");
+    let request = commit_request(&key, "GET", &format!("/files/{id}"), None);
+    let served = deployment.invoke("commit", &request).await;
+    assert_eq!(served["statusCode"], 303, "{served}");
+    let location = served["headers"]["location"].as_str().unwrap_or_default();
+    assert_eq!(follow("GET", location, Vec::new(), b"").await, (200, pdf.to_vec()), "{served}");
 }

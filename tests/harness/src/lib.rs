@@ -16,6 +16,7 @@
 //! SQLite databases ([`SqliteTestDb`]) are files in a temporary folder deleted with it.
 
 mod cluster;
+mod http;
 mod moto;
 mod net;
 mod postgres;
@@ -23,6 +24,7 @@ mod restart;
 mod sqlite;
 mod tls;
 
+pub use http::{HttpAnswer, http_request};
 pub use moto::MotoServer;
 pub use net::{free_port, wait_for_port};
 pub use postgres::PgTestDb;

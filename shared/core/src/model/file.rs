@@ -80,6 +80,23 @@ impl TryFrom<Unchecked> for File {
     }
 }
 
+/// The `Content-Disposition` a download of a file named `name` carries: an attachment (never shown
+/// in place), its name percent-encoded for `filename*` (RFC 8187: every byte but letters, digits
+/// and `-._~`).
+pub fn attachment(name: &str) -> String {
+    let encoded: String = name
+        .bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                char::from(b).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect();
+    format!("attachment; filename*=UTF-8''{encoded}")
+}
+
 /// Whether `id` may name a file (and its blob): 1 to [`ID_MAX`] letters, digits, `-` and `_`, which
 /// keeps it a single path segment and a plain S3 key.
 pub fn id_ok(id: &str) -> bool {
@@ -222,6 +239,15 @@ mod tests {
     use crate::clock::ManualClock;
 
     const DIGEST: &str = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+
+    #[test]
+    fn a_download_is_an_attachment_with_its_name_encoded() {
+        assert_eq!(attachment("a-b_c.pdf"), "attachment; filename*=UTF-8''a-b_c.pdf");
+        assert_eq!(
+            attachment("in \"v\"é;.pdf"),
+            "attachment; filename*=UTF-8''in%20%22v%22%C3%A9%3B.pdf"
+        );
+    }
 
     fn invoice() -> File {
         File::new("f_1", "invoice 42.pdf", "Application/PDF", 1234, DIGEST)

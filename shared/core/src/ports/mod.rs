@@ -26,7 +26,7 @@ pub mod workflow;
 pub mod workflow_ops;
 
 pub use audit::AuditStore;
-pub use blobs::{BlobError, BlobInfo, Blobs};
+pub use blobs::{BlobError, BlobHead, BlobInfo, Blobs, Presigned, UploadTerms, Urls};
 pub use breaker::BreakerStore;
 pub use connections::{
     ConnectionError, ConnectionRequest, ConnectionResponse, Connections, NoConnections,
