@@ -62,6 +62,10 @@ async fn main() -> anyhow::Result<()> {
     let workers = config.delivery_workers;
     let inbox = Inbox { rx, backlog: Some(backlog), batch: config.delivery_batch };
     let worker = tokio::spawn(delivery_loop(engine.clone(), inbox, stopped, workers));
+    let console = local_console(&engine, listener.local_addr().context("the listener")?)?;
+    if let Some(path) = &console.login_path {
+        println!("  operator console:      http://{}{path}", config.listen);
+    }
     let web = WebSettings { public_url: Some(public_url), secure_cookies: false };
     let state = HttpState::new(engine, web)?;
     // Stopping drains the queued deliveries while the server still answers the sink that stands
@@ -101,12 +105,27 @@ async fn main() -> anyhow::Result<()> {
             .merge(sink::router(Sinks::default()))
             .merge(page::router())
             .method_not_allowed_fallback(jadpo_http::wrong_method)
-            .layer(axum::middleware::map_response(jadpo_http::as_problem)),
+            .layer(axum::middleware::map_response(jadpo_http::as_problem))
+            // Its pages answer HTML, refusals included: merged past the API's problem layer.
+            .merge(console.router),
     )
     .with_graceful_shutdown(shutdown)
     .await
     .context("the HTTP server failed")?;
     Ok(())
+}
+
+/// The operator console at `/console`, acting as `JADPO_OPERATOR` (else `local`), behind the
+/// login link the banner prints.
+fn local_console(
+    engine: &jadpo_engine::Engine,
+    listen: std::net::SocketAddr,
+) -> anyhow::Result<jadpo_console::Console> {
+    let name = std::env::var("JADPO_OPERATOR").ok().filter(|n| !n.trim().is_empty());
+    let operator = jadpo_engine::operator::Operator::new(name.as_deref().unwrap_or("local"))
+        .context("JADPO_OPERATOR is not an operator name")?;
+    let settings = jadpo_console::ConsoleSettings { listen, no_login: false, hosts: Vec::new() };
+    Ok(jadpo_console::console(engine.clone(), operator, &settings)?)
 }
 
 /// The local run's service key, for service `local` (added to the application's service table

@@ -6,13 +6,14 @@
 //! message that says what to do. The verbs: `migrate apply | status | sql | drop-unplaced`, `keys issue | list |
 //! revoke | rotate`, `tokens issue | end`, `deliveries list | show | retry | discard | release`,
 //! `schedules list | runs | pause | resume | trigger`, `breakers list | open | close`, `flags
-//! list | set | history`, `audit show | erase`, `runs list`, `sessions list`, `actions list`, `manifest`, `snapshot`, `check`, `verify`, `backup`, `restore`, `export`, `import`,
+//! list | set | history`, `audit show | erase`, `console`, `runs list`, `sessions list`, `actions list`, `manifest`, `snapshot`, `check`, `verify`, `backup`, `restore`, `export`, `import`,
 //! `sealing-key new`.
 
 mod actions;
 mod audit;
 mod breakers;
 mod common;
+mod console;
 mod deliveries;
 mod files;
 mod flags;
@@ -70,6 +71,8 @@ enum Command {
     /// List workflow Sessions, by user.
     #[command(subcommand)]
     Sessions(runs::SessionsCommand),
+    /// Serve the operator console for the stores given, printing its login link.
+    Console(console::ConsoleArgs),
     /// List the operator-action log: who changed what, when, under which role.
     #[command(subcommand)]
     Actions(actions::ActionsCommand),
@@ -112,6 +115,7 @@ async fn main() -> std::process::ExitCode {
         Command::Flags(command) => flags::run(command).await,
         Command::Schedules(command) => schedules::run(command).await,
         Command::Actions(command) => actions::run(command).await,
+        Command::Console(args) => console::run(args).await,
         Command::Runs(command) => runs::runs(command).await,
         Command::Sessions(command) => runs::sessions(command).await,
         Command::Manifest(args) => manifest::run(&args),

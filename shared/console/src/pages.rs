@@ -1,0 +1,137 @@
+//! The console's page frame and its overview.
+//!
+//! Why `maud`: markup written as Rust, checked at compile time, every value escaped unless
+//! marked otherwise — a delivery's failure text or an event's payload is the application's data
+//! and must never become markup.
+
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use chrono::{DateTime, Utc};
+use jadpo_core::model::breaker::State as BreakerState;
+use jadpo_core::model::delivery::{DeliveryFilter, DeliveryStatus};
+use maud::{DOCTYPE, Markup, html};
+
+use crate::ConsoleState;
+use crate::access::Signed;
+
+const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:0;color:#1b1f24}\
+nav{background:#1b1f24;padding:.6em 1em}nav a{color:#fff;margin-right:1.2em;text-decoration:none}\
+nav form{display:inline;float:right}main{padding:1em 1.5em}table{border-collapse:collapse;margin:.5em 0 1.5em}\
+th,td{border-bottom:1px solid #d0d7de;padding:.3em .7em;text-align:left;vertical-align:top}\
+th{background:#f6f8fa}.dead{color:#b42318}.note{color:#57606a}pre{background:#f6f8fa;padding:.7em;overflow:auto}\
+.flash{background:#dafbe1;padding:.5em 1em}.error{background:#ffebe9;padding:.5em 1em}";
+
+/// A whole page: the navigation, who is acting, `body`.
+pub(crate) fn page(state: &ConsoleState, signed: &Signed, title: &str, body: Markup) -> Markup {
+    frame(state, signed, (title, None), body)
+}
+
+/// [`page`], reloading itself every `refresh` seconds when given.
+fn frame(
+    state: &ConsoleState,
+    signed: &Signed,
+    (title, refresh): (&str, Option<u32>),
+    body: Markup,
+) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                @if let Some(seconds) = refresh { meta http-equiv="refresh" content=(seconds); }
+                title { (title) " · Jadpo console" }
+                style { (STYLE) }
+            }
+            body {
+                nav {
+                    a href="/console/" { "Overview" }
+                    a href="/console/deliveries" { "Deliveries" }
+                    @if state.access.asks_login() {
+                        form method="post" action="/console/logout" {
+                            input type="hidden" name="csrf" value=(signed.csrf);
+                            button type="submit" { "Sign out " (state.operator.name()) }
+                        }
+                    }
+                }
+                main {
+                    h1 { (title) }
+                    (body)
+                }
+            }
+        }
+    }
+}
+
+/// A page with only a heading and a sentence (refusals, sign-in).
+pub(crate) fn message(title: &str, text: &str) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head { meta charset="utf-8"; title { (title) " · Jadpo console" } style { (STYLE) } }
+            body { main { h1 { (title) } p { (text) } } }
+        }
+    }
+}
+
+/// A time as the console shows it.
+pub(crate) fn when(t: DateTime<Utc>) -> String {
+    t.format("%Y-%m-%d %H:%M:%S UTC").to_string()
+}
+
+/// `when`, or a dash.
+pub(crate) fn maybe(t: Option<DateTime<Utc>>) -> String {
+    t.map_or_else(|| "—".to_owned(), when)
+}
+
+/// How many newest dead deliveries the overview shows per store.
+const OVERVIEW_DEAD: u32 = 10;
+
+/// `GET /console/`: per store, open breakers, schedules and the newest dead deliveries;
+/// reloads itself every 15 s (no script).
+pub(crate) async fn overview(
+    State(state): State<ConsoleState>,
+    signed: axum::Extension<Signed>,
+) -> Response {
+    let mut sections = Vec::new();
+    for (name, store) in &state.engine.stores {
+        let section = async {
+            let breakers = store.breakers_list().await?;
+            let schedules = store.schedules_list().await?;
+            let filter = DeliveryFilter {
+                status: Some(DeliveryStatus::Dead),
+                subscriber: None,
+                limit: OVERVIEW_DEAD,
+            };
+            let dead = store.deliveries_list(&filter).await?;
+            Ok::<_, jadpo_core::StoreError>(html! {
+                h2 { "Store " (name) }
+                h3 { "Newest dead deliveries" }
+                @if dead.is_empty() { p.note { "None." } } @else {
+                    (crate::deliveries::table(&dead))
+                    p { a href={ "/console/deliveries?status=dead&store=" (name) } { "All dead deliveries in " (name) } }
+                }
+                h3 { "Circuit breakers" }
+                @let open: Vec<_> = breakers.iter().filter(|b| b.state != BreakerState::Closed).collect();
+                @if open.is_empty() { p.note { "All closed." } } @else {
+                    table { tr { th { "connection" } th { "state" } th { "failures" } th { "opened" } th { "reopens" } }
+                        @for b in open { tr { td { (b.connection) } td.dead { (b.state.as_str()) } td { (b.failures) } td { (maybe(b.opened_at)) } td { (maybe(b.reopen_at)) } } }
+                    }
+                }
+                @if !schedules.is_empty() {
+                    h3 { "Schedules" }
+                    table { tr { th { "schedule" } th { "state" } th { "next tick" } th { "last tick" } }
+                        @for s in &schedules { tr { td { (s.name) } td { (s.state()) } td { (when(s.next_due_at)) } td { (maybe(s.last_tick_at)) } } }
+                    }
+                }
+            })
+        };
+        sections.push(section.await.unwrap_or_else(|e| {
+            html! { h2 { "Store " (name) } p.error { "This store did not answer: " (e) } }
+        }));
+    }
+    let body = html! {
+        p.note { "Reloads every 15 seconds." }
+        @for s in sections { (s) }
+    };
+    frame(&state, &signed, ("Overview", Some(15)), body).into_response()
+}
