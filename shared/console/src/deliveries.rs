@@ -1,13 +1,13 @@
-//! Deliveries in the console: the list (by store, status and subscriber, newest first), one
-//! delivery with its event and last failure, and the changes an operator makes to it — retry
-//! and discard — through [`DeliveryOps`], as `jadpo deliveries retry | discard` do.
+//! One delivery in the console: its event, its last failure, and the changes an operator makes
+//! to it — retry and discard — through [`DeliveryOps`], as `jadpo deliveries retry | discard`
+//! do; and the deliveries table the list and the overview share.
 
 use axum::Router;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
-use jadpo_core::model::delivery::{Delivery, DeliveryFilter, DeliveryStatus};
+use jadpo_core::model::delivery::{Delivery, DeliveryStatus};
 use jadpo_engine::deliveries::{DeliveryOpError, DeliveryOps};
 use maud::{Markup, html};
 use serde::Deserialize;
@@ -16,12 +16,10 @@ use crate::access::Signed;
 use crate::pages::{maybe, page, when};
 use crate::{ConsoleState, csrf_refusal};
 
-/// The most deliveries one list shows per store.
-const MOST: u32 = 200;
-
 pub(crate) fn routes() -> Router<ConsoleState> {
     Router::new()
-        .route("/console/deliveries", get(list))
+        .route("/console/deliveries", get(crate::listing::list))
+        .route("/console/deliveries/bulk", post(crate::bulk::bulk))
         .route("/console/deliveries/{id}", get(show))
         .route("/console/deliveries/{id}/retry", post(retry))
         .route("/console/deliveries/{id}/discard", post(discard))
@@ -45,98 +43,6 @@ pub(crate) fn table(deliveries: &[Delivery]) -> Markup {
             }
         }
     }
-}
-
-#[derive(Deserialize)]
-struct ListQuery {
-    store: Option<String>,
-    status: Option<String>,
-    subscriber: Option<String>,
-    limit: Option<u32>,
-}
-
-fn blank_none(value: Option<String>) -> Option<String> {
-    value.filter(|v| !v.trim().is_empty())
-}
-
-/// `GET /console/deliveries`: newest first, filtered.
-async fn list(
-    State(state): State<ConsoleState>,
-    signed: axum::Extension<Signed>,
-    query: Result<Query<ListQuery>, axum::extract::rejection::QueryRejection>,
-) -> Response {
-    let query = match query {
-        Ok(Query(q)) => q,
-        Err(e) => return bad_request(&state, &signed, &e.body_text()),
-    };
-    let status_text = blank_none(query.status);
-    let status = match status_text.as_deref() {
-        None => None,
-        Some(text) => match DeliveryStatus::parse(text) {
-            Some(s) => Some(s),
-            None => {
-                let why = format!("{text:?} is not one of pending, handled, dead, discarded");
-                return bad_request(&state, &signed, &why);
-            }
-        },
-    };
-    let only = blank_none(query.store);
-    if let Some(name) = only.as_deref().filter(|n| !state.engine.stores.contains_key(*n)) {
-        return bad_request(&state, &signed, &format!("no store {name:?} is open here"));
-    }
-    let subscriber = blank_none(query.subscriber);
-    let filter = DeliveryFilter {
-        status,
-        subscriber: subscriber.clone(),
-        limit: query.limit.unwrap_or(50).clamp(1, MOST),
-    };
-    let mut sections = Vec::new();
-    for (name, store) in &state.engine.stores {
-        if only.as_deref().is_some_and(|o| o != name) {
-            continue;
-        }
-        let section = match store.deliveries_list(&filter).await {
-            Ok(found) if found.is_empty() => {
-                html! { h2 { (name) } p.note { "No deliveries match." } }
-            }
-            Ok(found) => html! {
-                h2 { (name) }
-                (table(&found))
-                @if found.len() == usize::try_from(filter.limit).unwrap_or(usize::MAX) {
-                    p.note { "The newest " (filter.limit) " shown; narrow the filter to see others." }
-                }
-            },
-            Err(e) => html! { h2 { (name) } p.error { "This store did not answer: " (e) } },
-        };
-        sections.push(section);
-    }
-    let stores: Vec<&String> = state.engine.stores.keys().collect();
-    let body = html! {
-        form method="get" action="/console/deliveries" {
-            label { "store " select name="store" {
-                option value="" { "all" }
-                @for s in &stores { option value=(s) selected[only.as_deref() == Some(s.as_str())] { (s) } }
-            } }
-            " "
-            label { "status " select name="status" {
-                option value="" { "any" }
-                @for s in ["pending", "handled", "dead", "discarded"] {
-                    option value=(s) selected[status_text.as_deref() == Some(s)] { (s) }
-                }
-            } }
-            " "
-            label { "subscriber " input name="subscriber" value=(subscriber.as_deref().unwrap_or("")); }
-            " "
-            button type="submit" { "Filter" }
-        }
-        @for s in sections { (s) }
-    };
-    page(&state, &signed, "Deliveries", body).into_response()
-}
-
-fn bad_request(state: &ConsoleState, signed: &Signed, why: &str) -> Response {
-    let body = html! { p.error { (why) } p { a href="/console/deliveries" { "All deliveries" } } };
-    (StatusCode::BAD_REQUEST, page(state, signed, "Deliveries", body)).into_response()
 }
 
 #[derive(Deserialize, Default)]

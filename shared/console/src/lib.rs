@@ -12,7 +12,9 @@
 //! token in every form, and only the console's own host names answered.
 
 pub mod access;
+mod bulk;
 mod deliveries;
+mod listing;
 mod pages;
 
 use std::net::SocketAddr;

@@ -8,7 +8,7 @@ use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
 use jadpo_core::model::breaker::State as BreakerState;
-use jadpo_core::model::delivery::{DeliveryFilter, DeliveryStatus};
+use jadpo_core::model::delivery::DeliveryStatus;
 use maud::{DOCTYPE, Markup, html};
 
 use crate::ConsoleState;
@@ -83,54 +83,104 @@ pub(crate) fn maybe(t: Option<DateTime<Utc>>) -> String {
     t.map_or_else(|| "—".to_owned(), when)
 }
 
-/// How many newest dead deliveries the overview shows per store.
-const OVERVIEW_DEAD: u32 = 10;
+/// Where each count on the overview stops ("at least" beyond).
+const COUNT_CAP: u32 = 10_000;
+/// How many groups of dead deliveries the overview shows per store.
+const OVERVIEW_GROUPS: u32 = 5;
 
-/// `GET /console/`: per store, open breakers, schedules and the newest dead deliveries;
-/// reloads itself every 15 s (no script).
+/// A capped count as the overview shows it.
+fn counted(n: u64, cap: u64) -> String {
+    if n >= cap { format!("{cap}+") } else { n.to_string() }
+}
+
+/// How long ago `t` was, roughly.
+fn age(now: DateTime<Utc>, t: DateTime<Utc>) -> String {
+    let s = (now - t).num_seconds().max(0);
+    match s {
+        0..60 => format!("{s} s"),
+        60..3600 => format!("{} min", s / 60),
+        3600..86_400 => format!("{} h {} min", s / 3600, s % 3600 / 60),
+        _ => format!("{} d {} h", s / 86_400, s % 86_400 / 3600),
+    }
+}
+
+/// One store's section of the overview.
+async fn store_section(
+    state: &ConsoleState,
+    name: &str,
+    store: &dyn jadpo_core::Store,
+) -> Result<Markup, jadpo_core::StoreError> {
+    let now = state.engine.clock.now();
+    let summary = store.deliveries_summary(now - chrono::Duration::hours(24), COUNT_CAP).await?;
+    let groups = store.dead_groups(OVERVIEW_GROUPS).await?;
+    let breakers = store.breakers_list().await?;
+    let schedules = store.schedules_list().await?;
+    let link = |status: &str, subscriber: Option<&str>| {
+        let filter = crate::listing::Filter {
+            store: Some(name.to_owned()),
+            status: Some(status.to_owned()),
+            subscriber: subscriber.map(str::to_owned),
+            ..crate::listing::Filter::default()
+        };
+        filter.href()
+    };
+    Ok(html! {
+        h2 { "Store " (name) }
+        table {
+            tr { @for (status, _) in &summary.counts { th { (status.as_str()) } } th { "dead in the last 24 h" } th { "oldest pending" } }
+            tr {
+                @for (status, n) in &summary.counts {
+                    td class=(if *status == DeliveryStatus::Dead && *n > 0 { "dead" } else { "" }) {
+                        a href=(link(status.as_str(), None)) { (counted(*n, summary.cap)) }
+                    }
+                }
+                td { (counted(summary.dead_since, summary.cap)) }
+                td { @if let Some(t) = summary.oldest_pending { (age(now, t)) " ago" } @else { "—" } }
+            }
+        }
+        @if !groups.is_empty() {
+            h3 { "Dead deliveries by subscriber and failure" }
+            table { tr { th { "subscriber" } th { "failure" } th { "deliveries" } th { "latest death" } }
+                @for g in &groups {
+                    tr {
+                        td { a href=(link("dead", Some(&g.subscriber))) { (g.subscriber) } }
+                        td { (g.failure.as_deref().unwrap_or("—")) } td { (g.count) } td { (maybe(g.newest)) }
+                    }
+                }
+            }
+        }
+        h3 { "Circuit breakers" }
+        @let open: Vec<_> = breakers.iter().filter(|b| b.state != BreakerState::Closed).collect();
+        @if open.is_empty() { p.note { "All closed." } } @else {
+            table { tr { th { "connection" } th { "state" } th { "failures" } th { "opened" } th { "reopens" } }
+                @for b in open { tr { td { (b.connection) } td.dead { (b.state.as_str()) } td { (b.failures) } td { (maybe(b.opened_at)) } td { (maybe(b.reopen_at)) } } }
+            }
+        }
+        @if !schedules.is_empty() {
+            h3 { "Schedules" }
+            table { tr { th { "schedule" } th { "state" } th { "next tick" } th { "last tick" } }
+                @for s in &schedules { tr { td { (s.name) } td { (s.state()) } td { (when(s.next_due_at)) } td { (maybe(s.last_tick_at)) } } }
+            }
+        }
+    })
+}
+
+/// `GET /console/`: per store, deliveries by status, the oldest pending one's age, deaths in
+/// the last day, dead deliveries grouped, open breakers, schedules; reloads itself every 15 s
+/// (no script).
 pub(crate) async fn overview(
     State(state): State<ConsoleState>,
     signed: axum::Extension<Signed>,
 ) -> Response {
     let mut sections = Vec::new();
     for (name, store) in &state.engine.stores {
-        let section = async {
-            let breakers = store.breakers_list().await?;
-            let schedules = store.schedules_list().await?;
-            let filter = DeliveryFilter {
-                status: Some(DeliveryStatus::Dead),
-                subscriber: None,
-                limit: OVERVIEW_DEAD,
-            };
-            let dead = store.deliveries_list(&filter).await?;
-            Ok::<_, jadpo_core::StoreError>(html! {
-                h2 { "Store " (name) }
-                h3 { "Newest dead deliveries" }
-                @if dead.is_empty() { p.note { "None." } } @else {
-                    (crate::deliveries::table(&dead))
-                    p { a href={ "/console/deliveries?status=dead&store=" (name) } { "All dead deliveries in " (name) } }
-                }
-                h3 { "Circuit breakers" }
-                @let open: Vec<_> = breakers.iter().filter(|b| b.state != BreakerState::Closed).collect();
-                @if open.is_empty() { p.note { "All closed." } } @else {
-                    table { tr { th { "connection" } th { "state" } th { "failures" } th { "opened" } th { "reopens" } }
-                        @for b in open { tr { td { (b.connection) } td.dead { (b.state.as_str()) } td { (b.failures) } td { (maybe(b.opened_at)) } td { (maybe(b.reopen_at)) } } }
-                    }
-                }
-                @if !schedules.is_empty() {
-                    h3 { "Schedules" }
-                    table { tr { th { "schedule" } th { "state" } th { "next tick" } th { "last tick" } }
-                        @for s in &schedules { tr { td { (s.name) } td { (s.state()) } td { (when(s.next_due_at)) } td { (maybe(s.last_tick_at)) } } }
-                    }
-                }
-            })
-        };
-        sections.push(section.await.unwrap_or_else(|e| {
+        let section = store_section(&state, name, store.as_ref()).await.unwrap_or_else(|e| {
             html! { h2 { "Store " (name) } p.error { "This store did not answer: " (e) } }
-        }));
+        });
+        sections.push(section);
     }
     let body = html! {
-        p.note { "Reloads every 15 seconds." }
+        p.note { "Reloads every 15 seconds. Counts stop at " (COUNT_CAP) "." }
         @for s in sections { (s) }
     };
     frame(&state, &signed, ("Overview", Some(15)), body).into_response()

@@ -134,6 +134,7 @@ macro_rules! conformance_tests {
         );
         $crate::conformance_tests!(@operator $fixture;
             delivery_operations_are_recorded_and_refused_when_final,
+            delivery_pages_are_read_by_keyset_and_counts_are_capped,
             breakers_let_one_probe_through_and_release_held_deliveries_once,
             flag_changes_are_recorded_with_who_made_them,
             audit_rows_record_raw_sql_changes_and_replay,

@@ -106,6 +106,131 @@ pub async fn delivery_operations_are_recorded_and_refused_when_final(fx: &dyn Fi
     assert_eq!(narrowed(on_d5).await, ["delivery.discard", "delivery.retry"]);
 }
 
+/// 26 deliveries over two event types and two subscribers, created a second apart (the two
+/// deliveries of an event at the same second): `dN-a` and `dN-b` for event `eN`. Every third
+/// `-a` is dead with failure `f{N % 2}`, every fourth `-b` handled, the rest pending.
+async fn page_seed(store: &dyn jadpo_core::Store) -> chrono::DateTime<chrono::Utc> {
+    use jadpo_core::model::delivery::{NewDelivery, NewEvent};
+    let start = t0();
+    for n in 0..13_i64 {
+        let at = start + Duration::seconds(n);
+        let event = NewEvent {
+            id: format!("e{n:02}"),
+            event_type: if n % 2 == 0 { "order.placed" } else { "order.paid" }.into(),
+            payload: serde_json::json!({"n": n}),
+            traceparent: None,
+            tracestate: None,
+            chain_depth: 0,
+            source: "test".into(),
+            request_id: None,
+            created_at: at,
+        };
+        let deliveries: Vec<NewDelivery> = ["a", "b"]
+            .iter()
+            .map(|s| NewDelivery {
+                id: format!("d{n:02}-{s}"),
+                outbox_id: event.id.clone(),
+                subscriber: (*s).into(),
+                created_at: at,
+            })
+            .collect();
+        let mut tx = ok(store.begin().await, "begin");
+        ok(store.outbox_append(tx.as_mut(), &event, &deliveries).await, "append");
+        ok(tx.commit().await, "commit");
+        if n % 3 == 0 {
+            let sql = "UPDATE jadpo_deliveries SET status = 'dead', finished_at = $1, \
+                       last_failure = $2 WHERE id = $3";
+            let params = [at.into(), format!("f{}", n % 2).into(), format!("d{n:02}-a").into()];
+            exec(store, sql, &params).await;
+        }
+        if n % 4 == 0 {
+            let sql =
+                "UPDATE jadpo_deliveries SET status = 'handled', finished_at = $1 WHERE id = $2";
+            exec(store, sql, &[at.into(), format!("d{n:02}-b").into()]).await;
+        }
+    }
+    start
+}
+
+/// Every page of `query`, following each page's last delivery; their ids in order.
+async fn all_pages(
+    store: &dyn jadpo_core::Store,
+    mut query: jadpo_core::model::delivery::DeliveryQuery,
+) -> Vec<String> {
+    let mut ids = Vec::new();
+    loop {
+        let page = ok(store.deliveries_page(&query).await, "page");
+        assert!(page.len() <= query.limit as usize, "a page over its limit");
+        let Some(last) = page.last() else { return ids };
+        query.before = Some((last.created_at, last.id.clone()));
+        ids.extend(page.into_iter().map(|d| d.id));
+    }
+}
+
+/// The ids of `dNN-s` for which `keep(n, s)`, newest first (`-b` before `-a` within a second).
+fn newest_first(keep: &dyn Fn(i64, &str) -> bool) -> Vec<String> {
+    (0..13_i64)
+        .rev()
+        .flat_map(|n| ["b", "a"].map(|s| (n, s)))
+        .filter(|(n, s)| keep(*n, s))
+        .map(|(n, s)| format!("d{n:02}-{s}"))
+        .collect()
+}
+
+/// Deliveries read a page at a time, newest first, each page from where the last ended: every
+/// delivery once, in order, under each filter (status, subscriber, event type, creation times);
+/// counts per status stop at their cap; dead deliveries grouped by subscriber and failure.
+pub async fn delivery_pages_are_read_by_keyset_and_counts_are_capped(fx: &dyn Fixture) {
+    use jadpo_core::model::delivery::{DeliveryQuery, DeliveryStatus};
+    let (store, d) = (migrated(fx).await, fx.dialect());
+    let start = page_seed(store.as_ref()).await;
+    let dead = |n: i64, s: &str| s == "a" && n % 3 == 0;
+    let query = DeliveryQuery { limit: 4, ..DeliveryQuery::default() };
+    let all = all_pages(store.as_ref(), query.clone()).await;
+    assert_eq!(all, newest_first(&|_, _| true), "{d}: every delivery once, newest first");
+    let only_dead = DeliveryQuery { status: Some(DeliveryStatus::Dead), limit: 2, ..query.clone() };
+    assert_eq!(all_pages(store.as_ref(), only_dead).await, newest_first(&dead), "{d}");
+    let b_paid = DeliveryQuery {
+        subscriber: Some("b".into()),
+        event_type: Some("order.paid".into()),
+        ..query.clone()
+    };
+    let expected = newest_first(&|n, s| s == "b" && n % 2 == 1);
+    assert_eq!(all_pages(store.as_ref(), b_paid).await, expected, "{d}");
+    let window = DeliveryQuery {
+        created_from: Some(start + Duration::seconds(3)),
+        created_to: Some(start + Duration::seconds(6)),
+        status: Some(DeliveryStatus::Pending),
+        ..query.clone()
+    };
+    let pending = |n: i64, s: &str| !dead(n, s) && !(s == "b" && n % 4 == 0);
+    let expected = newest_first(&|n, s| (3..6).contains(&n) && pending(n, s));
+    assert_eq!(all_pages(store.as_ref(), window).await, expected, "{d}");
+    let unknown = DeliveryQuery { subscriber: Some("nobody".into()), ..query };
+    assert!(all_pages(store.as_ref(), unknown).await.is_empty(), "{d}");
+
+    let summary = ok(store.deliveries_summary(start + Duration::seconds(6), 1000).await, "sum");
+    let count_of = |status| summary.counts.iter().find(|(s, _)| *s == status).map(|(_, n)| *n);
+    assert_eq!(count_of(DeliveryStatus::Dead), Some(5), "{d}");
+    assert_eq!(count_of(DeliveryStatus::Handled), Some(4), "{d}");
+    assert_eq!(count_of(DeliveryStatus::Pending), Some(17), "{d}");
+    assert_eq!(count_of(DeliveryStatus::Discarded), Some(0), "{d}");
+    assert_eq!(summary.dead_since, 3, "{d}: d06, d09 and d12 died at or after +6 s");
+    let oldest = Some(start + Duration::seconds(1));
+    assert_eq!(summary.oldest_pending, oldest, "{d}: d00-a died and d00-b was handled");
+    let capped = ok(store.deliveries_summary(start, 3).await, "capped");
+    assert!(capped.counts.iter().all(|(_, n)| *n <= 3), "{d}: {:?}", capped.counts);
+    assert_eq!((capped.cap, capped.dead_since), (3, 3), "{d}");
+
+    let groups = ok(store.dead_groups(10).await, "groups");
+    let seen: Vec<(String, Option<String>, u64)> =
+        groups.iter().map(|g| (g.subscriber.clone(), g.failure.clone(), g.count)).collect();
+    let group = |f: &str, n| ("a".to_owned(), Some(f.to_owned()), n);
+    assert_eq!(seen, [group("f0", 3), group("f1", 2)], "{d}: d00, d06, d12 f0; d03, d09 f1");
+    assert_eq!(groups[0].newest, Some(start + Duration::seconds(12)), "{d}");
+    assert_eq!(ok(store.dead_groups(1).await, "one group").len(), 1, "{d}");
+}
+
 /// Circuit breakers under concurrent deliveries: a run of connection failures opens it; held
 /// deliveries record their connection; after the pause exactly one of several deliveries racing
 /// on their own connections and threads becomes the probe; the probe's success closes it and releases the held deliveries

@@ -19,4 +19,31 @@ pub static ADMIN: DeliveryAdminSql = DeliveryAdminSql {
         "UPDATE jadpo_deliveries SET status = 'discarded', finished_at = $2, \
         last_failure = $3, enqueued_at = NULL WHERE id = $1 AND status IN ('pending', 'dead')",
     ),
+    page_all: Statement::new(const_format::concatcp!(
+        "SELECT ",
+        DELIVERY_COLUMNS,
+        " FROM jadpo_deliveries d JOIN jadpo_outbox o ON o.id = d.outbox_id \
+        WHERE ($1 IS NULL OR d.subscriber = $1) AND ($2 IS NULL OR o.event_type = $2) AND d.created_at >= $3 AND (d.created_at, d.id) < ($4, $5) ORDER BY d.created_at DESC, d.id DESC LIMIT $6"
+    )),
+    page_status: Statement::new(const_format::concatcp!(
+        "SELECT ",
+        DELIVERY_COLUMNS,
+        " FROM jadpo_deliveries d JOIN jadpo_outbox o ON o.id = d.outbox_id \
+        WHERE d.status = $1 AND ($2 IS NULL OR d.subscriber = $2) AND ($3 IS NULL OR o.event_type = $3) AND d.created_at >= $4 AND (d.created_at, d.id) < ($5, $6) ORDER BY d.created_at DESC, d.id DESC LIMIT $7"
+    )),
+    count_status: Statement::new(
+        "SELECT count(*) AS n FROM (SELECT 1 FROM jadpo_deliveries WHERE status = $1 LIMIT $2) AS c",
+    ),
+    count_dead_since: Statement::new(
+        "SELECT count(*) AS n FROM (SELECT 1 FROM jadpo_deliveries \
+        WHERE status = 'dead' AND finished_at >= $1 LIMIT $2) AS c",
+    ),
+    oldest_pending: Statement::new(
+        "SELECT min(created_at) AS oldest FROM jadpo_deliveries WHERE status = 'pending'",
+    ),
+    dead_groups: Statement::new(
+        "SELECT subscriber, last_failure, count(*) AS n, max(finished_at) AS newest \
+        FROM jadpo_deliveries WHERE status = 'dead' GROUP BY subscriber, last_failure \
+        ORDER BY n DESC, subscriber, last_failure LIMIT $1",
+    ),
 };

@@ -214,6 +214,12 @@ pub fn builtin_catalog() -> MigrationCatalog {
             "files",
             include_str!("../../../migrations/sqlite/0019_files.sql"),
         ),
+        Migration::new(
+            Ledger::Jadpo,
+            20,
+            "delivery_pages",
+            include_str!("../../../migrations/sqlite/0020_delivery_pages.sql"),
+        ),
     ];
     match MigrationCatalog::builtin(Dialect::Sqlite, workflow, jadpo) {
         Ok(catalog) => catalog,

@@ -153,6 +153,53 @@ pub struct DeliveryFilter {
     pub limit: u32,
 }
 
+/// One page of deliveries, newest first: the filters, and where the page before it ended.
+/// Read by keyset (`created_at`, `id`), so a page costs the same however many deliveries
+/// there are.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DeliveryQuery {
+    /// Only this status.
+    pub status: Option<DeliveryStatus>,
+    /// Only this subscriber.
+    pub subscriber: Option<String>,
+    /// Only deliveries of this event type.
+    pub event_type: Option<String>,
+    /// Only deliveries created at or after this.
+    pub created_from: Option<DateTime<Utc>>,
+    /// Only deliveries created before this.
+    pub created_to: Option<DateTime<Utc>>,
+    /// Only deliveries older than this one (`created_at`, `id`): the last of the page before.
+    pub before: Option<(DateTime<Utc>, String)>,
+    /// At most this many.
+    pub limit: u32,
+}
+
+/// Where a store's deliveries stand, each count capped (a count at the cap reads "at least").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeliverySummary {
+    /// Per status, how many (up to the cap).
+    pub counts: Vec<(DeliveryStatus, u64)>,
+    /// How many died since the time asked (up to the cap).
+    pub dead_since: u64,
+    /// When the oldest pending delivery was created.
+    pub oldest_pending: Option<DateTime<Utc>>,
+    /// The cap each count stops at.
+    pub cap: u64,
+}
+
+/// Dead deliveries of one subscriber that failed alike.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeadGroup {
+    /// The subscriber.
+    pub subscriber: String,
+    /// Their last failure.
+    pub failure: Option<String>,
+    /// How many.
+    pub count: u64,
+    /// When the latest of them died.
+    pub newest: Option<DateTime<Utc>>,
+}
+
 /// A stored idempotent response.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredResponse {

@@ -73,9 +73,11 @@ pub(super) static POSTGRES: &[SystemTable] = &[
         primary_key: &["id"],
         foreign_keys: &[("outbox_id", "jadpo_outbox", "id", "CASCADE")],
         indexes: &[
+            (&["created_at", "id"], false),
             (&["finished_at"], false),
             (&["held_connection"], false),
             (&["outbox_id", "subscriber"], true),
+            (&["status", "created_at", "id"], false),
             (&["status", "next_attempt_at"], false),
         ],
     },

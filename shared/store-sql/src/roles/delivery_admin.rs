@@ -1,18 +1,131 @@
-//! Operators' changes to deliveries implemented once over each adapter's own SQL.
+//! Operators' view of deliveries and their changes, implemented once over each adapter's own
+//! SQL.
+//!
+//! Why two page statements: a page of one status reads the `(status, created_at, id)` index and
+//! a page of any status the `(created_at, id)` one, each from where the last page ended, so no
+//! page sorts or skips rows, however many deliveries there are. Bounds stand in for filters
+//! not given (the earliest and latest times either dialect keeps), so every page statement
+//! names its keyset the same way.
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
+use jadpo_core::SqlValue;
 use jadpo_core::error::StoreError;
-use jadpo_core::model::delivery::Delivery;
+use jadpo_core::model::delivery::{
+    DeadGroup, Delivery, DeliveryQuery, DeliveryStatus, DeliverySummary,
+};
 use jadpo_core::ports::DeliveryAdminStore;
 use jadpo_core::transaction::{Transaction, TransactionalStore};
 
 use crate::rows;
 use crate::store::SqlStore;
 
+/// The earliest and latest times a page bound stands for, within both dialects' range.
+fn bounds() -> (DateTime<Utc>, DateTime<Utc>) {
+    let at = |y| {
+        DateTime::from_naive_utc_and_offset(
+            chrono::NaiveDate::from_ymd_opt(y, 1, 1)
+                .and_then(|d| d.and_hms_opt(0, 0, 0))
+                .unwrap_or_default(),
+            Utc,
+        )
+    };
+    (at(1), at(9999))
+}
+
+fn text(value: Option<&String>) -> SqlValue {
+    value.map_or(SqlValue::Null, |v| v.as_str().into())
+}
+
+fn count(row: &jadpo_core::Row, column: &str) -> Result<u64, StoreError> {
+    u64::try_from(row.get_i64(column)?).map_err(|_| StoreError::internal(format!("{column} < 0")))
+}
+
 #[async_trait]
 impl<C: TransactionalStore> DeliveryAdminStore for SqlStore<C> {
+    async fn deliveries_page(&self, query: &DeliveryQuery) -> Result<Vec<Delivery>, StoreError> {
+        let (earliest, latest) = bounds();
+        let from = query.created_from.unwrap_or(earliest);
+        let (before_at, before_id) = match &query.before {
+            Some((at, id)) => (*at, id.clone()),
+            // Before (`to`, ""): every id is after "", so this is `created_at < to`.
+            None => (query.created_to.unwrap_or(latest), String::new()),
+        };
+        let (subscriber, event_type) =
+            (text(query.subscriber.as_ref()), text(query.event_type.as_ref()));
+        let limit = SqlValue::from(i64::from(query.limit.clamp(1, 1000)));
+        let sql = &self.sql.delivery_admin;
+        let rows = match query.status {
+            None => {
+                let params = [
+                    subscriber,
+                    event_type,
+                    from.into(),
+                    before_at.into(),
+                    before_id.into(),
+                    limit,
+                ];
+                sql.page_all.query_once(self, params).await?
+            }
+            Some(status) => {
+                let params = [
+                    status.as_str().into(),
+                    subscriber,
+                    event_type,
+                    from.into(),
+                    before_at.into(),
+                    before_id.into(),
+                    limit,
+                ];
+                sql.page_status.query_once(self, params).await?
+            }
+        };
+        rows.iter().map(rows::delivery).collect()
+    }
+
+    async fn deliveries_summary(
+        &self,
+        since: DateTime<Utc>,
+        cap: u32,
+    ) -> Result<DeliverySummary, StoreError> {
+        let sql = &self.sql.delivery_admin;
+        let capped = SqlValue::from(i64::from(cap));
+        let mut counts = Vec::new();
+        for status in [
+            DeliveryStatus::Pending,
+            DeliveryStatus::Dead,
+            DeliveryStatus::Handled,
+            DeliveryStatus::Discarded,
+        ] {
+            let rows =
+                sql.count_status.query_once(self, [status.as_str().into(), capped.clone()]).await?;
+            let n = rows.first().map(|r| count(r, "n")).transpose()?.unwrap_or(0);
+            counts.push((status, n));
+        }
+        let rows = sql.count_dead_since.query_once(self, [since.into(), capped]).await?;
+        let dead_since = rows.first().map(|r| count(r, "n")).transpose()?.unwrap_or(0);
+        let rows = sql.oldest_pending.query_once(self, []).await?;
+        let oldest_pending =
+            rows.first().map(|r| r.get_opt_timestamp("oldest")).transpose()?.flatten();
+        Ok(DeliverySummary { counts, dead_since, oldest_pending, cap: u64::from(cap) })
+    }
+
+    async fn dead_groups(&self, limit: u32) -> Result<Vec<DeadGroup>, StoreError> {
+        let limit = SqlValue::from(i64::from(limit.clamp(1, 1000)));
+        let rows = self.sql.delivery_admin.dead_groups.query_once(self, [limit]).await?;
+        rows.iter()
+            .map(|r| {
+                Ok(DeadGroup {
+                    subscriber: r.get_str("subscriber")?.to_owned(),
+                    failure: r.get_opt_str("last_failure")?.map(str::to_owned),
+                    count: count(r, "n")?,
+                    newest: r.get_opt_timestamp("newest")?,
+                })
+            })
+            .collect()
+    }
+
     async fn delivery_get_locked(
         &self,
         tx: &mut dyn Transaction,

@@ -12,5 +12,19 @@ statements! {
         retry(id, now),
         /// Pending or dead → discarded.
         discard(id, now, why),
+        /// A page of deliveries of any status, joined with their events, newest first:
+        /// `subscriber` and `event_type` match when `NULL`; created at or after `from`, and
+        /// before (`before_at`, `before_id`).
+        page_all(subscriber, event_type, from, before_at, before_id, limit),
+        /// The same for one status.
+        page_status(status, subscriber, event_type, from, before_at, before_id, limit),
+        /// `n`: how many deliveries have `status`, counting no further than `cap`.
+        count_status(status, cap),
+        /// `n`: how many dead deliveries finished at or after `since`, no further than `cap`.
+        count_dead_since(since, cap),
+        /// `oldest`: the oldest pending delivery's `created_at` (`NULL` without one).
+        oldest_pending(),
+        /// `subscriber`, `last_failure`, `n`, `newest`: dead deliveries grouped.
+        dead_groups(limit),
     }
 }
