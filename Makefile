@@ -62,10 +62,11 @@ bench: prereqs ## Run the benchmarks (PostgreSQL + SQLite, and the local process
 	$(CARGO) bench -p jadpo-runtime --bench workflow
 	$(CARGO) bench -p jadpo-runtime --bench housekeeping
 	$(CARGO) bench -p jadpo-http --bench auth
+	$(CARGO) bench -p jadpo-console --bench pages
 	$(CARGO) bench -p jadpo-e2e --bench cold_start
 	python3 scripts/bench-local.py
 	@{ printf '# Benchmarks\n\nProduced by `make bench` on the development machine (2 cores); each section names its command.\nRatios compare runs made in the same process or script; absolute numbers are context only.\n\n'; \
-	   cat target/bench/seam.md; echo; cat target/bench/pipeline.md; echo; cat target/bench/steps.md; echo; cat target/bench/workflow.md; echo; cat target/bench/housekeeping.md; echo; cat target/bench/auth.md; echo; cat target/bench/coldstart.md; echo; cat target/bench/local.md; echo; \
+	   cat target/bench/seam.md; echo; cat target/bench/pipeline.md; echo; cat target/bench/steps.md; echo; cat target/bench/workflow.md; echo; cat target/bench/housekeeping.md; echo; cat target/bench/auth.md; echo; cat target/bench/console.md; echo; cat target/bench/coldstart.md; echo; cat target/bench/local.md; echo; \
 	   echo '<!-- bench-peers:begin -->'; cat docs/benchmark-peers.md; echo '<!-- bench-peers:end -->'; echo; cat docs/benchmark-history.md; } > BENCHMARKS.md
 	@echo "written to BENCHMARKS.md"
 

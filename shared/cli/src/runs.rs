@@ -1,14 +1,15 @@
 //! `jadpo runs list`, `jadpo runs delete` and `jadpo sessions list`: the workflow runs and
 //! Sessions of a store as an operator looks for them (by workflow, status, owner, user, or parked
-//! on a version this deployment does not register), newest first; and the one change an operator
-//! makes to a run here, its audited deletion. Otherwise a run is changed through the HTTP API as
-//! its owner, or by `jadpo import`.
+//! on a version this deployment does not register), newest first; and the changes an operator
+//! makes to a run here, its cancellation and its deletion, each recorded as an operator action.
+//! Otherwise a run is changed through the HTTP API as its owner, or by `jadpo import`.
 
 use anyhow::Context;
 use clap::Subcommand;
 use jadpo_core::Store;
-use jadpo_core::model::workflow::rows::{RunExport, SessionExport};
+use jadpo_core::model::workflow::rows::{RunExport, RunQuery, SessionExport};
 use jadpo_core::model::workflow::state::ExecutionStatus;
+use jadpo_engine::workflow::cancel::cancel_as_operator;
 use jadpo_engine::workflow::delete::delete_run;
 use serde_json::{Value, json};
 
@@ -32,6 +33,21 @@ pub(crate) enum RunsCommand {
         parked: bool,
         #[command(flatten)]
         listing: Listing,
+    },
+    /// Cancel a run (recorded as an operator action): its completed steps' compensations run,
+    /// latest first, as for a cancel by its owner. The console's Cancel does the same.
+    Cancel {
+        /// The run.
+        run_id: String,
+        /// Why (recorded with the action).
+        #[arg(long)]
+        reason: String,
+        /// Who is acting (recorded); default `JADPO_OPERATOR`, else the OS user.
+        #[arg(long, env = "JADPO_OPERATOR")]
+        operator: Option<String>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
     },
     /// Delete a run with its events, commands and lease (recorded as an operator action); a
     /// Session bound to it is unbound.
@@ -98,14 +114,28 @@ async fn store_named(store: Option<&str>) -> anyhow::Result<std::sync::Arc<dyn S
     wiring.stores.get(&name).cloned().context("the store is not configured")
 }
 
-/// Every run id of `store`, oldest first (ids are time-ordered).
-async fn run_ids(store: &dyn Store) -> anyhow::Result<Vec<String>> {
-    let (mut ids, mut after) = (Vec::new(), String::new());
+/// The runs of `store` that `query`'s filters select, newest first, a page at a time by keyset,
+/// until `keep` has taken `limit` of them or none is left.
+async fn newest_runs(
+    store: &dyn Store,
+    mut query: RunQuery,
+    limit: usize,
+    mut keep: impl FnMut(RunExport) -> bool,
+) -> anyhow::Result<()> {
+    let mut kept = 0;
     loop {
-        let page = store.executions_page(&after, 1000).await?;
-        let Some(last) = page.last().cloned() else { return Ok(ids) };
-        ids.extend(page);
-        after = last;
+        let page = store.runs_page(&query).await?;
+        let Some(last) = page.last() else { return Ok(()) };
+        query.before = Some(last.run_id.clone());
+        for summary in &page {
+            let Some(run) = store.run_export(&summary.run_id).await? else { continue };
+            if keep(run) {
+                kept += 1;
+                if kept >= limit {
+                    return Ok(());
+                }
+            }
+        }
     }
 }
 
@@ -133,20 +163,19 @@ pub(crate) async fn runs(command: RunsCommand) -> anyhow::Result<()> {
         RunsCommand::Delete { run_id, reason, force, operator, store, json } => {
             return delete(&run_id, &reason, force, operator, store.as_deref(), json).await;
         }
+        RunsCommand::Cancel { run_id, reason, operator, json } => {
+            return cancel(&run_id, &reason, operator, json).await;
+        }
     };
     let app = crate::common::application()?;
     let Listing { limit, store, json } = listing;
     let store = store_named(store.as_deref()).await?;
     let mut found = Vec::new();
-    for id in run_ids(store.as_ref()).await?.iter().rev() {
-        let Some(run) = store.run_export(id).await? else { continue };
+    let query = RunQuery { status, workflow, owner, before: None, limit: 200 };
+    newest_runs(store.as_ref(), query, limit as usize, |run| {
         let parked = app.parked(&run.state);
-        let wanted = workflow.as_ref().is_none_or(|w| *w == run.state.workflow_id)
-            && status.is_none_or(|s| s == run.state.status)
-            && owner.as_ref().is_none_or(|o| run.owner.as_ref() == Some(o))
-            && (!only_parked || parked.is_some());
-        if !wanted {
-            continue;
+        if only_parked && parked.is_none() {
+            return false;
         }
         if found.is_empty() && !json {
             println!("{:<36}  {:<16} {:<10} {:<13} OWNER", "RUN", "WORKFLOW", "STATUS", "REVISION");
@@ -165,11 +194,32 @@ pub(crate) async fn runs(command: RunsCommand) -> anyhow::Result<()> {
             }
         }
         found.push(run_json(&run, parked.as_deref()));
-        if found.len() >= limit as usize {
-            break;
-        }
-    }
+        true
+    })
+    .await?;
     crate::common::end_list(json, "runs", found, "no runs match");
+    Ok(())
+}
+
+async fn cancel(
+    run_id: &str,
+    reason: &str,
+    operator: Option<String>,
+    json: bool,
+) -> anyhow::Result<()> {
+    let operator = crate::common::operator(operator)?;
+    let app = crate::common::application()?;
+    let wiring = crate::common::wiring(&app, None).await?;
+    let p = crate::common::operator_engine(&wiring);
+    let state = cancel_as_operator(&p, &operator, run_id, reason).await?;
+    let text = format!(
+        "run {run_id} is {} at revision {} (recorded as run.cancel by {operator})",
+        state.status.as_str(),
+        state.revision
+    );
+    let value =
+        json!({"run_id": run_id, "status": state.status.as_str(), "revision": state.revision});
+    crate::common::answer(json, &text, &value);
     Ok(())
 }
 

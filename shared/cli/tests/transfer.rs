@@ -377,6 +377,43 @@ async fn a_parked_run_is_listed_and_an_operator_deletes_it() {
     assert!(log.contains("run.delete") && log.contains("retired version"), "{log}");
 }
 
+/// `jadpo runs cancel` refuses a blank reason and an unknown run with nothing changed, cancels
+/// the waiting run (its compensations queued, so it is `cancelling`), records `run.cancel` with
+/// the operator and the reason, and refuses to cancel it again.
+#[tokio::test]
+async fn an_operator_cancels_a_run() {
+    let db = SqliteTestDb::empty();
+    let store = db.store();
+    seed(&db.url(), &store).await;
+    let cancel = |args: &[&str]| {
+        jadpo(&db.url(), &[&["runs", "cancel", "--operator", "dora"][..], args].concat())
+    };
+    let status = || async {
+        let run = store.execution_get("run-1").await.unwrap_or_else(|e| panic!("{e}"));
+        run.map(|r| r.status.as_str().to_owned()).unwrap_or_default()
+    };
+    let blank = cancel(&["run-1", "--reason", " "]);
+    assert_eq!(blank.status.code(), Some(1), "{}", text(&blank));
+    assert!(text(&blank).contains("a reason is required"), "{}", text(&blank));
+    let unknown = cancel(&["nope", "--reason", "test"]);
+    assert!(text(&unknown).contains("no run nope"), "{}", text(&unknown));
+    assert_eq!(status().await, "waiting", "a refused cancel changed the run");
+
+    let done = cancel(&["run-1", "--reason", "customer asked", "--json"]);
+    ok(&done);
+    let answer: serde_json::Value =
+        serde_json::from_slice(&done.stdout).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(answer["status"], "cancelling", "{answer}");
+    assert_eq!(status().await, "cancelling");
+    let again = cancel(&["run-1", "--reason", "again"]);
+    assert_eq!(again.status.code(), Some(1), "{}", text(&again));
+    let log = jadpo(&db.url(), &["actions", "list", "--json"]);
+    ok(&log);
+    let log = String::from_utf8_lossy(&log.stdout).into_owned();
+    assert!(log.contains("run.cancel") && log.contains("customer asked"), "{log}");
+    assert_eq!(log.matches("run.cancel").count(), 1, "{log}");
+}
+
 /// The run and Session lines of an export, as JSON: what a round trip must keep.
 fn records(path: &std::path::Path) -> Vec<serde_json::Value> {
     let content = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{e}"));

@@ -1,4 +1,5 @@
-//! One delivery in the console: its event, its last failure, and the changes an operator makes
+//! One delivery in the console: its event, its last failure, its step record (the calls it made
+//! through connections), and the changes an operator makes
 //! to it — retry and discard — through [`DeliveryOps`], as `jadpo deliveries retry | discard`
 //! do; and the deliveries table the list and the overview share.
 
@@ -8,6 +9,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use jadpo_core::model::delivery::{Delivery, DeliveryStatus};
+use jadpo_core::model::step::StepRecordView;
 use jadpo_engine::deliveries::{DeliveryOpError, DeliveryOps};
 use maud::{Markup, html};
 use serde::Deserialize;
@@ -85,6 +87,7 @@ async fn show(
                 .into_response();
         }
     };
+    let steps = step_record(&state, &d).await;
     let payload = serde_json::to_string_pretty(&d.event.payload).unwrap_or_default();
     let open = matches!(d.status, DeliveryStatus::Pending | DeliveryStatus::Dead);
     let body = html! {
@@ -92,7 +95,7 @@ async fn show(
         table {
             tr { th { "store" } td { (store) } }
             tr { th { "subscriber" } td { (d.subscriber) } }
-            tr { th { "status" } td class=(if d.status == DeliveryStatus::Dead { "dead" } else { "" }) { (d.status.as_str()) } }
+            tr { th { "status" } td id="delivery-status" class=(if d.status == DeliveryStatus::Dead { "dead" } else { "" }) { (d.status.as_str()) } }
             tr { th { "attempts" } td { (d.attempts) } }
             tr { th { "next attempt" } td { (when(d.next_attempt_at)) } }
             tr { th { "last attempt" } td { (maybe(d.last_attempt_at)) } }
@@ -104,6 +107,11 @@ async fn show(
         h2 { "Event " (d.event.id) }
         p { (d.event.event_type) ", emitted " (when(d.event.created_at)) }
         pre { (payload) }
+        @match &steps {
+            Ok(Some(run)) => { (steps_table(run)) }
+            Ok(None) => {}
+            Err(e) => { p.error { "Its step record could not be read: " (e) } }
+        }
         @if open {
             h2 { "Change it" }
             form method="post" action={ "/console/deliveries/" (d.id) "/retry" } {
@@ -121,6 +129,34 @@ async fn show(
         }
     };
     page(&state, &signed, &format!("Delivery {}", d.id), body).into_response()
+}
+
+/// The step record of delivery `d` (its calls through connections, each with its key and
+/// whether it was answered), kept in its subscriber's store; `None` when it made no call.
+async fn step_record(
+    state: &ConsoleState,
+    d: &Delivery,
+) -> Result<Option<StepRecordView>, jadpo_core::StoreError> {
+    let Some(spec) = state.engine.app.subscriber(&d.subscriber) else { return Ok(None) };
+    let Some(store) = state.engine.stores.get(&spec.store) else { return Ok(None) };
+    store.step_run_get(&d.id).await
+}
+
+fn steps_table(run: &StepRecordView) -> Markup {
+    html! {
+        h2 { "Step record" }
+        p {
+            "Started " (when(run.first_started_at)) "; "
+            @if let Some(t) = run.finished_at { "finished " (when(t)) } @else { "not finished" }
+            @if run.diverged { span.dead { "; diverged: " (run.divergence.as_deref().unwrap_or("")) } }
+        }
+        table {
+            tr { th { "step" } th { "operation" } th { "idempotency key" } th { "first sent" } th { "answered" } }
+            @for s in &run.steps {
+                tr { td { (s.step_no) } td { (s.operation) } td { code { (s.idempotency_key) } } td { (when(s.first_sent_at)) } td { (maybe(s.answered_at)) } }
+            }
+        }
+    }
 }
 
 #[derive(Deserialize)]

@@ -4,8 +4,8 @@
 //! Why server-rendered HTML with no script: an operator at 3 a.m. needs pages that load at once
 //! and read in any browser, and every read-only page here reads without script; forms post
 //! changes and answer with a redirect. Why no code of its own for a change: each goes through
-//! the engine's operator use cases ([`jadpo_engine::deliveries::DeliveryOps`]), the ones the
-//! CLI's verbs call, so it is refused by the same rules and recorded in the operator-action log
+//! the engine's operator use cases (`DeliveryOps`, the operator cancel of a run, `ScheduleOps`,
+//! `BreakerOps`, `FlagOps`), the ones the CLI's verbs call, so it is refused by the same rules and recorded in the operator-action log
 //! with the console operator's name and the database role, like a verb's.
 //!
 //! Access ([`access`]): a login link with a token printed at start, a session cookie, a CSRF
@@ -16,6 +16,9 @@ mod bulk;
 mod deliveries;
 mod listing;
 mod pages;
+mod records;
+mod runs;
+mod schedules;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -75,6 +78,9 @@ pub fn console(
         .route("/console/login", get(login))
         .route("/console/logout", post(logout))
         .merge(deliveries::routes())
+        .merge(runs::routes())
+        .merge(schedules::routes())
+        .merge(records::routes())
         .layer(axum::middleware::from_fn_with_state(state.clone(), guard))
         .with_state(state);
     let login_path = token.map(|t| format!("/console/login?token={t}"));

@@ -1,6 +1,7 @@
 //! The deliveries list: one store at a time, newest first, a page at a time by keyset (each page
 //! starts after the last one's final delivery, so a page costs the same over a million
-//! deliveries as over a thousand), filtered by status, subscriber, event type and creation time;
+//! deliveries as over a thousand), filtered by status, subscriber, event type, the breaker that
+//! holds them and creation time;
 //! dead deliveries grouped by subscriber and failure; and the forms that change what the filter
 //! selects ([`crate::bulk`]).
 
@@ -35,6 +36,8 @@ pub(crate) struct Filter {
     pub(crate) subscriber: Option<String>,
     #[serde(default, skip_serializing_if = "blank")]
     pub(crate) event_type: Option<String>,
+    #[serde(default, skip_serializing_if = "blank")]
+    pub(crate) held: Option<String>,
     #[serde(default, skip_serializing_if = "blank")]
     pub(crate) from: Option<String>,
     #[serde(default, skip_serializing_if = "blank")]
@@ -93,6 +96,7 @@ impl Filter {
             status,
             subscriber: given(self.subscriber.as_ref()),
             event_type: given(self.event_type.as_ref()),
+            held_by: given(self.held.as_ref()),
             created_from: when(self.from.as_ref(), "from")?,
             created_to: when(self.to.as_ref(), "to")?,
             before,
@@ -136,7 +140,7 @@ pub(crate) async fn list(
         }
     };
     let groups = if query.status == Some(DeliveryStatus::Dead) && query.before.is_none() {
-        store.dead_groups(GROUPS).await.unwrap_or_default()
+        store.dead_groups(GROUPS, crate::pages::DEAD_WINDOW).await.unwrap_or_default()
     } else {
         Vec::new()
     };
@@ -151,6 +155,7 @@ pub(crate) async fn list(
         (form(&state, &shown))
         @if !groups.is_empty() {
             h2 { "Dead, by subscriber and failure" }
+            p.note { "Among the newest " (crate::pages::DEAD_WINDOW) " dead deliveries; a change below counts exactly what the filter selects." }
             table {
                 tr { th { "subscriber" } th { "failure" } th { "deliveries" } th { "latest death" } }
                 @for g in &groups {
@@ -198,6 +203,8 @@ fn form(state: &ConsoleState, shown: &Filter) -> Markup {
             label { "subscriber " input name="subscriber" value=(text(&shown.subscriber)); }
             " "
             label { "event type " input name="event_type" value=(text(&shown.event_type)); }
+            " "
+            label { "held by " input name="held" placeholder="connection" value=(text(&shown.held)); }
             " "
             label { "created from " input type="datetime-local" name="from" value=(text(&shown.from)); }
             " "

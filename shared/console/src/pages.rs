@@ -5,6 +5,7 @@
 //! and must never become markup.
 
 use axum::extract::State;
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
 use jadpo_core::model::breaker::State as BreakerState;
@@ -46,6 +47,12 @@ fn frame(
                 nav {
                     a href="/console/" { "Overview" }
                     a href="/console/deliveries" { "Deliveries" }
+                    a href="/console/runs" { "Runs" }
+                    a href="/console/schedules" { "Schedules" }
+                    a href="/console/breakers" { "Breakers" }
+                    a href="/console/flags" { "Flags" }
+                    a href="/console/audit" { "Audit trail" }
+                    a href="/console/actions" { "Operator actions" }
                     @if state.access.asks_login() {
                         form method="post" action="/console/logout" {
                             input type="hidden" name="csrf" value=(signed.csrf);
@@ -73,6 +80,17 @@ pub(crate) fn message(title: &str, text: &str) -> Markup {
     }
 }
 
+/// `503`: the store did not answer `e`; nothing was read or changed.
+pub(crate) fn unavailable(
+    state: &ConsoleState,
+    signed: &Signed,
+    title: &str,
+    e: &dyn std::fmt::Display,
+) -> Response {
+    let body = html! { p.error { "The store did not answer: " (e) } };
+    (StatusCode::SERVICE_UNAVAILABLE, page(state, signed, title, body)).into_response()
+}
+
 /// A time as the console shows it.
 pub(crate) fn when(t: DateTime<Utc>) -> String {
     t.format("%Y-%m-%d %H:%M:%S UTC").to_string()
@@ -85,6 +103,8 @@ pub(crate) fn maybe(t: Option<DateTime<Utc>>) -> String {
 
 /// Where each count on the overview stops ("at least" beyond).
 const COUNT_CAP: u32 = 10_000;
+/// How many of the newest dead deliveries the groups are made of (a bounded read).
+pub(crate) const DEAD_WINDOW: u32 = 1_000;
 /// How many groups of dead deliveries the overview shows per store.
 const OVERVIEW_GROUPS: u32 = 5;
 
@@ -112,9 +132,12 @@ async fn store_section(
 ) -> Result<Markup, jadpo_core::StoreError> {
     let now = state.engine.clock.now();
     let summary = store.deliveries_summary(now - chrono::Duration::hours(24), COUNT_CAP).await?;
-    let groups = store.dead_groups(OVERVIEW_GROUPS).await?;
+    let groups = store.dead_groups(OVERVIEW_GROUPS, DEAD_WINDOW).await?;
     let breakers = store.breakers_list().await?;
-    let schedules = store.schedules_list().await?;
+    let holds_schedules = state.engine.app.schedule_store() == name;
+    let schedules = if holds_schedules { store.schedules_list().await? } else { Vec::new() };
+    let holds_runs = state.engine.app.workflow_stores().contains(&name);
+    let runs = if holds_runs { store.runs_by_status(COUNT_CAP).await? } else { Vec::new() };
     let link = |status: &str, subscriber: Option<&str>| {
         let filter = crate::listing::Filter {
             store: Some(name.to_owned()),
@@ -140,6 +163,7 @@ async fn store_section(
         }
         @if !groups.is_empty() {
             h3 { "Dead deliveries by subscriber and failure" }
+            p.note { "Among the newest " (DEAD_WINDOW) " dead deliveries." }
             table { tr { th { "subscriber" } th { "failure" } th { "deliveries" } th { "latest death" } }
                 @for g in &groups {
                     tr {
@@ -147,6 +171,15 @@ async fn store_section(
                         td { (g.failure.as_deref().unwrap_or("—")) } td { (g.count) } td { (maybe(g.newest)) }
                     }
                 }
+            }
+        }
+        @if holds_runs {
+            h3 { "Workflow runs" }
+            table {
+                tr { @for (status, _) in &runs { th { (status.as_str()) } } }
+                tr { @for (status, n) in &runs {
+                    td { a href={ "/console/runs?store=" (name) "&status=" (status.as_str()) } { (counted(*n, u64::from(COUNT_CAP))) } }
+                } }
             }
         }
         h3 { "Circuit breakers" }
@@ -166,7 +199,7 @@ async fn store_section(
 }
 
 /// `GET /console/`: per store, deliveries by status, the oldest pending one's age, deaths in
-/// the last day, dead deliveries grouped, open breakers, schedules; reloads itself every 15 s
+/// the last day, dead deliveries grouped, runs by status, open breakers, schedules; reloads itself every 15 s
 /// (no script).
 pub(crate) async fn overview(
     State(state): State<ConsoleState>,

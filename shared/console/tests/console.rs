@@ -4,68 +4,18 @@
 //! use cases, each recorded as an operator action with the console operator's name and the
 //! database role. A second console's session is someone else's: refused here.
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode};
+use axum::http::StatusCode;
 use chrono::Utc;
-use jadpo_console::{Console, ConsoleSettings, console};
+use jadpo_console::{ConsoleSettings, console};
 use jadpo_core::model::delivery::{DeliveryStatus, NewDelivery, NewEvent, Outcome};
 use jadpo_core::model::operator::ActionFilter;
 use jadpo_engine::operator::Operator;
 use jadpo_test_env::{Env, Kind};
 use serde_json::json;
-use tower::ServiceExt;
 
-const HOST: &str = "127.0.0.1:7070";
+mod common;
 
-struct Got {
-    status: StatusCode,
-    headers: axum::http::HeaderMap,
-    text: String,
-}
-
-async fn send(
-    console: &Console,
-    method: &str,
-    path: &str,
-    cookie: Option<&str>,
-    form: &str,
-) -> Got {
-    send_to(console, HOST, (method, path), cookie, form).await
-}
-
-async fn send_to(
-    console: &Console,
-    host: &str,
-    (method, path): (&str, &str),
-    cookie: Option<&str>,
-    form: &str,
-) -> Got {
-    let mut request = Request::builder().method(method).uri(path).header("host", host);
-    if let Some(cookie) = cookie {
-        request = request.header("cookie", cookie);
-    }
-    if method == "POST" {
-        request = request.header("content-type", "application/x-www-form-urlencoded");
-    }
-    let request = request.body(Body::from(form.to_owned())).unwrap_or_else(|e| panic!("{e}"));
-    let response = console.router.clone().oneshot(request).await.unwrap_or_else(|e| panic!("{e}"));
-    let (status, headers) = (response.status(), response.headers().clone());
-    let bytes = axum::body::to_bytes(response.into_body(), 1 << 20).await.unwrap_or_default();
-    Got { status, headers, text: String::from_utf8_lossy(&bytes).into_owned() }
-}
-
-fn settings() -> ConsoleSettings {
-    ConsoleSettings {
-        listen: HOST.parse().unwrap_or_else(|e| panic!("{e}")),
-        no_login: false,
-        hosts: Vec::new(),
-    }
-}
-
-fn open(env: &Env) -> Console {
-    let operator = Operator::new("ops-alice").unwrap_or_else(|e| panic!("{e}"));
-    console(env.engine.clone(), operator, &settings()).unwrap_or_else(|e| panic!("{e}"))
-}
+use common::{open, send, send_to, settings, sign_in};
 
 /// An order event with two deliveries: `d-0` pending, `d-1` dead ("mailer answered 503").
 async fn seed(env: &Env) {
@@ -97,25 +47,6 @@ async fn seed(env: &Env) {
     tx.commit().await.unwrap_or_else(|e| panic!("{e}"));
     let dead = Outcome::Failed { failure: "mailer answered 503".into(), retry_at: None };
     store.delivery_record_outcome("d-1", &dead, now).await.unwrap_or_else(|e| panic!("{e}"));
-}
-
-/// Signs in through `console`'s login link; the cookie and the page's CSRF token.
-async fn sign_in(console: &Console) -> (String, String) {
-    let link = console.login_path.clone().unwrap_or_else(|| panic!("a login link"));
-    let got = send(console, "GET", &link, None, "").await;
-    assert_eq!(got.status, StatusCode::SEE_OTHER, "{}", got.text);
-    let set = got.headers.get("set-cookie").and_then(|v| v.to_str().ok()).unwrap_or_default();
-    assert!(set.contains("HttpOnly") && set.contains("SameSite=Strict"), "{set}");
-    let cookie = set.split(';').next().unwrap_or_default().to_owned();
-    let page = send(console, "GET", "/console/deliveries/d-1", Some(&cookie), "").await;
-    let csrf = page
-        .text
-        .split("name=\"csrf\" value=\"")
-        .nth(1)
-        .and_then(|rest| rest.split('"').next())
-        .unwrap_or_else(|| panic!("no CSRF token in {}", page.text))
-        .to_owned();
-    (cookie, csrf)
 }
 
 async fn actions(env: &Env) -> Vec<(String, String, String)> {

@@ -50,6 +50,7 @@ fn engine_problem(e: &EngineError) -> Problem {
         }
         EngineError::Stale { .. } => Problem::new(StatusCode::CONFLICT, "Stale revision", detail),
         EngineError::Parked(_) => Problem::new(StatusCode::CONFLICT, "Run parked", detail),
+        EngineError::NoReason => Problem::new(StatusCode::BAD_REQUEST, "No reason", detail),
         EngineError::KeyReused(_) => {
             Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "Idempotency-Key reused", detail)
         }

@@ -149,6 +149,7 @@ macro_rules! conformance_tests {
             stored_events_replay_to_the_stored_state,
             leases_have_one_holder_and_fence_writes,
             sessions_follow_the_spec,
+            runs_are_paged_by_keyset_and_counted_by_status,
         );
     };
     (@encoding $fixture:expr; $($case:ident),* $(,)?) => {

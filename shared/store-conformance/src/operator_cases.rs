@@ -206,6 +206,20 @@ pub async fn delivery_pages_are_read_by_keyset_and_counts_are_capped(fx: &dyn Fi
     let pending = |n: i64, s: &str| !(dead(n, s) || s == "b" && n % 4 == 0);
     let expected = newest_first(&|n, s| (3..6).contains(&n) && pending(n, s));
     assert_eq!(all_pages(store.as_ref(), window).await, expected, "{d}");
+    // Two pending deliveries held by the mailer's breaker: found by the connection.
+    let until = start + Duration::hours(1);
+    let mut tx = ok(store.begin().await, "begin");
+    for id in ["d01-a", "d02-b"] {
+        let held = store.delivery_hold(tx.as_mut(), id, "mailer", start, until).await;
+        assert!(ok(held, "hold"), "{d}: {id} held");
+    }
+    ok(tx.commit().await, "commit");
+    let held = DeliveryQuery { held_by: Some("mailer".into()), ..query.clone() };
+    assert_eq!(all_pages(store.as_ref(), held.clone()).await, ["d02-b", "d01-a"], "{d}");
+    let held_pending = DeliveryQuery { status: Some(DeliveryStatus::Pending), ..held };
+    assert_eq!(all_pages(store.as_ref(), held_pending).await, ["d02-b", "d01-a"], "{d}");
+    let other = DeliveryQuery { held_by: Some("payments".into()), ..query.clone() };
+    assert!(all_pages(store.as_ref(), other).await.is_empty(), "{d}");
     let unknown = DeliveryQuery { subscriber: Some("nobody".into()), ..query };
     assert!(all_pages(store.as_ref(), unknown).await.is_empty(), "{d}");
 
@@ -222,13 +236,16 @@ pub async fn delivery_pages_are_read_by_keyset_and_counts_are_capped(fx: &dyn Fi
     assert!(capped.counts.iter().all(|(_, n)| *n <= 3), "{d}: {:?}", capped.counts);
     assert_eq!((capped.cap, capped.dead_since), (3, 3), "{d}");
 
-    let groups = ok(store.dead_groups(10).await, "groups");
+    let groups = ok(store.dead_groups(10, 100).await, "groups");
     let seen: Vec<(String, Option<String>, u64)> =
         groups.iter().map(|g| (g.subscriber.clone(), g.failure.clone(), g.count)).collect();
     let group = |f: &str, n| ("a".to_owned(), Some(f.to_owned()), n);
     assert_eq!(seen, [group("f0", 3), group("f1", 2)], "{d}: d00, d06, d12 f0; d03, d09 f1");
     assert_eq!(groups[0].newest, Some(start + Duration::seconds(12)), "{d}");
-    assert_eq!(ok(store.dead_groups(1).await, "one group").len(), 1, "{d}");
+    assert_eq!(ok(store.dead_groups(1, 100).await, "one group").len(), 1, "{d}");
+    let newest_two = ok(store.dead_groups(10, 2).await, "the newest two");
+    let seen: Vec<_> = newest_two.iter().map(|g| (g.failure.clone(), g.count)).collect();
+    assert_eq!(seen, [(Some("f0".into()), 1), (Some("f1".into()), 1)], "{d}: d12 f0, d09 f1");
 }
 
 /// Circuit breakers under concurrent deliveries: a run of connection failures opens it; held

@@ -504,3 +504,84 @@ pub async fn sessions_follow_the_spec(fx: &dyn Fixture) {
     let unregistered = session::restore_session(store.as_ref(), "s-1", "alice", &|_| false).await;
     assert!(matches!(unregistered, Err(SessionError::BrokenBinding { .. })), "{unregistered:?}");
 }
+
+/// Runs are listed newest first by keyset (pages meet exactly), filtered by status, workflow and
+/// owner, and counted by status up to a cap.
+pub async fn runs_are_paged_by_keyset_and_counted_by_status(fx: &dyn Fixture) {
+    use jadpo_core::model::workflow::rows::RunQuery;
+    let store = migrated(fx).await;
+    let mut runs = Vec::new(); // (id, owner, status), oldest first
+    for n in 0..12 {
+        let id = format!("0190a000-0000-7000-8000-{n:012}");
+        let owner = if n % 3 == 0 { "user:bea" } else { "service:shop" };
+        let t = start(&id);
+        let write = TransitionWrite {
+            owner: Some(owner),
+            actor: Some(owner),
+            run_id: &id,
+            expected_revision: None,
+            transition: &t,
+            session: None,
+            lease: None,
+        };
+        ok(store.commit_transition(&write).await, "start");
+        let mut state = t.state;
+        if n % 4 == 0 {
+            let cancel = Incoming::Cancel { reason: "test".into() };
+            let c = ok(decide(&checkout(), Some(&state), &cancel, &id, 2_000), "cancel");
+            ok(commit(store.as_ref(), &id, Some(state.revision), &c, None).await, "cancel");
+            state = c.state;
+        }
+        runs.push((id, owner, state.status));
+    }
+    let newest_first = |keep: &dyn Fn(&(String, &str, _)) -> bool| -> Vec<String> {
+        runs.iter().rev().filter(|r| keep(r)).map(|r| r.0.clone()).collect()
+    };
+    let pages = |query: RunQuery| {
+        let store = Arc::clone(&store);
+        async move {
+            let (mut all, mut query) = (Vec::new(), RunQuery { limit: 5, ..query });
+            loop {
+                let page = ok(store.runs_page(&query).await, "page");
+                assert!(page.len() <= 5, "a page holds at most its limit");
+                let Some(last) = page.last() else { return all };
+                query.before = Some(last.run_id.clone());
+                all.extend(page.into_iter().map(|r| r.run_id));
+            }
+        }
+    };
+    assert_eq!(pages(RunQuery::default()).await, newest_first(&|_| true));
+    let first = ok(store.runs_page(&RunQuery { limit: 1, ..RunQuery::default() }).await, "one");
+    let newest = &runs[11];
+    assert_eq!(
+        first.iter().map(|r| (&r.run_id, r.owner.as_deref(), r.status)).collect::<Vec<_>>(),
+        vec![(&newest.0, Some(newest.1), newest.2)]
+    );
+    assert_eq!(
+        (first[0].workflow_id.as_str(), first[0].workflow_version.as_str()),
+        ("checkout", "1")
+    );
+    let cancelled = runs[0].2;
+    let by_status = RunQuery { status: Some(cancelled), ..RunQuery::default() };
+    assert_eq!(pages(by_status).await, newest_first(&|r| r.2 == cancelled));
+    let bea = RunQuery { owner: Some("user:bea".into()), ..RunQuery::default() };
+    assert_eq!(pages(bea).await, newest_first(&|r| r.1 == "user:bea"));
+    let both = RunQuery {
+        status: Some(cancelled),
+        owner: Some("service:shop".into()),
+        workflow: Some("checkout".into()),
+        ..RunQuery::default()
+    };
+    assert_eq!(pages(both).await, newest_first(&|r| r.2 == cancelled && r.1 == "service:shop"));
+    let other = RunQuery { workflow: Some("refund".into()), ..RunQuery::default() };
+    assert!(pages(other).await.is_empty(), "no runs of another workflow");
+    let counts = ok(store.runs_by_status(100).await, "counts");
+    for (status, n) in &counts {
+        let expected = runs.iter().filter(|r| r.2 == *status).count() as u64;
+        assert_eq!(*n, expected, "{status:?}");
+    }
+    assert_eq!(counts.iter().map(|c| c.1).sum::<u64>(), 12, "{counts:?}");
+    let capped = ok(store.runs_by_status(2).await, "capped");
+    assert!(capped.iter().all(|(_, n)| *n <= 2), "{capped:?}");
+    assert!(capped.iter().any(|(_, n)| *n == 2), "{capped:?}");
+}

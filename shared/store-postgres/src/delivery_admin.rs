@@ -23,16 +23,17 @@ pub static ADMIN: DeliveryAdminSql = DeliveryAdminSql {
         "SELECT ",
         DELIVERY_COLUMNS,
         " FROM jadpo_deliveries d JOIN jadpo_outbox o ON o.id = d.outbox_id \
-        WHERE ($1::text IS NULL OR d.subscriber = $1) AND ($2::text IS NULL OR o.event_type = $2) AND d.created_at >= $3 AND (d.created_at, d.id) < ($4, $5) ORDER BY d.created_at DESC, d.id DESC LIMIT $6"
+        WHERE ($1::text IS NULL OR d.subscriber = $1) AND ($2::text IS NULL OR o.event_type = $2) AND ($3::text IS NULL OR d.held_connection = $3) AND d.created_at >= $4 AND (d.created_at, d.id) < ($5, $6) ORDER BY d.created_at DESC, d.id DESC LIMIT $7"
     )),
     page_status: Statement::new(const_format::concatcp!(
         "SELECT ",
         DELIVERY_COLUMNS,
         " FROM jadpo_deliveries d JOIN jadpo_outbox o ON o.id = d.outbox_id \
-        WHERE d.status = $1 AND ($2::text IS NULL OR d.subscriber = $2) AND ($3::text IS NULL OR o.event_type = $3) AND d.created_at >= $4 AND (d.created_at, d.id) < ($5, $6) ORDER BY d.created_at DESC, d.id DESC LIMIT $7"
+        WHERE d.status = $1 AND ($2::text IS NULL OR d.subscriber = $2) AND ($3::text IS NULL OR o.event_type = $3) AND ($4::text IS NULL OR d.held_connection = $4) AND d.created_at >= $5 AND (d.created_at, d.id) < ($6, $7) ORDER BY d.created_at DESC, d.id DESC LIMIT $8"
     )),
     count_status: Statement::new(
-        "SELECT count(*) AS n FROM (SELECT 1 FROM jadpo_deliveries WHERE status = $1 LIMIT $2) AS c",
+        "SELECT count(*) AS n FROM (SELECT 1 FROM jadpo_deliveries WHERE status = $1 \
+        ORDER BY status, created_at, id LIMIT $2) AS c",
     ),
     count_dead_since: Statement::new(
         "SELECT count(*) AS n FROM (SELECT 1 FROM jadpo_deliveries \
@@ -41,9 +42,11 @@ pub static ADMIN: DeliveryAdminSql = DeliveryAdminSql {
     oldest_pending: Statement::new(
         "SELECT min(created_at) AS oldest FROM jadpo_deliveries WHERE status = 'pending'",
     ),
+    custom_plans: Statement::new("SET LOCAL plan_cache_mode = force_custom_plan"),
     dead_groups: Statement::new(
         "SELECT subscriber, last_failure, count(*) AS n, max(finished_at) AS newest \
-        FROM jadpo_deliveries WHERE status = 'dead' GROUP BY subscriber, last_failure \
-        ORDER BY n DESC, subscriber, last_failure LIMIT $1",
+        FROM (SELECT subscriber, last_failure, finished_at FROM jadpo_deliveries \
+        WHERE status = 'dead' ORDER BY created_at DESC, id DESC LIMIT $2) AS d \
+        GROUP BY subscriber, last_failure ORDER BY n DESC, subscriber, last_failure LIMIT $1",
     ),
 };

@@ -214,8 +214,8 @@ pub fn builtin_catalog() -> MigrationCatalog {
         Migration::new(
             Ledger::Jadpo,
             20,
-            "delivery_pages",
-            include_str!("../../../migrations/postgres/0020_delivery_pages.sql"),
+            "console_pages",
+            include_str!("../../../migrations/postgres/0020_console_pages.sql"),
         ),
     ];
     match MigrationCatalog::builtin(Dialect::Postgres, workflow, jadpo) {

@@ -163,6 +163,20 @@ pub static SQL: WorkflowSql = WorkflowSql {
     executions_page: Statement::new(
         "SELECT run_id FROM workflow_executions WHERE run_id > $1 ORDER BY run_id LIMIT $2",
     ),
+    runs_page_all: Statement::new(
+        "SELECT run_id, workflow_id, workflow_version, status, current_node_id, revision, owner, created_at, updated_at FROM workflow_executions \
+        WHERE ($1::text IS NULL OR workflow_id = $1) AND ($2::text IS NULL OR owner = $2) AND run_id < $3 \
+        ORDER BY run_id DESC LIMIT $4",
+    ),
+    runs_page_status: Statement::new(
+        "SELECT run_id, workflow_id, workflow_version, status, current_node_id, revision, owner, created_at, updated_at FROM workflow_executions \
+        WHERE status = $1 AND ($2::text IS NULL OR workflow_id = $2) AND ($3::text IS NULL OR owner = $3) \
+        AND run_id < $4 ORDER BY run_id DESC LIMIT $5",
+    ),
+    runs_count_status: Statement::new(
+        "SELECT count(*) AS n FROM (SELECT 1 FROM workflow_executions WHERE status = $1 \
+        ORDER BY status, run_id LIMIT $2) AS c",
+    ),
     fingerprint: Statement::new(
         "SELECT (SELECT count(*) FROM workflow_executions) AS runs, \
         (SELECT CAST(coalesce(sum(revision), 0) AS BIGINT) FROM workflow_executions) AS run_revisions, \

@@ -217,8 +217,8 @@ pub fn builtin_catalog() -> MigrationCatalog {
         Migration::new(
             Ledger::Jadpo,
             20,
-            "delivery_pages",
-            include_str!("../../../migrations/sqlite/0020_delivery_pages.sql"),
+            "console_pages",
+            include_str!("../../../migrations/sqlite/0020_console_pages.sql"),
         ),
     ];
     match MigrationCatalog::builtin(Dialect::Sqlite, workflow, jadpo) {

@@ -23,6 +23,7 @@ mod postgres;
 mod restart;
 mod sqlite;
 mod tls;
+mod webdriver;
 
 pub use http::{HttpAnswer, http_request};
 pub use moto::MotoServer;
@@ -31,3 +32,4 @@ pub use postgres::PgTestDb;
 pub use restart::PgCluster;
 pub use sqlite::SqliteTestDb;
 pub use tls::PgTlsServer;
+pub use webdriver::Browser;

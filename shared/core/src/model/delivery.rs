@@ -164,6 +164,8 @@ pub struct DeliveryQuery {
     pub subscriber: Option<String>,
     /// Only deliveries of this event type.
     pub event_type: Option<String>,
+    /// Only deliveries an open circuit breaker holds for this connection.
+    pub held_by: Option<String>,
     /// Only deliveries created at or after this.
     pub created_from: Option<DateTime<Utc>>,
     /// Only deliveries created before this.

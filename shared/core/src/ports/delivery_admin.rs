@@ -20,9 +20,10 @@ pub trait DeliveryAdminStore: Send + Sync {
         since: DateTime<Utc>,
         cap: u32,
     ) -> Result<DeliverySummary, StoreError>;
-    /// Dead deliveries grouped by subscriber and last failure, the largest groups first, at
-    /// most `limit` groups.
-    async fn dead_groups(&self, limit: u32) -> Result<Vec<DeadGroup>, StoreError>;
+    /// The newest `window` dead deliveries (by creation) grouped by subscriber and last
+    /// failure, the largest groups first, at most `limit` groups: bounded however many
+    /// deliveries died.
+    async fn dead_groups(&self, limit: u32, window: u32) -> Result<Vec<DeadGroup>, StoreError>;
     /// The delivery `id`, locked inside `tx`.
     async fn delivery_get_locked(
         &self,

@@ -11,6 +11,8 @@ use crate::model::workflow::rows::RecoveryPoint;
 use crate::model::workflow::rows::RunDeleted;
 use crate::model::workflow::rows::RunExport;
 use crate::model::workflow::rows::SessionExport;
+use crate::model::workflow::rows::{RunQuery, RunSummary};
+use crate::model::workflow::state::ExecutionStatus;
 use crate::transaction::Transaction;
 
 /// The operator role over the workflow tables.
@@ -40,6 +42,12 @@ pub trait WorkflowOps: Send + Sync {
 
     /// Run ids after `after`, in order, at most `limit`.
     async fn executions_page(&self, after: &str, limit: u32) -> Result<Vec<String>, StoreError>;
+
+    /// A page of runs, newest first, read by keyset (see [`RunQuery`]).
+    async fn runs_page(&self, query: &RunQuery) -> Result<Vec<RunSummary>, StoreError>;
+
+    /// How many runs have each status, each count stopping at `cap`.
+    async fn runs_by_status(&self, cap: u32) -> Result<Vec<(ExecutionStatus, u64)>, StoreError>;
 
     /// The workflow tables' fingerprint: counts and revision sums that any write (a transition,
     /// a Session change, an import, a deletion) changes, said in words. An export compares it

@@ -59,6 +59,9 @@ pub enum EngineError {
     /// The transition lost a race or a check.
     #[error(transparent)]
     Transition(#[from] TransitionError),
+    /// An operator's cancel gave no reason.
+    #[error("say why the run is cancelled: a reason is required")]
+    NoReason,
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -103,7 +106,10 @@ pub(super) fn registered(p: &Engine) -> impl Fn(&str) -> bool + '_ {
 
 /// The graph run `state` advances on: its own workflow version's, never another's. `Err`: the
 /// operator message saying why the run is parked.
-fn run_graph<'a>(p: &'a Engine, state: &ExecutionState) -> Result<&'a WorkflowDef, String> {
+pub(super) fn run_graph<'a>(
+    p: &'a Engine,
+    state: &ExecutionState,
+) -> Result<&'a WorkflowDef, String> {
     p.app
         .workflow_version(&state.workflow_id, &state.workflow_version)
         .map(AsRef::as_ref)

@@ -16,9 +16,10 @@ use jadpo_core::model::delivery::{
     DeadGroup, Delivery, DeliveryQuery, DeliveryStatus, DeliverySummary,
 };
 use jadpo_core::ports::DeliveryAdminStore;
-use jadpo_core::transaction::{Transaction, TransactionalStore};
+use jadpo_core::transaction::{Transaction, TransactionalStore, commit_or_rollback};
 
 use crate::rows;
+use crate::statement::Statement;
 use crate::store::SqlStore;
 
 /// The earliest and latest times a page bound stands for, within both dialects' range.
@@ -32,6 +33,28 @@ fn bounds() -> (DateTime<Utc>, DateTime<Utc>) {
         )
     };
     (at(1), at(9999))
+}
+
+/// Runs `statement` for an operator's page: on PostgreSQL in a read transaction whose plans are
+/// made for their parameters ([`DeliveryAdminSql::custom_plans`]), elsewhere on its own.
+///
+/// [`DeliveryAdminSql::custom_plans`]: crate::DeliveryAdminSql
+pub(crate) async fn page_read<C: TransactionalStore, const N: usize>(
+    store: &SqlStore<C>,
+    statement: Statement<N>,
+    params: [SqlValue; N],
+) -> Result<Vec<jadpo_core::Row>, StoreError> {
+    let setup = store.sql.delivery_admin.custom_plans;
+    if setup.text().is_empty() {
+        return statement.query_once(store, params).await;
+    }
+    let mut tx = store.begin().await?;
+    let rows = async {
+        setup.query(tx.as_mut(), []).await?;
+        statement.query(tx.as_mut(), params).await
+    }
+    .await;
+    commit_or_rollback(tx, rows).await
 }
 
 fn text(value: Option<&String>) -> SqlValue {
@@ -54,6 +77,7 @@ impl<C: TransactionalStore> DeliveryAdminStore for SqlStore<C> {
         };
         let (subscriber, event_type) =
             (text(query.subscriber.as_ref()), text(query.event_type.as_ref()));
+        let held = text(query.held_by.as_ref());
         let limit = SqlValue::from(i64::from(query.limit.clamp(1, 1000)));
         let sql = &self.sql.delivery_admin;
         let rows = match query.status {
@@ -61,24 +85,26 @@ impl<C: TransactionalStore> DeliveryAdminStore for SqlStore<C> {
                 let params = [
                     subscriber,
                     event_type,
+                    held,
                     from.into(),
                     before_at.into(),
                     before_id.into(),
                     limit,
                 ];
-                sql.page_all.query_once(self, params).await?
+                page_read(self, sql.page_all, params).await?
             }
             Some(status) => {
                 let params = [
                     status.as_str().into(),
                     subscriber,
                     event_type,
+                    held,
                     from.into(),
                     before_at.into(),
                     before_id.into(),
                     limit,
                 ];
-                sql.page_status.query_once(self, params).await?
+                page_read(self, sql.page_status, params).await?
             }
         };
         rows.iter().map(rows::delivery).collect()
@@ -98,12 +124,12 @@ impl<C: TransactionalStore> DeliveryAdminStore for SqlStore<C> {
             DeliveryStatus::Handled,
             DeliveryStatus::Discarded,
         ] {
-            let rows =
-                sql.count_status.query_once(self, [status.as_str().into(), capped.clone()]).await?;
+            let params = [status.as_str().into(), capped.clone()];
+            let rows = page_read(self, sql.count_status, params).await?;
             let n = rows.first().map(|r| count(r, "n")).transpose()?.unwrap_or(0);
             counts.push((status, n));
         }
-        let rows = sql.count_dead_since.query_once(self, [since.into(), capped]).await?;
+        let rows = page_read(self, sql.count_dead_since, [since.into(), capped]).await?;
         let dead_since = rows.first().map(|r| count(r, "n")).transpose()?.unwrap_or(0);
         let rows = sql.oldest_pending.query_once(self, []).await?;
         let oldest_pending =
@@ -111,9 +137,10 @@ impl<C: TransactionalStore> DeliveryAdminStore for SqlStore<C> {
         Ok(DeliverySummary { counts, dead_since, oldest_pending, cap: u64::from(cap) })
     }
 
-    async fn dead_groups(&self, limit: u32) -> Result<Vec<DeadGroup>, StoreError> {
+    async fn dead_groups(&self, limit: u32, window: u32) -> Result<Vec<DeadGroup>, StoreError> {
         let limit = SqlValue::from(i64::from(limit.clamp(1, 1000)));
-        let rows = self.sql.delivery_admin.dead_groups.query_once(self, [limit]).await?;
+        let window = SqlValue::from(i64::from(window.clamp(1, 100_000)));
+        let rows = page_read(self, self.sql.delivery_admin.dead_groups, [limit, window]).await?;
         rows.iter()
             .map(|r| {
                 Ok(DeadGroup {

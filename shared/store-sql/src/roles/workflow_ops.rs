@@ -9,6 +9,8 @@ use jadpo_core::model::workflow::rows::RecoveryPoint;
 use jadpo_core::model::workflow::rows::RunDeleted;
 use jadpo_core::model::workflow::rows::RunExport;
 use jadpo_core::model::workflow::rows::SessionExport;
+use jadpo_core::model::workflow::rows::{RunQuery, RunSummary};
+use jadpo_core::model::workflow::state::ExecutionStatus;
 use jadpo_core::ports::WorkflowOps;
 use jadpo_core::ports::WorkflowStore;
 use jadpo_core::sql::SqlValue;
@@ -16,6 +18,7 @@ use jadpo_core::transaction::Transaction;
 use jadpo_core::transaction::{TransactionalStore, commit_or_rollback};
 
 use crate::dialect::ms;
+use crate::roles::delivery_admin::page_read;
 use crate::store::SqlStore;
 
 #[async_trait]
@@ -193,6 +196,33 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
         rows.iter().map(|r| r.get_str("run_id").map(str::to_owned)).collect()
     }
 
+    async fn runs_page(&self, query: &RunQuery) -> Result<Vec<RunSummary>, StoreError> {
+        let text = |v: Option<&String>| v.map_or(SqlValue::Null, |v| v.as_str().into());
+        let (workflow, owner) = (text(query.workflow.as_ref()), text(query.owner.as_ref()));
+        let before = SqlValue::from(query.before.as_deref().unwrap_or(AFTER_EVERY_RUN_ID));
+        let limit = SqlValue::from(i64::from(query.limit.clamp(1, 1000)));
+        let sql = &self.sql.workflow;
+        let rows = match query.status {
+            None => page_read(self, sql.runs_page_all, [workflow, owner, before, limit]).await?,
+            Some(status) => {
+                let params = [status.as_str().into(), workflow, owner, before, limit];
+                page_read(self, sql.runs_page_status, params).await?
+            }
+        };
+        rows.iter().map(run_summary).collect()
+    }
+
+    async fn runs_by_status(&self, cap: u32) -> Result<Vec<(ExecutionStatus, u64)>, StoreError> {
+        let mut counts = Vec::new();
+        for status in ExecutionStatus::ALL {
+            let params = [status.as_str().into(), i64::from(cap).into()];
+            let rows = page_read(self, self.sql.workflow.runs_count_status, params).await?;
+            let n = rows.first().map(|r| r.get_i64("n")).transpose()?.unwrap_or(0);
+            counts.push((status, u64::try_from(n).unwrap_or(0)));
+        }
+        Ok(counts)
+    }
+
     async fn sessions_all(&self) -> Result<Vec<String>, StoreError> {
         let rows = self.sql.workflow.sessions_all.query_once(self, []).await?;
         rows.iter().map(|r| r.get_str("id").map(str::to_owned)).collect()
@@ -276,4 +306,25 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
     ) -> Result<bool, StoreError> {
         Ok(self.sql.workflow.session_delete.execute(tx, [id.into()]).await? > 0)
     }
+}
+
+/// A bound after every run id this runtime makes (lowercase hexadecimal UUIDs), standing in for
+/// "no keyset yet" so one statement serves every page.
+const AFTER_EVERY_RUN_ID: &str = "zzzzzzzz-zzzz-zzzz-zzzz-zzzzzzzzzzzz";
+
+fn run_summary(r: &jadpo_core::Row) -> Result<RunSummary, StoreError> {
+    let status = r.get_str("status")?;
+    Ok(RunSummary {
+        run_id: r.get_str("run_id")?.to_owned(),
+        workflow_id: r.get_str("workflow_id")?.to_owned(),
+        workflow_version: r.get_str("workflow_version")?.to_owned(),
+        status: ExecutionStatus::parse(status)
+            .ok_or_else(|| StoreError::internal(format!("unknown run status {status:?}")))?,
+        revision: u64::try_from(r.get_i64("revision")?)
+            .map_err(|_| StoreError::internal("a negative revision"))?,
+        current_node: r.get_opt_str("current_node_id")?.map(str::to_owned),
+        owner: r.get_opt_str("owner")?.map(str::to_owned),
+        created_at: r.get_timestamp("created_at")?,
+        updated_at: r.get_timestamp("updated_at")?,
+    })
 }

@@ -83,6 +83,15 @@ statements! {
         recovery_point(),
         /// Returns `run_id` of runs in id order, for paging.
         executions_page(after, limit),
+        /// Returns at most `limit` runs with an id before `before`, newest first, of
+        /// `workflow` and `owner` where those are not NULL: `run_id, workflow_id,
+        /// workflow_version, status, current_node_id, revision, owner, created_at, updated_at`.
+        runs_page_all(workflow, owner, before, limit),
+        /// As `runs_page_all`, of one `status` (read from the `(status, run_id)` index).
+        runs_page_status(status, workflow, owner, before, limit),
+        /// Returns `n`: how many runs have `status`, stopping at `cap` (ordered as the
+        /// `(status, run_id)` index, so even a generic plan reads only that).
+        runs_count_status(status, cap),
         /// Returns `runs, run_revisions, events, pending, sessions, session_revisions`: counts and
         /// revision sums that any write to the workflow tables changes.
         fingerprint(),

@@ -3,11 +3,13 @@
 
 use std::collections::BTreeMap;
 
+use chrono::{DateTime, Utc};
+
 use serde_json::Value;
 
 use crate::error::StoreError;
 use crate::model::workflow::kernel::Transition;
-use crate::model::workflow::state::{ExecutionState, RuntimeEvent};
+use crate::model::workflow::state::{ExecutionState, ExecutionStatus, RuntimeEvent};
 
 /// A run as exported: its state, events and commands (leases are not exported: they belong to
 /// the processes of the source, which are stopped).
@@ -301,4 +303,43 @@ pub struct CommandRow {
     pub status: String,
     /// The provider's idempotency key.
     pub idempotency_key: Option<String>,
+}
+
+/// Which runs an operator's page shows, newest first (run ids are time-ordered UUIDv7s, so the
+/// id is the keyset: a page costs the same however many runs there are).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunQuery {
+    /// Only this status.
+    pub status: Option<ExecutionStatus>,
+    /// Only runs of this workflow.
+    pub workflow: Option<String>,
+    /// Only runs of this owner (`service:<name>` or `user:<id>`).
+    pub owner: Option<String>,
+    /// Only runs with an id before this one: the last of the page before.
+    pub before: Option<String>,
+    /// At most this many.
+    pub limit: u32,
+}
+
+/// A run as a list shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunSummary {
+    /// The run.
+    pub run_id: String,
+    /// Its workflow and version.
+    pub workflow_id: String,
+    /// The version it runs on.
+    pub workflow_version: String,
+    /// Where it stands.
+    pub status: ExecutionStatus,
+    /// Its revision (the last event's seq).
+    pub revision: u64,
+    /// The node it is at.
+    pub current_node: Option<String>,
+    /// Who owns it.
+    pub owner: Option<String>,
+    /// When it started.
+    pub created_at: DateTime<Utc>,
+    /// When it last changed.
+    pub updated_at: DateTime<Utc>,
 }

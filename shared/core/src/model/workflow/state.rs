@@ -44,20 +44,21 @@ impl ExecutionStatus {
         }
     }
 
+    /// Every status, live ones first.
+    pub const ALL: [Self; 8] = [
+        Self::Pending,
+        Self::Running,
+        Self::Waiting,
+        Self::Cancelling,
+        Self::Completed,
+        Self::Failed,
+        Self::Cancelled,
+        Self::CancellationFailed,
+    ];
+
     /// Parses [`ExecutionStatus::as_str`].
     pub fn parse(text: &str) -> Option<Self> {
-        [
-            Self::Pending,
-            Self::Running,
-            Self::Waiting,
-            Self::Cancelling,
-            Self::Completed,
-            Self::Failed,
-            Self::Cancelled,
-            Self::CancellationFailed,
-        ]
-        .into_iter()
-        .find(|s| s.as_str() == text)
+        Self::ALL.into_iter().find(|s| s.as_str() == text)
     }
 
     /// Whether the run can change no more.
