@@ -49,7 +49,8 @@ async fn main() -> anyhow::Result<()> {
     );
     let key = local_key(&engine, keys.as_ref()).await?;
     let public_url = public_url(config);
-    print_banner(config, &key, keys.name(), &public_url);
+    let console = local_console(&engine, listener.local_addr().context("the listener")?)?;
+    print_banner(config, &key, keys.name(), &public_url, console.login_path.as_deref());
 
     let (stop, stopped) = watch::channel(false);
     let relay = tokio::spawn(relay_loop(engine.clone(), Duration::from_secs(1), stopped.clone()));
@@ -62,10 +63,6 @@ async fn main() -> anyhow::Result<()> {
     let workers = config.delivery_workers;
     let inbox = Inbox { rx, backlog: Some(backlog), batch: config.delivery_batch };
     let worker = tokio::spawn(delivery_loop(engine.clone(), inbox, stopped, workers));
-    let console = local_console(&engine, listener.local_addr().context("the listener")?)?;
-    if let Some(path) = &console.login_path {
-        println!("  operator console:      http://{}{path}", config.listen);
-    }
     let web = WebSettings { public_url: Some(public_url), secure_cookies: false };
     let state = HttpState::new(engine, web)?;
     // Stopping drains the queued deliveries while the server still answers the sink that stands
@@ -188,7 +185,13 @@ fn public_url(config: &Config) -> String {
     }
 }
 
-fn print_banner(config: &Config, key: &IssuedKey, default_store: &str, public_url: &str) {
+fn print_banner(
+    config: &Config,
+    key: &IssuedKey,
+    default_store: &str,
+    public_url: &str,
+    console: Option<&str>,
+) {
     let addr = config.listen;
     println!("jadpo-local listening on http://{addr}");
     for store in &config.stores {
@@ -222,6 +225,11 @@ fn print_banner(config: &Config, key: &IssuedKey, default_store: &str, public_ur
     println!(
         "  a user's API token:    DATABASE_URL={db} jadpo tokens issue --user <customer id from /me>"
     );
+    // Part of the banner, before its last line: a reader that stops there (a test, `| head`)
+    // closes the pipe, and a line printed after it would fail.
+    if let Some(path) = console {
+        println!("  operator console:      http://{}{path}", config.listen);
+    }
     println!(
         "Ctrl-C or SIGTERM stops it (queued deliveries are finished first, the stores closed)."
     );
