@@ -55,7 +55,8 @@ fn blank(value: &Option<String>) -> bool {
     value.as_deref().is_none_or(|v| v.trim().is_empty())
 }
 
-fn given(value: Option<&String>) -> Option<String> {
+/// A filter's value, trimmed; `None` when blank.
+pub(crate) fn given(value: Option<&String>) -> Option<String> {
     value.map(|v| v.trim().to_owned()).filter(|v| !v.is_empty())
 }
 

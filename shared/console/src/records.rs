@@ -15,6 +15,7 @@ use maud::html;
 use serde::{Deserialize, Serialize};
 
 use crate::access::Signed;
+use crate::listing::given;
 use crate::pages::{maybe, page, unavailable, when};
 use crate::{ConsoleState, csrf_refusal};
 
@@ -27,10 +28,6 @@ pub(crate) fn routes() -> Router<ConsoleState> {
         .route("/console/flags/{name}", get(flag).post(set_flag))
         .route("/console/audit", get(audit))
         .route("/console/actions", get(actions))
-}
-
-fn given(value: Option<&String>) -> Option<String> {
-    value.map(|v| v.trim().to_owned()).filter(|v| !v.is_empty())
 }
 
 /// `GET /console/flags`: every declared flag's state, and stored ones no longer declared.

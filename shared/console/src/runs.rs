@@ -17,6 +17,7 @@ use maud::{Markup, html};
 use serde::{Deserialize, Serialize};
 
 use crate::access::Signed;
+use crate::listing::given;
 use crate::pages::{page, when};
 use crate::{ConsoleState, csrf_refusal};
 
@@ -45,10 +46,6 @@ struct RunFilter {
     owner: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     before: Option<String>,
-}
-
-fn given(value: Option<&String>) -> Option<String> {
-    value.map(|v| v.trim().to_owned()).filter(|v| !v.is_empty())
 }
 
 impl RunFilter {

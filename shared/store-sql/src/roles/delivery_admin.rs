@@ -57,7 +57,8 @@ pub(crate) async fn page_read<C: TransactionalStore, const N: usize>(
     commit_or_rollback(tx, rows).await
 }
 
-fn text(value: Option<&String>) -> SqlValue {
+/// An optional filter as a parameter: `NULL` when not given.
+pub(crate) fn text(value: Option<&String>) -> SqlValue {
     value.map_or(SqlValue::Null, |v| v.as_str().into())
 }
 

@@ -18,7 +18,7 @@ use jadpo_core::transaction::Transaction;
 use jadpo_core::transaction::{TransactionalStore, commit_or_rollback};
 
 use crate::dialect::ms;
-use crate::roles::delivery_admin::page_read;
+use crate::roles::delivery_admin::{page_read, text};
 use crate::store::SqlStore;
 
 #[async_trait]
@@ -197,7 +197,6 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
     }
 
     async fn runs_page(&self, query: &RunQuery) -> Result<Vec<RunSummary>, StoreError> {
-        let text = |v: Option<&String>| v.map_or(SqlValue::Null, |v| v.as_str().into());
         let (workflow, owner) = (text(query.workflow.as_ref()), text(query.owner.as_ref()));
         let before = SqlValue::from(query.before.as_deref().unwrap_or(AFTER_EVERY_RUN_ID));
         let limit = SqlValue::from(i64::from(query.limit.clamp(1, 1000)));
