@@ -2,7 +2,7 @@
 .DEFAULT_GOAL := help
 CARGO ?= cargo
 
-.PHONY: help run test lint lint-infra fmt fuzz soak audit bench bench-peers build tools prereqs
+.PHONY: help run test test-build test-run lint lint-infra fmt fuzz soak audit bench bench-peers build tools prereqs
 
 # The deployment tools live in a project-local virtualenv; its bin comes first on PATH so that
 # cargo-lambda finds its zig (`python3 -m ziglang`).
@@ -19,8 +19,13 @@ run: ## Run the sample app locally on SQLite (./.jadpo/main.db) at http://127.0.
 prereqs: ## Install what the tests need when missing (PostgreSQL binaries, Chromium and chromedriver, moto, rustfmt, clippy)
 	@scripts/test-prereqs.sh
 
-test: prereqs lint lint-infra ## Check format, clippy and the SAM template, then run every test (real PostgreSQL and SQLite)
-	$(CARGO) test --workspace
+test: prereqs lint lint-infra test-run ## Check format, clippy and the SAM template, then run every test (real PostgreSQL and SQLite); docs/testing.md
+
+test-build: ## Build every test binary (and the function binaries the end-to-end tests run), running none
+	$(CARGO) test --workspace --no-run
+
+test-run: test-build ## Run every test on one throwaway PostgreSQL (or DATABASE_URL's), with cargo-nextest when installed
+	scripts/with-postgres.sh scripts/run-tests.sh all
 
 lint: ## rustfmt check, clippy with warnings denied, the layering of core and engine, cargo-deny (licenses, bans, sources)
 	$(CARGO) fmt --all -- --check
@@ -42,14 +47,14 @@ lint-infra: tools ## Lint and validate infra/template.yaml offline (cfn-lint, sa
 	$(TOOLS)/python infra/check-template.py infra/template.yaml
 
 fuzz: prereqs ## Property-based fuzzing of every parser with more cases than `make test` (CASES=20000 by default)
-	PROPTEST_CASES=$(or $(CASES),20000) $(CARGO) test --release -p jadpo-http --test fuzz --lib
-	PROPTEST_CASES=$(or $(CASES),20000) $(CARGO) test --release -p jadpo-lambda --test fuzz
+	PROPTEST_CASES=$(or $(CASES),20000) $(CARGO) test --release -p jadpo-http --lib --test http -- fuzz:: arbitrary
+	PROPTEST_CASES=$(or $(CASES),20000) $(CARGO) test --release -p jadpo-lambda --test lambda -- fuzz::
 	PROPTEST_CASES=$(or $(CASES),20000) $(CARGO) test --release -p jadpo-core --lib arbitrary
 	PROPTEST_CASES=$(or $(CASES),20000) $(CARGO) test --release -p jadpo-cli --bin jadpo arbitrary
 
-soak: prereqs ## The fault suites against the real process, longer (ORDERS=2500, CRASHES=200 per adapter): database crash, SIGKILL, aborts at step boundaries
-	JADPO_SOAK_ORDERS=$(or $(ORDERS),2500) $(CARGO) test -p jadpo-local --test faults -- --nocapture
-	JADPO_CRASH_RUNS=$(or $(CRASHES),200) $(CARGO) test -p jadpo-local --test crash_points -- --nocapture
+soak: prereqs ## The long fault runs (about 40 min): every crash loop at full length (JADPO_SOAK=1), the real process's outages (ORDERS=2500) and crash points (CRASHES=200 per adapter)
+	JADPO_SOAK_ORDERS=$(or $(ORDERS),2500) JADPO_CRASH_RUNS=$(or $(CRASHES),200) \
+	  scripts/with-postgres.sh scripts/run-tests.sh soak
 
 fmt: ## Format the code
 	$(CARGO) fmt --all

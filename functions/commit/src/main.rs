@@ -3,8 +3,9 @@
 
 use std::process::ExitCode;
 
+use jadpo_fn_commit::with_invocation_deadline;
 use jadpo_http::{HttpState, WebSettings, router};
-use jadpo_lambda::{deployed_engine, exit_code, with_invocation_deadline};
+use jadpo_lambda::{deployed_engine, exit_code};
 use jadpo_runtime::telemetry;
 
 #[tokio::main]

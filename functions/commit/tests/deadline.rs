@@ -10,8 +10,8 @@ use jadpo_core::app::{Action, ActionOutput, Application, HandlerContext, Handler
 use jadpo_core::model::service_key::Scopes;
 use jadpo_engine::EngineSettings;
 use jadpo_engine::keys::issue_unrecorded;
+use jadpo_fn_commit::with_invocation_deadline;
 use jadpo_http::{HttpState, WebSettings, router};
-use jadpo_lambda::with_invocation_deadline;
 use jadpo_test_env::{Env, Kind};
 use lambda_http::{Body, Context, Request, RequestExt};
 use serde_json::{Value, json};

@@ -39,7 +39,12 @@ async fn main() -> anyhow::Result<()> {
     let app =
         Arc::new(jadpo_app::application().context("the application's declaration is invalid")?);
     let (config, listener) = bound(&app, std::env::vars().collect()).await?;
-    let wiring = Wiring::new(Arc::clone(&app), config, Arc::new(SystemClock))?;
+    let wiring = Wiring::new(
+        Arc::clone(&app),
+        config,
+        Arc::new(SystemClock),
+        Some(jadpo_runtime_sqlite::open),
+    )?;
     let (config, stores) = (&wiring.config, &wiring.stores);
     migrate_all(&app, stores).await.context("migrating the stores")?;
     let (queue, rx, backlog) = InProcessQueue::counted();

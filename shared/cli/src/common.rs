@@ -54,7 +54,12 @@ pub(crate) fn open_wiring(
         }
     }
     config.sqlite_create = create;
-    Ok(Wiring::new(Arc::clone(app), config, Arc::new(SystemClock))?)
+    Ok(Wiring::new(
+        Arc::clone(app),
+        config,
+        Arc::new(SystemClock),
+        Some(jadpo_runtime_sqlite::open),
+    )?)
 }
 
 /// The operator: `--operator`, else `JADPO_OPERATOR`, else the operating-system account the

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::bail;
 use clap::Args;
-use jadpo_runtime::sqlite_files;
 use jadpo_runtime::{Config, DatabaseUrl, Mode, SqlitePath};
+use jadpo_runtime_sqlite::files as sqlite_files;
 use serde_json::json;
 
 #[derive(Debug, Args)]

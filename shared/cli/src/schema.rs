@@ -127,7 +127,7 @@ impl SchemaArgs {
         for dialect in dialects {
             for store in &stores {
                 let scratch = match dialect {
-                    Dialect::Sqlite => Scratch::sqlite(store)?,
+                    Dialect::Sqlite => jadpo_runtime_sqlite::scratch(store)?,
                     Dialect::Postgres => {
                         Scratch::postgres(server.as_deref().unwrap_or_default(), store).await?
                     }

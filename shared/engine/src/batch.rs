@@ -44,7 +44,14 @@ pub async fn deliver_many(
     event_store: &Arc<dyn Store>,
     ids: &[String],
 ) -> Vec<Result<DeliveryResult, StoreError>> {
-    let loaded = match event_store.deliveries_get(ids).await {
+    let loaded = event_store.deliveries_get(ids).await.and_then(|loaded| {
+        checkpoint(|| {
+            crate::fault!("deliver.batch.after_load");
+            Ok(())
+        })
+        .map(|()| loaded)
+    });
+    let loaded = match loaded {
         Ok(loaded) => loaded,
         Err(e) => return ids.iter().map(|_| Err(copy(&e))).collect(),
     };

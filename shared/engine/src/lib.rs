@@ -21,16 +21,20 @@
 /// (`fail::cfg(name, "return")`), the enclosing function returns an "unavailable" error there,
 /// as if the process had crashed at that step; configured with a callback, the callback runs
 /// there (a test's pause). Without the feature it compiles to nothing.
+/// Each time a point fails this way it is counted ([`fault_points::fired`]), so that a crash
+/// loop can show that every point it arms was reached.
 macro_rules! fault {
     ($name:literal) => {
-        fail::fail_point!($name, |_| Err(jadpo_core::StoreError::unavailable(concat!(
-            "fault injected at ",
-            $name
-        ))
-        .into()))
+        fail::fail_point!($name, |_| {
+            $crate::fault_points::record($name);
+            Err(jadpo_core::StoreError::unavailable(concat!("fault injected at ", $name)).into())
+        })
     };
 }
 pub(crate) use fault;
+
+#[cfg(feature = "failpoints")]
+pub mod fault_points;
 
 pub mod audit;
 pub mod batch;

@@ -152,7 +152,10 @@ pub async fn enqueue_now(p: &Engine, store: &str, deliveries: &[QueuedDelivery])
     let (sent, failed) = send(p, store, deliveries).await;
     // A crash here leaves the messages sent and unmarked: the relay sends them again after its
     // grace, and delivery dedupes the repeat.
-    fail::fail_point!("enqueue.after_send", |_| RelayReport::default());
+    fail::fail_point!("enqueue.after_send", |_| {
+        crate::fault_points::record("enqueue.after_send");
+        RelayReport::default()
+    });
     if let Ok(s) = p.store(store) {
         if let Err(e) = s.deliveries_mark_enqueued(&sent, p.clock.now()).await {
             tracing::warn!(error = %e, "could not mark deliveries as enqueued; the relay will resend them");

@@ -137,25 +137,6 @@ fn item_failure(id: String) -> BatchItemFailure {
     failure
 }
 
-#[cfg(feature = "http")]
-/// The HTTP routes with each request's invocation deadline taken from its Lambda context (which
-/// `lambda_http` puts on the request), so that an action starts no call it could not finish
-/// before the function is stopped. A request with no context (or an emulator's deadline of 0)
-/// runs as without one.
-pub fn with_invocation_deadline(routes: axum::Router) -> axum::Router {
-    routes.layer(axum::middleware::map_request(mark_deadline))
-}
-
-#[cfg(feature = "http")]
-async fn mark_deadline<B>(mut request: axum::http::Request<B>) -> axum::http::Request<B> {
-    use lambda_http::RequestExt;
-    let deadline = request.lambda_context_ref().and_then(|c| invocation_deadline(c.deadline));
-    if let Some(deadline) = deadline {
-        request.extensions_mut().insert(jadpo_http::InvocationDeadline(deadline));
-    }
-    request
-}
-
 /// The invocation's deadline from the Lambda context's (epoch milliseconds).
 pub fn invocation_deadline(context_deadline_ms: u64) -> Option<DateTime<Utc>> {
     i64::try_from(context_deadline_ms).ok().and_then(DateTime::from_timestamp_millis)

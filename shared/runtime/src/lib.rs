@@ -21,9 +21,5 @@ pub mod telemetry;
 pub mod wiring;
 
 pub use config::{Config, ConfigError, DatabaseUrl, Mode, SqlitePath, StoreConfig};
-pub use stores::{Stores, catalog_for, migrate_all, open_stores};
+pub use stores::{OpenSqlite, Stores, catalog_for, migrate_all, open_stores};
 pub use wiring::{Wiring, WiringError};
-
-/// Backing up and restoring SQLite files (`jadpo backup`, `jadpo restore`).
-#[cfg(feature = "sqlite")]
-pub use jadpo_store_sqlite::files as sqlite_files;

@@ -20,18 +20,10 @@ pub struct Scratch {
 }
 
 impl Scratch {
-    /// A private in-memory SQLite database.
-    #[cfg(feature = "sqlite")]
-    pub fn sqlite(store: &str) -> Result<Self, StoreError> {
-        use jadpo_store_sqlite::{Sqlite, SqliteLocation, SqliteOptions};
-        let options = SqliteOptions::default();
-        let opened = Sqlite::open(
-            store,
-            &SqliteLocation::Memory,
-            &options,
-            Arc::new(jadpo_core::SystemClock),
-        )?;
-        Ok(Self { store: Arc::new(opened), made: None })
+    /// A scratch over `store`, which needs no removal (a private in-memory SQLite database:
+    /// `jadpo_runtime_sqlite::scratch`).
+    pub fn in_memory(store: Arc<dyn Store>) -> Self {
+        Self { store, made: None }
     }
 
     /// A new database on the PostgreSQL server `server_url` reaches (its role may create

@@ -29,8 +29,13 @@ impl Stores {
     }
 }
 
-/// Opens every configured store (PostgreSQL pools connect lazily; SQLite files open now).
-pub fn open_stores(config: &Config, clock: Arc<dyn Clock>) -> Result<Stores, StoreError> {
+/// Opens every configured store (PostgreSQL pools connect lazily; SQLite files open now, through
+/// `sqlite` when the binary links SQLite).
+pub fn open_stores(
+    config: &Config,
+    clock: Arc<dyn Clock>,
+    sqlite: Option<OpenSqlite>,
+) -> Result<Stores, StoreError> {
     let mut by_name = BTreeMap::new();
     let mut order = Vec::new();
     for store in &config.stores {
@@ -39,7 +44,10 @@ pub fn open_stores(config: &Config, clock: Arc<dyn Clock>) -> Result<Stores, Sto
                 log_transport(&store.name, url);
                 Arc::new(Postgres::connect(&store.name, url, &config.postgres)?)
             }
-            DatabaseUrl::Sqlite(path) => open_sqlite(&store.name, path, config, &clock)?,
+            DatabaseUrl::Sqlite(path) => match sqlite {
+                Some(open) => open(&store.name, path, config, &clock)?,
+                None => return Err(no_sqlite(&store.name)),
+            },
         };
         by_name.insert(store.name.clone(), opened);
         order.push(store.name.clone());
@@ -63,39 +71,20 @@ fn log_transport(store: &str, url: &str) {
     }
 }
 
-#[cfg(feature = "sqlite")]
-fn open_sqlite(
-    name: &str,
-    path: &SqlitePath,
-    config: &Config,
-    clock: &Arc<dyn Clock>,
-) -> Result<Arc<dyn Store>, StoreError> {
-    use jadpo_store_sqlite::{Sqlite, SqliteLocation, SqliteOptions};
-    let location = match path {
-        SqlitePath::File(file) => SqliteLocation::File(file.clone()),
-        SqlitePath::Memory => SqliteLocation::Memory,
-    };
-    let defaults = SqliteOptions::default();
-    let options = SqliteOptions {
-        busy_timeout: config.sqlite_busy_timeout.unwrap_or(defaults.busy_timeout),
-        create: config.sqlite_create,
-    };
-    Ok(Arc::new(Sqlite::open(name, &location, &options, Arc::clone(clock))?))
-}
+/// How a `sqlite://` store is opened. The binaries that link SQLite (the local process, the
+/// CLI) give `jadpo_runtime_sqlite::open`; the deployed functions give none and never link it.
+/// A separate crate rather than a feature of this one, so that a workspace build (the tests')
+/// makes the same function binaries that ship.
+pub type OpenSqlite =
+    fn(&str, &SqlitePath, &Config, &Arc<dyn Clock>) -> Result<Arc<dyn Store>, StoreError>;
 
-/// A deployed function is built without SQLite (it never links it); a `sqlite://` URL there is
-/// a configuration mistake, refused before anything runs.
-#[cfg(not(feature = "sqlite"))]
-fn open_sqlite(
-    name: &str,
-    _: &SqlitePath,
-    _: &Config,
-    _: &Arc<dyn Clock>,
-) -> Result<Arc<dyn Store>, StoreError> {
-    Err(StoreError::invalid(format!(
+/// A binary built without SQLite (a deployed function): a `sqlite://` URL there is a
+/// configuration mistake, refused before anything runs.
+fn no_sqlite(name: &str) -> StoreError {
+    StoreError::invalid(format!(
         "store {name:?} has a sqlite:// URL, but this binary is built without SQLite \
          (deployed functions use PostgreSQL): give it a postgres:// URL"
-    )))
+    ))
 }
 
 /// `store`'s built-in migrations followed by the application's own for that store and dialect,

@@ -16,7 +16,7 @@ use jadpo_engine::steps::RunEnv;
 use crate::blobs::DirBlobs;
 use crate::config::{Config, ConfigError, Mode, SealingSource};
 use crate::connections::{ClientError, HttpConnections};
-use crate::stores::{Stores, open_stores};
+use crate::stores::{OpenSqlite, Stores, open_stores};
 
 /// Why a binary could not be wired.
 #[derive(Debug, thiserror::Error)]
@@ -61,7 +61,7 @@ impl Wiring {
     /// Reads the configuration for `mode` from the process environment and opens every store.
     pub fn from_env(app: Arc<Application>, mode: Mode<'_>) -> Result<Self, WiringError> {
         let config = Config::from_process_env(&app, mode)?;
-        Self::new(app, config, Arc::new(SystemClock))
+        Self::new(app, config, Arc::new(SystemClock), None)
     }
 
     /// Reads the configuration for `mode` from `vars` (the environment with its secrets
@@ -72,21 +72,23 @@ impl Wiring {
         mode: Mode<'_>,
     ) -> Result<Self, WiringError> {
         let config = Config::from_vars(&app, vars, mode)?;
-        Self::new(app, config, Arc::new(SystemClock))
+        Self::new(app, config, Arc::new(SystemClock), None)
     }
 
-    /// Opens every store of `config`.
+    /// Opens every store of `config`; `sqlite://` stores through `sqlite`, given by the binaries
+    /// that link SQLite (`from_env` and `from_vars`, the deployed functions', give none).
     pub fn new(
         app: Arc<Application>,
         config: Config,
         clock: Arc<dyn Clock>,
+        sqlite: Option<OpenSqlite>,
     ) -> Result<Self, WiringError> {
         let sealing = match &config.sealing {
             SealingSource::Given(keys) => Some(Arc::clone(keys)),
             SealingSource::LocalFile(path) => Some(Arc::new(local_sealing_keys(path)?)),
             SealingSource::Absent => None,
         };
-        let stores = open_stores(&config, Arc::clone(&clock))?;
+        let stores = open_stores(&config, Arc::clone(&clock), sqlite)?;
         // A bucket wins (the deployed functions open it themselves): the directory is opened,
         // and swept of cut-short writes, only when it is where the bytes live.
         let blobs = match (&config.files_dir, &config.files_bucket) {

@@ -25,8 +25,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use jadpo_e2e::{
-    Backing, FUNCTIONS, Function, HELLO_SECRETS, HELLO_WORLD, Invocation, Profile, RuntimeApi,
-    build, json_fixture, place_order,
+    Backing, FUNCTIONS, Function, HELLO_SECRETS, HELLO_WORLD, Invocation, RuntimeApi, json_fixture,
+    place_order, release,
 };
 use serde_json::{Value, json};
 
@@ -149,7 +149,7 @@ async fn main() {
     let mut names = vec![HELLO_WORLD, HELLO_SECRETS];
     names.extend(FUNCTIONS);
     let to_build = names.clone();
-    let bins = tokio::task::spawn_blocking(move || build(Profile::Release, &to_build))
+    let bins = tokio::task::spawn_blocking(move || release(&to_build))
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let backing = Backing::start().await;

@@ -218,7 +218,8 @@ impl Backing {
         // The same variables make a complete deployed configuration, or this fails first.
         let config =
             Config::from_vars(&app, &vars, Mode::Deployed).unwrap_or_else(|e| panic!("{e}"));
-        let stores = open_stores(&config, Arc::new(SystemClock)).unwrap_or_else(|e| panic!("{e}"));
+        let stores =
+            open_stores(&config, Arc::new(SystemClock), None).unwrap_or_else(|e| panic!("{e}"));
         migrate_all(&app, &stores).await.unwrap_or_else(|e| panic!("{e}"));
         let deployed = secrets_in_moto(&moto, &vars).await;
         Self { vars, deployed, stores, sinks, gate, sqs, queue_url, files, _moto: moto, _dbs: dbs }

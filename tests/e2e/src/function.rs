@@ -51,6 +51,20 @@ impl Function {
         self.process.exited()
     }
 
+    /// Waits (30 s at most) for the process to exit, as a function that refuses to start does;
+    /// its exit status.
+    pub async fn exit_status(&mut self) -> std::process::ExitStatus {
+        let started = std::time::Instant::now();
+        loop {
+            if let Some(status) = self.exited() {
+                return status;
+            }
+            let waited = started.elapsed();
+            assert!(waited < std::time::Duration::from_secs(30), "{} did not exit", self.name);
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
+
     /// Its resident and peak resident memory in KiB, from `/proc/<pid>/status`.
     pub fn memory_kib(&self) -> (u64, u64) {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()))

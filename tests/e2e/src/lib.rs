@@ -1,9 +1,8 @@
 //! `jadpo-e2e`: the function binaries as AWS Lambda runs them — separate processes that poll a
 //! Runtime API for work — rather than their handlers called in-process.
 //!
-//! - [`build`] compiles the five function binaries (and the hello-world reference) with cargo,
-//!   in a target directory of their own, since the calling `cargo test`/`cargo bench` holds the
-//!   lock on the workspace's.
+//! - [`built`] finds the five function binaries the workspace's test build made (no second
+//!   build); [`release`] compiles them in the deployed profile for the cold-start benchmark.
 //! - [`Backing`] is what a deployment talks to: PostgreSQL, the SQS API (moto), a sink, and a
 //!   [`SinkGate`] in front of it that can hold a connection's calls.
 //! - [`Function`] runs one binary with the Lambda environment variables; like [`Watch`], it is a
@@ -26,7 +25,7 @@ mod watch;
 use std::path::PathBuf;
 
 pub use backing::{Backing, SinkGate, fixture, json_fixture, place_order};
-pub use build::{Profile, build};
+pub use build::{built, release};
 pub use function::Function;
 pub use runtime_api::{Invocation, RuntimeApi};
 pub use watch::Watch;

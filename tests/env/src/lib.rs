@@ -5,6 +5,9 @@
 
 pub mod authenticator;
 
+pub use fail::FailScenario;
+pub use jadpo_test_harness::{sized, soak};
+
 use std::collections::BTreeMap;
 use std::future::IntoFuture;
 use std::sync::Arc;
@@ -29,8 +32,20 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 /// Runs each named `async fn case(kind: Kind)` as two tests, `sqlite::case` and
 /// `postgres::case`, each on a two-worker runtime (a test may block one worker at a fault point).
+/// `both!(faults: ...)` holds `fail`'s scenario lock for each whole test, as every test of a
+/// binary that arms fault points must (they are process-wide): such tests then run one at a
+/// time under `cargo test` (nextest gives each its own process anyway), and the scenario's end
+/// disarms every point.
 #[macro_export]
 macro_rules! both {
+    (faults: $($case:ident),* $(,)?) => {
+        mod sqlite {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)] async fn $case() { let _faults = $crate::FailScenario::setup(); super::$case($crate::Kind::Sqlite).await; })*
+        }
+        mod postgres {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)] async fn $case() { let _faults = $crate::FailScenario::setup(); super::$case($crate::Kind::Postgres).await; })*
+        }
+    };
     ($($case:ident),* $(,)?) => {
         mod sqlite {
             $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)] async fn $case() { super::$case($crate::Kind::Sqlite).await; })*
@@ -64,36 +79,51 @@ pub const PIPELINE_FAULT_POINTS: &[&str] = &[
     "deliver.after_outcome",
 ];
 
-/// The fault points of a batch of deliveries (shared transaction, handled records in one
-/// statement, outcomes in one statement), with those of a delivery run alone beside it.
+/// The fault points of a batch of deliveries (loaded together, a shared transaction, handled
+/// records in one statement, outcomes in one statement), with those of a delivery run alone
+/// beside it.
 pub const BATCH_FAULT_POINTS: &[&str] = &[
     "commit.after_commit",
     "relay.after_send",
+    "deliver.batch.after_load",
     "deliver.batch.after_handled_insert",
     "deliver.batch.before_commit",
     "deliver.batch.after_commit",
     "deliver.batch.after_outcomes",
-    "deliver.after_load",
     "deliver.after_subscriber_commit",
     "deliver.after_outcome",
 ];
 
+/// The points of `points` that have not failed (the engine's `fault_points` count) since
+/// `before` was taken: a point renamed or moved off the path the loop drives.
+pub fn unfired(
+    points: &[&'static str],
+    before: &BTreeMap<&'static str, usize>,
+) -> Vec<&'static str> {
+    let now = jadpo_engine::fault_points::snapshot();
+    let count = |m: &BTreeMap<&'static str, usize>, p: &str| m.get(p).copied().unwrap_or(0);
+    points.iter().copied().filter(|p| count(&now, p) <= count(before, p)).collect()
+}
+
 /// A crash-injection loop on both adapters: `run(kind, crash)` with each of `points` failing
-/// alone, then with `random` random sets of them (each point in a set with probability
+/// alone, then with [`sized`]`(random)` random sets of them (each point in a set with probability
 /// `chance_in_10` / 10). Prints each adapter's runs and how many lost or repeated something;
-/// panics with the seed (to replay the sets) and every failure.
+/// panics with the seed (to replay the sets) and every failure, a point that never fired on an
+/// adapter among them.
 pub async fn crash_loop<F, Fut>(points: &[&'static str], random: usize, chance_in_10: u8, run: F)
 where
     F: Fn(Kind, Vec<&'static str>) -> Fut,
     Fut: std::future::Future<Output = Result<(), String>>,
 {
+    let scenario = fail::FailScenario::setup();
     let seed = fastrand::u64(..);
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut failures = Vec::new();
     for kind in [Kind::Sqlite, Kind::Postgres] {
         let before = failures.len();
+        let fired_before = jadpo_engine::fault_points::snapshot();
         let alone = points.iter().map(|p| vec![*p]);
-        let sets: Vec<Vec<&'static str>> = (0..random)
+        let sets: Vec<Vec<&'static str>> = (0..sized(random))
             .map(|_| points.iter().copied().filter(|_| rng.u8(..10) < chance_in_10).collect())
             .collect();
         let mut runs = 0;
@@ -103,9 +133,29 @@ where
                 failures.push(format!("{kind:?} at {crash:?}: {e}"));
             }
         }
+        for point in unfired(points, &fired_before) {
+            failures.push(format!("{kind:?}: the fault at {point} never fired"));
+        }
         println!("{kind:?}: {runs} runs, {} lost or repeated", failures.len() - before);
     }
+    scenario.teardown();
     assert!(failures.is_empty(), "seed {seed}: {failures:#?}");
+}
+
+/// A crash loop's run of `point` alone, failing as `when` says. A relay's point is reached only
+/// when the relay has something to send, which the send right after a commit leaves it only when
+/// that send did not happen: its run also crashes at `upstream` (the first time), the point
+/// after that commit.
+pub fn alone(
+    point: &'static str,
+    when: &str,
+    upstream: &'static str,
+) -> Vec<(&'static str, String)> {
+    let mut set = vec![(point, when.to_owned())];
+    if point.starts_with("relay.") {
+        set.push((upstream, fails_after(0)));
+    }
+    set
 }
 
 /// A fault point's action that fails the `k`-th time it is reached after the first (`k` = 0:
@@ -116,7 +166,7 @@ pub fn fails_after(k: usize) -> String {
 }
 
 /// One adapter's share of a crash loop over batched work: `run(kind, crash)` with each of
-/// `points` failing alone the first time it is reached, then `random` random sets of them (each
+/// `points` failing alone the first time it is reached, then [`sized`]`(random)` random sets of them (each
 /// point with probability 4/10, failing at one of its first six arrivals). Prints how many runs
 /// `went_wrong` (what a failure means, e.g. `lost or left behind`); returns each failure.
 pub async fn crash_sets<F, Fut>(
@@ -133,7 +183,7 @@ where
 {
     let alone: Vec<Vec<(&'static str, String)>> =
         points.iter().map(|p| vec![(*p, fails_after(0))]).collect();
-    let random: Vec<Vec<(&'static str, String)>> = (0..random)
+    let random: Vec<Vec<(&'static str, String)>> = (0..sized(random))
         .map(|_| {
             let chosen: Vec<_> = points.iter().filter(|_| rng.u8(..10) < 4).collect();
             chosen.into_iter().map(|p| (*p, fails_after(rng.usize(..6)))).collect()
@@ -172,9 +222,10 @@ pub async fn housekeep_crashed_then_again(
 }
 
 /// Runs a crash loop's `adapter` on SQLite, then PostgreSQL, under one fail scenario (fault
-/// points are process-wide: one such test per binary), each with a random generator from one
-/// seed; panics with the seed (which replays the random sets) and the failures it returned.
-pub async fn crash_loop_on_both<F, Fut>(adapter: F)
+/// points are process-wide: the scenario's lock keeps the tests that arm them apart), each with a
+/// random generator from one seed; panics with the seed (which replays the random sets) and the
+/// failures it returned, or with each of `points` that did not fire on an adapter.
+pub async fn crash_loop_on_both<F, Fut>(points: &[&'static str], adapter: F)
 where
     F: Fn(Kind, fastrand::Rng) -> Fut,
     Fut: std::future::Future<Output = Vec<String>>,
@@ -184,7 +235,11 @@ where
     let mut failures = Vec::new();
     for (i, kind) in [Kind::Sqlite, Kind::Postgres].into_iter().enumerate() {
         let rng = fastrand::Rng::with_seed(seed.wrapping_add(i as u64));
+        let fired_before = jadpo_engine::fault_points::snapshot();
         failures.extend(adapter(kind, rng).await);
+        for point in unfired(points, &fired_before) {
+            failures.push(format!("{kind:?}: the fault at {point} never fired"));
+        }
     }
     scenario.teardown();
     no_failures(seed, &failures);

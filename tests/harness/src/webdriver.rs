@@ -20,10 +20,14 @@ use crate::net::free_port;
 /// One WebDriver command: `method path` with a JSON body; the answer's `value`. The answer is
 /// read by its `Content-Length`: chromedriver keeps the connection open.
 fn webdriver(port: u16, method: &str, path: &str, body: &Value) -> Value {
-    tokio::task::block_in_place(|| exchange(port, method, path, body))
+    match tokio::task::block_in_place(|| exchange(port, method, path, body)) {
+        Ok(value) => value,
+        Err(refused) => panic!("{method} {path}: {refused}"),
+    }
 }
 
-fn exchange(port: u16, method: &str, path: &str, body: &Value) -> Value {
+/// One WebDriver command; `Err` with the answer's status line and error when it is not `200`.
+fn exchange(port: u16, method: &str, path: &str, body: &Value) -> Result<Value, String> {
     let body = body.to_string();
     let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap_or_else(|e| panic!("{e}"));
     let request = format!(
@@ -52,8 +56,10 @@ fn exchange(port: u16, method: &str, path: &str, body: &Value) -> Value {
     let value: Value = serde_json::from_slice(&payload).unwrap_or_else(|e| {
         panic!("chromedriver answered {head:?} {:?}: {e}", String::from_utf8_lossy(&payload))
     });
-    assert!(head.starts_with("HTTP/1.1 200"), "{method} {path}: {head}\n{value}");
-    value["value"].clone()
+    if !head.starts_with("HTTP/1.1 200") {
+        return Err(format!("{head}\n{value}"));
+    }
+    Ok(value["value"].clone())
 }
 
 /// A chromedriver process and one headless Chromium session on it; both end when dropped.
@@ -140,11 +146,22 @@ impl Browser {
         self.command("POST", &format!("/element/{id}/value"), &json!({"text": text}));
     }
 
-    /// The visible text of the element `css` selects.
+    /// The visible text of the element `css` selects. An element that went stale between
+    /// finding and reading it (the page it was on was replaced: a form's answer arriving) is
+    /// found again on the new page.
     pub fn text(&self, css: &str) -> String {
-        let id = self.element(css);
-        let text = self.command("GET", &format!("/element/{id}/text"), &json!({}));
-        text.as_str().unwrap_or_default().to_owned()
+        for _ in 0..20 {
+            let id = self.element(css);
+            let path = format!("/session/{}/element/{id}/text", self.session);
+            match tokio::task::block_in_place(|| exchange(self.port, "GET", &path, &json!({}))) {
+                Ok(text) => return text.as_str().unwrap_or_default().to_owned(),
+                Err(e) if e.contains("stale element reference") => {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                Err(e) => panic!("GET {path}: {e}"),
+            }
+        }
+        panic!("{css} went stale 20 times in a row")
     }
 
     /// The page's title.

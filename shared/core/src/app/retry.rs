@@ -11,7 +11,7 @@ pub struct RetryPolicy {
     pub max_attempts: u32,
     /// Delay before the second attempt (doubling after each failure, plus jitter).
     pub min_delay: Duration,
-    /// Longest delay between attempts.
+    /// Longest delay between attempts, jitter included.
     pub max_delay: Duration,
 }
 
@@ -27,7 +27,8 @@ impl Default for RetryPolicy {
 }
 
 impl RetryPolicy {
-    /// The delay after the `failed`-th failed attempt, or `None` when no attempt is left.
+    /// The delay after the `failed`-th failed attempt, or `None` when no attempt is left. The
+    /// jitter adds up to the delay itself, and the sum never passes `max_delay`.
     pub fn delay_after(&self, failed: u32) -> Option<Duration> {
         if failed >= self.max_attempts || failed == 0 {
             return None;
@@ -40,6 +41,7 @@ impl RetryPolicy {
             .with_max_times(failed as usize)
             .build()
             .nth(failed as usize - 1)
+            .map(|delay| delay.min(self.max_delay))
     }
 }
 
@@ -71,7 +73,14 @@ mod tests {
             min_delay: Duration::from_secs(1),
             max_delay: Duration::from_secs(10),
         };
-        let late = policy.delay_after(20).unwrap_or_default();
-        assert!(late <= Duration::from_secs(20), "{late:?}");
+        for _ in 0..50 {
+            for failed in 1..30 {
+                let delay = policy.delay_after(failed);
+                let delay = delay.unwrap_or_else(|| panic!("attempt {failed} of 30 has a delay"));
+                assert!(delay >= policy.min_delay, "after {failed}: {delay:?}");
+                assert!(delay <= policy.max_delay, "after {failed}: {delay:?} past the cap");
+            }
+        }
+        assert_eq!(policy.delay_after(20), Some(policy.max_delay), "the cap is reached");
     }
 }

@@ -16,7 +16,10 @@ fn cutoffs_follow_each_class_retention() {
     assert_eq!(s.cutoff(RecordClass::ScheduleRuns, now), now - chrono::Duration::days(30));
     assert_eq!(s.cutoff(RecordClass::PasskeyChallenges, now), now, "a ceremony past its end goes");
     let names: Vec<_> = RecordClass::ALL.iter().map(|c| c.as_str()).collect();
-    let outbox = names.iter().position(|n| *n == "outbox_rows");
-    let finished = names.iter().position(|n| *n == "finished_deliveries");
+    let position = |class: &str| {
+        let at = names.iter().position(|n| *n == class);
+        at.unwrap_or_else(|| panic!("no class {class} in {names:?}"))
+    };
+    let (outbox, finished) = (position("outbox_rows"), position("finished_deliveries"));
     assert!(finished < outbox, "deliveries go before their outbox rows: {names:?}");
 }

@@ -331,7 +331,12 @@ pub async fn relay_commands(p: &Engine) -> Result<usize, StoreError> {
         let now = p.clock.now();
         let lost_before = jadpo_core::clock::before(now, p.settings.redelivery_after);
         let ids = store.commands_claim_due(now, lost_before, p.settings.relay_batch).await?;
+        if ids.is_empty() {
+            continue;
+        }
+        crate::fault!("relay.commands.after_claim");
         sent += send_commands(p, name, &ids).await;
+        crate::fault!("relay.commands.after_send");
     }
     Ok(sent)
 }

@@ -1,0 +1,19 @@
+//! The engine's use cases over real stores, on both adapters: one test binary.
+
+#[path = "../support/files_app.rs"]
+mod files_app;
+#[path = "../support/retention_app.rs"]
+mod retention_app;
+
+mod breakers;
+mod clock_jumps;
+mod files;
+mod flags;
+mod pipeline;
+mod relay_backlog;
+mod relay_refusals;
+mod retention;
+mod time_bounds;
+mod verify;
+mod versions;
+mod workflows;

@@ -1,0 +1,198 @@
+//! Sign-in with an OpenID Connect ID token over HTTP, against a test issuer whose key set the
+//! test serves: a token signs in its linked user, a first sign-in follows the application's
+//! policy, and a token with the wrong audience, issuer, key, algorithm or expiry is refused and
+//! changes nothing.
+
+use crate::common;
+
+use axum::http::StatusCode;
+use common::{Answer, Req, WhoAmI, browser_of, club, post, send};
+use jadpo_core::app::{Application, Callers, FirstSignIn, OidcProvider, UserEntity};
+use jadpo_engine::EngineSettings;
+use jadpo_test_env::{Env, Kind};
+use serde_json::{Value, json};
+
+/// A test issuer: a P-256 key, its key set served over HTTP, and tokens it signs.
+struct Issuer {
+    der: Vec<u8>,
+    jwks: Value,
+}
+
+const ISSUER: &str = "https://issuer.test";
+const AUDIENCE: &str = "shop-client";
+
+impl Issuer {
+    fn new(kid: &str) -> Self {
+        use p256::pkcs8::EncodePrivateKey;
+        let mut bytes = [0_u8; 32];
+        getrandom::fill(&mut bytes).unwrap_or_else(|e| panic!("{e}"));
+        let secret = p256::SecretKey::from_slice(&bytes).unwrap_or_else(|e| panic!("{e}"));
+        let der = secret.to_pkcs8_der().unwrap_or_else(|e| panic!("{e}")).as_bytes().to_vec();
+        let mut jwk = serde_json::to_value(secret.public_key().to_jwk()).unwrap_or_default();
+        jwk["kid"] = json!(kid);
+        jwk["alg"] = json!("ES256");
+        jwk["use"] = json!("sig");
+        Self { der, jwks: json!({"keys": [jwk]}) }
+    }
+
+    fn token(&self, kid: &str, claims: &Value) -> String {
+        let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::ES256);
+        header.kid = Some(kid.to_owned());
+        let key = jsonwebtoken::EncodingKey::from_ec_der(&self.der);
+        jsonwebtoken::encode(&header, claims, &key).unwrap_or_else(|e| panic!("{e}"))
+    }
+}
+
+/// Serves `jwks` at `/keys` on a free port; its base URL.
+async fn serve_keys(jwks: Value) -> String {
+    let listener =
+        tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("{e}"));
+    let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
+    let app = axum::Router::new()
+        .route("/keys", axum::routing::get(move || async move { axum::Json(jwks) }));
+    tokio::spawn(axum::serve(listener, app).into_future());
+    format!("http://{addr}/keys")
+}
+
+/// A shop-like application whose users are created at first sign-in and may sign in with the
+/// test issuer's ID tokens.
+fn oidc_app(policy: FirstSignIn) -> Application {
+    let users = UserEntity::new("member", "main", "members")
+        .oidc_sign_in(OidcProvider::new("test", ISSUER, AUDIENCE, "issuer_keys"))
+        .on_first_sign_in(policy);
+    club(users, "issuer_keys")
+        .action_for("members_only", "main", Callers::users(), WhoAmI)
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// An engine for `app` whose `issuer_keys` connection reaches `keys_url`.
+async fn oidc_env(kind: Kind, app: Application, keys_url: &str) -> Env {
+    let mut env = Env::new(kind, app, EngineSettings::default()).await;
+    let bases =
+        [("issuer_keys".to_owned(), url::Url::parse(keys_url).unwrap_or_else(|e| panic!("{e}")))];
+    let connections = jadpo_runtime::connections::HttpConnections::new(
+        bases.into_iter().collect(),
+        std::time::Duration::from_secs(5),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    env.engine.connections = std::sync::Arc::new(connections);
+    env
+}
+
+fn claims(env: &Env, sub: &str, email: Option<&str>) -> Value {
+    let now = env.engine.clock.now().timestamp();
+    let mut c = json!({"iss": ISSUER, "aud": AUDIENCE, "sub": sub, "iat": now, "exp": now + 300});
+    if let Some(email) = email {
+        c["email"] = json!(email);
+        c["email_verified"] = json!(true);
+    }
+    c
+}
+
+async fn with_token(env: &Env, token: &str) -> Answer {
+    post(env, "/sign-in/oidc/test", json!({"id_token": token})).await
+}
+
+/// An ID token signs in the user its (issuer, subject) was linked to; the first sign-in links by
+/// verified email or creates the member; a wrong audience, issuer or key, an expired token, an
+/// unaccepted algorithm are refused (401) and link or start nothing.
+async fn an_id_token_signs_in_its_linked_user(kind: Kind) {
+    let issuer = Issuer::new("k1");
+    let keys_url = serve_keys(issuer.jwks.clone()).await;
+    let env = oidc_env(kind, oidc_app(FirstSignIn::Create), &keys_url).await;
+    let first =
+        with_token(&env, &issuer.token("k1", &claims(&env, "sub-1", Some("Kim@Example.com"))))
+            .await;
+    let browser = browser_of(&first);
+    let user = first.body["user_id"].as_str().unwrap_or_default().to_owned();
+    let member = format!(
+        "SELECT count(*) AS n FROM members WHERE id = '{user}' AND email = 'kim@example.com'"
+    );
+    assert_eq!(env.count("main", &member).await, 1, "the first sign-in created the member");
+    let csrf = browser.csrf.as_deref();
+    let call = send(
+        &env,
+        "POST",
+        "/actions/members_only",
+        Req { browser: Some(&browser), csrf, ..Req::default() },
+        "{}",
+    )
+    .await;
+    assert_eq!(call.body["principal"], json!(format!("user:{user}")), "{}", call.body);
+    let again = with_token(&env, &issuer.token("k1", &claims(&env, "sub-1", None))).await;
+    assert_eq!(again.body["user_id"], json!(user), "the link, not the email, finds the user");
+    let same_email =
+        with_token(&env, &issuer.token("k1", &claims(&env, "sub-2", Some("kim@example.com"))))
+            .await;
+    assert_eq!(same_email.body["user_id"], json!(user), "a verified email links to its member");
+    assert_eq!(env.count("main", "SELECT count(*) AS n FROM jadpo_sign_in_links").await, 2);
+    let sessions = env.count("main", "SELECT count(*) AS n FROM jadpo_sessions").await;
+
+    let mut wrong_aud = claims(&env, "sub-3", Some("lee@example.com"));
+    wrong_aud["aud"] = json!("another-client");
+    let mut wrong_iss = claims(&env, "sub-3", Some("lee@example.com"));
+    wrong_iss["iss"] = json!("https://evil.test");
+    let mut expired = claims(&env, "sub-3", Some("lee@example.com"));
+    expired["exp"] = json!(env.engine.clock.now().timestamp() - 120);
+    let impostor = Issuer::new("k1");
+    let hs256 = jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+        &claims(&env, "sub-3", Some("lee@example.com")),
+        &jsonwebtoken::EncodingKey::from_secret(b"guess"),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let refused = [
+        ("wrong audience", issuer.token("k1", &wrong_aud)),
+        ("wrong issuer", issuer.token("k1", &wrong_iss)),
+        ("expired", issuer.token("k1", &expired)),
+        ("another key", impostor.token("k1", &claims(&env, "sub-3", Some("lee@example.com")))),
+        ("unknown key id", issuer.token("k9", &claims(&env, "sub-3", Some("lee@example.com")))),
+        ("HS256", hs256),
+        ("not a token", "x.y.z".to_owned()),
+    ];
+    for (what, token) in refused {
+        let answer = with_token(&env, &token).await;
+        assert_eq!(answer.status, StatusCode::UNAUTHORIZED, "{what}: {}", answer.body);
+    }
+    assert_eq!(env.count("main", "SELECT count(*) AS n FROM jadpo_sign_in_links").await, 2);
+    assert_eq!(env.count("main", "SELECT count(*) AS n FROM jadpo_sessions").await, sessions);
+    assert_eq!(env.count("main", "SELECT count(*) AS n FROM members").await, 1);
+}
+
+/// A first sign-in without a verified email, or under a policy that only links, finds no member
+/// (403) and creates nothing; an issuer whose keys cannot be fetched answers 503.
+async fn a_first_sign_in_follows_the_policy(kind: Kind) {
+    let issuer = Issuer::new("k1");
+    let keys_url = serve_keys(issuer.jwks.clone()).await;
+    let env = oidc_env(kind, oidc_app(FirstSignIn::Create), &keys_url).await;
+    let mut unverified = claims(&env, "sub-1", Some("max@example.com"));
+    unverified["email_verified"] = json!(false);
+    let answer = with_token(&env, &issuer.token("k1", &unverified)).await;
+    assert_eq!(answer.status, StatusCode::FORBIDDEN, "{}", answer.body);
+    assert_eq!(env.count("main", "SELECT count(*) AS n FROM members").await, 0);
+
+    let env = oidc_env(kind, oidc_app(FirstSignIn::LinkByEmail), &keys_url).await;
+    let answer =
+        with_token(&env, &issuer.token("k1", &claims(&env, "sub-1", Some("max@example.com"))))
+            .await;
+    assert_eq!(answer.status, StatusCode::FORBIDDEN, "{}", answer.body);
+    let mut tx = env.store("main").begin().await.unwrap_or_else(|e| panic!("{e}"));
+    tx.execute("INSERT INTO members (id, email) VALUES ('m-1', 'max@example.com')", &[])
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    tx.commit().await.unwrap_or_else(|e| panic!("{e}"));
+    let linked =
+        with_token(&env, &issuer.token("k1", &claims(&env, "sub-1", Some("max@example.com"))))
+            .await;
+    assert_eq!(linked.body["user_id"], json!("m-1"), "{}", linked.body);
+    assert_eq!(env.count("main", "SELECT count(*) AS n FROM members").await, 1);
+
+    let env = oidc_env(kind, oidc_app(FirstSignIn::Create), "http://127.0.0.1:9/keys").await;
+    let down =
+        with_token(&env, &issuer.token("k1", &claims(&env, "sub-1", Some("max@example.com"))))
+            .await;
+    assert_eq!(down.status, StatusCode::SERVICE_UNAVAILABLE, "{}", down.body);
+}
+
+jadpo_test_env::both!(an_id_token_signs_in_its_linked_user, a_first_sign_in_follows_the_policy);

@@ -1,0 +1,4 @@
+//! The runtime's wiring: connections and schedules, one test binary.
+
+mod connections;
+mod schedules;
