@@ -25,7 +25,7 @@ case "$what" in
     export JADPO_SOAK=1
     if nextest; then
       # Side by side as in `make test`; each test's output (its loop's tally) as it ends.
-      exec cargo nextest run --workspace --success-output immediate -E \
+      exec cargo nextest run --workspace --profile soak --success-output immediate -E \
         'binary(faults) | test(/group_commit_crash::/) | test(/outages::/)'
     fi
     cargo test -p jadpo-engine --test faults -- --nocapture --test-threads 1
