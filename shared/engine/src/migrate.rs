@@ -27,8 +27,9 @@ pub async fn install_triggers(
 }
 
 /// Applies every pending migration of `catalog`, each in its own transaction, under the store's
-/// migration lock. A second `apply` running at once waits for the lock and then finds nothing
-/// to do.
+/// migration lock, skipping one recorded meanwhile. A second `apply` running at once waits: on
+/// PostgreSQL the lock is the session's, and it then finds nothing to do; on SQLite it is each
+/// migration's transaction, and the two share the work in order, each migration applied once.
 pub async fn apply(
     store: &dyn MigrationStore,
     catalog: &MigrationCatalog,
