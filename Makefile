@@ -52,7 +52,7 @@ fuzz: prereqs ## Property-based fuzzing of every parser with more cases than `ma
 	PROPTEST_CASES=$(or $(CASES),20000) $(CARGO) test --release -p jadpo-core --lib arbitrary
 	PROPTEST_CASES=$(or $(CASES),20000) $(CARGO) test --release -p jadpo-cli --bin jadpo arbitrary
 
-soak: prereqs ## The long fault runs (about 4 min; docs/testing.md): every crash loop at full length (JADPO_SOAK=1), the real process's outages (ORDERS=2500) and crash points (CRASHES=200 per adapter)
+soak: prereqs ## The long fault runs (about 5 min; docs/testing.md): every crash loop at full length (JADPO_SOAK=1), the real process's outages (ORDERS=2500) and crash points (CRASHES=200 per adapter)
 	JADPO_SOAK_ORDERS=$(or $(ORDERS),2500) JADPO_CRASH_RUNS=$(or $(CRASHES),200) \
 	  scripts/with-postgres.sh scripts/run-tests.sh soak
 
