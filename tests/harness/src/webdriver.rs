@@ -20,10 +20,13 @@ use crate::net::free_port;
 /// One WebDriver command: `method path` with a JSON body; the answer's `value`. The answer is
 /// read by its `Content-Length`: chromedriver keeps the connection open.
 fn webdriver(port: u16, method: &str, path: &str, body: &Value) -> Value {
-    match tokio::task::block_in_place(|| exchange(port, method, path, body)) {
-        Ok(value) => value,
-        Err(refused) => panic!("{method} {path}: {refused}"),
-    }
+    try_webdriver(port, method, path, body)
+        .unwrap_or_else(|refused| panic!("{method} {path}: {refused}"))
+}
+
+/// [`webdriver`], with an answer other than `200` returned rather than a panic.
+fn try_webdriver(port: u16, method: &str, path: &str, body: &Value) -> Result<Value, String> {
+    tokio::task::block_in_place(|| exchange(port, method, path, body))
 }
 
 /// One WebDriver command; `Err` with the answer's status line and error when it is not `200`.
@@ -151,9 +154,8 @@ impl Browser {
     /// found again on the new page.
     pub fn text(&self, css: &str) -> String {
         for _ in 0..20 {
-            let id = self.element(css);
-            let path = format!("/session/{}/element/{id}/text", self.session);
-            match tokio::task::block_in_place(|| exchange(self.port, "GET", &path, &json!({}))) {
+            let path = format!("/session/{}/element/{}/text", self.session, self.element(css));
+            match try_webdriver(self.port, "GET", &path, &json!({})) {
                 Ok(text) => return text.as_str().unwrap_or_default().to_owned(),
                 Err(e) if e.contains("stale element reference") => {
                     std::thread::sleep(Duration::from_millis(50));
