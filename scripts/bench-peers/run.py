@@ -10,13 +10,17 @@ durability (fsync and synchronous_commit on), and runs, interleaved, ROUNDS time
      a no-op task;
   2. Jadpo in the same shape (`cargo bench -p jadpo-runtime --bench peers -- e2e`);
   3. DBOS two-step workflows from 8 threads (dbos_bench.py);
-  4. Jadpo two-step workflow runs from 8 producers (`... --bench peers -- workflow`).
+  4. Jadpo two-step workflow runs from 8 producers (`... --bench peers -- workflow`);
+  5. the drain shape (graphile-drain.mjs, `... --bench peers -- drain`): DRAIN no-op jobs
+     queued with nothing running, then drained by 8 workers; Graphile with its default settings
+     and with those of its performance page (local queue, batched completion);
+  6. the idle shape: one job (event) every 20 ms, commit -> start latency of an idle queue.
 
 Each run gets a fresh database. Writes the raw figures, versions and ratios to
 docs/benchmark-peers.md and into BENCHMARKS.md between its markers. Nothing here runs in
 `make test`.
 
-Usage: scripts/bench-peers/run.py [--rounds N] [--seconds S]
+Usage: scripts/bench-peers/run.py [--rounds N] [--seconds S] [--drain JOBS]
 """
 
 import argparse
@@ -153,6 +157,13 @@ def graphile(cluster: Cluster, n: int, seconds: int) -> dict:
     return last_json(out.stdout)
 
 
+def graphile_other(cluster: Cluster, n: int, shape: str, *args: str) -> dict:
+    url = cluster.fresh(f"graphile_{shape}_{'_'.join(args)}_{n}")
+    shutil.copy(HERE / "graphile-drain.mjs", NODE_DIR / "graphile-drain.mjs")
+    out = run([str(NODE), str(NODE_DIR / "graphile-drain.mjs"), url, shape, *args])
+    return last_json(out.stdout)
+
+
 def dbos(cluster: Cluster, n: int, seconds: int) -> dict:
     url = cluster.fresh(f"dbos_{n}")
     out = run([str(VENV / "bin" / "python"), str(HERE / "dbos_bench.py"), url, str(seconds), "8"])
@@ -180,7 +191,7 @@ def versions(cluster: Cluster) -> dict:
     }
 
 
-def report(rounds: list, v: dict, seconds: int, command: str) -> str:
+def report(rounds: list, v: dict, seconds: int, drain: int, command: str) -> str:
     def med(key_fn) -> float:
         return statistics.median(key_fn(r) for r in rounds)
 
@@ -224,6 +235,32 @@ def report(rounds: list, v: dict, seconds: int, command: str) -> str:
         f"commit → start **{p99:.2f}×** Graphile's p99 add → start under the same load; two-step "
         f"workflows **{flows:.2f}×** DBOS Transact's.",
         "",
+        f"**Drain**: {drain:,} no-op jobs (events, each with one delivery) queued with nothing "
+        "running, then drained by 8 workers (Jadpo: 8 delivery workers taking up to 16 queued "
+        "messages each); jobs (deliveries) per second of the drain alone. Graphile as it comes "
+        "and with its performance page's settings (`localQueue: {size: 500}`, "
+        "`completeJobBatchDelay: 0`, `failJobBatchDelay: 0`). **Idle**: one job (event) every "
+        "20 ms, each started before the next; add (commit) return → start.",
+        "",
+        "| round | Graphile drain default jobs/s | Graphile drain tuned jobs/s | Jadpo drain "
+        "deliveries/s | ratio to tuned | Graphile idle p50 / p99 ms | Jadpo idle p50 / p99 ms |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for i, r in enumerate(rounds, 1):
+        gd, gt, jd = r["graphile_drain"], r["graphile_drain_tuned"], r["jadpo_drain"]
+        gi, ji = r["graphile_idle"], r["jadpo_idle"]
+        lines.append(
+            f"| {i} | {gd['jobs_per_s']:.0f} | {gt['jobs_per_s']:.0f} | "
+            f"{jd['deliveries_per_s']:.0f} | {jd['deliveries_per_s'] / gt['jobs_per_s']:.2f}× | "
+            f"{gi['p50_ms']:.2f} / {gi['p99_ms']:.1f} | {ji['p50_ms']:.2f} / {ji['p99_ms']:.1f} |")
+    drained = med(lambda r: r["jadpo_drain"]["deliveries_per_s"] /
+                  r["graphile_drain_tuned"]["jobs_per_s"])
+    idle = med(lambda r: r["jadpo_idle"]["p50_ms"] / r["graphile_idle"]["p50_ms"])
+    lines += [
+        "",
+        f"Median of the rounds: drain **{drained:.2f}×** tuned Graphile Worker's; idle p50 "
+        f"commit → start **{idle:.2f}×** Graphile's add → start.",
+        "",
     ]
     return "\n".join(lines)
 
@@ -248,9 +285,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--drain", type=int, default=100_000)
     args = parser.parse_args()
-    if args.rounds < 1 or args.seconds < 1:
-        fail("--rounds and --seconds must be at least 1")
+    if args.rounds < 1 or args.seconds < 1 or args.drain < 1:
+        fail("--rounds, --seconds and --drain must be at least 1")
     install_node()
     install_python()
     print("bench-peers: building Jadpo's peers benchmark")
@@ -269,10 +307,23 @@ def main() -> None:
             print(f"  round {n}: dbos {r['dbos']}")
             r["jadpo_workflow"] = jadpo(cluster, "workflow", args.seconds)
             print(f"  round {n}: jadpo workflow {r['jadpo_workflow']}")
+            drain = str(args.drain)
+            r["graphile_drain"] = graphile_other(cluster, n, "drain", drain, "default")
+            print(f"  round {n}: graphile drain {r['graphile_drain']}")
+            r["graphile_drain_tuned"] = graphile_other(cluster, n, "drain", drain, "tuned")
+            print(f"  round {n}: graphile drain tuned {r['graphile_drain_tuned']}")
+            r["jadpo_drain"] = jadpo(cluster, "drain", args.drain)
+            print(f"  round {n}: jadpo drain {r['jadpo_drain']}")
+            r["graphile_idle"] = graphile_other(cluster, n, "idle", "300")
+            print(f"  round {n}: graphile idle {r['graphile_idle']}")
+            r["jadpo_idle"] = jadpo(cluster, "idle", 300)
+            print(f"  round {n}: jadpo idle {r['jadpo_idle']}")
             rounds.append(r)
-        command = "make bench-peers" + ("" if (args.rounds, args.seconds) == (2, 10) else
-                                        f" ARGS='--rounds {args.rounds} --seconds {args.seconds}'")
-        section = report(rounds, versions(cluster), args.seconds, command)
+        given = (args.rounds, args.seconds, args.drain)
+        command = "make bench-peers" + ("" if given == (2, 10, 100_000) else
+                                        f" ARGS='--rounds {args.rounds} --seconds {args.seconds} "
+                                        f"--drain {args.drain}'")
+        section = report(rounds, versions(cluster), args.seconds, args.drain, command)
     finally:
         cluster.stop()
     print(section)

@@ -3,6 +3,7 @@
 //! what it holds. Each loops over the same single-pass entry point the deployed function calls.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use jadpo_core::ports::QueueMessage;
@@ -85,14 +86,20 @@ pub async fn housekeeping_loop(
 /// many messages were handled in all. Several workers overlap one batch's waits (a provider's
 /// answer, a commit) with another's work; each worker takes what is queued, up to the inbox's
 /// batch, and delivers it in batches (a subscriber's deliveries share one transaction).
+///
+/// A batch pays one transaction and one synced commit however many deliveries it holds, so
+/// under load a worker that finds less than a full batch while another worker is busy waits up
+/// to the inbox's `linger` for more (what arrives while a transaction is open joins the next
+/// one); with every worker idle it starts at once, so an idle delivery waits for nothing.
 pub async fn delivery_loop(
     engine: Engine,
     inbox: Inbox,
     shutdown: watch::Receiver<bool>,
     workers: usize,
 ) -> usize {
-    let Inbox { rx, backlog, batch } = inbox;
+    let Inbox { rx, backlog, batch, linger } = inbox;
     let rx = Arc::new(AsyncMutex::new(rx));
+    let busy = Arc::new(AtomicUsize::new(0));
     let tasks: Vec<_> = (0..workers.max(1))
         .map(|_| {
             let worker = Worker {
@@ -100,6 +107,8 @@ pub async fn delivery_loop(
                 rx: Arc::clone(&rx),
                 backlog: backlog.clone(),
                 batch: batch.max(1),
+                linger,
+                busy: Arc::clone(&busy),
             };
             tokio::spawn(worker.run(shutdown.clone()))
         })
@@ -112,12 +121,14 @@ pub async fn delivery_loop(
 }
 
 /// What the delivery workers take messages from: the in-process queue's receiver, its backlog
-/// count when the queue keeps one (each message handled is marked finished on it), and the most
-/// messages a worker takes at once.
+/// count when the queue keeps one (each message handled is marked finished on it), the most
+/// messages a worker takes at once, and how long a worker holding less waits for more while
+/// another is busy.
 pub struct Inbox {
     pub rx: mpsc::UnboundedReceiver<QueueMessage>,
     pub backlog: Option<Backlog>,
     pub batch: usize,
+    pub linger: Duration,
 }
 
 /// One delivery worker.
@@ -126,6 +137,9 @@ struct Worker {
     rx: Arc<AsyncMutex<mpsc::UnboundedReceiver<QueueMessage>>>,
     backlog: Option<Backlog>,
     batch: usize,
+    linger: Duration,
+    /// Workers handling a batch now.
+    busy: Arc<AtomicUsize>,
 }
 
 impl Worker {
@@ -144,7 +158,9 @@ impl Worker {
                 let Some(first) = first else {
                     return handled; // every sender is gone: nothing more will come
                 };
-                self.take_more(&mut rx, vec![first])
+                let mut messages = self.take_more(&mut rx, vec![first]);
+                self.fill(&mut rx, &mut messages).await;
+                messages
             };
             handled += self.handle(&messages).await;
         }
@@ -174,9 +190,34 @@ impl Worker {
         messages
     }
 
+    /// While another worker is busy, waits up to the linger for `messages` to fill a batch
+    /// (holding the queue, so that what arrives meanwhile comes here).
+    async fn fill(
+        &self,
+        rx: &mut mpsc::UnboundedReceiver<QueueMessage>,
+        messages: &mut Vec<QueueMessage>,
+    ) {
+        if self.linger.is_zero() || self.busy.load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        let until = tokio::time::Instant::now() + self.linger;
+        while messages.len() < self.batch {
+            match tokio::time::timeout_at(until, rx.recv()).await {
+                Ok(Some(m)) => {
+                    messages.push(m);
+                    let more = self.take_more(rx, std::mem::take(messages));
+                    *messages = more;
+                }
+                Ok(None) | Err(_) => return,
+            }
+        }
+    }
+
     async fn handle(&self, messages: &[QueueMessage]) -> usize {
         let bodies: Vec<&str> = messages.iter().map(|m| m.body.as_str()).collect();
+        self.busy.fetch_add(1, Ordering::SeqCst);
         let results = dispatch_many(&self.engine, &bodies).await;
+        self.busy.fetch_sub(1, Ordering::SeqCst);
         for (body, result) in bodies.iter().zip(results) {
             report(body, result);
             if let Some(backlog) = &self.backlog {

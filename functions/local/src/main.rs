@@ -66,7 +66,12 @@ async fn main() -> anyhow::Result<()> {
         stopped.clone(),
     ));
     let workers = config.delivery_workers;
-    let inbox = Inbox { rx, backlog: Some(backlog), batch: config.delivery_batch };
+    let inbox = Inbox {
+        rx,
+        backlog: Some(backlog),
+        batch: config.delivery_batch,
+        linger: config.delivery_linger,
+    };
     let worker = tokio::spawn(delivery_loop(engine.clone(), inbox, stopped, workers));
     let web = WebSettings { public_url: Some(public_url), secure_cookies: false };
     let state = HttpState::new(engine, web)?;

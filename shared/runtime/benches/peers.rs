@@ -5,6 +5,11 @@
 //!   that emits one event (one transaction each) for `<seconds>`, 8 delivery workers each
 //!   taking up to 16 queued messages, one subscriber that does nothing. Deliveries/s from the
 //!   first commit to the last delivery, and commit return → subscriber start percentiles.
+//! * `drain <jobs>`: Graphile Worker's drain shape — `<jobs>` events committed (8 producers)
+//!   with nothing delivering them, then the backlog drained by 8 delivery workers taking up to
+//!   16 queued messages each. Deliveries/s of the drain alone.
+//! * `idle <count>`: one producer committing an event every 20 ms, each delivered before the
+//!   next; commit return → subscriber start percentiles (the latency of an idle queue).
 //! * `workflow <seconds>`: DBOS's two-step workflows — 8 producers starting runs of a workflow
 //!   of two no-op steps for `<seconds>`, 8 workers running their commands. Completed runs/s.
 //!
@@ -14,18 +19,21 @@
 mod common;
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use common::{
-    Load, Starts, Step, action_request, analyze, end_to_end, engine_on, runs_end_to_end, started,
-    step,
+    Load, Starts, Step, action_request, analyze, end_to_end, engine_on, runs_end_to_end,
+    spawn_workers, started, step,
 };
 use jadpo_core::app::{
     Action, ActionOutput, Application, Event, HandlerContext, HandlerError, RetryPolicy, Subscriber,
 };
 use jadpo_core::model::workflow::def::{Node, WorkflowDef};
-use jadpo_engine::commit::CommitRequest;
+use jadpo_engine::Engine;
+use jadpo_engine::commit::{CommitRequest, commit};
+use jadpo_engine::relay::enqueue_now;
+use jadpo_local::queue::InProcessQueue;
 use jadpo_test_harness::PgTestDb;
 use serde_json::{Value, json};
 
@@ -83,11 +91,40 @@ fn request(i: usize) -> CommitRequest {
     action_request("enqueue", json!({}), i)
 }
 
+/// Commits `jobs` events from [`CLIENTS`] producers with nothing delivering them, then drains
+/// the backlog with [`CLIENTS`] workers: the deliveries and deliveries/s of the drain alone.
+async fn drain(base: &Engine, jobs: usize) -> (usize, f64) {
+    let (queue, rx) = InProcessQueue::new();
+    let mut p = base.clone();
+    p.queue = Arc::new(queue);
+    let producers: Vec<_> = (0..CLIENTS)
+        .map(|c| {
+            let p = p.clone();
+            let share = jobs / CLIENTS + usize::from(c < jobs % CLIENTS);
+            tokio::spawn(async move {
+                for _ in 0..share {
+                    let outcome = commit(&p, request(c)).await.unwrap_or_else(|e| panic!("{e}"));
+                    enqueue_now(&p, &outcome.store, &outcome.deliveries).await;
+                }
+            })
+        })
+        .collect();
+    for t in producers {
+        t.await.unwrap_or_else(|e| panic!("a producer failed: {e}"));
+    }
+    analyze(&p).await;
+    let start = Instant::now();
+    let (elapsed, handled) = spawn_workers(&p, rx, CLIENTS, BATCH).finish(start).await;
+    assert_eq!(handled, jobs, "every delivery handled once");
+    (handled, handled as f64 / elapsed.as_secs_f64())
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     // `cargo bench` adds `--bench`; the shape and length are the other arguments.
     let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
-    let usage = "usage: cargo bench -p jadpo-runtime --bench peers -- (e2e|workflow) <seconds>";
+    let usage = "usage: cargo bench -p jadpo-runtime --bench peers -- \
+                 (e2e <seconds>|drain <jobs>|idle <count>|workflow <seconds>)";
     let shape = args.first().map(String::as_str).unwrap_or_else(|| panic!("{usage}"));
     let seconds: u64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(10);
     let starts: Starts = Arc::default();
@@ -103,6 +140,21 @@ async fn main() {
             let r = end_to_end(&engine, &starts, CLIENTS, load, BATCH, 1, request).await;
             json!({"peer": "jadpo", "shape": "e2e", "deliveries": r.deliveries,
                    "deliveries_per_s": r.per_s, "p50_ms": r.p50_ms, "p99_ms": r.p99_ms})
+        }
+        "drain" => {
+            let jobs = usize::try_from(seconds).unwrap_or(usize::MAX);
+            let (deliveries, per_s) = drain(&engine, jobs).await;
+            json!({"peer": "jadpo", "shape": "drain", "deliveries": deliveries,
+                   "deliveries_per_s": per_s})
+        }
+        "idle" => {
+            let count = usize::try_from(seconds).unwrap_or(usize::MAX);
+            let warm = Load::Count { per_client: 20, pace: None };
+            end_to_end(&engine, &starts, 1, warm, BATCH, 1, request).await;
+            let idle = Load::Count { per_client: count, pace: Some(Duration::from_millis(20)) };
+            let r = end_to_end(&engine, &starts, 1, idle, BATCH, 1, request).await;
+            json!({"peer": "jadpo", "shape": "idle", "deliveries": r.deliveries,
+                   "p50_ms": r.p50_ms, "p99_ms": r.p99_ms})
         }
         "workflow" => {
             let warm = Load::Count { per_client: 20, pace: None };

@@ -32,7 +32,7 @@ use jadpo_runtime::connections::HttpConnections;
 use jadpo_test_harness::PgTestDb;
 use serde_json::{Value, json};
 
-use common::{Progress, action_request, analyze, engine_on, spawn_workers};
+use common::{action_request, analyze, engine_on, spawn_workers};
 
 const ROUNDS: usize = 5;
 const DELIVERIES: usize = 600;
@@ -128,10 +128,9 @@ async fn deliveries_per_s(base: &Engine, calls: usize, workers: usize) -> f64 {
         enqueue_now(&p, &outcome.store, &outcome.deliveries).await;
     }
     analyze(&p).await;
-    let progress = Progress::default();
     let start = Instant::now();
-    let tasks = spawn_workers(&p, rx, workers, 1, &progress);
-    let elapsed = progress.finish(DELIVERIES, tasks, start).await;
+    let (elapsed, handled) = spawn_workers(&p, rx, workers, 1).finish(start).await;
+    assert_eq!(handled, DELIVERIES, "every delivery handled once");
     DELIVERIES as f64 / elapsed.as_secs_f64()
 }
 

@@ -235,6 +235,9 @@ pub struct Config {
     pub delivery_workers: usize,
     /// Most messages a local delivery worker takes from the queue at once (delivered in batches).
     pub delivery_batch: usize,
+    /// How long a local delivery worker holding less than a batch waits for more while another
+    /// worker is busy (zero: never).
+    pub delivery_linger: Duration,
     /// How often the local process ticks schedules.
     pub tick_interval: Duration,
     /// How often the local process runs housekeeping.
@@ -443,6 +446,13 @@ impl Config {
             queue_url,
             delivery_workers: number(env, "JADPO_DELIVERY_WORKERS", LOCAL_DELIVERY_WORKERS, 1, 64)?,
             delivery_batch: number(env, "JADPO_DELIVERY_BATCH", LOCAL_DELIVERY_BATCH, 1, 100)?,
+            delivery_linger: Duration::from_millis(number(
+                env,
+                "JADPO_DELIVERY_LINGER_MS",
+                LOCAL_DELIVERY_LINGER_MS,
+                0,
+                100,
+            )? as u64),
             tick_interval: seconds(env, "JADPO_TICK_INTERVAL_SECS", 5)?,
             housekeeping_interval: seconds(env, "JADPO_HOUSEKEEPING_INTERVAL_SECS", 3600)?,
             sealing,
@@ -530,6 +540,9 @@ fn housekeeping(env: &dyn Fn(&str) -> Option<String>) -> Result<HousekeepingSett
 /// delivery's waits with another's work on two cores, within PostgreSQL's default pool of 4.
 const LOCAL_DELIVERY_WORKERS: usize = 4;
 const LOCAL_DELIVERY_BATCH: usize = 16;
+/// How long a worker waits to fill a batch while another is busy, unless told (measured in
+/// BENCHMARKS.md: batches of one cost a synced commit each).
+const LOCAL_DELIVERY_LINGER_MS: usize = 2;
 
 /// How long after its send the local process presumes a message lost (no queue to wait for).
 const LOCAL_REDELIVERY_SECS: u64 = 30;

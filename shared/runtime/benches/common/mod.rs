@@ -6,7 +6,6 @@
 
 use std::collections::BTreeMap;
 use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -17,17 +16,17 @@ use jadpo_core::ports::NoConnections;
 use jadpo_core::ports::QueueMessage;
 use jadpo_core::{Store, SystemClock};
 use jadpo_engine::commit::{CommitRequest, commit};
-use jadpo_engine::dispatch::dispatch_many;
 use jadpo_engine::migrate;
 use jadpo_engine::relay::enqueue_now;
 use jadpo_engine::workflow::runs::start_run;
 use jadpo_engine::{Engine, EngineSettings};
+use jadpo_local::loops::{Inbox, delivery_loop};
 use jadpo_local::queue::InProcessQueue;
 use jadpo_runtime::catalog_for;
 use jadpo_store_postgres::{PgOptions, Postgres};
 use serde_json::{Value, json};
-use tokio::sync::Mutex as AsyncMutex;
 use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::sync::watch;
 
 /// A PostgreSQL client program from `pg_config --bindir`, else from `PATH`.
 fn pg_bin(name: &str) -> String {
@@ -154,86 +153,38 @@ pub fn percentile(sorted: &[f64], q: f64) -> f64 {
     sorted.get(((sorted.len() as f64 - 1.0) * q).round() as usize).copied().unwrap_or(f64::NAN)
 }
 
-/// What a pool of workers has done: messages handled, how many to expect (unknown, `usize::MAX`,
-/// until the producers stop), and when the last of them finished.
-#[derive(Clone)]
-pub struct Progress {
-    done: Arc<AtomicUsize>,
-    expected: Arc<AtomicUsize>,
-    last: Arc<Mutex<Instant>>,
+/// How long a delivery worker waits to fill a batch while another is busy: `jadpo-local`'s
+/// default (`JADPO_DELIVERY_LINGER_MS`).
+pub const LINGER: Duration = Duration::from_millis(2);
+
+/// `jadpo-local`'s delivery workers, running until told to finish.
+pub struct Workers {
+    stop: watch::Sender<bool>,
+    task: tokio::task::JoinHandle<usize>,
 }
 
-impl Default for Progress {
-    fn default() -> Self {
-        Self {
-            done: Arc::default(),
-            expected: Arc::new(AtomicUsize::new(usize::MAX)),
-            last: Arc::new(Mutex::new(Instant::now())),
-        }
+impl Workers {
+    /// Tells the workers to stop once the queue is empty (what is queued, and what handling it
+    /// queues, is delivered first), waits for them, and returns the time from `start` to their
+    /// end and the messages they handled.
+    pub async fn finish(self, start: Instant) -> (Duration, usize) {
+        let _ = self.stop.send(true);
+        let handled = self.task.await.unwrap_or_else(|e| panic!("the workers failed: {e}"));
+        (start.elapsed(), handled)
     }
 }
 
-impl Progress {
-    /// Tells the workers to stop after `expected` messages, waits for them, and returns the time
-    /// from `start` to the last message's end.
-    pub async fn finish(
-        &self,
-        expected: usize,
-        workers: Vec<tokio::task::JoinHandle<()>>,
-        start: Instant,
-    ) -> Duration {
-        self.expected.store(expected, Ordering::SeqCst);
-        for w in workers {
-            w.await.unwrap_or_else(|e| panic!("a worker failed: {e}"));
-        }
-        self.last.lock().unwrap_or_else(|e| e.into_inner()).duration_since(start)
-    }
-}
-
-/// `count` workers sharing `rx`, each taking up to `batch` queued messages at once (what is
-/// queued when it looks, never waiting for more) and handling them with `dispatch_many`.
+/// `count` of `jadpo-local`'s delivery workers sharing `rx`, each taking up to `batch` queued
+/// messages at once (waiting up to [`LINGER`] for more while another is busy).
 pub fn spawn_workers(
     p: &Engine,
     rx: UnboundedReceiver<QueueMessage>,
     count: usize,
     batch: usize,
-    progress: &Progress,
-) -> Vec<tokio::task::JoinHandle<()>> {
-    let rx = Arc::new(AsyncMutex::new(rx));
-    (0..count)
-        .map(|_| {
-            let (p, rx, progress) = (p.clone(), Arc::clone(&rx), progress.clone());
-            tokio::spawn(async move {
-                while progress.done.load(Ordering::SeqCst)
-                    < progress.expected.load(Ordering::SeqCst)
-                {
-                    let taken = tokio::time::timeout(Duration::from_millis(200), async {
-                        let mut rx = rx.lock().await;
-                        let mut taken = Vec::new();
-                        if let Some(m) = rx.recv().await {
-                            taken.push(m.body);
-                        }
-                        while taken.len() < batch {
-                            match rx.try_recv() {
-                                Ok(m) => taken.push(m.body),
-                                Err(_) => break,
-                            }
-                        }
-                        taken
-                    })
-                    .await;
-                    if let Ok(bodies) = taken {
-                        let refs: Vec<&str> = bodies.iter().map(String::as_str).collect();
-                        for result in dispatch_many(&p, &refs).await {
-                            result.unwrap_or_else(|e| panic!("{e}"));
-                        }
-                        progress.done.fetch_add(bodies.len(), Ordering::SeqCst);
-                        *progress.last.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
-                    }
-                }
-            })
-        })
-        .collect()
+) -> Workers {
+    let (stop, stopped) = watch::channel(false);
+    let inbox = Inbox { rx, backlog: None, batch, linger: LINGER };
+    Workers { stop, task: tokio::spawn(delivery_loop(p.clone(), inbox, stopped, count)) }
 }
 
 /// Commits `request(client)` from `clients` producers under `load` while as many delivery
@@ -253,8 +204,7 @@ pub async fn end_to_end(
     let mut p = base.clone();
     p.queue = Arc::new(queue);
     let p = &p;
-    let progress = Progress::default();
-    let workers = spawn_workers(p, rx, clients, batch, &progress);
+    let workers = spawn_workers(p, rx, clients, batch);
     let committed: Arc<Mutex<BTreeMap<String, Instant>>> = Arc::default();
     let start = Instant::now();
     let producers: Vec<_> = (0..clients)
@@ -279,7 +229,8 @@ pub async fn end_to_end(
     }
     let committed = committed.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let deliveries = committed.len() * fan_out;
-    let elapsed = progress.finish(deliveries, workers, start).await;
+    let (elapsed, handled) = workers.finish(start).await;
+    assert_eq!(handled, deliveries, "every delivery handled once");
     let mut latencies: Vec<f64> = starts
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -313,9 +264,8 @@ pub async fn runs_end_to_end(
     let (queue, rx) = InProcessQueue::new();
     let mut p = base.clone();
     p.queue = Arc::new(queue);
-    let progress = Progress::default();
     let start = Instant::now();
-    let workers = spawn_workers(&p, rx, clients, 1, &progress);
+    let workers = spawn_workers(&p, rx, clients, 1);
     let producers: Vec<_> = (0..clients)
         .map(|_| {
             let p = p.clone();
@@ -336,7 +286,8 @@ pub async fn runs_end_to_end(
     for t in producers {
         runs += t.await.unwrap_or_else(|e| panic!("a producer failed: {e}"));
     }
-    let elapsed = progress.finish(runs * steps, workers, start).await;
+    let (elapsed, handled) = workers.finish(start).await;
+    assert_eq!(handled, runs * steps, "every command run once");
     (runs, runs as f64 / elapsed.as_secs_f64())
 }
 
