@@ -16,6 +16,10 @@
 //! with its retry) and the rest are tried again as a batch, at most [`MAX_SPLITS`] times before
 //! the rest are delivered alone too. A fault of the database during the batch's own statements
 //! fails the group's messages, which the queue delivers again (as a crash would).
+//!
+//! The deliveries that run alone (their subscribers make calls, or they were shed) run side by
+//! side rather than one after another: each call's step records are synced writes of their own,
+//! and writes made at once share their commits.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
@@ -111,12 +115,8 @@ pub async fn deliver_many(
         }
     }
     record_handled(p, event_store, ids, handled, &mut results).await;
-    for (at, delivery) in alone {
-        results[at] = Some(if p.near_deadline() {
-            Err(not_started())
-        } else {
-            deliver_loaded(p, event_store, delivery).await
-        });
+    for (at, result) in deliver_alone(p, event_store, alone).await {
+        results[at] = Some(result);
     }
     for at in again {
         results[at] = Some(deliver(p, event_store, &ids[at]).await);
@@ -125,6 +125,25 @@ pub async fn deliver_many(
         .into_iter()
         .map(|r| r.unwrap_or_else(|| Err(StoreError::internal("a batched delivery got no result"))))
         .collect()
+}
+
+/// Delivers each of `alone` on its own, side by side: each makes its calls and commits its own
+/// transactions, but while one waits for its provider or its commit another works, and their
+/// synced writes that meet share a commit (SQLite's group commit; PostgreSQL's concurrent
+/// flushes). Run one after another, a batch of deliveries making calls cost each its every
+/// synced write.
+async fn deliver_alone<'d>(
+    p: &Engine,
+    event_store: &Arc<dyn Store>,
+    alone: Vec<(usize, &'d Delivery)>,
+) -> Vec<(usize, Result<DeliveryResult, StoreError>)> {
+    let runs = alone.into_iter().map(|(at, delivery)| async move {
+        if p.near_deadline() {
+            return (at, Err(not_started()));
+        }
+        (at, deliver_loaded(p, event_store, delivery).await)
+    });
+    futures_util::future::join_all(runs).await
 }
 
 /// Whether a subscriber's deliveries can share a transaction: it declares no connection, so it

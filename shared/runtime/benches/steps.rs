@@ -118,8 +118,9 @@ async fn provider() -> HttpConnections {
     HttpConnections::new(bases, Duration::from_secs(5)).unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// Deliveries/s of `DELIVERIES` events for the subscriber making `calls` calls, by `workers`.
-async fn deliveries_per_s(base: &Engine, calls: usize, workers: usize) -> f64 {
+/// Deliveries/s of `DELIVERIES` events for the subscriber making `calls` calls, by `workers`
+/// taking up to `batch` messages each.
+async fn deliveries_per_s(base: &Engine, calls: usize, workers: usize, batch: usize) -> f64 {
     let (queue, rx) = InProcessQueue::new();
     let mut p = base.clone();
     p.queue = Arc::new(queue);
@@ -129,7 +130,7 @@ async fn deliveries_per_s(base: &Engine, calls: usize, workers: usize) -> f64 {
     }
     analyze(&p).await;
     let start = Instant::now();
-    let (elapsed, handled) = spawn_workers(&p, rx, workers, 1).finish(start).await;
+    let (elapsed, handled) = spawn_workers(&p, rx, workers, batch).finish(start).await;
     assert_eq!(handled, DELIVERIES, "every delivery handled once");
     DELIVERIES as f64 / elapsed.as_secs_f64()
 }
@@ -152,25 +153,28 @@ async fn main() {
          own latency is left out). {DELIVERIES} orders are committed first; the delivery of their events \
          alone is timed, by as many workers as clients. Kinds alternate round by round; median of \
          {ROUNDS} rounds.\n\n\
-         | workers | no call deliveries/s | one call | two calls | ms per delivery: none / one / two | two / one (time) | a step's cost ms |\n\
-         |---|---|---|---|---|---|---|\n"
+         | workers × batch | no call deliveries/s | one call | two calls | ms per delivery: none / one / two | one / none (time) | two / one (time) | a step's cost ms |\n\
+         |---|---|---|---|---|---|---|---|\n"
     );
-    for workers in [1, 8] {
+    // One message at a time, and as jadpo-local takes them (up to 16, the calls of a batch's
+    // deliveries made side by side).
+    for (workers, batch) in [(1, 1), (8, 1), (8, 16)] {
         let mut rates: Vec<Vec<f64>> = vec![Vec::new(); KINDS.len()];
         for round in 0..ROUNDS {
             for k in 0..KINDS.len() {
                 let kind = (k + round) % KINDS.len();
-                let rate = deliveries_per_s(&engine, KINDS[kind].1, workers).await;
+                let rate = deliveries_per_s(&engine, KINDS[kind].1, workers, batch).await;
                 rates[kind].push(rate);
             }
         }
         let [none, one, two] = [0, 1, 2].map(|k| median(rates[k].clone()));
         let ms = |rate: f64| 1000.0 * workers as f64 / rate;
         out.push_str(&format!(
-            "| {workers} | {none:.0} | {one:.0} | {two:.0} | {:.2} / {:.2} / {:.2} | {:.2}× | {:.2} |\n",
+            "| {workers} × {batch} | {none:.0} | {one:.0} | {two:.0} | {:.2} / {:.2} / {:.2} | {:.2}× | {:.2}× | {:.2} |\n",
             ms(none),
             ms(one),
             ms(two),
+            ms(one) / ms(none),
             ms(two) / ms(one),
             ms(two) - ms(one),
         ));

@@ -140,7 +140,7 @@ impl TransactionalStore for Postgres {
     }
 
     async fn begin(&self) -> Result<Box<dyn Transaction>, StoreError> {
-        Ok(Box::new(PgTx::begin(self.client().await?).await?))
+        Ok(Box::new(PgTx::begin(self.client().await?)))
     }
 
     async fn query_once(&self, sql: &str, params: &[SqlValue]) -> Result<Vec<Row>, StoreError> {

@@ -17,24 +17,32 @@ use crate::error::{DriverError, translate};
 ///
 /// ```text
 /// let pg = tx.driver().downcast_mut::<jadpo_store_postgres::PgTx>().unwrap();
-/// pg.client().execute("LOCK TABLE orders IN SHARE MODE", &[]).await?;
+/// pg.client().await?.execute("LOCK TABLE orders IN SHARE MODE", &[]).await?;
 /// ```
+///
+/// Its `BEGIN` goes out with its first statement, pipelined on the connection (one round trip
+/// where there were two: a transaction's first statement waits for nothing more than it did);
+/// a transaction that runs no statement sends nothing at all.
 ///
 /// Dropped without `commit`, it is rolled back on a background task; if that fails, the
 /// connection is closed rather than returned to the pool mid-transaction.
 pub struct PgTx {
     client: Option<Object>,
+    /// `BEGIN` has been sent.
+    begun: bool,
 }
 
 impl PgTx {
-    pub(crate) async fn begin(client: Object) -> Result<Self, StoreError> {
-        client.batch_execute("BEGIN").await.map_err(db)?;
-        Ok(Self { client: Some(client) })
+    pub(crate) fn begin(client: Object) -> Self {
+        Self { client: Some(client), begun: false }
     }
 
-    /// The driver client, inside this transaction.
-    pub fn client(&self) -> &Client {
-        self.wrapper()
+    /// The driver client, inside this transaction (begun now if no statement has run yet).
+    pub async fn client(&mut self) -> Result<&Client, StoreError> {
+        if !std::mem::replace(&mut self.begun, true) {
+            self.wrapper().batch_execute("BEGIN").await.map_err(db)?;
+        }
+        Ok(self.wrapper())
     }
 
     fn wrapper(&self) -> &ClientWrapper {
@@ -47,6 +55,9 @@ impl PgTx {
 
     async fn finish(&mut self, statement: &str) -> Result<(), StoreError> {
         let client = self.client.take().ok_or_else(|| StoreError::internal("finished twice"))?;
+        if !self.begun {
+            return Ok(()); // nothing was sent: nothing to end
+        }
         match client.batch_execute(statement).await {
             Ok(()) => Ok(()),
             Err(e) => {
@@ -63,6 +74,9 @@ impl Drop for PgTx {
         let Some(client) = self.client.take() else {
             return;
         };
+        if !self.begun {
+            return; // nothing was sent: the connection goes back to the pool as it came
+        }
         let mut guard = DiscardUnlessDisarmed(Some(client));
         if let Ok(handle) = tokio::runtime::Handle::try_current() {
             handle.spawn(async move {
@@ -90,6 +104,24 @@ impl Drop for DiscardUnlessDisarmed {
     }
 }
 
+/// Runs `statement`; the transaction's `first` goes out right behind its `BEGIN`, pipelined (both
+/// requests are sent before either answer is awaited, and the connection runs them in order).
+/// `begun` is set before this is awaited: were the future dropped unpolled, the rollback sent
+/// for a `BEGIN` never sent only draws a warning, while a `BEGIN` sent and never rolled back
+/// would hand an open transaction back to the pool.
+async fn within<T>(
+    client: &ClientWrapper,
+    first: bool,
+    statement: impl std::future::Future<Output = Result<T, StoreError>>,
+) -> Result<T, StoreError> {
+    if !first {
+        return statement.await;
+    }
+    let begin = async { client.batch_execute("BEGIN").await.map_err(db) };
+    let ((), out) = tokio::try_join!(begin, statement)?;
+    Ok(out)
+}
+
 fn db(e: tokio_postgres::Error) -> StoreError {
     translate(DriverError::Db(e))
 }
@@ -105,15 +137,21 @@ impl Transaction for PgTx {
     }
 
     async fn execute(&mut self, sql: &str, params: &[SqlValue]) -> Result<u64, StoreError> {
-        execute(self.wrapper(), sql, params).await
+        let first = !std::mem::replace(&mut self.begun, true);
+        let client = self.wrapper();
+        within(client, first, execute(client, sql, params)).await
     }
 
     async fn query(&mut self, sql: &str, params: &[SqlValue]) -> Result<Vec<Row>, StoreError> {
-        query(self.wrapper(), sql, params).await
+        let first = !std::mem::replace(&mut self.begun, true);
+        let client = self.wrapper();
+        within(client, first, query(client, sql, params)).await
     }
 
     async fn batch(&mut self, sql: &str) -> Result<(), StoreError> {
-        self.client().batch_execute(sql).await.map_err(db)
+        let first = !std::mem::replace(&mut self.begun, true);
+        let client = self.wrapper();
+        within(client, first, async { client.batch_execute(sql).await.map_err(db) }).await
     }
 
     async fn commit(mut self: Box<Self>) -> Result<(), StoreError> {

@@ -71,10 +71,11 @@ impl PgTestDb {
         let store = self.store();
         let mut tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
         let pg = tx.driver().downcast_mut::<PgTx>().unwrap_or_else(|| panic!("not a PgTx"));
+        let client = pg.client().await.unwrap_or_else(|e| panic!("{e}"));
         // The script has its own BEGIN/COMMIT: run it outside ours.
-        pg.client().batch_execute("COMMIT").await.unwrap_or_else(|e| panic!("{e}"));
-        pg.client().batch_execute(script).await.unwrap_or_else(|e| panic!("script: {e}"));
-        pg.client().batch_execute("BEGIN").await.unwrap_or_else(|e| panic!("{e}"));
+        client.batch_execute("COMMIT").await.unwrap_or_else(|e| panic!("{e}"));
+        client.batch_execute(script).await.unwrap_or_else(|e| panic!("script: {e}"));
+        client.batch_execute("BEGIN").await.unwrap_or_else(|e| panic!("{e}"));
         tx.rollback().await.unwrap_or_else(|e| panic!("{e}"));
     }
 }

@@ -154,8 +154,18 @@ pub fn percentile(sorted: &[f64], q: f64) -> f64 {
 }
 
 /// How long a delivery worker waits to fill a batch while another is busy: `jadpo-local`'s
-/// default (`JADPO_DELIVERY_LINGER_MS`).
-pub const LINGER: Duration = Duration::from_millis(2);
+/// default, or `JADPO_DELIVERY_LINGER_MS` as `jadpo-local` reads it.
+pub fn linger() -> Duration {
+    let ms = std::env::var("JADPO_DELIVERY_LINGER_MS").ok().and_then(|v| v.parse().ok());
+    Duration::from_millis(ms.unwrap_or(2))
+}
+
+/// Most messages a delivery worker takes at once: `batch`, or `JADPO_DELIVERY_BATCH` as
+/// `jadpo-local` reads it.
+pub fn batch_or_env(batch: usize) -> usize {
+    let given = std::env::var("JADPO_DELIVERY_BATCH").ok().and_then(|v| v.parse().ok());
+    given.unwrap_or(batch)
+}
 
 /// `jadpo-local`'s delivery workers, running until told to finish.
 pub struct Workers {
@@ -175,7 +185,7 @@ impl Workers {
 }
 
 /// `count` of `jadpo-local`'s delivery workers sharing `rx`, each taking up to `batch` queued
-/// messages at once (waiting up to [`LINGER`] for more while another is busy).
+/// messages at once (waiting up to [`linger`] for more while another is busy).
 pub fn spawn_workers(
     p: &Engine,
     rx: UnboundedReceiver<QueueMessage>,
@@ -183,7 +193,7 @@ pub fn spawn_workers(
     batch: usize,
 ) -> Workers {
     let (stop, stopped) = watch::channel(false);
-    let inbox = Inbox { rx, backlog: None, batch, linger: LINGER };
+    let inbox = Inbox { rx, backlog: None, batch: batch_or_env(batch), linger: linger() };
     Workers { stop, task: tokio::spawn(delivery_loop(p.clone(), inbox, stopped, count)) }
 }
 

@@ -36,6 +36,8 @@ async fn the_escape_hatch_reaches_the_driver_inside_the_transaction() {
     let mut tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
     let pg = tx.driver().downcast_mut::<PgTx>().unwrap_or_else(|| panic!("not a PgTx"));
     pg.client()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
         .execute("INSERT INTO sessions (id, user_id, created_at, updated_at) VALUES ('x', 'u', now(), now())", &[])
         .await
         .unwrap_or_else(|e| panic!("{e}"));
@@ -126,4 +128,53 @@ async fn ints_are_range_checked_against_the_column_type() {
         .err()
         .unwrap_or_else(|| panic!("an out-of-range seq was accepted"));
     assert_eq!(err.kind(), StoreErrorKind::Invalid, "{err}");
+}
+
+/// `now()` twice, a moment apart, in one transaction: equal only if `BEGIN` went out first.
+async fn in_one_transaction(tx: &mut dyn jadpo_core::Transaction) -> bool {
+    let at = |rows: Vec<jadpo_core::Row>| rows.first().map(|r| format!("{:?}", r.get("t")));
+    let first = tx.query("SELECT now()::text AS t", &[]).await.unwrap_or_else(|e| panic!("{e}"));
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let second = tx.query("SELECT now()::text AS t", &[]).await.unwrap_or_else(|e| panic!("{e}"));
+    at(first) == at(second)
+}
+
+/// Whether a connection to `db` sits idle inside a transaction (asked on a connection of its own).
+async fn left_open(db: &PgTestDb) -> bool {
+    let sql = "SELECT count(*) AS n FROM pg_stat_activity \
+               WHERE datname = current_database() AND state = 'idle in transaction'";
+    let rows = db.store().query_once(sql, &[]).await.unwrap_or_else(|e| panic!("{e}"));
+    rows.first().and_then(|r| r.get_i64("n").ok()).unwrap_or_else(|| panic!("no count")) > 0
+}
+
+#[tokio::test]
+async fn begin_goes_out_with_the_first_statement_and_an_empty_transaction_sends_nothing() {
+    let db = PgTestDb::empty().await;
+    let options = PgOptions { pool_size: 1, ..PgOptions::default() };
+    let store = Postgres::connect("main", db.url(), &options).unwrap_or_else(|e| panic!("{e}"));
+    // The first statement runs inside the transaction its BEGIN opened.
+    let mut tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        in_one_transaction(tx.as_mut()).await,
+        "the first statement ran outside the transaction"
+    );
+    tx.commit().await.unwrap_or_else(|e| panic!("{e}"));
+    assert!(!left_open(&db).await, "committed, yet still open");
+    // Committed, rolled back or dropped without a statement: the connection is clean.
+    let tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
+    tx.commit().await.unwrap_or_else(|e| panic!("{e}"));
+    assert!(!left_open(&db).await, "an empty commit left a transaction open");
+    let tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
+    tx.rollback().await.unwrap_or_else(|e| panic!("{e}"));
+    drop(store.begin().await.unwrap_or_else(|e| panic!("{e}")));
+    assert!(!left_open(&db).await, "an empty rollback or drop left a transaction open");
+    // A first statement that fails leaves a transaction to roll back, and then none.
+    let mut tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
+    let failed = tx.execute("SELECT * FROM no_such_table", &[]).await;
+    assert!(failed.is_err(), "a statement on a missing table succeeded");
+    tx.rollback().await.unwrap_or_else(|e| panic!("{e}"));
+    assert!(!left_open(&db).await, "a failed first statement left a transaction open");
+    let mut tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
+    assert!(in_one_transaction(tx.as_mut()).await, "the next transaction is not one");
+    drop(tx);
 }
