@@ -25,6 +25,7 @@
 //! parameters the slot declares.
 
 mod dialect;
+mod marks;
 mod roles;
 mod rows;
 mod statement;

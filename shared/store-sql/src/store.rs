@@ -15,6 +15,8 @@ use crate::dialect::SqlDialect;
 pub struct SqlStore<C> {
     connection: C,
     pub(crate) sql: &'static SqlDialect,
+    /// Deliveries' "sent" marks, written together when made at once.
+    pub(crate) marks: std::sync::Arc<crate::marks::MarkBatches>,
 }
 
 impl<C: std::fmt::Debug> std::fmt::Debug for SqlStore<C> {
@@ -25,8 +27,8 @@ impl<C: std::fmt::Debug> std::fmt::Debug for SqlStore<C> {
 
 impl<C> SqlStore<C> {
     /// The store over `connection`, speaking `sql` (the adapter's own dialect).
-    pub const fn new(connection: C, sql: &'static SqlDialect) -> Self {
-        Self { connection, sql }
+    pub fn new(connection: C, sql: &'static SqlDialect) -> Self {
+        Self { connection, sql, marks: std::sync::Arc::default() }
     }
 
     /// The adapter's connection.

@@ -165,8 +165,12 @@ impl<C: TransactionalStore> PipelineStore for SqlStore<C> {
         if ids.is_empty() {
             return Ok(());
         }
+        // Marks made at once share one statement (see `marks`).
         let sql = self.sql.pipeline.deliveries_mark_enqueued;
-        sql.execute_advisory(self, [id_list(ids), now.into()]).await.map(|_| ())
+        let flush = |batch: Vec<String>, at: DateTime<Utc>| {
+            sql.execute_advisory(self, [id_list(&batch), at.into()])
+        };
+        self.marks.mark(ids, now, flush).await
     }
 
     async fn deliveries_unmark_enqueued(&self, ids: &[String]) -> Result<(), StoreError> {
