@@ -132,10 +132,10 @@ pub async fn deliver_many(
 /// synced writes that meet share a commit (SQLite's group commit; PostgreSQL's concurrent
 /// flushes). Run one after another, a batch of deliveries making calls cost each its every
 /// synced write.
-async fn deliver_alone<'d>(
+async fn deliver_alone(
     p: &Engine,
     event_store: &Arc<dyn Store>,
-    alone: Vec<(usize, &'d Delivery)>,
+    alone: Vec<(usize, &Delivery)>,
 ) -> Vec<(usize, Result<DeliveryResult, StoreError>)> {
     let runs = alone.into_iter().map(|(at, delivery)| async move {
         if p.near_deadline() {

@@ -27,6 +27,11 @@ fn local_runs_default_every_store_to_a_file() {
         ]
     );
     assert_eq!(c.postgres.pool_size, 4);
+    assert_eq!(c.delivery_linger, std::time::Duration::from_millis(2), "the linger's default");
+    let never = vars(&[("JADPO_DELIVERY_LINGER_MS", "0")]);
+    let c = Config::from_vars(&app(), &never, Mode::Local(Path::new(".jadpo")));
+    let c = c.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.delivery_linger, std::time::Duration::ZERO, "0: workers never wait");
 }
 
 #[test]
@@ -112,6 +117,10 @@ fn bad_settings_are_refused_with_the_variable_named() {
     for batch in ["0", "101", "lots"] {
         let refused = msg(&[("JADPO_DELIVERY_BATCH", batch)]);
         assert!(refused.contains("JADPO_DELIVERY_BATCH must be a whole number"), "{refused}");
+    }
+    for linger in ["-1", "101", "2ms"] {
+        let refused = msg(&[("JADPO_DELIVERY_LINGER_MS", linger)]);
+        assert!(refused.contains("JADPO_DELIVERY_LINGER_MS must be a whole number"), "{refused}");
     }
     assert!(
         msg(&[("DATABASE_URL_WAREHOSE", "sqlite://w.db")])
