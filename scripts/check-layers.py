@@ -33,12 +33,14 @@ RULES = {
     # The engine's use cases may use each other as long as no two form a circle.
     "shared/engine/src": None,
     # The shared store roles: the statement contract at the bottom, then the tables of slots, the
-    # dialect that gathers an adapter's tables, the store that holds one, the roles over it.
+    # dialect that gathers an adapter's tables, the store that holds one (and its batches of
+    # "sent" marks), the roles over it.
     "shared/store-sql/src": {
         "statement": [],
         "tables": ["statement"],
         "dialect": ["statement", "tables"],
-        "store": ["dialect"],
+        "marks": [],
+        "store": ["dialect", "marks"],
         "rows": [],
         "roles": ["dialect", "rows", "statement", "store", "tables"],
     },
