@@ -150,8 +150,9 @@ const KILLED_ORDERS: usize = 6;
 /// The delivery function killed (SIGKILL) in the middle of an SQS batch, at a mailer call it is
 /// making, after some of the batch took effect: SQS delivers the batch again (to a new process,
 /// as Lambda starts one), the relay resends what that leaves, and afterwards every order has its
-/// reservations once, the mailer acted once per receipt under one key (the held call reached it
-/// after its caller died), and every delivery ended handled, each once.
+/// reservations once, the mailer acted once per receipt under one key (the held calls reached it
+/// after their caller died: the receipts of a batch are sent side by side, so several are held),
+/// and every delivery ended handled, each once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_delivery_function_killed_mid_batch_loses_nothing_and_repeats_nothing() {
     let backing = Backing::start().await;
@@ -224,7 +225,12 @@ async fn a_delivery_function_killed_mid_batch_loses_nothing_and_repeats_nothing(
     assert_eq!(orders_reserved, total / 2, "every order reserved");
     assert_eq!(reserved, 3 * total / 2, "each order's three items reserved once");
     assert_eq!((keys.len(), acted), (KILLED_ORDERS, KILLED_ORDERS), "one receipt per order");
-    assert_eq!(requests, KILLED_ORDERS + 1, "the held call reached the mailer, then its retry");
+    // The batch's receipts are sent side by side: every call after the second is held, and each
+    // held one reached the mailer, then its retry under the same key.
+    assert!(
+        requests > KILLED_ORDERS && requests <= 2 * KILLED_ORDERS - 2,
+        "{requests} requests: the held calls reached the mailer, then their retries"
+    );
 }
 
 /// A request to the deployed commit function at `method path` (API Gateway's event), as `key`.
