@@ -13,6 +13,7 @@ pub static BREAKERS: BreakerSql = BreakerSql {
         ON CONFLICT (connection) DO NOTHING",
     ),
     lock: Statement::new(const_format::concatcp!(BREAKER, " WHERE connection = $1 FOR UPDATE")),
+    get: Statement::new(const_format::concatcp!(BREAKER, " WHERE connection = $1")),
     write: Statement::new(
         "UPDATE jadpo_circuit_breakers SET state = $2, failures = $3, opened_at = $4, \
         pause_ms = $5, reopen_at = $6, probe_delivery = $7, probe_started_at = $8, alert_at = $9, \

@@ -19,6 +19,9 @@ pub trait BreakerStore: Send + Sync {
         connection: &str,
         now: DateTime<Utc>,
     ) -> Result<Breaker, StoreError>;
+    /// `connection`'s breaker as it stands (`None`: never created), read without a lock: for the
+    /// closed breaker's fast path, where nothing is to change.
+    async fn breaker_get(&self, connection: &str) -> Result<Option<Breaker>, StoreError>;
     /// Writes the whole breaker row.
     async fn breaker_write(
         &self,

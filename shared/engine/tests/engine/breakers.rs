@@ -1,6 +1,7 @@
 //! The shop's `mailer` circuit breaker end to end on both adapters: failures open it, the next
 //! receipt is held instead of attempted, and after the pause one probe closes it and the held
-//! deliveries go out.
+//! deliveries go out; and on PostgreSQL, a closed breaker lets a delivery through and takes
+//! its success without the row's lock, while a failure still waits for it.
 
 use chrono::Duration;
 use jadpo_core::model::breaker::State;
@@ -66,7 +67,47 @@ mod sqlite {
     }
 }
 
+/// While another transaction holds `mailer`'s breaker row locked, a closed breaker's pass and a
+/// success go through (they change nothing), and a failure waits for the lock, then counts.
+async fn a_closed_breaker_passes_without_its_lock() {
+    use jadpo_core::model::breaker::{AttemptResult, BreakerPolicy, Gate, Transition};
+    use jadpo_engine::breaker::{admit, settle};
+    let env = Env::shop(Kind::Postgres).await;
+    let main = env.store("main");
+    let policy = BreakerPolicy::default();
+    let now = jadpo_core::Clock::now(env.clock.as_ref());
+    // The row exists (created closed by a first, locked, admit).
+    let first = admit(main.as_ref(), "mailer", "d0", now, &policy).await;
+    assert_eq!(first.ok(), Some(Gate::Pass));
+    let mut holder = main.begin().await.unwrap_or_else(|e| panic!("{e}"));
+    let held = main.breaker_lock(holder.as_mut(), "mailer", now).await;
+    assert_eq!(held.map(|b| b.state).ok(), Some(State::Closed));
+    let soon = std::time::Duration::from_secs(2);
+    let passed = tokio::time::timeout(soon, admit(main.as_ref(), "mailer", "d1", now, &policy));
+    assert_eq!(passed.await.ok().and_then(Result::ok), Some(Gate::Pass), "waited for the lock");
+    let success = settle(main.as_ref(), "mailer", "d1", AttemptResult::Success, now, &policy);
+    let settled = tokio::time::timeout(soon, success).await.ok().and_then(Result::ok);
+    assert_eq!(settled, Some((Transition::None, 0)), "a success waited for the lock");
+    let store = std::sync::Arc::clone(main);
+    let failure = tokio::spawn(async move {
+        let failed = AttemptResult::ConnectionFailed;
+        settle(store.as_ref(), "mailer", "d2", failed, now, &policy).await.map(|(t, _)| t)
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(!failure.is_finished(), "a failure changed the row without its lock");
+    holder.rollback().await.unwrap_or_else(|e| panic!("{e}"));
+    let counted = failure.await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(counted.ok(), Some(Transition::None), "one failure does not open it");
+    let breakers = main.breakers_list().await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(breakers.first().map(|b| b.failures), Some(1), "the failure was counted");
+}
+
 mod postgres {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_closed_breaker_passes_without_its_lock() {
+        super::a_closed_breaker_passes_without_its_lock().await;
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_failing_mailer_opens_its_breaker_and_a_probe_closes_it() {
         super::a_failing_mailer_opens_its_breaker_and_a_probe_closes_it(super::Kind::Postgres)

@@ -46,6 +46,11 @@ impl<C: TransactionalStore> BreakerStore for SqlStore<C> {
         breaker(&sql.lock.query_one(tx, [connection.into()]).await?)
     }
 
+    async fn breaker_get(&self, connection: &str) -> Result<Option<Breaker>, StoreError> {
+        let rows = self.sql.breaker.get.query_once(self, [connection.into()]).await?;
+        rows.first().map(breaker).transpose()
+    }
+
     async fn breaker_write(
         &self,
         tx: &mut dyn Transaction,

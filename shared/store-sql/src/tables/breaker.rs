@@ -9,6 +9,8 @@ statements! {
         ensure(connection, now),
         /// Returns the row ([`Breaker`]'s columns), locked where the dialect can.
         lock(connection),
+        /// Returns the row ([`Breaker`]'s columns) as it stands, unlocked.
+        get(connection),
         /// The whole row.
         write(connection, state, failures, opened_at, pause_ms, reopen_at, probe_delivery, probe_started_at, alert_at, alert_raised_at, now),
         /// Hold a pending delivery until `until`.
