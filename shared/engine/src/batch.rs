@@ -33,7 +33,9 @@ use serde_json::Value;
 
 use crate::commit::write_emitted;
 use crate::context::Engine;
-use crate::deliver::{DeliveryResult, deliver, deliver_loaded, origin, set_audit_context};
+use crate::deliver::{
+    DeliveryResult, checkpoint, deliver, deliver_loaded, origin, set_audit_context,
+};
 use crate::relay::enqueue_now;
 
 /// How many failed deliveries a batch sheds (each then delivered alone) before the rest of it
@@ -384,11 +386,6 @@ async fn record_handled(
             Err(e) => Err(copy(e)),
         });
     }
-}
-
-/// Runs a fault point (a no-op unless faults are compiled in) as a result.
-fn checkpoint(point: impl FnOnce() -> Result<(), StoreError>) -> Result<(), StoreError> {
-    point()
 }
 
 async fn mark_handled(p: &Engine, store: &dyn Store, ids: &[String]) -> Result<u64, StoreError> {

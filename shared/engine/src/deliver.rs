@@ -4,7 +4,8 @@
 //! transaction on *its* store that first inserts its handled-delivery record; a second copy of
 //! the message (or a redelivery after a crash between that commit and the delivery's update)
 //! finds the record (or the run's finished step record), commits nothing, and marks the
-//! delivery handled.
+//! delivery handled. Where the delivery row lives in the subscriber's own store, it is marked
+//! handled in that same transaction (one write fewer); elsewhere, right after it.
 
 use std::sync::Arc;
 
@@ -96,10 +97,10 @@ pub(crate) async fn deliver_loaded(
         }
         None => None,
     };
-    let attempt = run_subscriber(p, spec, delivery).await?;
+    let attempt = run_subscriber(p, event_store.name(), spec, delivery).await?;
     if let Some((connection, policy)) = breaker {
         let result = match &attempt {
-            Attempt::AlreadyHandled | Attempt::Done => AttemptResult::Success,
+            Attempt::AlreadyHandled | Attempt::Done { .. } => AttemptResult::Success,
             Attempt::Failed { connection_failed: true, .. } => AttemptResult::ConnectionFailed,
             Attempt::Failed { .. } | Attempt::Deferred { .. } => AttemptResult::Other,
         };
@@ -116,7 +117,11 @@ pub(crate) async fn deliver_loaded(
             record(p, event_store.as_ref(), delivery, &Outcome::Handled).await?;
             return Ok(DeliveryResult::AlreadyHandled);
         }
-        Attempt::Done => Outcome::Handled,
+        Attempt::Done { recorded: true } => {
+            crate::fault!("deliver.after_outcome");
+            return Ok(DeliveryResult::Handled);
+        }
+        Attempt::Done { recorded: false } => Outcome::Handled,
         Attempt::Failed { failure, retryable, .. } => {
             let retry_at = retryable
                 .then(|| spec.retry.delay_after(delivery.attempts + 1))
@@ -131,7 +136,10 @@ pub(crate) async fn deliver_loaded(
 
 enum Attempt {
     AlreadyHandled,
-    Done,
+    /// It ran and committed; `recorded`: its delivery was marked handled in that transaction.
+    Done {
+        recorded: bool,
+    },
     Failed {
         failure: String,
         retryable: bool,
@@ -209,6 +217,7 @@ pub(crate) async fn set_audit_context(
 
 async fn run_subscriber(
     p: &Engine,
+    event_store: &str,
     spec: &SubscriberSpec,
     delivery: &Delivery,
 ) -> Result<Attempt, StoreError> {
@@ -248,7 +257,8 @@ async fn run_subscriber(
     let outcome = match result {
         Ok(()) => {
             crate::fault!("deliver.after_subscriber");
-            finish_run(p, spec, delivery, &mut run, tx, &emitted).await?
+            let at = Delivering { event_store, spec, delivery };
+            finish_run(p, &at, &mut run, tx, &emitted).await?
         }
         Err(e) => {
             if let Some(tx) = tx {
@@ -259,7 +269,7 @@ async fn run_subscriber(
     };
     let connection_failed = run.connection_failed;
     Ok(match outcome {
-        Finished::Done => Attempt::Done,
+        Finished::Done { recorded } => Attempt::Done { recorded },
         Finished::AlreadyHandled => Attempt::AlreadyHandled,
         Finished::Failed((failure, retryable)) => match run.held_until.take() {
             Some(until) => Attempt::Deferred { reason: failure, until },
@@ -272,7 +282,10 @@ async fn run_subscriber(
 }
 
 enum Finished {
-    Done,
+    /// Committed; `recorded`: with the delivery marked handled.
+    Done {
+        recorded: bool,
+    },
     AlreadyHandled,
     Failed((String, bool)),
 }
@@ -288,16 +301,24 @@ fn failed(e: HandlerError) -> (String, bool) {
     }
 }
 
+/// A delivery being run: the store its row lives in, its subscriber, the row.
+struct Delivering<'a> {
+    event_store: &'a str,
+    spec: &'a SubscriberSpec,
+    delivery: &'a Delivery,
+}
+
 /// Commits a subscriber's run: its transaction (opened now if the handler wrote nothing), the
-/// events it emitted, its step record finished.
+/// events it emitted, its step record finished, and the delivery marked handled where its row
+/// lives in the subscriber's store.
 async fn finish_run(
     p: &Engine,
-    spec: &SubscriberSpec,
-    delivery: &Delivery,
+    at: &Delivering<'_>,
     run: &mut Run<'_>,
     tx: Option<Box<dyn Transaction>>,
     emitted: &[jadpo_core::app::Emitted],
 ) -> Result<Finished, StoreError> {
+    let (spec, delivery) = (at.spec, at.delivery);
     let store = p.store(&spec.store)?;
     let mut tx = match tx {
         Some(tx) => tx,
@@ -318,14 +339,31 @@ async fn finish_run(
     let failure = match write_emitted(p, store.as_ref(), tx.as_mut(), emitted, &origin, now).await {
         Ok((_, queued)) => match run.finish(tx.as_mut()).await {
             Ok(()) => {
-                if p.app.has_audited(&spec.store) {
-                    store.audit_clear_context(tx.as_mut()).await?;
+                let recorded = at.event_store == spec.store;
+                let closed = async {
+                    if p.app.has_audited(&spec.store) {
+                        store.audit_clear_context(tx.as_mut()).await?;
+                    }
+                    if recorded {
+                        let id = std::slice::from_ref(&delivery.id);
+                        store.deliveries_mark_handled(tx.as_mut(), id, now).await?;
+                    }
+                    checkpoint(|| {
+                        crate::fault!("deliver.before_subscriber_commit");
+                        Ok(())
+                    })
+                };
+                if let Err(e) = closed.await {
+                    // Rolled back before the error is answered: the delivery's row, which it
+                    // locked, is free for the relay's next sweep at once (dropped, it would
+                    // be rolled back later, on a task of its own).
+                    let _ = tx.rollback().await;
+                    return Err(e);
                 }
-                crate::fault!("deliver.before_subscriber_commit");
                 tx.commit().await?;
                 crate::fault!("deliver.after_subscriber_commit");
                 enqueue_now(p, &spec.store, &queued).await;
-                return Ok(Finished::Done);
+                return Ok(Finished::Done { recorded });
             }
             Err(e) => failed(e),
         },
@@ -340,6 +378,11 @@ async fn finish_run(
     };
     tx.rollback().await?;
     Ok(Finished::Failed(failure))
+}
+
+/// Runs a fault point (a no-op unless faults are compiled in) as a result.
+pub(crate) fn checkpoint(point: impl FnOnce() -> Result<(), StoreError>) -> Result<(), StoreError> {
+    point()
 }
 
 async fn record(

@@ -221,9 +221,14 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
-    async fn acquire(&mut self, now: DateTime<Utc>) -> Result<(), HandlerError> {
+    /// Takes the run at its first changing call, in a transaction left open when it is taken
+    /// (its first step's record commits with it); `None` when the run was held already.
+    async fn acquire(
+        &mut self,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Box<dyn Transaction>>, HandlerError> {
         if self.holding.is_some() {
-            return Ok(());
+            return Ok(None);
         }
         let start = RunStart {
             run_key: &self.key,
@@ -233,10 +238,23 @@ impl<'a> Run<'a> {
             now,
             lease_until: self.lease_until(now),
         };
-        match self.store.step_run_acquire(&start).await? {
-            RunGrant::Acquired { generation, steps, .. } => {
+        let mut tx = self.store.begin().await?;
+        let grant = match self.store.step_run_acquire_in(tx.as_mut(), &start).await {
+            Ok(RunGrant::Acquired { generation, steps, .. }) => {
                 self.holding = Some(Holding { generation, steps });
-                Ok(())
+                return Ok(Some(tx));
+            }
+            Ok(refused) => refused,
+            Err(e) => {
+                let _ = tx.rollback().await;
+                return Err(e.into());
+            }
+        };
+        // Refused: nothing was written; ended before anything else opens a transaction.
+        tx.commit().await?;
+        match grant {
+            RunGrant::Acquired { .. } => {
+                Err(HandlerError::Failed("a run taken was answered as refused".to_owned()))
             }
             RunGrant::Held { until } => Err(match self.runner {
                 Runner::Action => HandlerError::rejected(
@@ -310,15 +328,61 @@ impl<'a> Run<'a> {
         }
     }
 
+    /// One changing call: planned against the run's record, then replayed, or recorded as
+    /// sent, sent and its answer recorded. A run's first call takes the run in the same
+    /// transaction that records the step sent (one synced write for both); a call that sends
+    /// nothing commits the taking alone.
     async fn step(&mut self, call: Call) -> Result<Value, HandlerError> {
         let now = self.p.clock.now();
-        self.acquire(now).await?;
+        let acquired = self.acquire(now).await?;
+        let planned = match self.plan(&call, now) {
+            Ok(planned) => planned,
+            Err(early) => {
+                commit_acquired(acquired).await?;
+                return self.answer_early(early).await;
+            }
+        };
+        let shape = serde_json::to_string(&self.shape).unwrap_or_else(|_| "[]".to_owned());
+        let sent = StepSent {
+            run_key: &self.key,
+            generation: self.generation(),
+            step_no: planned.step_no,
+            operation: &planned.operation,
+            fingerprint: planned.fingerprint.as_deref(),
+            idempotency_key: &planned.key,
+            shape: &shape,
+            now,
+            lease_until: self.lease_until(now),
+        };
+        crate::fault!("steps.before_sent");
+        let kept = match acquired {
+            Some(mut tx) => {
+                let kept = self.store.step_sent_in(tx.as_mut(), &sent).await?;
+                tx.commit().await?;
+                kept
+            }
+            None => self.store.step_sent(&sent).await?,
+        };
+        if !kept {
+            return Err(lost(&self.key));
+        }
+        crate::fault!("steps.before_call");
+        let answer = self.send(call, Some(planned.key)).await?;
+        crate::fault!("steps.after_call");
+        self.record_answer(planned.step_no, planned.fingerprint.as_deref(), &answer).await?;
+        crate::fault!("steps.after_answer");
+        Ok(answer)
+    }
+
+    /// Plans the next step against the run's record: the call to send (its number, operation,
+    /// fingerprint and key), or why nothing is sent.
+    fn plan(&mut self, call: &Call, now: DateTime<Utc>) -> Result<Planned, Early> {
         let step_no = self.next_step;
         if self.mode == StepMode::Dispatch && step_no > 0 {
-            return Err(HandlerError::Failed(format!(
+            return Err(Early::Failed(HandlerError::Failed(format!(
                 "{:?} is declared to make a single keyed call and made a second",
                 self.action
-            )));
+            ))));
         }
         let operation = format!("{}:{}", call.connection, call.path);
         let fingerprint = match self.mode {
@@ -333,37 +397,29 @@ impl<'a> Run<'a> {
         }
         self.next_step += 1;
         self.shape.push(operation.clone());
-        let key = step_key(&self.key, step_no);
         match plan {
-            StepPlan::Diverged(reason) => return Err(self.diverge(&reason).await),
-            StepPlan::Replay => return self.replay(recorded.as_ref(), fingerprint.as_deref()),
-            StepPlan::Resend => self.check_key_window(&call, recorded.as_ref(), now)?,
+            StepPlan::Diverged(reason) => return Err(Early::Diverged(reason)),
+            StepPlan::Replay => return Err(Early::Replay(Box::new((recorded, fingerprint)))),
+            StepPlan::Resend => {
+                self.check_key_window(call, recorded.as_ref(), now).map_err(Early::Failed)?;
+            }
             StepPlan::Send => {}
         }
-        self.check_deadline(&call, now)?;
-        let generation = self.generation();
-        let shape = serde_json::to_string(&self.shape).unwrap_or_else(|_| "[]".to_owned());
-        let sent = StepSent {
-            run_key: &self.key,
-            generation,
-            step_no,
-            operation: &operation,
-            fingerprint: fingerprint.as_deref(),
-            idempotency_key: &key,
-            shape: &shape,
-            now,
-            lease_until: self.lease_until(now),
-        };
-        crate::fault!("steps.before_sent");
-        if !self.store.step_sent(&sent).await? {
-            return Err(lost(&self.key));
+        self.check_deadline(call, now).map_err(Early::Failed)?;
+        let key = step_key(&self.key, step_no);
+        Ok(Planned { step_no, operation, fingerprint, key })
+    }
+
+    /// What a step that sends nothing answers.
+    async fn answer_early(&mut self, early: Early) -> Result<Value, HandlerError> {
+        match early {
+            Early::Failed(e) => Err(e),
+            Early::Diverged(reason) => Err(self.diverge(&reason).await),
+            Early::Replay(replayed) => {
+                let (recorded, fingerprint) = *replayed;
+                self.replay(recorded.as_ref(), fingerprint.as_deref())
+            }
         }
-        crate::fault!("steps.before_call");
-        let answer = self.send(call, Some(key)).await?;
-        crate::fault!("steps.after_call");
-        self.record_answer(step_no, fingerprint.as_deref(), &answer).await?;
-        crate::fault!("steps.after_answer");
-        Ok(answer)
     }
 
     async fn record_answer(
@@ -465,6 +521,30 @@ impl<'a> Run<'a> {
             Err(e) => HandlerError::Store(e),
         }
     }
+}
+
+/// A step to send.
+struct Planned {
+    step_no: u32,
+    operation: String,
+    fingerprint: Option<String>,
+    key: String,
+}
+
+/// Why a step sends nothing.
+enum Early {
+    Failed(HandlerError),
+    Diverged(String),
+    /// Answered before: its record and the request's fingerprint.
+    Replay(Box<(Option<StoredStep>, Option<String>)>),
+}
+
+/// Commits the run's taking where it waited for the step it would have recorded with it.
+async fn commit_acquired(acquired: Option<Box<dyn Transaction>>) -> Result<(), HandlerError> {
+    if let Some(tx) = acquired {
+        tx.commit().await?;
+    }
+    Ok(())
 }
 
 fn seal_context(run_key: &str, step_no: u32, fingerprint: &str) -> String {

@@ -131,6 +131,7 @@ macro_rules! conformance_tests {
             steps_are_recorded_sent_then_answered,
             a_run_finishes_with_its_transaction_and_a_diverged_one_stays_stopped,
             an_unfinished_run_raises_one_alert,
+            a_run_taken_with_its_first_step_commits_or_rolls_back_with_it,
         );
         $crate::conformance_tests!(@operator $fixture;
             delivery_operations_are_recorded_and_refused_when_final,

@@ -160,3 +160,28 @@ pub async fn an_unfinished_run_raises_one_alert(fx: &dyn Fixture) {
     let view = ok(store.step_run_get(RUN).await, "get").unwrap_or_else(|| panic!("no record"));
     assert_eq!(view.alerted_at, Some(later));
 }
+
+/// A run taken and its first step recorded sent inside one transaction: rolled back, neither
+/// exists (the run is taken afresh, at generation 1); committed, both do, as if recorded apart.
+pub async fn a_run_taken_with_its_first_step_commits_or_rolls_back_with_it(fx: &dyn Fixture) {
+    let store = migrated(fx).await;
+    let now = t0();
+    let mut tx = ok(store.begin().await, "begin");
+    let grant = ok(store.step_run_acquire_in(tx.as_mut(), &start(now, 60)).await, "acquire in");
+    let first = generation(&grant);
+    assert!(ok(store.step_sent_in(tx.as_mut(), &sent(first, 0, "d-1.0", now)).await, "sent in"));
+    ok(tx.rollback().await, "rollback");
+    assert!(ok(store.step_run_get(RUN).await, "get").is_none(), "a rolled-back run was kept");
+    let mut tx = ok(store.begin().await, "begin");
+    let grant = ok(store.step_run_acquire_in(tx.as_mut(), &start(now, 60)).await, "acquire in");
+    let again = generation(&grant);
+    assert_eq!(again, first, "taken afresh");
+    assert!(ok(store.step_sent_in(tx.as_mut(), &sent(again, 0, "d-1.0", now)).await, "sent in"));
+    ok(tx.commit().await, "commit");
+    let view = ok(store.step_run_get(RUN).await, "get").unwrap_or_else(|| panic!("no record"));
+    assert_eq!(view.runner_generation, again);
+    assert_eq!(view.steps.len(), 1, "{:?}", view.steps);
+    // Held now: a second runner is refused until the lease ends.
+    let later = now + Duration::seconds(1);
+    assert!(matches!(acquire(store.as_ref(), later).await, RunGrant::Held { .. }), "not held");
+}

@@ -19,9 +19,24 @@ pub trait StepStore: Send + Sync {
     /// own; says what the runner was granted.
     async fn step_run_acquire(&self, start: &RunStart<'_>) -> Result<RunGrant, StoreError>;
 
+    /// [`step_run_acquire`](Self::step_run_acquire) inside `tx`: a run's first changing call
+    /// commits its acquisition with the step it sends, one synced write for both.
+    async fn step_run_acquire_in(
+        &self,
+        tx: &mut dyn Transaction,
+        start: &RunStart<'_>,
+    ) -> Result<RunGrant, StoreError>;
+
     /// Records a step as sent (first time or again), with the run's shape; `false` if the
     /// runner lost the run.
     async fn step_sent(&self, sent: &StepSent<'_>) -> Result<bool, StoreError>;
+
+    /// [`step_sent`](Self::step_sent) inside `tx`.
+    async fn step_sent_in(
+        &self,
+        tx: &mut dyn Transaction,
+        sent: &StepSent<'_>,
+    ) -> Result<bool, StoreError>;
 
     /// Records a step's answer; `false` if the runner lost the run.
     async fn step_answered(&self, answered: &StepAnswered<'_>) -> Result<bool, StoreError>;

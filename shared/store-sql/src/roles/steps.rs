@@ -175,6 +175,22 @@ impl<C: TransactionalStore> StepStore for SqlStore<C> {
         commit_or_rollback(tx, result).await
     }
 
+    async fn step_run_acquire_in(
+        &self,
+        tx: &mut dyn Transaction,
+        start: &RunStart<'_>,
+    ) -> Result<RunGrant, StoreError> {
+        acquire(self.sql.steps, tx, start).await
+    }
+
+    async fn step_sent_in(
+        &self,
+        tx: &mut dyn Transaction,
+        sent: &StepSent<'_>,
+    ) -> Result<bool, StoreError> {
+        record_sent(self.sql.steps, tx, sent).await
+    }
+
     async fn step_sent(&self, sent: &StepSent<'_>) -> Result<bool, StoreError> {
         let mut tx = self.begin().await?;
         let result = record_sent(self.sql.steps, tx.as_mut(), sent).await;
