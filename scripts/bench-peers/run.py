@@ -208,7 +208,8 @@ def report(rounds: list, v: dict, seconds: int, drain: int, command: str) -> str
         "Shapes. **Queue**: 8 producers each add one job per transaction (Graphile: `addJob`; "
         "Jadpo: an action that emits one event, committed through the engine) while 8 workers "
         "run a no-op task (Jadpo: one subscriber that does nothing, 8 delivery workers taking up "
-        "to 16 messages each, over the in-process queue); throughput is jobs (deliveries) "
+        "to 64 messages each, waiting up to 2 ms to fill a batch while another is busy, over "
+        "the in-process queue); throughput is jobs (deliveries) "
         "finished per second from the first add to the last finish; latency is from the add's "
         "(commit's) return to the task's (subscriber's) start. **Workflows**: a workflow of two "
         "no-op steps; DBOS: 8 threads each running one workflow to completion after another; "
@@ -236,7 +237,7 @@ def report(rounds: list, v: dict, seconds: int, drain: int, command: str) -> str
         f"workflows **{flows:.2f}×** DBOS Transact's.",
         "",
         f"**Drain**: {drain:,} no-op jobs (events, each with one delivery) queued with nothing "
-        "running, then drained by 8 workers (Jadpo: 8 delivery workers taking up to 16 queued "
+        "running, then drained by 8 workers (Jadpo: 8 delivery workers taking up to 64 queued "
         "messages each); jobs (deliveries) per second of the drain alone. Graphile as it comes "
         "and with its performance page's settings (`localQueue: {size: 500}`, "
         "`completeJobBatchDelay: 0`, `failJobBatchDelay: 0`). **Idle**: one job (event) every "

@@ -3,11 +3,11 @@
 //!
 //! * `e2e <seconds>`: Graphile Worker's steady shape — 8 producers each committing an action
 //!   that emits one event (one transaction each) for `<seconds>`, 8 delivery workers each
-//!   taking up to 16 queued messages, one subscriber that does nothing. Deliveries/s from the
+//!   taking up to 64 queued messages, one subscriber that does nothing. Deliveries/s from the
 //!   first commit to the last delivery, and commit return → subscriber start percentiles.
 //! * `drain <jobs>`: Graphile Worker's drain shape — `<jobs>` events committed (8 producers)
 //!   with nothing delivering them, then the backlog drained by 8 delivery workers taking up to
-//!   16 queued messages each. Deliveries/s of the drain alone.
+//!   64 queued messages each. Deliveries/s of the drain alone.
 //! * `idle <count>`: one producer committing an event every 20 ms, each delivered before the
 //!   next; commit return → subscriber start percentiles (the latency of an idle queue).
 //! * `workflow <seconds>`: DBOS's two-step workflows — 8 producers starting runs of a workflow
@@ -40,7 +40,7 @@ use serde_json::{Value, json};
 /// Producers and workers, as the peers run them.
 const CLIENTS: usize = 8;
 /// Most messages a delivery worker takes at once, as `jadpo-local`'s default.
-const BATCH: usize = 16;
+const BATCH: usize = 64;
 
 /// Emits one event and writes nothing else: the counterpart of adding a job.
 struct Enqueue;

@@ -28,7 +28,7 @@ use serde_json::{Value, json};
 
 const SECONDS: u64 = 6;
 /// Most messages a delivery worker takes at once, as `jadpo-local`'s default.
-const BATCH: usize = 16;
+const BATCH: usize = 64;
 const ORDERS: &str = "CREATE TABLE bench_orders (id TEXT PRIMARY KEY, customer TEXT NOT NULL, \
     items JSONB NOT NULL, created_at TIMESTAMPTZ NOT NULL); \
     CREATE TABLE bench_effects (order_id TEXT NOT NULL, subscriber TEXT NOT NULL, \
@@ -186,7 +186,7 @@ async fn main() {
          PostgreSQL 15 cluster (fsync off), 2 cores, client and server on the same machine. Ceiling: the commit \
          transaction's statements as a pgbench script (`-M prepared`). Commit path: `engine::commit` through the \
          real action, no HTTP. End to end: commit, in-process queue and `engine::dispatch_many` for two \
-         subscribers, as many workers as clients, each taking up to 16 queued messages at once; throughput with 4,000 orders unpaced (events/s, each order is \
+         subscribers, as many workers as clients, each taking up to 64 queued messages at once; throughput with 4,000 orders unpaced (events/s, each order is \
          two events; compared with the commit path's actions/s × 2), latency with 800 orders at about 200 \
          orders/s (moderate load), from a commit's return to its subscriber's start. Statistics are \
          refreshed (`ANALYZE`) between phases, as autovacuum would in steady state.\n\n\

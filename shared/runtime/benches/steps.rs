@@ -23,6 +23,7 @@ use jadpo_core::app::{
     Action, ActionOutput, Application, Event, HandlerContext, HandlerError, RetryPolicy, Subscriber,
 };
 use jadpo_core::model::migrate::{Ledger, Migration};
+use jadpo_core::ports::ConnectionRequest;
 use jadpo_engine::Engine;
 use jadpo_engine::commit::{CommitRequest, commit};
 use jadpo_engine::relay::enqueue_now;
@@ -91,13 +92,14 @@ fn app() -> Application {
         .action("place", "main", Place);
     for (_, calls) in KINDS {
         let event = format!("calls.{calls}");
-        builder = builder.event(&event).subscriber(
-            &format!("sub{calls}"),
-            &event,
-            "main",
-            RetryPolicy::default(),
-            Calls(calls),
-        );
+        let (name, retry) = (format!("sub{calls}"), RetryPolicy::default());
+        builder = builder.event(&event);
+        // A subscriber that calls out declares its connection, as the shop's do: it runs alone
+        // (its calls made with no transaction open), behind the connection's breaker.
+        builder = match calls {
+            0 => builder.subscriber(&name, &event, "main", retry, Calls(calls)),
+            _ => builder.subscriber_via(&name, &event, "main", retry, "provider", Calls(calls)),
+        };
     }
     builder.migrations("main", Dialect::Postgres, m).build().unwrap_or_else(|e| panic!("{e}"))
 }
@@ -135,6 +137,32 @@ async fn deliveries_per_s(base: &Engine, calls: usize, workers: usize, batch: us
     DELIVERIES as f64 / elapsed.as_secs_f64()
 }
 
+/// Bare calls/s to the provider (the same loopback call a step makes, nothing recorded), from
+/// `workers` tasks sharing `DELIVERIES` calls.
+async fn calls_per_s(p: &Engine, workers: usize) -> f64 {
+    let start = Instant::now();
+    let tasks: Vec<_> = (0..workers)
+        .map(|w| {
+            let connections = Arc::clone(&p.connections);
+            tokio::spawn(async move {
+                for i in (w..DELIVERIES).step_by(workers) {
+                    let request = ConnectionRequest {
+                        connection: "provider".to_owned(),
+                        path: "/charges".to_owned(),
+                        body: json!({"order_id": format!("bare-{i}"), "step": 0}),
+                        idempotency_key: Some(format!("bare-{i}")),
+                    };
+                    connections.call(request).await.unwrap_or_else(|e| panic!("{e}"));
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap_or_else(|e| panic!("{e}"));
+    }
+    DELIVERIES as f64 / start.elapsed().as_secs_f64()
+}
+
 fn median(mut values: Vec<f64>) -> f64 {
     values.sort_by(f64::total_cmp);
     values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
@@ -153,35 +181,41 @@ async fn main() {
          own latency is left out). {DELIVERIES} orders are committed first; the delivery of their events \
          alone is timed, by as many workers as clients. Kinds alternate round by round; median of \
          {ROUNDS} rounds.\n\n\
-         | workers × batch | no call deliveries/s | one call | two calls | ms per delivery: none / one / two | one / none (time) | two / one (time) | a step's cost ms |\n\
-         |---|---|---|---|---|---|---|---|\n"
+         | workers × batch | no call deliveries/s | one call | two calls | ms per delivery: none / one / two | the call alone ms | one / none (time) | one less its call / none | two / one (time) | a step's cost ms |\n\
+         |---|---|---|---|---|---|---|---|---|---|\n"
     );
-    // One message at a time, and as jadpo-local takes them (up to 16, the calls of a batch's
+    // One message at a time, and as jadpo-local takes them (up to 64, the calls of a batch's
     // deliveries made side by side).
-    for (workers, batch) in [(1, 1), (8, 1), (8, 16)] {
+    for (workers, batch) in [(1, 1), (8, 1), (8, 64)] {
         let mut rates: Vec<Vec<f64>> = vec![Vec::new(); KINDS.len()];
+        let mut calls = Vec::new();
         for round in 0..ROUNDS {
             for k in 0..KINDS.len() {
                 let kind = (k + round) % KINDS.len();
                 let rate = deliveries_per_s(&engine, KINDS[kind].1, workers, batch).await;
                 rates[kind].push(rate);
             }
+            calls.push(calls_per_s(&engine, workers).await);
         }
         let [none, one, two] = [0, 1, 2].map(|k| median(rates[k].clone()));
         let ms = |rate: f64| 1000.0 * workers as f64 / rate;
+        let call = ms(median(calls));
         out.push_str(&format!(
-            "| {workers} × {batch} | {none:.0} | {one:.0} | {two:.0} | {:.2} / {:.2} / {:.2} | {:.2}× | {:.2}× | {:.2} |\n",
+            "| {workers} × {batch} | {none:.0} | {one:.0} | {two:.0} | {:.2} / {:.2} / {:.2} | {call:.2} | {:.2}× | {:.2}× | {:.2}× | {:.2} |\n",
             ms(none),
             ms(one),
             ms(two),
             ms(one) / ms(none),
+            (ms(one) - call) / ms(none),
             ms(two) / ms(one),
             ms(two) - ms(one),
         ));
     }
     out.push_str(&format!(
         "\n\"ms per delivery\" is workers / (deliveries/s): the time one worker spends on a delivery. \
-         \"A step's cost\" is the two-call delivery's time less the one-call's: one more recorded step \
+         \"The call alone\" is the same loopback call made bare ({DELIVERIES} of them from as many \
+         tasks as workers, no step recorded), in the same rounds; \"one less its call / none\" takes it \
+         from the one-call delivery's time. \"A step's cost\" is the two-call delivery's time less the one-call's: one more recorded step \
          (its sent row, its sealed answer, one loopback call). Runs: {} kinds × {ROUNDS} rounds × {DELIVERIES} deliveries per worker count.\n",
         KINDS.len()
     ));
