@@ -88,9 +88,11 @@ pub async fn housekeeping_loop(
 /// batch, and delivers it in batches (a subscriber's deliveries share one transaction).
 ///
 /// A batch pays one transaction and one synced commit however many deliveries it holds, so
-/// under load a worker that finds less than a full batch while another worker is busy waits up
-/// to the inbox's `linger` for more (what arrives while a transaction is open joins the next
-/// one); with every worker idle it starts at once, so an idle delivery waits for nothing.
+/// under load a worker that finds less than a full batch while at least half the pool is busy
+/// waits up to the inbox's `linger` for more (what arrives while a transaction is open joins the
+/// next one); with most workers idle it starts at once, so a quiet or moderate load waits for
+/// nothing (lingering whenever any other worker was busy raised a moderate load's p50 from 1.4
+/// to 3.4 ms in the pipeline benchmark).
 pub async fn delivery_loop(
     engine: Engine,
     inbox: Inbox,
@@ -109,6 +111,7 @@ pub async fn delivery_loop(
                 batch: batch.max(1),
                 linger,
                 busy: Arc::clone(&busy),
+                pool: workers.max(1),
             };
             tokio::spawn(worker.run(shutdown.clone()))
         })
@@ -140,6 +143,8 @@ struct Worker {
     linger: Duration,
     /// Workers handling a batch now.
     busy: Arc<AtomicUsize>,
+    /// Workers in the pool.
+    pool: usize,
 }
 
 impl Worker {
@@ -190,14 +195,15 @@ impl Worker {
         messages
     }
 
-    /// While another worker is busy, waits up to the linger for `messages` to fill a batch
-    /// (holding the queue, so that what arrives meanwhile comes here).
+    /// While at least half the pool is busy, waits up to the linger for `messages` to fill a
+    /// batch (holding the queue, so that what arrives meanwhile comes here).
     async fn fill(
         &self,
         rx: &mut mpsc::UnboundedReceiver<QueueMessage>,
         messages: &mut Vec<QueueMessage>,
     ) {
-        if self.linger.is_zero() || self.busy.load(Ordering::SeqCst) == 0 {
+        let busy = self.busy.load(Ordering::SeqCst);
+        if self.linger.is_zero() || busy == 0 || busy * 2 < self.pool {
             return;
         }
         let until = tokio::time::Instant::now() + self.linger;

@@ -23,7 +23,7 @@
 //! | `JADPO_DELIVERY_WORKERS` | how many delivery workers the local process runs (1–64) | 4 |
 //! | `JADPO_MAX_BACKLOG` | the queue's depth at which commits answer `503` with `Retry-After` until delivery catches up (0: no limit) | 50000 |
 //! | `JADPO_DELIVERY_BATCH` | most messages a local delivery worker takes at once (1–100) | 64 |
-//! | `JADPO_DELIVERY_LINGER_MS` | how long a local delivery worker holding less than a batch waits for more while another is busy (0–100 ms; 0: never) | 2 |
+//! | `JADPO_DELIVERY_LINGER_MS` | how long a local delivery worker holding less than a batch waits for more while half the pool is busy (0–100 ms; 0: never) | 2 |
 //! | `JADPO_TICK_INTERVAL_SECS` | how often the local process ticks schedules (s) | 5 |
 //! | `JADPO_HOUSEKEEPING_INTERVAL_SECS` | how often the local process runs housekeeping, after one pass at start (s) | 3600 |
 //! | `JADPO_HOUSEKEEPING_LEASE_SECS` | how long a housekeeping pass holds its lease between batches (s) | 300 |

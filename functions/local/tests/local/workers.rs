@@ -2,7 +2,8 @@
 //! by side (two deliveries that each wait for the other both finish), one worker runs them one
 //! at a time (the same two time out), stopping drains what is queued, a worker taking
 //! several messages at once delivers every one of them, and a worker finding less than a batch
-//! while another is busy waits (up to its linger) for more, but never while every worker is idle.
+//! while half the pool is busy waits (up to its linger) for more, but never while most workers
+//! are idle.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -128,7 +129,7 @@ impl Subscriber for Report {
     }
 }
 
-/// Two workers taking up to four messages, waiting up to ten seconds to fill a batch, over
+/// `workers` workers taking up to four messages, waiting up to ten seconds to fill a batch, over
 /// [`Hold`] (event `hold`) and [`Report`] (event `ping`): the env, the hold's handles, what is
 /// reported, and the running workers.
 struct Gated {
@@ -142,7 +143,7 @@ struct Gated {
 
 const LONG_LINGER: Duration = Duration::from_secs(10);
 
-async fn gated(kind: Kind) -> Gated {
+async fn gated(kind: Kind, workers: usize) -> Gated {
     let (blocked, release) =
         (Arc::new(tokio::sync::Notify::new()), Arc::new(tokio::sync::Notify::new()));
     let (tx, ran) = tokio::sync::mpsc::unbounded_channel();
@@ -163,7 +164,7 @@ async fn gated(kind: Kind) -> Gated {
     let rx = std::mem::replace(&mut env.rx, rx);
     let (stop, stopped) = watch::channel(false);
     let inbox = Inbox { rx, backlog: None, batch: 4, linger: LONG_LINGER };
-    let workers = tokio::spawn(delivery_loop(env.engine.clone(), inbox, stopped, 2));
+    let workers = tokio::spawn(delivery_loop(env.engine.clone(), inbox, stopped, workers));
     Gated { env, blocked, release, ran, stop, workers }
 }
 
@@ -187,7 +188,7 @@ impl Gated {
 /// While one worker is busy, a lone message waits for a batch to fill (well within the linger,
 /// as it fills), and the batch is then delivered in full.
 async fn a_busy_pool_fills_its_batches(kind: Kind) {
-    let mut g = gated(kind).await;
+    let mut g = gated(kind, 2).await;
     commit_and_enqueue(&g.env, request("hold", json!({}))).await;
     tokio::time::timeout(Duration::from_secs(5), g.blocked.notified())
         .await
@@ -209,22 +210,41 @@ async fn a_busy_pool_fills_its_batches(kind: Kind) {
 
 /// With every worker idle, a message is delivered at once, not after the linger.
 async fn an_idle_pool_does_not_wait(kind: Kind) {
-    let mut g = gated(kind).await;
+    let mut g = gated(kind, 2).await;
     g.ping("alone").await;
     let ran = g.next(LONG_LINGER / 2).await;
     assert_eq!(ran.as_deref(), Some("alone"), "{kind:?}: delivered without lingering");
     assert_eq!(g.finish().await, 1, "{kind:?}");
 }
 
+/// With one of four workers busy (less than half the pool), a message is delivered at once.
+async fn a_mostly_idle_pool_does_not_wait(kind: Kind) {
+    let mut g = gated(kind, 4).await;
+    commit_and_enqueue(&g.env, request("hold", json!({}))).await;
+    tokio::time::timeout(Duration::from_secs(5), g.blocked.notified())
+        .await
+        .unwrap_or_else(|_| panic!("{kind:?}: the held delivery never started"));
+    g.ping("a").await;
+    let ran = g.next(LONG_LINGER / 2).await;
+    assert_eq!(
+        ran.as_deref(),
+        Some("a"),
+        "{kind:?}: one busy of four: delivered without lingering"
+    );
+    assert_eq!(g.finish().await, 2, "{kind:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_workers_linger_only_while_busy() {
     an_idle_pool_does_not_wait(Kind::Sqlite).await;
+    a_mostly_idle_pool_does_not_wait(Kind::Sqlite).await;
     a_busy_pool_fills_its_batches(Kind::Sqlite).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_workers_linger_only_while_busy() {
     an_idle_pool_does_not_wait(Kind::Postgres).await;
+    a_mostly_idle_pool_does_not_wait(Kind::Postgres).await;
     a_busy_pool_fills_its_batches(Kind::Postgres).await;
 }
 
