@@ -226,9 +226,11 @@ async fn a_delivery_function_killed_mid_batch_loses_nothing_and_repeats_nothing(
     assert_eq!(reserved, 3 * total / 2, "each order's three items reserved once");
     assert_eq!((keys.len(), acted), (KILLED_ORDERS, KILLED_ORDERS), "one receipt per order");
     // The batch's receipts are sent side by side: every call after the second is held, and each
-    // held one reached the mailer, then its retry under the same key.
+    // held one reached the mailer, then its retries under the same key (one from the batch sent
+    // again, another if the relay's resend meets a run still unanswered); the mailer acted once
+    // per key, as asserted above.
     assert!(
-        requests > KILLED_ORDERS && requests <= 2 * KILLED_ORDERS - 2,
+        requests > KILLED_ORDERS && requests <= 3 * KILLED_ORDERS,
         "{requests} requests: the held calls reached the mailer, then their retries"
     );
 }
