@@ -34,7 +34,8 @@ use serde_json::Value;
 use crate::commit::write_emitted;
 use crate::context::Engine;
 use crate::deliver::{
-    DeliveryResult, checkpoint, deliver, deliver_loaded, origin, set_audit_context,
+    DeliveryResult, checkpoint, close_for_commit, deliver, deliver_loaded, origin,
+    set_audit_context,
 };
 use crate::relay::enqueue_now;
 
@@ -277,25 +278,12 @@ async fn run_batch(
     }
     let ids: Vec<String> = items.iter().map(|i| i.delivery.id.clone()).collect();
     let audited = p.app.has_audited(store_name);
-    let closed = async {
-        if audited {
-            store.audit_clear_context(tx.as_mut()).await?;
-        }
-        if in_tx {
-            store.deliveries_mark_handled(tx.as_mut(), &ids, now).await?;
-        }
-        checkpoint(|| {
-            crate::fault!("deliver.batch.before_commit");
-            Ok(())
-        })
-    };
-    if let Err(e) = closed.await {
-        // Rolled back before the error is answered: the rows it locked (with the outcomes, the
-        // deliveries themselves) are free for the relay's next sweep at once.
-        let _ = tx.rollback().await;
-        return Err(e);
-    }
-    tx.commit().await?;
+    let handled: &[String] = if in_tx { &ids } else { &[] };
+    let tx = close_for_commit(store.as_ref(), tx, audited, handled, now, || {
+        crate::fault!("deliver.batch.before_commit");
+        Ok(())
+    });
+    tx.await?.commit().await?;
     crate::fault!("deliver.batch.after_commit");
     enqueue_now(p, store_name, &queued).await;
     Ok(Batch::Committed(ids.into_iter().filter(|id| !fresh.contains(id)).collect()))

@@ -340,27 +340,13 @@ async fn finish_run(
         Ok((_, queued)) => match run.finish(tx.as_mut()).await {
             Ok(()) => {
                 let recorded = at.event_store == spec.store;
-                let closed = async {
-                    if p.app.has_audited(&spec.store) {
-                        store.audit_clear_context(tx.as_mut()).await?;
-                    }
-                    if recorded {
-                        let id = std::slice::from_ref(&delivery.id);
-                        store.deliveries_mark_handled(tx.as_mut(), id, now).await?;
-                    }
-                    checkpoint(|| {
-                        crate::fault!("deliver.before_subscriber_commit");
-                        Ok(())
-                    })
-                };
-                if let Err(e) = closed.await {
-                    // Rolled back before the error is answered: the delivery's row, which it
-                    // locked, is free for the relay's next sweep at once (dropped, it would
-                    // be rolled back later, on a task of its own).
-                    let _ = tx.rollback().await;
-                    return Err(e);
-                }
-                tx.commit().await?;
+                let handled = if recorded { std::slice::from_ref(&delivery.id) } else { &[] };
+                let audited = p.app.has_audited(&spec.store);
+                let tx = close_for_commit(store.as_ref(), tx, audited, handled, now, || {
+                    crate::fault!("deliver.before_subscriber_commit");
+                    Ok(())
+                });
+                tx.await?.commit().await?;
                 crate::fault!("deliver.after_subscriber_commit");
                 enqueue_now(p, &spec.store, &queued).await;
                 return Ok(Finished::Done { recorded });
@@ -378,6 +364,38 @@ async fn finish_run(
     };
     tx.rollback().await?;
     Ok(Finished::Failed(failure))
+}
+
+/// Readies a subscriber's transaction (or a batch's) for its commit: the audit context cleared
+/// (`audited`), the deliveries `handled` marked handled (those whose rows live in this store),
+/// then the fault point `before_commit`. On any error the transaction is rolled back before the
+/// error is answered, so the rows it locked (the deliveries among them) are free for the relay's
+/// next sweep at once; dropped, it would be rolled back later, on a task of its own, and the
+/// sweep's `SKIP LOCKED` claim would pass them by meanwhile.
+pub(crate) async fn close_for_commit(
+    store: &dyn Store,
+    mut tx: Box<dyn Transaction>,
+    audited: bool,
+    handled: &[String],
+    now: chrono::DateTime<chrono::Utc>,
+    before_commit: impl FnOnce() -> Result<(), StoreError>,
+) -> Result<Box<dyn Transaction>, StoreError> {
+    let closed = async {
+        if audited {
+            store.audit_clear_context(tx.as_mut()).await?;
+        }
+        if !handled.is_empty() {
+            store.deliveries_mark_handled(tx.as_mut(), handled, now).await?;
+        }
+        checkpoint(before_commit)
+    };
+    match closed.await {
+        Ok(()) => Ok(tx),
+        Err(e) => {
+            let _ = tx.rollback().await;
+            Err(e)
+        }
+    }
 }
 
 /// Runs a fault point (a no-op unless faults are compiled in) as a result.
