@@ -130,10 +130,17 @@ impl Browser {
 
     /// The element `css` selects (the first); fails when there is none.
     pub fn element(&self, css: &str) -> String {
-        let found =
-            self.command("POST", "/element", &json!({"using": "css selector", "value": css}));
+        self.try_element(css).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`Browser::element`], with none found an `Err` rather than a panic.
+    fn try_element(&self, css: &str) -> Result<String, String> {
+        let find = json!({"using": "css selector", "value": css});
+        let path = format!("/session/{}/element", self.session);
+        let found = try_webdriver(self.port, "POST", &path, &find)
+            .map_err(|e| format!("POST {path}: {e}"))?;
         let id = found.as_object().and_then(|o| o.values().next()).and_then(Value::as_str);
-        id.unwrap_or_else(|| panic!("no element {css}: {found}")).to_owned()
+        id.map(str::to_owned).ok_or_else(|| format!("no element {css}: {found}"))
     }
 
     /// Clicks the element `css` selects.
@@ -153,17 +160,25 @@ impl Browser {
     /// finding and reading it (the page it was on was replaced: a form's answer arriving) is
     /// found again on the new page.
     pub fn text(&self, css: &str) -> String {
+        self.try_text(css).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`Browser::text`], with an element not (yet) on the page an `Err` rather than a panic:
+    /// between a form's submission and its answer's arrival the old page is gone and the new
+    /// one not yet parsed.
+    fn try_text(&self, css: &str) -> Result<String, String> {
         for _ in 0..20 {
-            let path = format!("/session/{}/element/{}/text", self.session, self.element(css));
+            let id = self.try_element(css)?;
+            let path = format!("/session/{}/element/{id}/text", self.session);
             match try_webdriver(self.port, "GET", &path, &json!({})) {
-                Ok(text) => return text.as_str().unwrap_or_default().to_owned(),
+                Ok(text) => return Ok(text.as_str().unwrap_or_default().to_owned()),
                 Err(e) if e.contains("stale element reference") => {
                     std::thread::sleep(Duration::from_millis(50));
                 }
-                Err(e) => panic!("GET {path}: {e}"),
+                Err(e) => return Err(format!("GET {path}: {e}")),
             }
         }
-        panic!("{css} went stale 20 times in a row")
+        Err(format!("{css} went stale 20 times in a row"))
     }
 
     /// The page's title.
@@ -182,7 +197,8 @@ impl Browser {
     }
 
     /// Waits until `css`'s text satisfies `done` (reloading the page between looks when
-    /// `reload`); its text then.
+    /// `reload`); its text then. An element not on the page is looked for again until the
+    /// deadline (a form's answer still loading).
     pub fn wait_for(
         &self,
         css: &str,
@@ -192,11 +208,15 @@ impl Browser {
     ) -> String {
         let deadline = Instant::now() + Duration::from_secs(15);
         loop {
-            let text = self.text(css);
-            if done(&text) {
-                return text;
+            // Missing while a form's answer loads: looked for again until the deadline.
+            let text = self.try_text(css);
+            match &text {
+                Ok(text) if done(text) => return text.clone(),
+                Ok(text) => {
+                    assert!(Instant::now() < deadline, "{what}: {css} still reads {text:?}");
+                }
+                Err(e) => assert!(Instant::now() < deadline, "{what}: {e}"),
             }
-            assert!(Instant::now() < deadline, "{what}: {css} still reads {text:?}");
             std::thread::sleep(Duration::from_millis(100));
             if reload {
                 self.reload();
