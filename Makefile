@@ -71,11 +71,12 @@ bench: prereqs ## Run the benchmarks (PostgreSQL + SQLite, and the local process
 	$(CARGO) bench -p jadpo-e2e --bench cold_start
 	python3 scripts/bench-local.py
 	@{ printf '# Benchmarks\n\nProduced by `make bench` on the development machine (2 cores); each section names its command.\nRatios compare runs made in the same process or script; absolute numbers are context only.\n\n'; \
+	   python3 scripts/bench-peers/run.py --chart-link; \
 	   cat target/bench/seam.md; echo; cat target/bench/pipeline.md; echo; cat target/bench/steps.md; echo; cat target/bench/workflow.md; echo; cat target/bench/housekeeping.md; echo; cat target/bench/auth.md; echo; cat target/bench/console.md; echo; cat target/bench/coldstart.md; echo; cat target/bench/local.md; echo; \
 	   echo '<!-- bench-peers:begin -->'; cat docs/benchmark-peers.md; echo '<!-- bench-peers:end -->'; echo; cat docs/benchmark-history.md; } > BENCHMARKS.md
 	@echo "written to BENCHMARKS.md"
 
-bench-peers: ## Run Jadpo beside Graphile Worker, DBOS and pg-boss on one throwaway cluster (fsync on); ARGS='--rounds N --seconds S --drain JOBS'
+bench-peers: ## Run Jadpo beside Graphile Worker, DBOS, pg-boss and awa on one throwaway cluster (fsync on), drawing docs/benchmark-peers.svg; ARGS='--rounds N --seconds S --drain JOBS' (or '--report-only')
 	python3 scripts/bench-peers/run.py $(ARGS)
 
 build: tools ## Build every function as a Lambda bootstrap (ARCH=arm64, or ARCH=x86_64) and print sizes

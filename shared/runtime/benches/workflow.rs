@@ -117,10 +117,11 @@ async fn main() {
         ));
     }
     out.push_str(
-        "\nA command's round trip end to end is: load the command and its run, take the lease, run the capability, \
-         commit the transition under the lease (its events in one statement, its acknowledgement, and the lease's \
-         release), and send the next command (its mark for the relay committed without waiting for the WAL flush); \
-         the run is read again only when it moved meanwhile — on the same two cores as the server.\n",
+        "\nA command's round trip end to end is: load the command and its run, take the lease (committed without \
+         waiting for the WAL flush), run the capability, and commit the transition under the lease (its events in one \
+         statement, its acknowledgement, and the lease's renewal or release). When the transition issues exactly one \
+         next command, the same worker runs it straight away under the renewed lease, so a run's later steps cost no \
+         queue message, relay pass or second lease take — on the same two cores as the server.\n",
     );
     print!("{out}");
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../target/bench");

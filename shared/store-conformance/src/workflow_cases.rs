@@ -6,7 +6,7 @@ use jadpo_core::Store;
 use jadpo_core::model::workflow::def::{Node, WorkflowDef};
 use jadpo_core::model::workflow::kernel::{Incoming, Transition, decide};
 use jadpo_core::model::workflow::rows::{
-    LeaseFence, SessionWrite, TransitionError, TransitionWrite,
+    LeaseEnd, LeaseFence, SessionWrite, TransitionError, TransitionWrite,
 };
 use jadpo_core::model::workflow::state::{ExecutionState, replay};
 use jadpo_engine::workflow::session::{self, SessionError};
@@ -369,7 +369,11 @@ pub async fn leases_have_one_holder_and_fence_writes(fx: &dyn Fixture) {
         expected_revision: Some(t0.state.revision),
         transition: &t1,
         session: None,
-        lease: Some(LeaseFence { lease_id: lease.to_owned(), now_ms: now + 2_100, release: false }),
+        lease: Some(LeaseFence {
+            lease_id: lease.to_owned(),
+            now_ms: now + 2_100,
+            end: LeaseEnd::Hold,
+        }),
     };
     let refused = store.commit_transition(&fenced(&a.lease_id)).await;
     assert!(matches!(refused, Err(TransitionError::LeaseLost(_))), "{refused:?}");
@@ -402,7 +406,11 @@ async fn a_write_can_end_its_lease(store: &dyn Store, t1: &Transition, now: i64)
         expected_revision: Some(expected),
         transition: &t2,
         session: None,
-        lease: Some(LeaseFence { lease_id: c.lease_id.clone(), now_ms: now + 10, release: true }),
+        lease: Some(LeaseFence {
+            lease_id: c.lease_id.clone(),
+            now_ms: now + 10,
+            end: LeaseEnd::Release,
+        }),
     };
     let stale = store.commit_transition(&ending(t1.state.revision - 1)).await;
     assert!(matches!(stale, Err(TransitionError::StaleRevision { .. })), "{stale:?}");

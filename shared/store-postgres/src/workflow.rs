@@ -15,9 +15,6 @@ pub static SQL: WorkflowSql = WorkflowSql {
         data, error, cancellation_state, loop_state, created_at, updated_at FROM workflow_executions \
         WHERE run_id = $1",
     ),
-    execution_set_owner: Statement::new(
-        "UPDATE workflow_executions SET owner = $2 WHERE run_id = $1",
-    ),
     execution_owner: Statement::new("SELECT owner FROM workflow_executions WHERE run_id = $1"),
     event_insert: Statement::new(
         "INSERT INTO workflow_events (id, run_id, seq, type, payload, timestamp, actor) \
@@ -65,9 +62,16 @@ pub static SQL: WorkflowSql = WorkflowSql {
         "UPDATE sessions SET context = $3, updated_at = $4, revision = revision + 1, \
         context_revision = context_revision + $6 WHERE id = $1 AND user_id = $2 AND revision = $5",
     ),
+    // Committed without waiting for the WAL flush: the lease only keeps a second executor from
+    // running the capability meanwhile, and what is exactly once is the transition, which checks
+    // the lease in its own synced transaction. A lease the server loses in a crash is one that
+    // expired early: another executor may run the (idempotency-keyed) capability again, and the
+    // first one's transition is refused.
     run_lease_take: Statement::new(
         "INSERT INTO execution_leases (run_id, worker_id, lease_id, expires_at) \
-        VALUES ($1, $2, $3, $4) ON CONFLICT (run_id) DO UPDATE SET worker_id = excluded.worker_id, \
+        SELECT $1::text, $2::text, $3::text, $4::bigint \
+        FROM (SELECT set_config('synchronous_commit', 'off', true)) AS advisory \
+        ON CONFLICT (run_id) DO UPDATE SET worker_id = excluded.worker_id, \
         lease_id = excluded.lease_id, expires_at = excluded.expires_at \
         WHERE execution_leases.expires_at <= $5 RETURNING lease_id",
     ),
@@ -85,6 +89,10 @@ pub static SQL: WorkflowSql = WorkflowSql {
     run_lease_end: Statement::new(
         "DELETE FROM execution_leases WHERE run_id = $1 AND lease_id = $2 AND expires_at > $3 \
         RETURNING 1 AS live",
+    ),
+    run_lease_renew: Statement::new(
+        "UPDATE execution_leases SET expires_at = $4 \
+        WHERE run_id = $1 AND lease_id = $2 AND expires_at > $3 RETURNING 1 AS live",
     ),
     runnable: Statement::new(
         "SELECT e.run_id FROM workflow_executions e \
@@ -232,7 +240,7 @@ pub static SQL: WorkflowSql = WorkflowSql {
 
 /// The execution row in typed and JSONB columns: after [`execution_head`]'s six, `$7` input, `$8`
 /// data, `$9` error, `$10` cancellation_state, `$11` loop_state, `$12` created_at, `$13`
-/// updated_at.
+/// updated_at; the insert's `$14` is the owner, the update's `$14` the revision it replaces.
 pub const EXECUTION: ExecutionLayout = ExecutionLayout {
     insert: INSERT,
     update: UPDATE,
@@ -242,11 +250,12 @@ pub const EXECUTION: ExecutionLayout = ExecutionLayout {
 
 const INSERT: &str = "INSERT INTO workflow_executions (run_id, workflow_id, workflow_version, status, \
         current_node_id, revision, input, data, error, cancellation_state, loop_state, created_at, \
-        updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)";
+        updated_at, owner) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)";
 
 const UPDATE: &str = "UPDATE workflow_executions SET workflow_id = $2, workflow_version = $3, status = $4, \
         current_node_id = $5, revision = $6, input = $7, data = $8, error = $9, \
-        cancellation_state = $10, loop_state = $11, created_at = $12, updated_at = $13 WHERE run_id = $1";
+        cancellation_state = $10, loop_state = $11, created_at = $12, updated_at = $13 \
+        WHERE run_id = $1 AND revision = $14";
 
 fn json_or_null(v: Option<&Value>) -> SqlValue {
     v.map_or(SqlValue::Null, |v| SqlValue::Json(v.clone()))

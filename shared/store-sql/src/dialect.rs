@@ -92,9 +92,12 @@ pub struct FileStatements {
 /// SQLite as one JSON document.
 #[derive(Debug, Clone, Copy)]
 pub struct ExecutionLayout {
-    /// Inserts an execution; parameters as [`params`](Self::params) lays them out.
+    /// Inserts an execution; parameters as [`params`](Self::params) lays them out, then the
+    /// owner (`NULL` without one).
     pub insert: &'static str,
-    /// Updates an execution (by `$1`, the run id); parameters as [`params`](Self::params).
+    /// Updates an execution (by `$1`, the run id) if it is still at the revision given after
+    /// [`params`](Self::params)'s: the transition's optimistic check and its write in one
+    /// statement, so that no read precedes them.
     pub update: &'static str,
     /// The row's parameters: `$1` run_id, then the dialect's columns.
     pub params: fn(&ExecutionState) -> Result<Vec<SqlValue>, StoreError>,
@@ -147,7 +150,8 @@ impl SqlDialect {
         slots.extend(self.files.slots());
         slots.extend(self.workflow.slots());
         let arity = (self.execution.params)(&probe_state())?.len();
-        let layout: &'static [&'static str] = LAYOUT_PARAMS.get(..arity).ok_or_else(|| {
+        // Both statements take one parameter after the layout's: the owner, the old revision.
+        let layout: &'static [&'static str] = LAYOUT_PARAMS.get(..=arity).ok_or_else(|| {
             StoreError::internal(format!("an execution layout of {arity} parameters"))
         })?;
         slots.push(Slot {

@@ -8,9 +8,6 @@ use jadpo_store_sql::{ExecutionLayout, Statement, WorkflowSql, execution_head, m
 pub static SQL: WorkflowSql = WorkflowSql {
     execution_lock: Statement::new("SELECT revision FROM workflow_executions WHERE run_id = $1"),
     execution_get: Statement::new("SELECT state_json FROM workflow_executions WHERE run_id = $1"),
-    execution_set_owner: Statement::new(
-        "UPDATE workflow_executions SET owner = $2 WHERE run_id = $1",
-    ),
     execution_owner: Statement::new("SELECT owner FROM workflow_executions WHERE run_id = $1"),
     event_insert: Statement::new(
         "INSERT INTO workflow_events (id, run_id, seq, type, payload, timestamp, actor) \
@@ -78,6 +75,10 @@ pub static SQL: WorkflowSql = WorkflowSql {
     run_lease_end: Statement::new(
         "DELETE FROM execution_leases WHERE run_id = $1 AND lease_id = $2 AND expires_at > $3 \
         RETURNING 1 AS live",
+    ),
+    run_lease_renew: Statement::new(
+        "UPDATE execution_leases SET expires_at = $4 \
+        WHERE run_id = $1 AND lease_id = $2 AND expires_at > $3 RETURNING 1 AS live",
     ),
     runnable: Statement::new(
         "SELECT e.run_id FROM workflow_executions e \
@@ -221,7 +222,8 @@ pub static SQL: WorkflowSql = WorkflowSql {
 };
 
 /// The execution row as one JSON document: after [`execution_head`]'s six, `$7` state_json, `$8`
-/// created_at, `$9` updated_at (the state's own columns stay readable to SQL for the indexes).
+/// created_at, `$9` updated_at (the state's own columns stay readable to SQL for the indexes); the
+/// insert's `$10` is the owner, the update's `$10` the revision it replaces.
 pub const EXECUTION: ExecutionLayout = ExecutionLayout {
     insert: INSERT,
     update: UPDATE,
@@ -230,12 +232,12 @@ pub const EXECUTION: ExecutionLayout = ExecutionLayout {
 };
 
 const INSERT: &str = "INSERT INTO workflow_executions (run_id, workflow_id, workflow_version, status, \
-        current_node_id, revision, state_json, created_at, updated_at) \
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
+        current_node_id, revision, state_json, created_at, updated_at, owner) \
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
 
 const UPDATE: &str = "UPDATE workflow_executions SET workflow_id = $2, workflow_version = $3, status = $4, \
         current_node_id = $5, revision = $6, state_json = $7, created_at = $8, updated_at = $9 \
-        WHERE run_id = $1";
+        WHERE run_id = $1 AND revision = $10";
 
 fn execution_params(s: &ExecutionState) -> Result<Vec<SqlValue>, StoreError> {
     let mut p = execution_head(s)?;

@@ -17,7 +17,9 @@ use jadpo_core::model::message::Pointer;
 use jadpo_core::model::principal::Principal;
 use jadpo_core::model::workflow::def::WorkflowDef;
 use jadpo_core::model::workflow::kernel::{Incoming, KernelError, NewCommand, decide};
-use jadpo_core::model::workflow::rows::{CommandRow, LeaseFence, TransitionError, TransitionWrite};
+use jadpo_core::model::workflow::rows::{
+    CommandRow, LeaseEnd, LeaseFence, TransitionError, TransitionWrite,
+};
 use jadpo_core::model::workflow::state::{ExecutionState, RuntimeEvent};
 use jadpo_core::ports::QueueMessage;
 use jadpo_core::{Store, StoreError};
@@ -390,12 +392,85 @@ pub async fn run_command(
         return Err(CommandError::Busy(command.run_id.clone()));
     };
     let run = Leased { store_name, store: store.as_ref(), def, lease_id: &lease.lease_id };
-    let outcome = execute(p, &run, &command, state).await;
-    // A committed result ended the lease in its own transaction.
+    execute_chain(p, &run, command, state).await
+}
+
+/// Most commands one executor runs back to back on a run it holds, before it gives the run up
+/// and queues the next one like any other: a long run does not keep a worker from the rest.
+const CHAIN_MAX: usize = 16;
+
+/// Runs `command`, then, while each result leaves exactly one next command, that one too under the
+/// same lease (renewed by each result's transition and ended by the last): a run of sequential
+/// steps costs one queue message, one load and one lease for all of them. A chain that ends
+/// without a committed last result gives the lease up; a command that failed to run behind
+/// another (it has no message of its own) is then queued for another try.
+async fn execute_chain(
+    p: &Engine,
+    run: &Leased<'_>,
+    mut command: CommandRow,
+    mut state: ExecutionState,
+) -> Result<CommandResult, CommandError> {
+    let mut ran = 1;
+    let outcome = loop {
+        let go_on = ran < CHAIN_MAX && !p.near_deadline();
+        match execute(p, run, &command, state, go_on).await {
+            Ok(Executed::Then(next, at)) => (command, state) = (*next, *at),
+            Ok(Executed::Done(result)) => break Ok(result),
+            Err(e) => break Err(e),
+        }
+        ran += 1;
+    };
+    // A committed last result ended the lease in its own transaction.
     if !matches!(outcome, Ok(CommandResult::Committed)) {
-        let _ = store.run_lease_give_up(&command.run_id, &lease.lease_id).await;
+        let _ = run.store.run_lease_give_up(&command.run_id, run.lease_id).await;
+        if ran > 1 && outcome.is_err() {
+            enqueue_commands(p, run.store_name, &command.run_id, &[continued(&command)]).await;
+        }
     }
     outcome
+}
+
+/// The queue's view of a command run back to back (its message was never sent).
+fn continued(c: &CommandRow) -> NewCommand {
+    NewCommand {
+        id: c.id.clone(),
+        seq: 0,
+        node_id: c.node_id.clone(),
+        command_type: c.command_type.clone(),
+        payload: c.payload.clone(),
+        idempotency_key: c.idempotency_key.clone(),
+    }
+}
+
+/// What became of one command of a chain.
+enum Executed {
+    /// Finished: the chain ends.
+    Done(CommandResult),
+    /// Its result committed and left the next command, which this executor runs on the state
+    /// that result wrote, still holding the lease.
+    Then(Box<CommandRow>, Box<ExecutionState>),
+}
+
+/// The one command `t` leaves that the executor of the command it answers goes on with: only
+/// when the run is still live and nothing else was started beside it (parallel branches are
+/// queued, for other workers).
+fn next_in_chain(
+    t: &jadpo_core::model::workflow::kernel::Transition,
+    run_id: &str,
+) -> Option<CommandRow> {
+    let [c] = t.commands.as_slice() else { return None };
+    if t.state.status.is_terminal() {
+        return None;
+    }
+    Some(CommandRow {
+        id: c.id.clone(),
+        run_id: run_id.to_owned(),
+        node_id: c.node_id.clone(),
+        command_type: c.command_type.clone(),
+        payload: c.payload.clone(),
+        status: "pending".into(),
+        idempotency_key: c.idempotency_key.clone(),
+    })
 }
 
 fn lease_ms(p: &Engine) -> i64 {
@@ -496,7 +571,8 @@ async fn execute(
     run: &Leased<'_>,
     command: &CommandRow,
     mut state: ExecutionState,
-) -> Result<CommandResult, CommandError> {
+    go_on: bool,
+) -> Result<Executed, CommandError> {
     let request = CommandRequest {
         command_id: command.id.clone(),
         run_id: command.run_id.clone(),
@@ -545,7 +621,12 @@ async fn execute(
         let now = now_ms(p);
         let t = decide(run.def, Some(&state), &incoming, &command.run_id, now)
             .map_err(|e| CommandError::Unrunnable(format!("run {}: {e}", command.run_id)))?;
-        let lease = LeaseFence { lease_id: run.lease_id.to_owned(), now_ms: now, release: true };
+        let next = next_in_chain(&t, &command.run_id).filter(|_| go_on);
+        let end = match next {
+            Some(_) => LeaseEnd::Renew { expires_at: now + lease_ms(p) },
+            None => LeaseEnd::Release,
+        };
+        let lease = LeaseFence { lease_id: run.lease_id.to_owned(), now_ms: now, end };
         let write = TransitionWrite {
             owner: None,
             actor: None,
@@ -558,13 +639,16 @@ async fn execute(
         match run.store.commit_transition(&write).await {
             Ok(()) => {
                 crate::fault!("command.after_result_commit");
-                enqueue_commands(p, run.store_name, &command.run_id, &t.commands).await;
-                return Ok(CommandResult::Committed);
+                let Some(next) = next else {
+                    enqueue_commands(p, run.store_name, &command.run_id, &t.commands).await;
+                    return Ok(Executed::Done(CommandResult::Committed));
+                };
+                return Ok(Executed::Then(Box::new(next), Box::new(t.state)));
             }
             Err(TransitionError::Store(e)) => return Err(e.into()),
             Err(TransitionError::StaleRevision { .. }) => {
                 let Some(now) = run.store.execution_get(&command.run_id).await? else {
-                    return Ok(CommandResult::Gone);
+                    return Ok(Executed::Done(CommandResult::Gone));
                 };
                 state = now;
             }

@@ -4,6 +4,8 @@
 mod files_app;
 #[path = "../support/retention_app.rs"]
 mod retention_app;
+#[path = "../support/steps_app.rs"]
+mod steps_app;
 
 mod breakers;
 mod clock_jumps;

@@ -104,7 +104,42 @@ async fn a_payments_outage_fails_the_run_visibly(kind: Kind) {
     assert!(error.contains("answered 503"), "{error}");
 }
 
+async fn sequential_steps_run_back_to_back_under_one_lease(kind: Kind) {
+    // Checkout's reserve then charge: one message, both results, the lease gone at the end.
+    let mut env = Env::shop(kind).await;
+    let run = started(&mut env).await;
+    let results = env.drain().await;
+    assert_eq!(results.len(), 1, "{kind:?}: charge ran behind reserve, unsent: {results:?}");
+    assert!(results.iter().all(Result::is_ok), "{kind:?}: {results:?}");
+    assert_eq!(status(&env, &run).await, ExecutionStatus::Waiting);
+    assert_eq!(env.sinks.received("payments").len(), 1, "{kind:?}: charged once");
+    assert_eq!(
+        crate::steps_app::counts(&env).await,
+        (0, 1),
+        "{kind:?}: no lease left; only reserve was sent"
+    );
+    let relay = jadpo_engine::relay::relay(&env.engine, far()).await;
+    assert_eq!(relay.map(|r| r.sent).ok(), Some(0), "{kind:?}: nothing left for the relay");
+
+    // Twenty steps: sixteen back to back, then the next one is queued like any other.
+    let mut env = Env::new(kind, crate::steps_app::steps_app(20), Default::default()).await;
+    let state = start_run(&env.engine, "steps", json!({}), None, None).await;
+    let run = state.unwrap_or_else(|e| panic!("{e}")).run_id;
+    let results = env.drain().await;
+    assert_eq!(results.len(), 2, "{kind:?}: 16 commands on the first message, 4 on the next");
+    assert_eq!(status(&env, &run).await, ExecutionStatus::Completed);
+    assert_eq!(crate::steps_app::counts(&env).await, (0, 2), "{kind:?}");
+    let events = run_events(&env.engine, &run).await.unwrap_or_else(|e| panic!("{e}"));
+    let done = events.iter().filter(|(e, _)| e.event_type == "command.completed").count();
+    assert_eq!(done, 20, "{kind:?}: every step completed once");
+}
+
+fn far() -> std::time::Instant {
+    std::time::Instant::now() + std::time::Duration::from_secs(5)
+}
+
 jadpo_test_env::both!(
+    sequential_steps_run_back_to_back_under_one_lease,
     checkout_runs_to_completion,
     cancel_compensates_latest_first,
     a_lost_command_is_resent_and_the_run_resumes,

@@ -2,7 +2,8 @@
 //! runs longer than the lease (and a competitor is kept out meanwhile); an executor killed
 //! mid-capability leaves an expired lease that the next relay pass finds, clears and resumes
 //! (another executor runs the command and the run finishes, long before the redelivery window);
-//! and a capability past its deadline is stopped and fails the command saying so. Then a crash
+//! a capability past its deadline is stopped and fails the command saying so; and a command run
+//! behind another under the same lease that fails to start is queued at once. Then a crash
 //! loop: hundreds of runs per adapter whose executor is killed mid-capability, the relay
 //! sometimes crashing between clearing the expired lease and resending the command; every run
 //! finishes with its result recorded once (printed: lost 0, repeated 0).
@@ -260,6 +261,22 @@ async fn killed_holders_lose_and_repeat_nothing(kind: Kind) -> (usize, usize) {
     (lost, repeated)
 }
 
+async fn a_step_that_cannot_run_behind_another_is_queued(kind: Kind) {
+    // The second step's capability fails to start (a store error before it): its command is
+    // queued at once for another try, not left to the relay.
+    let mut env = Env::new(kind, crate::steps_app::steps_app(2), Default::default()).await;
+    let state = start_run(&env.engine, "steps", json!({}), None, None).await;
+    let run = state.unwrap_or_else(|e| panic!("{e}")).run_id;
+    fail::cfg("command.before_capability", "1*off->1*return").unwrap_or_else(|e| panic!("{e}"));
+    let first = env.drain().await;
+    fail::remove("command.before_capability");
+    assert_eq!(first.len(), 2, "{kind:?}: s1 queued after failing behind s0: {first:?}");
+    assert!(first[0].is_err() && first[1].is_ok(), "{kind:?}: {first:?}");
+    let state = find_run(&env.engine, &run).await.map(|(_, s)| s.status);
+    assert_eq!(state.ok(), Some(ExecutionStatus::Completed), "{kind:?}");
+    assert_eq!(crate::steps_app::counts(&env).await, (0, 2), "{kind:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_leases_last_and_stopped_holders_are_taken_over() {
     let _scenario = fail::FailScenario::setup();
@@ -267,6 +284,7 @@ async fn run_leases_last_and_stopped_holders_are_taken_over() {
         a_long_capability_keeps_its_lease(kind).await;
         a_killed_holder_is_taken_over(kind).await;
         a_capability_past_its_deadline_fails_saying_so(kind).await;
+        a_step_that_cannot_run_behind_another_is_queued(kind).await;
         assert_eq!(killed_holders_lose_and_repeat_nothing(kind).await, (0, 0), "{kind:?}");
     }
 }

@@ -6,12 +6,13 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
-use jadpo_core::error::StoreError;
+use jadpo_core::error::{StoreError, StoreErrorKind};
 use jadpo_core::model::workflow::rows::CommandRow;
 use jadpo_core::model::workflow::rows::ExecutionLease;
 use jadpo_core::model::workflow::rows::SessionRecord;
 use jadpo_core::model::workflow::rows::TransitionError;
 use jadpo_core::model::workflow::rows::TransitionWrite;
+use jadpo_core::model::workflow::rows::{LeaseEnd, LeaseFence};
 use jadpo_core::model::workflow::state::{ExecutionState, RuntimeEvent};
 use jadpo_core::ports::WorkflowStore;
 use jadpo_core::sql::{Row, SqlValue};
@@ -29,30 +30,33 @@ async fn write_steps(
 ) -> Result<(), TransitionError> {
     let t = w.transition;
     if let Some(fence) = &w.lease {
-        // Ending the lease checks it as the fence does, in the same statement.
-        let statement = if fence.release { &sql.run_lease_end } else { &sql.run_lease_fence };
-        let params = [w.run_id.into(), fence.lease_id.as_str().into(), fence.now_ms.into()];
-        if statement.query_opt(tx, params).await?.is_none() {
-            return Err(TransitionError::LeaseLost(w.run_id.to_owned()));
+        check_lease(sql, tx, w.run_id, fence).await?;
+    }
+    // 1–3: compare the revision and write the materialized execution, in one statement: a new
+    // run's insert fails on its key if the run exists, an update is guarded by the revision.
+    let mut params = (layout.params)(&t.state)?;
+    match w.expected_revision {
+        None => {
+            params.push(w.owner.map_or(SqlValue::Null, SqlValue::from));
+            if let Err(e) = tx.execute(layout.insert, &params).await {
+                return Err(match e.kind() {
+                    StoreErrorKind::Conflict => stale(w, None),
+                    _ => e.into(),
+                });
+            }
         }
-    }
-    // 1–2: lock/read the current revision and compare.
-    let current = sql.execution_lock.query_opt(tx, [w.run_id.into()]).await?;
-    let actual =
-        current.map(|r| r.get_i64("revision")).transpose()?.map(|r| u64::try_from(r).unwrap_or(0));
-    if actual != w.expected_revision {
-        return Err(TransitionError::StaleRevision {
-            run_id: w.run_id.to_owned(),
-            expected: w.expected_revision,
-            actual,
-        });
-    }
-    // 3: the materialized execution.
-    let params = (layout.params)(&t.state)?;
-    let statement = if actual.is_none() { layout.insert } else { layout.update };
-    tx.execute(statement, &params).await?;
-    if let (None, Some(owner)) = (actual, w.owner) {
-        sql.execution_set_owner.execute(tx, [w.run_id.into(), owner.into()]).await?;
+        Some(expected) => {
+            let guard = i64::try_from(expected)
+                .map_err(|_| StoreError::invalid("revision out of range"))?;
+            params.push(guard.into());
+            if tx.execute(layout.update, &params).await? != 1 {
+                // Refused: read what the revision is, for the caller's message (on PostgreSQL a
+                // refused update leaves the transaction usable).
+                let current = sql.execution_lock.query_opt(tx, [w.run_id.into()]).await?;
+                let actual = current.map(|r| r.get_i64("revision")).transpose()?;
+                return Err(stale(w, actual.map(|r| u64::try_from(r).unwrap_or(0))));
+            }
+        }
     }
     // 4: the events, in one statement.
     if !t.events.is_empty() {
@@ -121,6 +125,39 @@ async fn write_steps(
         }
     }
     Ok(())
+}
+
+/// Checks the writer's lease in the transition's transaction, and holds, renews or ends it.
+async fn check_lease(
+    sql: &WorkflowSql,
+    tx: &mut dyn Transaction,
+    run_id: &str,
+    fence: &LeaseFence,
+) -> Result<(), TransitionError> {
+    let (id, now) = (fence.lease_id.as_str(), fence.now_ms);
+    let params = [run_id.into(), id.into(), now.into()];
+    let live = match fence.end {
+        LeaseEnd::Hold => sql.run_lease_fence.query_opt(tx, params).await?,
+        LeaseEnd::Release => sql.run_lease_end.query_opt(tx, params).await?,
+        LeaseEnd::Renew { expires_at } => {
+            let [r, l, n] = params;
+            sql.run_lease_renew.query_opt(tx, [r, l, n, expires_at.into()]).await?
+        }
+    };
+    match live {
+        Some(_) => Ok(()),
+        None => Err(TransitionError::LeaseLost(run_id.to_owned())),
+    }
+}
+
+/// The refusal of a transition decided on a revision the run is no longer at (`actual`: where it
+/// is, `None` if it does not exist or, for a new run that lost to another, is not known).
+fn stale(w: &TransitionWrite<'_>, actual: Option<u64>) -> TransitionError {
+    TransitionError::StaleRevision {
+        run_id: w.run_id.to_owned(),
+        expected: w.expected_revision,
+        actual,
+    }
 }
 
 fn session_from_row(r: &Row) -> Result<SessionRecord, StoreError> {

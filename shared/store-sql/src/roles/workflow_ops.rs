@@ -59,11 +59,9 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
         let mut tx = self.begin().await?;
         let result = async {
             let layout = &self.sql.execution;
-            tx.execute(layout.insert, &(layout.params)(&run.state)?).await?;
-            if let Some(owner) = &run.owner {
-                let params = [run_id.into(), owner.as_str().into()];
-                sql.execution_set_owner.execute(tx.as_mut(), params).await?;
-            }
+            let mut params = (layout.params)(&run.state)?;
+            params.push(run.owner.as_deref().map_or(SqlValue::Null, SqlValue::from));
+            tx.execute(layout.insert, &params).await?;
             for e in &run.events {
                 let seq =
                     i64::try_from(e.seq).map_err(|_| StoreError::invalid("seq out of range"))?;

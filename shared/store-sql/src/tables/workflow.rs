@@ -5,12 +5,11 @@ use crate::statements;
 statements! {
     /// One dialect's statements for the workflow tables.
     pub struct WorkflowSql {
-        /// Returns `revision`, locking the row where the dialect can.
+        /// Returns `revision`, locking the row where the dialect can (a transition's guarded
+        /// update reads it only to say what the revision was when the guard refused).
         execution_lock(run_id),
         /// Returns the execution's row.
         execution_get(run_id),
-        /// Records the principal that created a new run (in its first transition's transaction).
-        execution_set_owner(run_id, owner),
         /// Returns `owner` of the run.
         execution_owner(run_id),
         /// One event of a run's log.
@@ -50,6 +49,8 @@ statements! {
         run_lease_fence(run_id, lease_id, now),
         /// Ends that lease if it is live, returning a row when it was.
         run_lease_end(run_id, lease_id, now),
+        /// Renews that lease to `expires_at` if it is live, returning a row when it was.
+        run_lease_renew(run_id, lease_id, now, expires_at),
         /// Returns `run_id` of running or cancelling runs with no live lease.
         runnable(now, limit),
         /// Returns `run_id, worker_id, lease_id, expires_at` of leases expired at `now`, oldest

@@ -15,8 +15,8 @@ pub mod state;
 pub use def::{DefinitionError, Node, WorkflowDef};
 pub use kernel::{CommandAck, Incoming, KernelError, NewCommand, Transition, decide};
 pub use rows::{
-    CommandRow, ExecutionLease, LeaseFence, RunExport, SessionExport, SessionRecord, SessionWrite,
-    TransitionError, TransitionWrite,
+    CommandRow, ExecutionLease, LeaseEnd, LeaseFence, RunExport, SessionExport, SessionRecord,
+    SessionWrite, TransitionError, TransitionWrite,
 };
 pub use state::{ExecutionState, ExecutionStatus, RuntimeEvent, apply, replay};
 

@@ -197,9 +197,24 @@ pub struct LeaseFence {
     pub lease_id: String,
     /// The writer's clock, Unix ms.
     pub now_ms: i64,
-    /// The write also ends the lease (deletes its row) in its own transaction: an executor whose
-    /// work on the run is done saves the separate release. Rolled back with the write.
-    pub release: bool,
+    /// What the write does to the lease besides checking it; rolled back with the write.
+    pub end: LeaseEnd,
+}
+
+/// What a transition written under a lease does to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeaseEnd {
+    /// Nothing: the lease is checked (and locked where the dialect can) and kept as it is.
+    Hold,
+    /// Kept and renewed to `expires_at` (Unix ms): the executor goes on with the run's next
+    /// command without giving the run up, so no other executor takes it in between.
+    Renew {
+        /// The new expiry.
+        expires_at: i64,
+    },
+    /// Ended (its row deleted) in the write's transaction: an executor whose work on the run is
+    /// done saves the separate release.
+    Release,
 }
 
 /// A lease on a run.
