@@ -15,25 +15,27 @@
 //! lock, and skip the transaction (a synced commit on one row every delivery of the connection
 //! contends for, twice per delivery) when applying them to what was read changes nothing. A
 //! change committed meanwhile by another delivery is then ordered after this one, as it could
-//! have been anyway.
+//! have been anyway. A success after such a pass is applied to the row its pass read, with no
+//! second read: ordered right after its own pass, it changes nothing either.
 
 use chrono::{DateTime, Utc};
-use jadpo_core::model::breaker::{AttemptResult, BreakerPolicy, Gate, Transition};
+use jadpo_core::model::breaker::{AttemptResult, Breaker, BreakerPolicy, Gate, Transition};
 use jadpo_core::{Store, StoreError};
 
 /// Runs the gate for `delivery` on `connection` in `store`, in one short transaction that
-/// locks the breaker row, and holds the delivery when the gate says so.
+/// locks the breaker row, and holds the delivery when the gate says so. A pass decided on the
+/// row read without a lock comes with that row, for [`settle`].
 pub async fn admit(
     store: &dyn Store,
     connection: &str,
     delivery: &str,
     now: DateTime<Utc>,
     policy: &BreakerPolicy,
-) -> Result<Gate, StoreError> {
+) -> Result<(Gate, Option<Breaker>), StoreError> {
     if let Some(mut breaker) = store.breaker_get(connection).await? {
         let before = breaker.clone();
         if breaker.gate(delivery, now, policy) == Gate::Pass && breaker == before {
-            return Ok(Gate::Pass);
+            return Ok((Gate::Pass, Some(before)));
         }
     }
     let mut tx = store.begin().await?;
@@ -53,19 +55,27 @@ pub async fn admit(
     crate::fault!("breaker.before_admit_commit");
     tx.commit().await?;
     crate::fault!("breaker.after_admit_commit");
-    Ok(gate)
+    Ok((gate, None))
 }
 
 /// Records `delivery`'s result on `connection`'s breaker in `store`; on closing, releases the
-/// held deliveries in the same transaction and returns how many.
+/// held deliveries in the same transaction and returns how many. `passed_on`: the row its pass
+/// was decided on without a lock, if it was.
 pub async fn settle(
     store: &dyn Store,
-    connection: &str,
-    delivery: &str,
+    at: (&str, &str),
     result: AttemptResult,
+    passed_on: Option<&Breaker>,
     now: DateTime<Utc>,
     policy: &BreakerPolicy,
 ) -> Result<(Transition, u64), StoreError> {
+    let (connection, delivery) = at;
+    if let (AttemptResult::Success, Some(seen)) = (result, passed_on) {
+        let mut breaker = seen.clone();
+        if breaker.record(delivery, result, now, policy) == Transition::None && &breaker == seen {
+            return Ok((Transition::None, 0));
+        }
+    }
     if let Some(mut breaker) = store.breaker_get(connection).await? {
         let before = breaker.clone();
         let transition = breaker.record(delivery, result, now, policy);

@@ -88,24 +88,26 @@ pub(crate) async fn deliver_loaded(
         Some(connection) => {
             let policy = p.app.breaker_policy(connection).unwrap_or_default();
             let now = p.clock.now();
-            let gate = admit(event_store.as_ref(), connection, &delivery.id, now, &policy).await?;
+            let (gate, passed_on) =
+                admit(event_store.as_ref(), connection, &delivery.id, now, &policy).await?;
             if let Gate::Hold { until } = gate {
                 tracing::debug!(delivery = %delivery.id, %connection, %until, "held by the circuit breaker");
                 return Ok(DeliveryResult::Held);
             }
-            Some((connection, policy))
+            Some((connection, policy, passed_on))
         }
         None => None,
     };
     let attempt = run_subscriber(p, event_store.name(), spec, delivery).await?;
-    if let Some((connection, policy)) = breaker {
+    if let Some((connection, policy, passed_on)) = breaker {
         let result = match &attempt {
             Attempt::AlreadyHandled | Attempt::Done { .. } => AttemptResult::Success,
             Attempt::Failed { connection_failed: true, .. } => AttemptResult::ConnectionFailed,
             Attempt::Failed { .. } | Attempt::Deferred { .. } => AttemptResult::Other,
         };
         let now = p.clock.now();
-        let settled = settle(event_store.as_ref(), connection, &delivery.id, result, now, &policy);
+        let at = (connection.as_str(), delivery.id.as_str());
+        let settled = settle(event_store.as_ref(), at, result, passed_on.as_ref(), now, &policy);
         if let Err(e) = settled.await {
             // The attempt itself is recorded below either way; a lost probe result frees the
             // probe after the policy's probe timeout.

@@ -8,6 +8,13 @@
 //! answer, a sent one is sent again under the same key, and a step asked for another request
 //! stops the run as diverged. The run's record is marked finished inside the handler's
 //! transaction, so it commits with the handler's writes.
+//!
+//! A step's answer is held until the run next acts outside the process: it is written with the
+//! next step's sent row (one synced write for both), or alone before the handler's transaction
+//! opens or when the attempt gives the run up. So the answers a handler writes are always
+//! recorded before its writes begin, and a step is recorded sent only after the one before it is
+//! answered; a crash while an answer is held is a crash between a call and its record (the step
+//! stays sent, and a retry sends it again under the same key).
 
 use crate::sealing::SealingKeys;
 use jadpo_core::model::encoding::Kept;
@@ -23,6 +30,7 @@ use jadpo_core::model::step::{
     RunGrant, RunStart, StepAnswered, StepMode, StepPlan, StepSent, StoredStep, plan_step, step_key,
 };
 use jadpo_core::ports::{ConnectionError, ConnectionRequest};
+use jadpo_core::transaction::commit_or_rollback;
 use jadpo_core::{Store, StoreError, Transaction};
 
 use crate::context::Engine;
@@ -89,6 +97,14 @@ struct Holding {
     steps: Vec<StoredStep>,
 }
 
+/// A step's answer not yet written: its number, its sealed answer (none in dispatch mode), when
+/// it came back.
+struct HeldAnswer {
+    step_no: u32,
+    sealed: Option<(Vec<u8>, String)>,
+    at: DateTime<Utc>,
+}
+
 /// One run of a handler, as the context's [`RunServices`].
 pub(crate) struct Run<'a> {
     p: &'a Engine,
@@ -100,6 +116,8 @@ pub(crate) struct Run<'a> {
     attempt: u32,
     mode: StepMode,
     holding: Option<Holding>,
+    /// The last step's answer, until the run's record is next written.
+    held: Option<HeldAnswer>,
     next_step: u32,
     shape: Vec<String>,
     diverged: bool,
@@ -149,6 +167,7 @@ impl<'a> Run<'a> {
             attempt,
             mode: StepMode::Recorded,
             holding: None,
+            held: None,
             next_step: 0,
             shape: Vec::new(),
             diverged: false,
@@ -179,19 +198,37 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// Gives the run's lease up after a failed attempt, so the next attempt need not wait.
-    pub(crate) async fn release(&self) {
-        let Some(holding) = &self.holding else {
-            return;
-        };
-        if self.diverged {
+    /// Gives the run's lease up after a failed attempt, so the next attempt need not wait; its
+    /// last step's answer is written first, so the retry replays it.
+    pub(crate) async fn release(&mut self) {
+        if self.holding.is_none() || self.diverged {
             return;
         }
+        match self.write_held().await {
+            Ok(true) => {}
+            // Lost: not this runner's to release.
+            Ok(false) => return,
+            Err(e) => {
+                // The retry then sends the step again under its key, once the lease ends.
+                tracing::warn!(run = %self.key, error = %e, "could not record a step's answer");
+                return;
+            }
+        }
         let now = self.p.clock.now();
-        if let Err(e) = self.store.step_run_release(&self.key, holding.generation, now).await {
+        if let Err(e) = self.store.step_run_release(&self.key, self.generation(), now).await {
             // The lease then ends when it expires.
             tracing::warn!(run = %self.key, error = %e, "could not release a run's lease");
         }
+    }
+
+    /// Writes the held answer alone, if any; `false` if the runner lost the run.
+    async fn write_held(&mut self) -> Result<bool, StoreError> {
+        let Some(held) = self.held.take() else {
+            return Ok(true);
+        };
+        let kept = self.store.step_answered(&self.answered(&held)).await?;
+        crate::fault!("steps.after_answer");
+        Ok(kept)
     }
 
     /// The generation this runner holds the run under (0 before it holds it).
@@ -230,14 +267,7 @@ impl<'a> Run<'a> {
         if self.holding.is_some() {
             return Ok(None);
         }
-        let start = RunStart {
-            run_key: &self.key,
-            action: self.action,
-            build: &self.p.runs.build,
-            mode: self.mode,
-            now,
-            lease_until: self.lease_until(now),
-        };
+        let start = self.run_start(now);
         let mut tx = self.store.begin().await?;
         let grant = match self.store.step_run_acquire_in(tx.as_mut(), &start).await {
             Ok(RunGrant::Acquired { generation, steps, .. }) => {
@@ -334,44 +364,144 @@ impl<'a> Run<'a> {
     /// nothing commits the taking alone.
     async fn step(&mut self, call: Call) -> Result<Value, HandlerError> {
         let now = self.p.clock.now();
+        let fresh = match self.holding {
+            None => self.start_sending(&call, now).await?,
+            Some(_) => None,
+        };
+        let next = match fresh {
+            Some(next) => next,
+            None => self.plan_and_record(&call, now).await?,
+        };
+        let planned = match next {
+            Next::Send(planned) => planned,
+            Next::Answered(answer) => return answer,
+        };
+        crate::fault!("steps.before_call");
+        let answer = self.send(call, Some(planned.key)).await?;
+        crate::fault!("steps.after_call");
+        self.held =
+            Some(self.hold_answer(planned.step_no, planned.fingerprint.as_deref(), &answer)?);
+        Ok(answer)
+    }
+
+    /// A run's first call when its record may not exist yet: planned as a new run's first step,
+    /// and the record created with that step sent, in one statement where the store allows;
+    /// `None`, with nothing planned or written, when the record exists (it is then acquired).
+    async fn start_sending(
+        &mut self,
+        call: &Call,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Next>, HandlerError> {
+        let planned = match self.plan(call, now) {
+            Ok(planned) => planned,
+            Err(early) => return Ok(Some(Next::Answered(self.answer_early(early).await))),
+        };
+        let shape = self.shape_json();
+        let start = self.run_start(now);
+        let sent = self.sent(&planned, &shape, now);
+        crate::fault!("steps.before_sent");
+        match self.store.step_run_start_sending(&start, &sent).await? {
+            Some(generation) => {
+                self.holding = Some(Holding { generation, steps: Vec::new() });
+                Ok(Some(Next::Send(planned)))
+            }
+            None => {
+                self.next_step -= 1;
+                self.shape.pop();
+                Ok(None)
+            }
+        }
+    }
+
+    /// Takes the run (if this runner does not hold it yet), plans the step against its record
+    /// and records it sent; or answers a step that sends nothing.
+    async fn plan_and_record(
+        &mut self,
+        call: &Call,
+        now: DateTime<Utc>,
+    ) -> Result<Next, HandlerError> {
         let acquired = self.acquire(now).await?;
-        let planned = match self.plan(&call, now) {
+        let planned = match self.plan(call, now) {
             Ok(planned) => planned,
             Err(early) => {
                 commit_acquired(acquired).await?;
-                return self.answer_early(early).await;
+                return Ok(Next::Answered(self.answer_early(early).await));
             }
         };
-        let shape = serde_json::to_string(&self.shape).unwrap_or_else(|_| "[]".to_owned());
-        let sent = StepSent {
+        crate::fault!("steps.before_sent");
+        let held = self.held.take();
+        let shape = self.shape_json();
+        let sent = self.sent(&planned, &shape, now);
+        if !self.record_sent(acquired, held, &sent).await? {
+            return Err(lost(&self.key));
+        }
+        Ok(Next::Send(planned))
+    }
+
+    fn shape_json(&self) -> String {
+        serde_json::to_string(&self.shape).unwrap_or_else(|_| "[]".to_owned())
+    }
+
+    fn run_start(&self, now: DateTime<Utc>) -> RunStart<'_> {
+        RunStart {
             run_key: &self.key,
-            generation: self.generation(),
+            action: self.action,
+            build: &self.p.runs.build,
+            mode: self.mode,
+            now,
+            lease_until: self.lease_until(now),
+        }
+    }
+
+    /// The step's "sent" row, under the generation this runner holds (a new record's is 1).
+    fn sent<'s>(
+        &'s self,
+        planned: &'s Planned,
+        shape: &'s str,
+        now: DateTime<Utc>,
+    ) -> StepSent<'s> {
+        StepSent {
+            run_key: &self.key,
+            generation: self.generation().max(1),
             step_no: planned.step_no,
             operation: &planned.operation,
             fingerprint: planned.fingerprint.as_deref(),
             idempotency_key: &planned.key,
-            shape: &shape,
+            shape,
             now,
             lease_until: self.lease_until(now),
-        };
-        crate::fault!("steps.before_sent");
-        let kept = match acquired {
-            Some(mut tx) => {
-                let kept = self.store.step_sent_in(tx.as_mut(), &sent).await?;
-                tx.commit().await?;
-                kept
-            }
-            None => self.store.step_sent(&sent).await?,
-        };
-        if !kept {
-            return Err(lost(&self.key));
         }
-        crate::fault!("steps.before_call");
-        let answer = self.send(call, Some(planned.key)).await?;
-        crate::fault!("steps.after_call");
-        self.record_answer(planned.step_no, planned.fingerprint.as_deref(), &answer).await?;
-        crate::fault!("steps.after_answer");
-        Ok(answer)
+    }
+
+    /// Records the step sent in one synced write: with the run's taking (its first step), or
+    /// with the previous step's held answer; `false` if the runner lost the run.
+    async fn record_sent(
+        &self,
+        acquired: Option<Box<dyn Transaction>>,
+        held: Option<HeldAnswer>,
+        sent: &StepSent<'_>,
+    ) -> Result<bool, HandlerError> {
+        let (mut tx, fresh) = match acquired {
+            Some(tx) => (tx, true),
+            None if held.is_none() => return Ok(self.store.step_sent(sent).await?),
+            None => (self.store.begin().await?, false),
+        };
+        let result: Result<bool, StoreError> = async {
+            // The sent row's fence locks the run first, so the answer needs none of its own.
+            if !self.store.step_sent_in(tx.as_mut(), sent).await? {
+                return Ok(false);
+            }
+            if let Some(held) = &held {
+                self.store.step_answer_in(tx.as_mut(), &self.answered(held)).await?;
+            }
+            Ok(true)
+        }
+        .await;
+        let kept = commit_or_rollback(tx, result).await?;
+        if kept && !fresh {
+            crate::fault!("steps.after_answer");
+        }
+        Ok(kept)
     }
 
     /// Plans the next step against the run's record: the call to send (its number, operation,
@@ -422,13 +552,13 @@ impl<'a> Run<'a> {
         }
     }
 
-    async fn record_answer(
+    /// The step's answer sealed (in recorded mode), to be written with the run's next write.
+    fn hold_answer(
         &self,
         step_no: u32,
         fingerprint: Option<&str>,
         answer: &Value,
-    ) -> Result<(), HandlerError> {
-        let generation = self.generation();
+    ) -> Result<HeldAnswer, HandlerError> {
         let sealed = match fingerprint {
             Some(f) => {
                 let plain = serde_json::to_vec(answer)
@@ -442,14 +572,18 @@ impl<'a> Run<'a> {
             }
             None => None,
         };
-        let answered = StepAnswered {
+        Ok(HeldAnswer { step_no, sealed, at: self.p.clock.now() })
+    }
+
+    /// A held answer as the store writes it.
+    fn answered<'h>(&'h self, held: &'h HeldAnswer) -> StepAnswered<'h> {
+        StepAnswered {
             run_key: &self.key,
-            generation,
-            step_no,
-            sealed: sealed.as_ref().map(|(bytes, id)| (bytes.as_slice(), id.as_str())),
-            now: self.p.clock.now(),
-        };
-        if self.store.step_answered(&answered).await? { Ok(()) } else { Err(lost(&self.key)) }
+            generation: self.generation(),
+            step_no: held.step_no,
+            sealed: held.sealed.as_ref().map(|(bytes, id)| (bytes.as_slice(), id.as_str())),
+            now: held.at,
+        }
     }
 
     fn replay(
@@ -531,6 +665,13 @@ struct Planned {
     key: String,
 }
 
+/// What planning a step came to: a step to send, or its answer without sending (a replay, a
+/// refusal or a divergence).
+enum Next {
+    Send(Planned),
+    Answered(Result<Value, HandlerError>),
+}
+
 /// Why a step sends nothing.
 enum Early {
     Failed(HandlerError),
@@ -571,6 +712,11 @@ fn diverged(reason: &str) -> HandlerError {
 #[async_trait]
 impl RunServices for Run<'_> {
     async fn begin_writes(&mut self) -> Result<Box<dyn Transaction>, HandlerError> {
+        match self.write_held().await {
+            Ok(true) => {}
+            Ok(false) => return Err(lost(&self.key)),
+            Err(e) => return Err(self.runtime_failure(e.into())),
+        }
         match self.opener.open().await {
             Ok(tx) => Ok(tx),
             Err(OpenError::Handler(e)) => Err(self.runtime_failure(e)),

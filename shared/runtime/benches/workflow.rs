@@ -29,12 +29,11 @@ fn three_steps() -> WorkflowDef {
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// A start transition's statements, as the PostgreSQL adapter sends them: lock/read the
-/// revision, insert the execution, its three events in one statement, one command.
+/// A start transition's statements, as the PostgreSQL adapter sends them: insert the execution
+/// (its key is the revision check), its three events in one statement, one command.
 const CEILING: &str = r#"\set n random(1, 9000000000000000000)
 BEGIN;
-SELECT revision FROM workflow_executions WHERE run_id = 'r' || :n || ':' || :client_id FOR UPDATE;
-INSERT INTO workflow_executions (run_id, workflow_id, workflow_version, status, current_node_id, revision, input, data, error, cancellation_state, loop_state, created_at, updated_at) VALUES ('r' || :n || ':' || :client_id, 'three', '1', 'running', 'a', 3, '{}', '{}', NULL, NULL, NULL, now(), now());
+INSERT INTO workflow_executions (run_id, workflow_id, workflow_version, status, current_node_id, revision, input, data, error, cancellation_state, loop_state, created_at, updated_at, owner) VALUES ('r' || :n || ':' || :client_id, 'three', '1', 'running', 'a', 3, '{}', '{}', NULL, NULL, NULL, now(), now(), NULL);
 INSERT INTO workflow_events (id, run_id, seq, type, payload, timestamp, actor) SELECT e->>'id', 'r' || :n || ':' || :client_id, (e->>'seq')::integer, e->>'type', e->'payload', (e->>'timestamp')::bigint, NULL FROM jsonb_array_elements(('[{"id": "r' || :n || ':' || :client_id || ':1","seq": 1,"type": "run.started","payload": {"workflow_id": "three","workflow_version": "1","input": {}},"timestamp": 1},{"id": "r' || :n || ':' || :client_id || ':2","seq": 2,"type": "node.entered","payload": {"node": "a","kind": "step"},"timestamp": 1},{"id": "r' || :n || ':' || :client_id || ':3","seq": 3,"type": "command.issued","payload": {"command_id": "x","node": "a","capability": "step","payload": {},"compensation": false},"timestamp": 1}]')::jsonb) AS e;
 INSERT INTO outbox_commands (id, run_id, seq, node_id, type, payload, idempotency_key, created_at) VALUES ('r' || :n || ':' || :client_id || '-cmd-3', 'r' || :n || ':' || :client_id, 3, 'a', 'step', '{"input":{}}', 'k', now());
 COMMIT;
@@ -103,7 +102,7 @@ async fn main() {
     let mut out = String::from(
         "## Workflows on PostgreSQL\n\n`cargo bench -p jadpo-runtime --bench workflow` (part of `make bench`): a throwaway \
          PostgreSQL 15 cluster (fsync off), 2 cores shared by client and server. Ceiling: a start transition's statements \
-         (lock/read the revision, insert the execution, three events in one statement, one command) as a pgbench script. Transitions: \
+         (insert the execution, whose key is the revision check, three events in one statement, one command) as a pgbench script. Transitions: \
          `decide` + `commit_transition` for new runs of a three-step workflow. End to end: `start_run`, then the \
          in-process queue and the delivery side running each command under the run's lease and committing its result \
          (four transitions per run), 800 runs, as many workers as clients.\n\n\

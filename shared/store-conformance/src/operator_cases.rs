@@ -273,16 +273,16 @@ pub async fn breakers_let_one_probe_through_and_release_held_deliveries_once(fx:
     let s = store.as_ref();
     let fail = AttemptResult::ConnectionFailed;
     assert_eq!(
-        ok(settle(s, "mailer", "d0", fail, t0(), &policy).await, "settle").0,
+        ok(settle(s, ("mailer", "d0"), fail, None, t0(), &policy).await, "settle").0,
         Transition::None
     );
     assert_eq!(
-        ok(settle(s, "mailer", "d0", fail, t0(), &policy).await, "settle").0,
+        ok(settle(s, ("mailer", "d0"), fail, None, t0(), &policy).await, "settle").0,
         Transition::Opened
     );
     let soon = t0() + Duration::seconds(5);
     for id in ["d1", "d2"] {
-        let gate = ok(admit(s, "mailer", id, soon, &policy).await, "admit");
+        let (gate, _) = ok(admit(s, "mailer", id, soon, &policy).await, "admit");
         assert_eq!(gate, Gate::Hold { until: t0() + Duration::seconds(10) });
     }
     let held = "SELECT COUNT(*) AS n FROM jadpo_deliveries WHERE held_connection = 'mailer' AND held_at IS NOT NULL";
@@ -291,7 +291,7 @@ pub async fn breakers_let_one_probe_through_and_release_held_deliveries_once(fx:
     // Three deliveries at once, each on its own connection and thread, released together.
     let ids = ["d2", "d3", "d4"];
     let gates = race(vec![fx.open(), fx.open(), fx.open()], |i, s| async move {
-        ok(admit(s.as_ref(), "mailer", ids[i], later, &policy).await, ids[i])
+        ok(admit(s.as_ref(), "mailer", ids[i], later, &policy).await, ids[i]).0
     })
     .await;
     let probes: Vec<_> = gates.iter().filter(|g| **g == Gate::Probe).collect();
@@ -303,18 +303,22 @@ pub async fn breakers_let_one_probe_through_and_release_held_deliveries_once(fx:
         breakers.first().map(|b| (b.state, b.probe_delivery.as_deref())),
         Some((State::HalfOpen, Some(probe)))
     );
-    let (t, released) =
-        ok(settle(s, "mailer", probe, AttemptResult::Success, later, &policy).await, "close");
+    let (t, released) = ok(
+        settle(s, ("mailer", probe), AttemptResult::Success, None, later, &policy).await,
+        "close",
+    );
     assert_eq!((t, released), (Transition::Closed, 3));
     assert_eq!(count(s, held, &[]).await, 0);
-    let (_, again) =
-        ok(settle(s, "mailer", probe, AttemptResult::Success, later, &policy).await, "again");
+    let (_, again) = ok(
+        settle(s, ("mailer", probe), AttemptResult::Success, None, later, &policy).await,
+        "again",
+    );
     assert_eq!(again, 0, "held deliveries are released once");
     let due = "SELECT COUNT(*) AS n FROM jadpo_deliveries WHERE next_attempt_at = $1 AND enqueued_at IS NULL";
     assert_eq!(count(s, due, &[later.into()]).await, 3, "released deliveries are due at once");
     // Open again and stay open past the alert threshold: housekeeping raises the alert once.
-    ok(settle(s, "mailer", "d9", fail, later, &policy).await, "settle");
-    ok(settle(s, "mailer", "d9", fail, later, &policy).await, "settle");
+    ok(settle(s, ("mailer", "d9"), fail, None, later, &policy).await, "settle");
+    ok(settle(s, ("mailer", "d9"), fail, None, later, &policy).await, "settle");
     let clock = ManualClock::new(later + Duration::seconds(61));
     let rescue_after = std::time::Duration::from_secs(900);
     let first = ok(housekeep(s, &clock, &hk_settings(), rescue_after, &[], "hk").await, "pass");

@@ -106,6 +106,43 @@ pub async fn steps_are_recorded_sent_then_answered(fx: &dyn Fixture) {
     assert_eq!(view.finished_at, None);
 }
 
+/// A step's answer commits with the next step's sent row (a rolled-back transaction leaves
+/// neither), an answer to a step never sent is refused, and a finished run takes no answer.
+pub async fn an_answer_commits_with_the_next_step_sent(fx: &dyn Fixture) {
+    let store = migrated(fx).await;
+    let now = t0();
+    let g = generation(&acquire(store.as_ref(), now).await);
+    assert!(ok(store.step_sent(&sent(g, 0, "d-1.0", now)).await, "sent"));
+    let steps = |view: Option<jadpo_core::model::step::StepRecordView>| {
+        let view = view.unwrap_or_else(|| panic!("no record"));
+        view.steps.iter().map(|s| (s.step_no, s.answered_at.is_some())).collect::<Vec<_>>()
+    };
+    for commit in [false, true] {
+        let mut tx = ok(store.begin().await, "begin");
+        assert!(ok(store.step_sent_in(tx.as_mut(), &sent(g, 1, "d-1.1", now)).await, "sent 1"));
+        ok(store.step_answer_in(tx.as_mut(), &answered(g, 0, now)).await, "answer 0");
+        if commit {
+            ok(tx.commit().await, "commit");
+        } else {
+            ok(tx.rollback().await, "rollback");
+            let view = ok(store.step_run_get(RUN).await, "get");
+            assert_eq!(steps(view), [(0, false)], "rolled back: neither the answer nor the step");
+        }
+    }
+    let view = ok(store.step_run_get(RUN).await, "get");
+    assert_eq!(steps(view), [(0, true), (1, false)]);
+    let mut tx = ok(store.begin().await, "begin");
+    let never_sent = store.step_answer_in(tx.as_mut(), &answered(g, 7, now)).await;
+    assert!(never_sent.is_err(), "an answer to a step never sent: {never_sent:?}");
+    ok(tx.rollback().await, "rollback");
+    let mut tx = ok(store.begin().await, "begin");
+    assert!(ok(store.step_run_finish(tx.as_mut(), RUN, g, now).await, "finish"));
+    ok(tx.commit().await, "commit");
+    assert!(!ok(store.step_answered(&answered(g, 1, now)).await, "an answer after the finish"));
+    let view = ok(store.step_run_get(RUN).await, "get");
+    assert_eq!(steps(view), [(0, true), (1, false)], "the finished run's steps unchanged");
+}
+
 /// Finishing commits with the handler's transaction (a rolled-back finish leaves the run
 /// open); a finished run is never acquired again; a diverged one stays diverged with its reason.
 pub async fn a_run_finishes_with_its_transaction_and_a_diverged_one_stays_stopped(

@@ -11,6 +11,16 @@ pub static STEPS: StepSql = StepSql {
         VALUES ($1, $2, $3, '[]', $4, $5, 1, $6) ON CONFLICT (run_key) DO NOTHING \
         RETURNING runner_generation, first_started_at",
     ),
+    run_start_sending: Some(Statement::new(
+        "WITH run AS (INSERT INTO jadpo_step_records (run_key, action, build, step_shape, mode, \
+        first_started_at, runner_generation, lease_expires_at) \
+        VALUES ($1, $2, $3, $4, $5, $6, 1, $7) ON CONFLICT (run_key) DO NOTHING \
+        RETURNING runner_generation), \
+        step AS (INSERT INTO jadpo_steps (run_key, step_no, operation, request_fingerprint, \
+        idempotency_key, first_sent_at, sent_at, runner_generation) \
+        SELECT $1, $8, $9, $10, $11, $6, $6, runner_generation FROM run) \
+        SELECT runner_generation FROM run",
+    )),
     run_take_over: Statement::new(
         "UPDATE jadpo_step_records SET runner_generation = runner_generation + 1, \
         lease_expires_at = $3 WHERE run_key = $1 AND finished_at IS NULL AND NOT diverged \
@@ -27,10 +37,6 @@ pub static STEPS: StepSql = StepSql {
         WHERE run_key = $1 \
         AND runner_generation = $2 AND finished_at IS NULL AND NOT diverged",
     ),
-    run_touch: Statement::new(
-        "UPDATE jadpo_step_records SET runner_generation = runner_generation WHERE run_key = $1 \
-        AND runner_generation = $2 AND finished_at IS NULL AND NOT diverged",
-    ),
     step_upsert: Statement::new(
         "INSERT INTO jadpo_steps (run_key, step_no, operation, request_fingerprint, \
         idempotency_key, first_sent_at, sent_at, runner_generation) \
@@ -40,6 +46,12 @@ pub static STEPS: StepSql = StepSql {
     step_answer: Statement::new(
         "UPDATE jadpo_steps SET sealed_answer = $3, sealing_key_id = $4, encoding = $5, \
         answered_at = $6 WHERE run_key = $1 AND step_no = $2",
+    ),
+    step_answer_fenced: Statement::new(
+        "UPDATE jadpo_steps SET sealed_answer = $3, sealing_key_id = $4, encoding = $5, \
+        answered_at = $6 WHERE run_key = $1 AND step_no = $2 AND EXISTS (SELECT 1 \
+        FROM jadpo_step_records WHERE run_key = $1 AND runner_generation = $7 \
+        AND finished_at IS NULL AND NOT diverged FOR UPDATE)",
     ),
     run_finish: Statement::new(
         "UPDATE jadpo_step_records SET finished_at = $3 WHERE run_key = $1 \

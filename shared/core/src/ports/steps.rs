@@ -27,6 +27,15 @@ pub trait StepStore: Send + Sync {
         start: &RunStart<'_>,
     ) -> Result<RunGrant, StoreError>;
 
+    /// Creates the run's record (generation 1) with its first step recorded sent, one synced
+    /// write for both (one statement where the dialect allows); the generation, or `None` with
+    /// nothing written when the record exists already (the runner then acquires it).
+    async fn step_run_start_sending(
+        &self,
+        start: &RunStart<'_>,
+        first: &StepSent<'_>,
+    ) -> Result<Option<i64>, StoreError>;
+
     /// Records a step as sent (first time or again), with the run's shape; `false` if the
     /// runner lost the run.
     async fn step_sent(&self, sent: &StepSent<'_>) -> Result<bool, StoreError>;
@@ -38,8 +47,17 @@ pub trait StepStore: Send + Sync {
         sent: &StepSent<'_>,
     ) -> Result<bool, StoreError>;
 
-    /// Records a step's answer; `false` if the runner lost the run.
+    /// Records a step's answer, fenced, in one statement of its own; `false` if the runner lost
+    /// the run.
     async fn step_answered(&self, answered: &StepAnswered<'_>) -> Result<bool, StoreError>;
+
+    /// Records a step's answer inside `tx` without fencing it: for a transaction that fences the
+    /// run itself (it records the next step sent) and rolls back when the runner lost it.
+    async fn step_answer_in(
+        &self,
+        tx: &mut dyn Transaction,
+        answered: &StepAnswered<'_>,
+    ) -> Result<(), StoreError>;
 
     /// Marks the run finished inside the handler's transaction, so it commits with its writes;
     /// `false` if the runner lost the run (the transaction must then roll back).

@@ -61,6 +61,11 @@ async fn a_failing_mailer_opens_its_breaker_and_a_probe_closes_it(kind: Kind) {
 }
 
 mod sqlite {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_success_is_settled_on_the_row_its_pass_read() {
+        super::a_success_is_settled_on_the_row_its_pass_read(super::Kind::Sqlite).await;
+    }
+
     #[tokio::test]
     async fn a_failing_mailer_opens_its_breaker_and_a_probe_closes_it() {
         super::a_failing_mailer_opens_its_breaker_and_a_probe_closes_it(super::Kind::Sqlite).await;
@@ -78,20 +83,22 @@ async fn a_closed_breaker_passes_without_its_lock() {
     let now = jadpo_core::Clock::now(env.clock.as_ref());
     // The row exists (created closed by a first, locked, admit).
     let first = admit(main.as_ref(), "mailer", "d0", now, &policy).await;
-    assert_eq!(first.ok(), Some(Gate::Pass));
+    assert_eq!(first.ok().map(|(gate, _)| gate), Some(Gate::Pass));
     let mut holder = main.begin().await.unwrap_or_else(|e| panic!("{e}"));
     let held = main.breaker_lock(holder.as_mut(), "mailer", now).await;
     assert_eq!(held.map(|b| b.state).ok(), Some(State::Closed));
     let soon = std::time::Duration::from_secs(2);
     let passed = tokio::time::timeout(soon, admit(main.as_ref(), "mailer", "d1", now, &policy));
-    assert_eq!(passed.await.ok().and_then(Result::ok), Some(Gate::Pass), "waited for the lock");
-    let success = settle(main.as_ref(), "mailer", "d1", AttemptResult::Success, now, &policy);
+    let passed = passed.await.ok().and_then(Result::ok).map(|(gate, _)| gate);
+    assert_eq!(passed, Some(Gate::Pass), "waited for the lock");
+    let success =
+        settle(main.as_ref(), ("mailer", "d1"), AttemptResult::Success, None, now, &policy);
     let settled = tokio::time::timeout(soon, success).await.ok().and_then(Result::ok);
     assert_eq!(settled, Some((Transition::None, 0)), "a success waited for the lock");
     let store = std::sync::Arc::clone(main);
     let failure = tokio::spawn(async move {
         let failed = AttemptResult::ConnectionFailed;
-        settle(store.as_ref(), "mailer", "d2", failed, now, &policy).await.map(|(t, _)| t)
+        settle(store.as_ref(), ("mailer", "d2"), failed, None, now, &policy).await.map(|(t, _)| t)
     });
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     assert!(!failure.is_finished(), "a failure changed the row without its lock");
@@ -102,7 +109,44 @@ async fn a_closed_breaker_passes_without_its_lock() {
     assert_eq!(breakers.first().map(|b| b.failures), Some(1), "the failure was counted");
 }
 
+/// A success after a pass decided on the row read without a lock is settled on that row, with
+/// no second read: a failure committed meanwhile is ordered after it and stays counted; a
+/// success after a pass made under the lock (no row handed over) is settled on the row as it is
+/// now, and clears the count.
+async fn a_success_is_settled_on_the_row_its_pass_read(kind: Kind) {
+    use jadpo_core::model::breaker::{AttemptResult, BreakerPolicy, Transition};
+    use jadpo_engine::breaker::{admit, settle};
+    let env = Env::shop(kind).await;
+    let main = env.store("main");
+    let policy = BreakerPolicy::default();
+    let now = jadpo_core::Clock::now(env.clock.as_ref());
+    let failures = || async {
+        let breakers = main.breakers_list().await.unwrap_or_else(|e| panic!("{e}"));
+        breakers.first().map(|b| b.failures)
+    };
+    let created = admit(main.as_ref(), "mailer", "d0", now, &policy).await;
+    assert_eq!(created.ok().map(|(_, seen)| seen.is_none()), Some(true), "made under the lock");
+    let (_, seen) =
+        admit(main.as_ref(), "mailer", "d1", now, &policy).await.unwrap_or_else(|e| panic!("{e}"));
+    let seen = seen.unwrap_or_else(|| panic!("a closed breaker's pass hands its row over"));
+    let failed = AttemptResult::ConnectionFailed;
+    let counted = settle(main.as_ref(), ("mailer", "d2"), failed, None, now, &policy).await;
+    assert_eq!(counted.ok().map(|(t, _)| t), Some(Transition::None));
+    let success = AttemptResult::Success;
+    let settled = settle(main.as_ref(), ("mailer", "d1"), success, Some(&seen), now, &policy).await;
+    assert_eq!(settled.ok(), Some((Transition::None, 0)));
+    assert_eq!(failures().await, Some(1), "the failure meanwhile is ordered after the success");
+    let settled = settle(main.as_ref(), ("mailer", "d3"), success, None, now, &policy).await;
+    assert_eq!(settled.ok(), Some((Transition::None, 0)));
+    assert_eq!(failures().await, Some(0), "a success read afresh clears the count");
+}
+
 mod postgres {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_success_is_settled_on_the_row_its_pass_read() {
+        super::a_success_is_settled_on_the_row_its_pass_read(super::Kind::Postgres).await;
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_closed_breaker_passes_without_its_lock() {
         super::a_closed_breaker_passes_without_its_lock().await;

@@ -79,35 +79,58 @@ fn refused(row: &Row) -> Result<RunGrant, StoreError> {
     Ok(RunGrant::Held { until: row.get_timestamp("lease_expires_at")? })
 }
 
-async fn acquire(
-    sql: &StepSql,
-    tx: &mut dyn Transaction,
-    s: &RunStart<'_>,
-) -> Result<RunGrant, StoreError> {
-    let insert = [
+/// A new run's record: its key, handler, build, mode, start and lease.
+fn insert_params(s: &RunStart<'_>) -> [SqlValue; 6] {
+    [
         s.run_key.into(),
         s.action.into(),
         s.build.into(),
         s.mode.as_str().into(),
         s.now.into(),
         s.lease_until.into(),
-    ];
-    let granted = match sql.run_insert.query_opt(tx, insert).await? {
-        Some(row) => Some(row),
+    ]
+}
+
+async fn acquire(
+    sql: &StepSql,
+    tx: &mut dyn Transaction,
+    s: &RunStart<'_>,
+) -> Result<RunGrant, StoreError> {
+    let insert = insert_params(s);
+    // A record just created has no steps yet: only a run taken over reads them.
+    let (row, steps) = match sql.run_insert.query_opt(tx, insert).await? {
+        Some(row) => (row, Vec::new()),
         None => {
             let take = [s.run_key.into(), s.now.into(), s.lease_until.into()];
-            sql.run_take_over.query_opt(tx, take).await?
+            let Some(row) = sql.run_take_over.query_opt(tx, take).await? else {
+                let row = sql.run_get.query_one(tx, [s.run_key.into()]).await?;
+                return refused(&row);
+            };
+            (row, steps_of(sql, tx, s.run_key).await?)
         }
-    };
-    let Some(row) = granted else {
-        let row = sql.run_get.query_one(tx, [s.run_key.into()]).await?;
-        return refused(&row);
     };
     Ok(RunGrant::Acquired {
         generation: row.get_i64("runner_generation")?,
         first_started_at: row.get_timestamp("first_started_at")?,
-        steps: steps_of(sql, tx, s.run_key).await?,
+        steps,
     })
+}
+
+/// A new run's record and its first step sent, in `tx`; `None` (nothing written) if the record
+/// exists.
+async fn start_sending(
+    sql: &StepSql,
+    tx: &mut dyn Transaction,
+    s: &RunStart<'_>,
+    first: &StepSent<'_>,
+) -> Result<Option<i64>, StoreError> {
+    let insert = insert_params(s);
+    let Some(row) = sql.run_insert.query_opt(tx, insert).await? else {
+        return Ok(None);
+    };
+    let generation = row.get_i64("runner_generation")?;
+    let first = StepSent { generation, ..*first };
+    Ok(record_sent(sql, tx, &first).await?.then_some(generation))
 }
 
 async fn record_sent(
@@ -132,14 +155,8 @@ async fn record_sent(
     Ok(true)
 }
 
-async fn record_answer(
-    sql: &StepSql,
-    tx: &mut dyn Transaction,
-    a: &StepAnswered<'_>,
-) -> Result<bool, StoreError> {
-    if sql.run_touch.execute(tx, [a.run_key.into(), a.generation.into()]).await? == 0 {
-        return Ok(false);
-    }
+/// An answer's columns: run key, step number, sealed answer, its key's id, encoding, when.
+fn answer_params(a: &StepAnswered<'_>) -> [SqlValue; 6] {
     let (answer, key) = match a.sealed {
         Some((bytes, key)) => (SqlValue::Bytes(bytes.to_vec()), SqlValue::from(key)),
         None => (SqlValue::Null, SqlValue::Null),
@@ -148,9 +165,7 @@ async fn record_answer(
         Some(_) => i64::from(SEALED_JSON.number).into(),
         None => SqlValue::Null,
     };
-    let params =
-        [a.run_key.into(), i64::from(a.step_no).into(), answer, key, encoding, a.now.into()];
-    Ok(sql.step_answer.execute(tx, params).await? == 1)
+    [a.run_key.into(), i64::from(a.step_no).into(), answer, key, encoding, a.now.into()]
 }
 
 fn unfinished_alert(r: &Row) -> Result<Alert, StoreError> {
@@ -183,6 +198,34 @@ impl<C: TransactionalStore> StepStore for SqlStore<C> {
         acquire(self.sql.steps, tx, start).await
     }
 
+    async fn step_run_start_sending(
+        &self,
+        start: &RunStart<'_>,
+        first: &StepSent<'_>,
+    ) -> Result<Option<i64>, StoreError> {
+        let sql = self.sql.steps;
+        if let Some(one) = &sql.run_start_sending {
+            let params = [
+                start.run_key.into(),
+                start.action.into(),
+                start.build.into(),
+                first.shape.into(),
+                start.mode.as_str().into(),
+                start.now.into(),
+                start.lease_until.into(),
+                i64::from(first.step_no).into(),
+                first.operation.into(),
+                first.fingerprint.map_or(SqlValue::Null, SqlValue::from),
+                first.idempotency_key.into(),
+            ];
+            let rows = one.query_once(self, params).await?;
+            return rows.first().map(|r| r.get_i64("runner_generation")).transpose();
+        }
+        let mut tx = self.begin().await?;
+        let result = start_sending(sql, tx.as_mut(), start, first).await;
+        commit_or_rollback(tx, result).await
+    }
+
     async fn step_sent_in(
         &self,
         tx: &mut dyn Transaction,
@@ -198,9 +241,24 @@ impl<C: TransactionalStore> StepStore for SqlStore<C> {
     }
 
     async fn step_answered(&self, answered: &StepAnswered<'_>) -> Result<bool, StoreError> {
-        let mut tx = self.begin().await?;
-        let result = record_answer(self.sql.steps, tx.as_mut(), answered).await;
-        commit_or_rollback(tx, result).await
+        let [run_key, step_no, answer, key, encoding, now] = answer_params(answered);
+        let params = [run_key, step_no, answer, key, encoding, now, answered.generation.into()];
+        Ok(self.sql.steps.step_answer_fenced.execute_once(self, params).await? == 1)
+    }
+
+    async fn step_answer_in(
+        &self,
+        tx: &mut dyn Transaction,
+        answered: &StepAnswered<'_>,
+    ) -> Result<(), StoreError> {
+        if self.sql.steps.step_answer.execute(tx, answer_params(answered)).await? == 1 {
+            Ok(())
+        } else {
+            Err(StoreError::invalid(format!(
+                "step {} of run {:?} has no sent record to answer",
+                answered.step_no, answered.run_key
+            )))
+        }
     }
 
     async fn step_run_finish(

@@ -9,6 +9,11 @@ statements! {
         /// Creates a run's record (generation 1) unless it exists; returns `runner_generation,
         /// first_started_at` when it created it.
         run_insert(run_key, action, build, mode, now, lease_until),
+        /// Creates a run's record (generation 1) with its first step sent, in one statement,
+        /// unless the record exists; returns `runner_generation` when it created it. A dialect
+        /// without data-modifying common table expressions leaves it out, and the role runs
+        /// `run_insert`, `run_fence` and `step_upsert` in one transaction instead.
+        run_start_sending(run_key, action, build, step_shape, mode, now, lease_until, step_no, operation, request_fingerprint, idempotency_key): optional,
         /// Takes over an unfinished, undiverged run whose lease expired (generation + 1); returns
         /// `runner_generation, first_started_at` when it did.
         run_take_over(run_key, now, lease_until),
@@ -19,12 +24,13 @@ statements! {
         /// Sets the run's shape and renews its lease if the generation still holds it (and
         /// locks its row).
         run_fence(run_key, runner_generation, step_shape, lease_until),
-        /// Locks the run's row if the generation still holds it.
-        run_touch(run_key, runner_generation),
         /// Records a step as sent: inserted the first time, its last send and generation after.
         step_upsert(run_key, step_no, operation, request_fingerprint, idempotency_key, now, runner_generation),
         /// Records a step's answer.
         step_answer(run_key, step_no, sealed_answer, sealing_key_id, encoding, now),
+        /// Records a step's answer if the generation still holds the run (and locks its row):
+        /// one statement, with no transaction of its own to open and commit.
+        step_answer_fenced(run_key, step_no, sealed_answer, sealing_key_id, encoding, now, runner_generation),
         /// Marks the run finished if the generation still holds it.
         run_finish(run_key, runner_generation, now),
         /// Ends the generation's lease now.
