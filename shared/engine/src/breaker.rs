@@ -17,10 +17,66 @@
 //! change committed meanwhile by another delivery is then ordered after this one, as it could
 //! have been anyway. A success after such a pass is applied to the row its pass read, with no
 //! second read: ordered right after its own pass, it changes nothing either.
+//!
+//! A process that last saw a connection's breaker closed with no failures counted, and has seen
+//! nothing else of it since, trusts that for a moment ([`ClosedSeen`], the engine's
+//! `breaker_trusted_for`, 1 s by default) and passes its deliveries with no read at all: the
+//! read was a round trip on every calling delivery. What it costs is bounded by the moment: a
+//! breaker another process opened is seen here that much later, so a few more attempts reach
+//! the failing service before this process holds its deliveries too. Any attempt of this
+//! process's own that is not a plain success forgets what it saw, so its own failures are
+//! counted on the row as before and the next delivery reads it again.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use jadpo_core::model::breaker::{AttemptResult, Breaker, BreakerPolicy, Gate, Transition};
+use jadpo_core::model::breaker::{AttemptResult, Breaker, BreakerPolicy, Gate, State, Transition};
 use jadpo_core::{Store, StoreError};
+
+/// The breakers this process last saw closed with no failures counted, by store and connection,
+/// with when it saw them: its own memory, shared by its workers, never persisted.
+#[derive(Debug, Default)]
+pub struct ClosedSeen(Mutex<HashMap<StoreConnection, (Breaker, DateTime<Utc>)>>);
+
+/// A store's name and a connection's.
+type StoreConnection = (String, String);
+
+impl ClosedSeen {
+    /// The closed row last seen for `connection` in `store`, if it was seen less than
+    /// `trusted_for` before `now`.
+    pub fn closed(
+        &self,
+        store: &str,
+        connection: &str,
+        now: DateTime<Utc>,
+        trusted_for: Duration,
+    ) -> Option<Breaker> {
+        let seen = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let (breaker, at) = seen.get(&(store.to_owned(), connection.to_owned()))?;
+        let age = (now - *at).to_std().unwrap_or(Duration::ZERO);
+        (age < trusted_for).then(|| breaker.clone())
+    }
+
+    /// Remembers `breaker` as seen in `store` at `now` when it is closed with no failures
+    /// counted; forgets its connection otherwise.
+    pub fn note(&self, store: &str, breaker: &Breaker, now: DateTime<Utc>) {
+        let key = (store.to_owned(), breaker.connection.clone());
+        let mut seen = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if breaker.state == State::Closed && breaker.failures == 0 {
+            seen.insert(key, (breaker.clone(), now));
+        } else {
+            seen.remove(&key);
+        }
+    }
+
+    /// Forgets what was seen of `connection` in `store`: the next delivery reads its row.
+    pub fn forget(&self, store: &str, connection: &str) {
+        let mut seen = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        seen.remove(&(store.to_owned(), connection.to_owned()));
+    }
+}
 
 /// Runs the gate for `delivery` on `connection` in `store`, in one short transaction that
 /// locks the breaker row, and holds the delivery when the gate says so. A pass decided on the

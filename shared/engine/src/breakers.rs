@@ -66,6 +66,7 @@ impl<'a> BreakerOps<'a> {
                 Change::begin(store.as_ref(), self.operator, self.p.clock.as_ref()).await?;
             let result = force_in(store.as_ref(), &mut change, connection, open, &policy).await;
             out.push(change.finish(result).await?);
+            self.p.breakers_seen.forget(store.name(), connection);
         }
         Ok(out)
     }

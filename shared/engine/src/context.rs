@@ -32,6 +32,8 @@ pub struct Engine {
     pub runs: crate::settings::RunEnv,
     /// Where stored files' bytes live (`None`: the application declares no file field).
     pub blobs: Option<Arc<dyn jadpo_core::ports::Blobs>>,
+    /// The breakers this process last saw closed, trusted for `settings.breaker_trusted_for`.
+    pub breakers_seen: Arc<crate::breaker::ClosedSeen>,
 }
 
 impl Engine {

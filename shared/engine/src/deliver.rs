@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use jadpo_core::app::{HandlerContext, HandlerError, RunServices, SubscriberSpec};
-use jadpo_core::model::breaker::{AttemptResult, Gate};
+use jadpo_core::model::breaker::{AttemptResult, Breaker, BreakerPolicy, Gate, Transition};
 use jadpo_core::model::delivery::{Delivery, DeliveryStatus, Outcome};
 use jadpo_core::model::sign_in;
 use jadpo_core::{Store, StoreError, Transaction};
@@ -87,9 +87,8 @@ pub(crate) async fn deliver_loaded(
     let breaker = match &spec.connection {
         Some(connection) => {
             let policy = p.app.breaker_policy(connection).unwrap_or_default();
-            let now = p.clock.now();
-            let (gate, passed_on) =
-                admit(event_store.as_ref(), connection, &delivery.id, now, &policy).await?;
+            let at = (connection.as_str(), delivery.id.as_str());
+            let (gate, passed_on) = pass_or_admit(p, event_store.as_ref(), at, &policy).await?;
             if let Gate::Hold { until } = gate {
                 tracing::debug!(delivery = %delivery.id, %connection, %until, "held by the circuit breaker");
                 return Ok(DeliveryResult::Held);
@@ -105,9 +104,9 @@ pub(crate) async fn deliver_loaded(
             Attempt::Failed { connection_failed: true, .. } => AttemptResult::ConnectionFailed,
             Attempt::Failed { .. } | Attempt::Deferred { .. } => AttemptResult::Other,
         };
-        let now = p.clock.now();
         let at = (connection.as_str(), delivery.id.as_str());
-        let settled = settle(event_store.as_ref(), at, result, passed_on.as_ref(), now, &policy);
+        let settled =
+            settle_noting(p, event_store.as_ref(), at, result, passed_on.as_ref(), &policy);
         if let Err(e) = settled.await {
             // The attempt itself is recorded below either way; a lost probe result frees the
             // probe after the policy's probe timeout.
@@ -134,6 +133,48 @@ pub(crate) async fn deliver_loaded(
         Attempt::Deferred { reason, until } => Outcome::Deferred { reason, until },
     };
     finish(p, event_store.as_ref(), delivery, outcome).await
+}
+
+/// The breaker's gate for a delivery calling `at.0`: a pass on the row this process last saw
+/// closed, while it is trusted (no read); else [`admit`], its row remembered when it passed.
+async fn pass_or_admit(
+    p: &Engine,
+    store: &dyn Store,
+    at: (&str, &str),
+    policy: &BreakerPolicy,
+) -> Result<(Gate, Option<Breaker>), StoreError> {
+    let (connection, delivery) = at;
+    let now = p.clock.now();
+    let trusted_for = p.settings.breaker_trusted_for;
+    if let Some(mut seen) = p.breakers_seen.closed(store.name(), connection, now, trusted_for) {
+        let before = seen.clone();
+        if seen.gate(delivery, now, policy) == Gate::Pass && seen == before {
+            return Ok((Gate::Pass, Some(before)));
+        }
+    }
+    let (gate, passed_on) = admit(store, connection, delivery, now, policy).await?;
+    match &passed_on {
+        Some(row) => p.breakers_seen.note(store.name(), row, now),
+        None => p.breakers_seen.forget(store.name(), connection),
+    }
+    Ok((gate, passed_on))
+}
+
+/// [`settle`]s the attempt; anything but a success that changed nothing makes this process
+/// forget the breaker it saw closed, so the next delivery reads the row.
+async fn settle_noting(
+    p: &Engine,
+    store: &dyn Store,
+    at: (&str, &str),
+    result: AttemptResult,
+    passed_on: Option<&Breaker>,
+    policy: &BreakerPolicy,
+) -> Result<(Transition, u64), StoreError> {
+    let settled = settle(store, at, result, passed_on, p.clock.now(), policy).await;
+    if result != AttemptResult::Success || !matches!(settled, Ok((Transition::None, _))) {
+        p.breakers_seen.forget(store.name(), at.0);
+    }
+    settled
 }
 
 enum Attempt {

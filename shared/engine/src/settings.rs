@@ -39,6 +39,9 @@ pub struct EngineSettings {
     pub steps: StepSettings,
     /// Workflow commands' executors.
     pub workflows: WorkflowSettings,
+    /// How long a connection's breaker this process last saw closed with no failures is
+    /// trusted to be so without reading its row again (0 reads it for every delivery).
+    pub breaker_trusted_for: Duration,
 }
 
 impl Default for EngineSettings {
@@ -56,6 +59,7 @@ impl Default for EngineSettings {
             browser_sessions: jadpo_core::model::user_session::BrowserLimits::default(),
             steps: StepSettings::default(),
             workflows: WorkflowSettings::default(),
+            breaker_trusted_for: Duration::from_secs(1),
         }
     }
 }

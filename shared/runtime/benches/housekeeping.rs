@@ -142,6 +142,7 @@ async fn main() {
         settings: EngineSettings::default(),
         runs: jadpo_engine::steps::RunEnv::ephemeral(),
         blobs: None,
+        breakers_seen: Default::default(),
     };
     let seeding = Instant::now();
     seed(store.as_ref()).await;

@@ -21,6 +21,7 @@
 //! | `JADPO_CONNECTION_TIMEOUT_MS` | longest a connection call may take (ms) | 10000 |
 //! | `JADPO_SCHEDULE_LEASE_SECS` | how long a tick pass holds a schedule's lease (s) | 60 |
 //! | `JADPO_DELIVERY_WORKERS` | how many delivery workers the local process runs (1–64) | 4 |
+//! | `JADPO_BREAKER_TRUSTED_MS` | how long a connection's breaker this process last saw closed, with no failures, is trusted to be so without reading it again (0: read for every delivery) | 1000 |
 //! | `JADPO_MAX_BACKLOG` | the queue's depth at which commits answer `503` with `Retry-After` until delivery catches up (0: no limit) | 50000 |
 //! | `JADPO_DELIVERY_BATCH` | most messages a local delivery worker takes at once (1–100) | 64 |
 //! | `JADPO_DELIVERY_LINGER_MS` | how long a local delivery worker holding less than a batch waits for more while half the pool is busy (0–100 ms; 0: never) | 2 |
@@ -360,6 +361,13 @@ impl Config {
                 ..d.schedules
             },
             housekeeping: housekeeping(env)?,
+            breaker_trusted_for: Duration::from_millis(number(
+                env,
+                "JADPO_BREAKER_TRUSTED_MS",
+                d.breaker_trusted_for.as_millis() as usize,
+                0,
+                60_000,
+            )? as u64),
             ..d
         };
         let (handled, redelivery) =

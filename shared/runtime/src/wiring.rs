@@ -123,6 +123,7 @@ impl Wiring {
                 deadline: None,
             },
             blobs: self.blobs.clone(),
+            breakers_seen: Default::default(),
         }
     }
 }

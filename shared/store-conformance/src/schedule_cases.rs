@@ -85,6 +85,7 @@ pub(crate) fn engine(
         settings: EngineSettings::default(),
         runs: jadpo_engine::steps::RunEnv::ephemeral(),
         blobs: None,
+        breakers_seen: Default::default(),
     }
 }
 

@@ -471,15 +471,18 @@ impl Env {
             settings,
             runs: jadpo_engine::steps::RunEnv::ephemeral(),
             blobs,
+            breakers_seen: Default::default(),
         };
         Self { engine, sinks, sink_bases, rx, clock, _sqlite_dir: Some(dir), _pg: pg }
     }
 
-    /// The engine with connections of its own (its own HTTP connection pool), as another
-    /// process's: what it leaves stalled does not hold a connection this one uses.
+    /// The engine with connections of its own (its own HTTP connection pool) and its own
+    /// memory of breakers seen closed, as another process's: what it leaves stalled does not
+    /// hold a connection this one uses.
     pub fn another_process(&self) -> Engine {
         let mut engine = self.engine.clone();
         engine.connections = Arc::new(connections_to(&self.sink_bases));
+        engine.breakers_seen = Default::default();
         engine
     }
 

@@ -1,7 +1,10 @@
 //! The shop's `mailer` circuit breaker end to end on both adapters: failures open it, the next
 //! receipt is held instead of attempted, and after the pause one probe closes it and the held
 //! deliveries go out; and on PostgreSQL, a closed breaker lets a delivery through and takes
-//! its success without the row's lock, while a failure still waits for it.
+//! its success without the row's lock, while a failure still waits for it. A breaker this
+//! process last saw closed is trusted for a moment (no read): one opened by another process
+//! holds this one's deliveries once the moment has passed, at once with no trust, and at once
+//! after a failure of this process's own.
 
 use chrono::Duration;
 use jadpo_core::model::breaker::State;
@@ -60,7 +63,94 @@ async fn a_failing_mailer_opens_its_breaker_and_a_probe_closes_it(kind: Kind) {
     assert_eq!(env.sinks.received("mailer").len(), 6, "each receipt mailed once");
 }
 
+/// Opens `mailer`'s breaker in `main` as another process would: its row written, this process
+/// told nothing.
+async fn open_elsewhere(env: &Env) {
+    use jadpo_core::model::breaker::plus;
+    let main = env.store("main");
+    let now = jadpo_core::Clock::now(env.clock.as_ref());
+    let mut tx = main.begin().await.unwrap_or_else(|e| panic!("{e}"));
+    let mut breaker = main.breaker_lock(tx.as_mut(), "mailer", now).await;
+    let breaker = breaker.as_mut().unwrap_or_else(|e| panic!("{e}"));
+    breaker.state = State::Open;
+    breaker.failures = 5;
+    breaker.opened_at = Some(now);
+    breaker.pause_ms = 30_000;
+    breaker.reopen_at = Some(plus(now, 30_000));
+    let written = main.breaker_write(tx.as_mut(), breaker, now).await;
+    written.unwrap_or_else(|e| panic!("{e}"));
+    tx.commit().await.unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// Places order `n` and delivers it: whether its receipt was held, and how many receipts the
+/// mailer has received in all.
+async fn receipt(env: &mut Env, n: usize) -> (bool, usize) {
+    place_order(env, n).await;
+    let results = env.drain().await;
+    assert!(results.iter().all(Result::is_ok), "{results:?}");
+    let held = results.iter().any(|r| matches!(r, Ok(Dispatched::Delivery(DeliveryResult::Held))));
+    (held, env.sinks.received("mailer").len())
+}
+
+async fn env_trusting(kind: Kind, trusted_for: std::time::Duration) -> Env {
+    let app = jadpo_app::application().unwrap_or_else(|e| panic!("{e}"));
+    let settings = jadpo_engine::EngineSettings {
+        breaker_trusted_for: trusted_for,
+        ..jadpo_engine::EngineSettings::default()
+    };
+    Env::new(kind, app, settings).await
+}
+
+async fn a_breaker_seen_closed_is_trusted_for_a_moment(kind: Kind) {
+    let mut env = env_trusting(kind, std::time::Duration::from_secs(1)).await;
+    assert_eq!(receipt(&mut env, 0).await, (false, 1), "the row made under its lock");
+    assert_eq!(receipt(&mut env, 1).await, (false, 2), "passed on the row read, noted");
+    open_elsewhere(&env).await;
+    assert_eq!(receipt(&mut env, 2).await, (false, 3), "trusted closed within the moment");
+    env.clock.advance(Duration::milliseconds(1001));
+    assert_eq!(receipt(&mut env, 3).await, (true, 3), "read again once the moment passed");
+    assert_eq!(env.count("main", HELD).await, 1);
+}
+
+async fn without_trust_every_delivery_reads_its_breaker(kind: Kind) {
+    let mut env = env_trusting(kind, std::time::Duration::ZERO).await;
+    assert_eq!(receipt(&mut env, 0).await, (false, 1));
+    assert_eq!(receipt(&mut env, 1).await, (false, 2));
+    open_elsewhere(&env).await;
+    assert_eq!(receipt(&mut env, 2).await, (true, 2), "held with no moment of trust");
+}
+
+async fn a_failure_here_forgets_the_breaker_seen_closed(kind: Kind) {
+    let mut env = env_trusting(kind, std::time::Duration::from_secs(60)).await;
+    assert_eq!(receipt(&mut env, 0).await, (false, 1));
+    assert_eq!(receipt(&mut env, 1).await, (false, 2));
+    env.sinks.set_failing("mailer", true);
+    place_order(&env, 2).await;
+    let results = env.drain().await;
+    let failed =
+        results.iter().any(|r| matches!(r, Ok(Dispatched::Delivery(DeliveryResult::Retrying))));
+    assert!(failed, "the receipt failed: {results:?}");
+    env.sinks.set_failing("mailer", false);
+    open_elsewhere(&env).await;
+    assert!(receipt(&mut env, 3).await.0, "read at once after this process's own failure");
+}
+
 mod sqlite {
+    #[tokio::test]
+    async fn a_breaker_seen_closed_is_trusted_for_a_moment() {
+        super::a_breaker_seen_closed_is_trusted_for_a_moment(super::Kind::Sqlite).await;
+    }
+
+    #[tokio::test]
+    async fn without_trust_every_delivery_reads_its_breaker() {
+        super::without_trust_every_delivery_reads_its_breaker(super::Kind::Sqlite).await;
+    }
+
+    #[tokio::test]
+    async fn a_failure_here_forgets_the_breaker_seen_closed() {
+        super::a_failure_here_forgets_the_breaker_seen_closed(super::Kind::Sqlite).await;
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_success_is_settled_on_the_row_its_pass_read() {
         super::a_success_is_settled_on_the_row_its_pass_read(super::Kind::Sqlite).await;
@@ -142,6 +232,21 @@ async fn a_success_is_settled_on_the_row_its_pass_read(kind: Kind) {
 }
 
 mod postgres {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_breaker_seen_closed_is_trusted_for_a_moment() {
+        super::a_breaker_seen_closed_is_trusted_for_a_moment(super::Kind::Postgres).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn without_trust_every_delivery_reads_its_breaker() {
+        super::without_trust_every_delivery_reads_its_breaker(super::Kind::Postgres).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_failure_here_forgets_the_breaker_seen_closed() {
+        super::a_failure_here_forgets_the_breaker_seen_closed(super::Kind::Postgres).await;
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_success_is_settled_on_the_row_its_pass_read() {
         super::a_success_is_settled_on_the_row_its_pass_read(super::Kind::Postgres).await;

@@ -371,5 +371,6 @@ pub async fn engine_on(app: Application, url: &str) -> Engine {
         settings: EngineSettings::default(),
         runs: jadpo_engine::steps::RunEnv::ephemeral(),
         blobs: None,
+        breakers_seen: Default::default(),
     }
 }

@@ -32,6 +32,12 @@ fn local_runs_default_every_store_to_a_file() {
     let c = Config::from_vars(&app(), &never, Mode::Local(Path::new(".jadpo")));
     let c = c.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(c.delivery_linger, std::time::Duration::ZERO, "0: workers never wait");
+    let trusted = std::time::Duration::from_secs(1);
+    assert_eq!(c.engine.breaker_trusted_for, trusted, "a closed breaker's trust, by default");
+    let always_read = vars(&[("JADPO_BREAKER_TRUSTED_MS", "0")]);
+    let c = Config::from_vars(&app(), &always_read, Mode::Local(Path::new(".jadpo")));
+    let c = c.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.engine.breaker_trusted_for, std::time::Duration::ZERO, "0: read every time");
 }
 
 #[test]
@@ -117,6 +123,10 @@ fn bad_settings_are_refused_with_the_variable_named() {
     for batch in ["0", "101", "lots"] {
         let refused = msg(&[("JADPO_DELIVERY_BATCH", batch)]);
         assert!(refused.contains("JADPO_DELIVERY_BATCH must be a whole number"), "{refused}");
+    }
+    for trusted in ["-1", "60001", "1s"] {
+        let refused = msg(&[("JADPO_BREAKER_TRUSTED_MS", trusted)]);
+        assert!(refused.contains("JADPO_BREAKER_TRUSTED_MS must be a whole number"), "{refused}");
     }
     for linger in ["-1", "101", "2ms"] {
         let refused = msg(&[("JADPO_DELIVERY_LINGER_MS", linger)]);
