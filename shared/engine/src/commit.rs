@@ -250,7 +250,11 @@ pub async fn commit(p: &Engine, request: CommitRequest) -> Result<CommitOutcome,
     };
     match rows.write(tx.as_mut(), &run, &output, &emitted, now).await {
         Ok(deliveries) => {
-            tx.commit().await?;
+            if let Err(e) = tx.commit().await {
+                // Not committed: the run's held answer is written as it is given up.
+                run.release().await;
+                return Err(e.into());
+            }
             crate::fault!("commit.after_commit");
             Ok(CommitOutcome {
                 status: output.status,
@@ -296,6 +300,9 @@ impl ActionRows<'_> {
                 .await?;
         }
         run.finish(tx).await.map_err(handler_error)?;
+        if run.answers_with_finish() {
+            crate::fault!("steps.after_answer");
+        }
         if self.audited {
             store.audit_clear_context(tx).await?;
         }

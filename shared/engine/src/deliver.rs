@@ -385,11 +385,20 @@ async fn finish_run(
                 let recorded = at.event_store == spec.store;
                 let handled = if recorded { std::slice::from_ref(&delivery.id) } else { &[] };
                 let audited = p.app.has_audited(&spec.store);
+                let answered = run.answers_with_finish();
                 let tx = close_for_commit(store.as_ref(), tx, audited, handled, now, || {
+                    if answered {
+                        crate::fault!("steps.after_answer");
+                    }
                     crate::fault!("deliver.before_subscriber_commit");
                     Ok(())
                 });
-                tx.await?.commit().await?;
+                let committed = async { tx.await?.commit().await }.await;
+                if let Err(e) = committed {
+                    // Not committed: the run's held answer is written as it is given up.
+                    run.release().await;
+                    return Err(e);
+                }
                 crate::fault!("deliver.after_subscriber_commit");
                 enqueue_now(p, &spec.store, &queued).await;
                 return Ok(Finished::Done { recorded });
@@ -398,6 +407,7 @@ async fn finish_run(
         },
         Err(CommitError::Store(e)) if e.is_retryable() => {
             let _ = tx.rollback().await;
+            run.release().await;
             return Err(e);
         }
         Err(e @ (CommitError::ChainTooDeep { .. } | CommitError::UndeclaredEvent { .. })) => {

@@ -10,11 +10,12 @@
 //! transaction, so it commits with the handler's writes.
 //!
 //! A step's answer is held until the run next acts outside the process: it is written with the
-//! next step's sent row (one synced write for both), or alone before the handler's transaction
-//! opens or when the attempt gives the run up. So the answers a handler writes are always
-//! recorded before its writes begin, and a step is recorded sent only after the one before it is
-//! answered; a crash while an answer is held is a crash between a call and its record (the step
-//! stays sent, and a retry sends it again under the same key).
+//! next step's sent row (one synced write for both), with the run's finish in the handler's
+//! transaction (one statement for both, where the store allows), or alone when the attempt gives
+//! the run up without committing. So the answers a handler saw commit with its writes or before
+//! them, never after, and a step is recorded sent only after the one before it is answered; a
+//! crash while an answer is held is a crash between a call and its record (the step stays sent,
+//! and a retry sends it again under the same key, which the provider answers once).
 
 use crate::sealing::SealingKeys;
 use jadpo_core::model::encoding::Kept;
@@ -184,18 +185,25 @@ impl<'a> Run<'a> {
         self
     }
 
-    /// Marks the run finished inside `tx` (nothing to do for a run that made no changing call);
-    /// an error if the runner lost it, and the transaction must roll back.
+    /// Marks the run finished inside `tx` (nothing to do for a run that made no changing call),
+    /// its held answer recorded with it; an error if the runner lost it, and the transaction
+    /// must roll back. The answer stays held until the transaction commits: an attempt that
+    /// does not commit writes it when it gives the run up ([`Run::release`]).
     pub(crate) async fn finish(&self, tx: &mut dyn Transaction) -> Result<(), HandlerError> {
         let Some(holding) = &self.holding else {
             return Ok(());
         };
         let now = self.p.clock.now();
-        if self.store.step_run_finish(tx, &self.key, holding.generation, now).await? {
-            Ok(())
-        } else {
-            Err(lost(&self.key))
-        }
+        let answered = self.held.as_ref().map(|held| self.answered(held));
+        let finished =
+            self.store.step_run_finish(tx, &self.key, holding.generation, answered.as_ref(), now);
+        if finished.await? { Ok(()) } else { Err(lost(&self.key)) }
+    }
+
+    /// Whether [`Run::finish`] records a held answer with the run's finish (the
+    /// `steps.after_answer` fault point then follows it, before the transaction commits).
+    pub(crate) fn answers_with_finish(&self) -> bool {
+        self.holding.is_some() && self.held.is_some()
     }
 
     /// Gives the run's lease up after a failed attempt, so the next attempt need not wait; its
@@ -712,11 +720,7 @@ fn diverged(reason: &str) -> HandlerError {
 #[async_trait]
 impl RunServices for Run<'_> {
     async fn begin_writes(&mut self) -> Result<Box<dyn Transaction>, HandlerError> {
-        match self.write_held().await {
-            Ok(true) => {}
-            Ok(false) => return Err(lost(&self.key)),
-            Err(e) => return Err(self.runtime_failure(e.into())),
-        }
+        // A held answer is recorded with the run's finish, in this transaction.
         match self.opener.open().await {
             Ok(tx) => Ok(tx),
             Err(OpenError::Handler(e)) => Err(self.runtime_failure(e)),

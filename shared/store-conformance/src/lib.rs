@@ -130,6 +130,7 @@ macro_rules! conformance_tests {
             a_run_has_one_runner_and_a_lost_one_records_nothing,
             steps_are_recorded_sent_then_answered,
             an_answer_commits_with_the_next_step_sent,
+            the_last_answer_commits_with_the_runs_finish,
             a_run_finishes_with_its_transaction_and_a_diverged_one_stays_stopped,
             an_unfinished_run_raises_one_alert,
             a_run_taken_with_its_first_step_commits_or_rolls_back_with_it,

@@ -74,7 +74,7 @@ pub async fn a_run_has_one_runner_and_a_lost_one_records_nothing(fx: &dyn Fixtur
     assert!(!ok(store.step_sent(&sent(first, 1, "d-1.1", later)).await, "stale sent"));
     assert!(!ok(store.step_answered(&answered(first, 0, later)).await, "stale answer"));
     let mut tx = ok(store.begin().await, "begin");
-    assert!(!ok(store.step_run_finish(tx.as_mut(), RUN, first, later).await, "stale finish"));
+    assert!(!ok(store.step_run_finish(tx.as_mut(), RUN, first, None, later).await, "stale finish"));
     ok(tx.rollback().await, "rollback");
     let view = ok(store.step_run_get(RUN).await, "get").unwrap_or_else(|| panic!("no record"));
     assert_eq!(view.steps.len(), 1, "the lost runner added no step");
@@ -136,11 +136,46 @@ pub async fn an_answer_commits_with_the_next_step_sent(fx: &dyn Fixture) {
     assert!(never_sent.is_err(), "an answer to a step never sent: {never_sent:?}");
     ok(tx.rollback().await, "rollback");
     let mut tx = ok(store.begin().await, "begin");
-    assert!(ok(store.step_run_finish(tx.as_mut(), RUN, g, now).await, "finish"));
+    assert!(ok(store.step_run_finish(tx.as_mut(), RUN, g, None, now).await, "finish"));
     ok(tx.commit().await, "commit");
     assert!(!ok(store.step_answered(&answered(g, 1, now)).await, "an answer after the finish"));
     let view = ok(store.step_run_get(RUN).await, "get");
     assert_eq!(steps(view), [(0, true), (1, false)], "the finished run's steps unchanged");
+}
+
+/// The last step's answer written with the run's finish commits with the handler's
+/// transaction: rolled back, neither the answer nor the finish; a stale generation records
+/// neither; committed, both.
+pub async fn the_last_answer_commits_with_the_runs_finish(fx: &dyn Fixture) {
+    let store = migrated(fx).await;
+    let now = t0();
+    let first = generation(&acquire(store.as_ref(), now).await);
+    assert!(ok(store.step_sent(&sent(first, 0, "d-1.0", now)).await, "sent"));
+    let view = || async {
+        let view = ok(store.step_run_get(RUN).await, "get");
+        let view = view.unwrap_or_else(|| panic!("no record"));
+        (view.steps[0].answered_at.is_some(), view.finished_at.is_some())
+    };
+    let answer = answered(first, 0, now);
+    let mut tx = ok(store.begin().await, "begin");
+    let finished = store.step_run_finish(tx.as_mut(), RUN, first, Some(&answer), now).await;
+    assert!(ok(finished, "finish answering"));
+    ok(tx.rollback().await, "rollback");
+    assert_eq!(view().await, (false, false), "rolled back: neither the answer nor the finish");
+    assert!(ok(store.step_run_release(RUN, first, now).await, "release"));
+    let g = generation(&acquire(store.as_ref(), now).await);
+    let mut tx = ok(store.begin().await, "begin");
+    let stale = store.step_run_finish(tx.as_mut(), RUN, first, Some(&answer), now).await;
+    assert!(!ok(stale, "a stale runner's finish"));
+    ok(tx.rollback().await, "rollback");
+    assert_eq!(view().await, (false, false), "a lost runner records neither");
+    let answer = answered(g, 0, now);
+    let mut tx = ok(store.begin().await, "begin");
+    assert!(ok(store.step_run_finish(tx.as_mut(), RUN, g, Some(&answer), now).await, "finish"));
+    ok(tx.commit().await, "commit");
+    assert_eq!(view().await, (true, true), "the answer committed with the finish");
+    let view = ok(store.step_run_get(RUN).await, "get").unwrap_or_else(|| panic!("no record"));
+    assert_eq!(view.steps[0].sealed_answer, Some((b"sealed".to_vec(), "k1".to_owned())));
 }
 
 /// Finishing commits with the handler's transaction (a rolled-back finish leaves the run
@@ -152,12 +187,12 @@ pub async fn a_run_finishes_with_its_transaction_and_a_diverged_one_stays_stoppe
     let now = t0();
     let g = generation(&acquire(store.as_ref(), now).await);
     let mut tx = ok(store.begin().await, "begin");
-    assert!(ok(store.step_run_finish(tx.as_mut(), RUN, g, now).await, "finish"));
+    assert!(ok(store.step_run_finish(tx.as_mut(), RUN, g, None, now).await, "finish"));
     ok(tx.rollback().await, "rollback");
     assert!(ok(store.step_run_release(RUN, g, now).await, "still open after a rollback"));
     let g = generation(&acquire(store.as_ref(), now).await);
     let mut tx = ok(store.begin().await, "begin");
-    assert!(ok(store.step_run_finish(tx.as_mut(), RUN, g, now).await, "finish"));
+    assert!(ok(store.step_run_finish(tx.as_mut(), RUN, g, None, now).await, "finish"));
     ok(tx.commit().await, "commit");
     assert_eq!(acquire(store.as_ref(), now + Duration::days(1)).await, RunGrant::Finished);
 
@@ -171,7 +206,7 @@ pub async fn a_run_finishes_with_its_transaction_and_a_diverged_one_stays_stoppe
         RunGrant::Diverged { reason: "step 0 changed".to_owned() }
     );
     let mut tx = ok(store.begin().await, "begin");
-    assert!(!ok(store.step_run_finish(tx.as_mut(), "d-2", g, now).await, "a diverged run"));
+    assert!(!ok(store.step_run_finish(tx.as_mut(), "d-2", g, None, now).await, "a diverged run"));
     ok(tx.rollback().await, "rollback");
 }
 

@@ -57,6 +57,15 @@ pub static STEPS: StepSql = StepSql {
         "UPDATE jadpo_step_records SET finished_at = $3 WHERE run_key = $1 \
         AND runner_generation = $2 AND finished_at IS NULL AND NOT diverged",
     ),
+    run_finish_answering: Some(Statement::new(
+        "WITH step AS (UPDATE jadpo_steps SET sealed_answer = $3, sealing_key_id = $4, \
+        encoding = $5, answered_at = $6 WHERE run_key = $1 AND step_no = $2 AND EXISTS (\
+        SELECT 1 FROM jadpo_step_records WHERE run_key = $1 AND runner_generation = $7 \
+        AND finished_at IS NULL AND NOT diverged) RETURNING step_no) \
+        UPDATE jadpo_step_records SET finished_at = $8 WHERE run_key = $1 \
+        AND runner_generation = $7 AND finished_at IS NULL AND NOT diverged \
+        AND EXISTS (SELECT 1 FROM step)",
+    )),
     run_release: Statement::new(
         "UPDATE jadpo_step_records SET lease_expires_at = $3 WHERE run_key = $1 \
         AND runner_generation = $2 AND finished_at IS NULL",

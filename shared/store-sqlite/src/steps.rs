@@ -49,6 +49,7 @@ pub static STEPS: StepSql = StepSql {
         "UPDATE jadpo_step_records SET finished_at = $3 WHERE run_key = $1 \
         AND runner_generation = $2 AND finished_at IS NULL AND NOT diverged",
     ),
+    run_finish_answering: None,
     run_release: Statement::new(
         "UPDATE jadpo_step_records SET lease_expires_at = $3 WHERE run_key = $1 \
         AND runner_generation = $2 AND finished_at IS NULL",

@@ -59,13 +59,16 @@ pub trait StepStore: Send + Sync {
         answered: &StepAnswered<'_>,
     ) -> Result<(), StoreError>;
 
-    /// Marks the run finished inside the handler's transaction, so it commits with its writes;
-    /// `false` if the runner lost the run (the transaction must then roll back).
+    /// Marks the run finished inside the handler's transaction, so it commits with its writes,
+    /// with its last step's answer recorded in the same statement where the store allows
+    /// (`answered`: the answer not written yet); `false` if the runner lost the run (the
+    /// transaction must then roll back).
     async fn step_run_finish(
         &self,
         tx: &mut dyn Transaction,
         run_key: &str,
         generation: i64,
+        answered: Option<&StepAnswered<'_>>,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError>;
 

@@ -266,10 +266,21 @@ impl<C: TransactionalStore> StepStore for SqlStore<C> {
         tx: &mut dyn Transaction,
         run_key: &str,
         generation: i64,
+        answered: Option<&StepAnswered<'_>>,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
+        let sql = self.sql.steps;
+        if let Some(answered) = answered {
+            if let Some(one) = &sql.run_finish_answering {
+                let [run, step_no, answer, key, encoding, at] = answer_params(answered);
+                let params =
+                    [run, step_no, answer, key, encoding, at, generation.into(), now.into()];
+                return Ok(one.execute(tx, params).await? == 1);
+            }
+            self.step_answer_in(tx, answered).await?;
+        }
         let params = [run_key.into(), generation.into(), now.into()];
-        Ok(self.sql.steps.run_finish.execute(tx, params).await? == 1)
+        Ok(sql.run_finish.execute(tx, params).await? == 1)
     }
 
     async fn step_run_release(

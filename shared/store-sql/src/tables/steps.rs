@@ -33,6 +33,11 @@ statements! {
         step_answer_fenced(run_key, step_no, sealed_answer, sealing_key_id, encoding, now, runner_generation),
         /// Marks the run finished if the generation still holds it.
         run_finish(run_key, runner_generation, now),
+        /// Records the last step's answer and marks the run finished if the generation still
+        /// holds it, in one statement (the row count is the run's); a dialect without
+        /// data-modifying common table expressions leaves it out, and the role runs
+        /// `step_answer` and `run_finish` in the transaction instead.
+        run_finish_answering(run_key, step_no, sealed_answer, sealing_key_id, encoding, answered_at, runner_generation, now): optional,
         /// Ends the generation's lease now.
         run_release(run_key, runner_generation, now),
         /// Marks the run diverged with the reason, if the generation still holds it.
