@@ -66,7 +66,7 @@ pub(crate) async fn run(command: ActionsCommand) -> anyhow::Result<()> {
             });
             if !json {
                 let detail = a.detail.as_deref().map(|d| format!("  {d}")).unwrap_or_default();
-                println!(
+                say!(
                     "{}  {:<10} {:<18} {:<12} {:<38} {}{detail}",
                     crate::common::when(a.acted_at),
                     name,

@@ -69,7 +69,7 @@ pub(crate) async fn run(command: AuditCommand) -> anyhow::Result<()> {
                                "unreadable": r.unreadable})
                     })
                     .collect();
-                println!(
+                say!(
                     "{}",
                     json!({"entity": spec.entity, "id": id, "changes": list, "current": current,
                            "replays_to_current": replays})
@@ -77,7 +77,7 @@ pub(crate) async fn run(command: AuditCommand) -> anyhow::Result<()> {
                 return Ok(());
             }
             for r in &rows {
-                println!(
+                say!(
                     "#{} {} {:<6} by {} via {} (request {})",
                     r.seq,
                     crate::common::when(r.changed_at),
@@ -87,22 +87,22 @@ pub(crate) async fn run(command: AuditCommand) -> anyhow::Result<()> {
                     r.request_id.as_deref().unwrap_or("-")
                 );
                 if let Some(why) = &r.unreadable {
-                    println!("    unreadable: {why}");
+                    say!("    unreadable: {why}");
                 }
                 if let Some(fields) = r.changes.as_object() {
                     for (field, change) in fields {
-                        println!("    {field}: {} → {}", change["before"], change["after"]);
+                        say!("    {field}: {} → {}", change["before"], change["after"]);
                     }
                 }
             }
             if rows.is_empty() {
-                println!("no audit rows for {} {id:?}", spec.entity);
+                say!("no audit rows for {} {id:?}", spec.entity);
             } else if let Err(why) = &replayed {
-                println!("the changes cannot be replayed: {why}");
+                say!("the changes cannot be replayed: {why}");
             } else if replays {
-                println!("the changes replay to the record's current state");
+                say!("the changes replay to the record's current state");
             } else {
-                println!("the changes do NOT replay to the record's current state");
+                say!("the changes do NOT replay to the record's current state");
             }
         }
         AuditCommand::Erase { id, reason, operator, json, .. } => {

@@ -49,7 +49,7 @@ pub(crate) async fn run(command: BreakersCommand) -> anyhow::Result<()> {
                     if !json {
                         let since =
                             b.opened_at.map(|t| format!("  open since {}", crate::common::when(t)));
-                        println!(
+                        say!(
                             "{:<16} {:<10} {:<9} failures {}{}",
                             b.connection,
                             name,
@@ -62,9 +62,9 @@ pub(crate) async fn run(command: BreakersCommand) -> anyhow::Result<()> {
                 }
             }
             if json {
-                println!("{}", json!({ "breakers": all }));
+                say!("{}", json!({ "breakers": all }));
             } else if all.is_empty() {
-                println!("no breaker has been used yet (all closed)");
+                say!("no breaker has been used yet (all closed)");
             }
         }
         BreakersCommand::Open(t) => force(&wiring, t, true).await?,
@@ -95,12 +95,12 @@ async fn force(wiring: &jadpo_runtime::Wiring, target: Target, open: bool) -> an
             format!("{c} in store {} was already {verb}; nothing recorded", r.store)
         };
         if !target.json {
-            println!("{text}");
+            say!("{text}");
         }
         stores.push(json!({"store": r.store, "changed": r.changed, "released": r.released}));
     }
     if target.json {
-        println!(
+        say!(
             "{}",
             json!({"connection": c, "state": if open { "open" } else { "closed" }, "stores": stores})
         );

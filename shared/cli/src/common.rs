@@ -116,7 +116,7 @@ pub(crate) fn when(t: chrono::DateTime<chrono::Utc>) -> String {
 /// `columns` is made only then.
 pub(crate) fn header(headed: &mut bool, json: bool, columns: impl FnOnce() -> String) {
     if !json && !*headed {
-        println!("{}", columns());
+        say!("{}", columns());
         *headed = true;
     }
 }
@@ -124,9 +124,9 @@ pub(crate) fn header(headed: &mut bool, json: bool, columns: impl FnOnce() -> St
 /// Prints a verb's answer: `value` as one line of JSON with `--json`, else `text` for people.
 pub(crate) fn answer(json: bool, text: &str, value: &serde_json::Value) {
     if json {
-        println!("{value}");
+        say!("{value}");
     } else {
-        println!("{text}");
+        say!("{text}");
     }
 }
 
@@ -134,9 +134,9 @@ pub(crate) fn answer(json: bool, text: &str, value: &serde_json::Value) {
 /// were printed as they came otherwise); with none, `none` for people.
 pub(crate) fn end_list(json: bool, key: &str, items: Vec<serde_json::Value>, none: &str) {
     if json {
-        println!("{}", serde_json::json!({ key: items }));
+        say!("{}", serde_json::json!({ key: items }));
     } else if items.is_empty() {
-        println!("{none}");
+        say!("{none}");
     }
 }
 

@@ -43,8 +43,8 @@ pub(crate) async fn run(args: ConsoleArgs) -> anyhow::Result<()> {
     let settings = ConsoleSettings { listen, no_login: args.no_login, hosts: args.hosts };
     let console = console(engine, operator, &settings)?;
     match &console.login_path {
-        Some(path) => println!("console: http://{listen}{path}"),
-        None => println!("console: http://{listen}/console/ (no login: this machine only)"),
+        Some(path) => say!("console: http://{listen}{path}"),
+        None => say!("console: http://{listen}/console/ (no login: this machine only)"),
     }
     axum::serve(listener, console.router)
         .with_graceful_shutdown(async {

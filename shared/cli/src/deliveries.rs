@@ -155,15 +155,15 @@ pub(crate) async fn run(command: DeliveriesCommand) -> anyhow::Result<()> {
                         )
                     });
                     if !json {
-                        println!("{}", line(name, &d));
+                        say!("{}", line(name, &d));
                     }
                     out.push(to_json(name, &d));
                 }
             }
             if json {
-                println!("{}", json!({ "deliveries": out }));
+                say!("{}", json!({ "deliveries": out }));
             } else if out.is_empty() {
-                println!("no deliveries match");
+                say!("no deliveries match");
             }
         }
         DeliveriesCommand::Retry(change) => apply(&app, change, None).await?,
@@ -179,17 +179,17 @@ pub(crate) async fn run(command: DeliveriesCommand) -> anyhow::Result<()> {
             for (store, ids) in ops.release(&connection).await? {
                 if !json {
                     let n = ids.len();
-                    println!(
+                    say!(
                         "released {n} held deliveries for {connection} in store {store} (recorded by {operator})"
                     );
                     for id in &ids {
-                        println!("  {id}");
+                        say!("  {id}");
                     }
                 }
                 stores.push(json!({"store": store, "released": ids.len(), "deliveries": ids}));
             }
             if json {
-                println!("{}", json!({"connection": connection, "stores": stores}));
+                say!("{}", json!({"connection": connection, "stores": stores}));
             }
             warn_if_held(&ops, &connection).await?;
         }
@@ -200,9 +200,9 @@ pub(crate) async fn run(command: DeliveriesCommand) -> anyhow::Result<()> {
                 if let Some(d) = s.delivery_get(&id).await? {
                     let value = to_json(name, &d);
                     if json {
-                        println!("{value}");
+                        say!("{value}");
                     } else {
-                        println!("{}", serde_json::to_string_pretty(&value)?);
+                        say!("{}", serde_json::to_string_pretty(&value)?);
                     }
                     return Ok(());
                 }
@@ -266,7 +266,7 @@ async fn apply(app: &Application, change: Change, reason: Option<String>) -> any
         match done {
             Ok(d) => {
                 if !json {
-                    println!("{verb} {id} ({} was {})", d.subscriber, d.status.as_str());
+                    say!("{verb} {id} ({} was {})", d.subscriber, d.status.as_str());
                 }
                 done_json
                     .push(json!({"id": id, "subscriber": d.subscriber, "was": d.status.as_str()}));
@@ -284,9 +284,9 @@ async fn apply(app: &Application, change: Change, reason: Option<String>) -> any
         warn_if_held(&ops, connection).await?;
     }
     if json {
-        println!("{}", json!({ verb: done_json, "refused": refused }));
+        say!("{}", json!({ verb: done_json, "refused": refused }));
     } else if ids.is_empty() {
-        println!("no deliveries match");
+        say!("no deliveries match");
     }
     if !refused.is_empty() {
         bail!("{} of {} refused:\n  {}", refused.len(), ids.len(), refused.join("\n  "));
@@ -297,7 +297,7 @@ async fn apply(app: &Application, change: Change, reason: Option<String>) -> any
         "the relay sends them now"
     };
     if !json {
-        println!("{} {verb} by {operator}; {next}", ids.len());
+        say!("{} {verb} by {operator}; {next}", ids.len());
     }
     Ok(())
 }

@@ -90,12 +90,12 @@ pub(crate) async fn restore(args: RestoreArgs) -> anyhow::Result<()> {
     let keep = args.keep.clone().unwrap_or_else(|| default_keep(&db));
     let restored = sqlite_files::restore(&db, &args.from, &keep)?;
     if !args.json {
-        println!("store {name}: restored {} from {}", db.display(), args.from.display());
+        say!("store {name}: restored {} from {}", db.display(), args.from.display());
         for kept in &restored.kept {
-            println!("  kept   {}", kept.display());
+            say!("  kept   {}", kept.display());
         }
         for removed in &restored.removed {
-            println!("  removed stale {}", removed.display());
+            say!("  removed stale {}", removed.display());
         }
     }
     let (failed, checks) = crate::verify::checked(Some(&name), args.json).await?;
@@ -105,7 +105,7 @@ pub(crate) async fn restore(args: RestoreArgs) -> anyhow::Result<()> {
             "kept": restored.kept, "removed": restored.removed,
             "verify": checks, "failed": failed,
         });
-        println!("{doc}");
+        say!("{doc}");
     }
     if failed > 0 {
         bail!("restored, but {failed} verification check(s) failed: keep traffic off it");

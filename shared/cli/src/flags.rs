@@ -62,21 +62,21 @@ pub(crate) async fn run(command: FlagsCommand) -> anyhow::Result<()> {
                         })
                     })
                     .collect();
-                println!("{}", json!({ "flags": list }));
+                say!("{}", json!({ "flags": list }));
                 return Ok(());
             }
             if !flags.is_empty() {
-                println!("{:<24} {:<5} SET", "FLAG", "STATE");
+                say!("{:<24} {:<5} SET", "FLAG", "STATE");
             }
             for (name, r, s) in &flags {
                 let set = s.as_ref().map_or_else(
                     || "(default; never set)".to_owned(),
                     |f| format!("set {} by {}", crate::common::when(f.updated_at), f.updated_by),
                 );
-                println!("{name:<24} {:<5} {set}", r.describe());
+                say!("{name:<24} {:<5} {set}", r.describe());
             }
             if flags.is_empty() {
-                println!("the application declares no flags");
+                say!("the application declares no flags");
             }
         }
         FlagsCommand::Set { name, state, operator, json } => {
@@ -113,11 +113,11 @@ pub(crate) async fn run(command: FlagsCommand) -> anyhow::Result<()> {
                                "os_account": c.os_account})
                     })
                     .collect();
-                println!("{}", json!({"flag": name, "changes": list}));
+                say!("{}", json!({"flag": name, "changes": list}));
                 return Ok(());
             }
             for c in &changes {
-                println!(
+                say!(
                     "{}  {} → {}  {}",
                     crate::common::when(c.changed_at),
                     c.before,
@@ -126,7 +126,7 @@ pub(crate) async fn run(command: FlagsCommand) -> anyhow::Result<()> {
                 );
             }
             if changes.is_empty() {
-                println!("no changes recorded for {name:?}");
+                say!("no changes recorded for {name:?}");
             }
         }
     }

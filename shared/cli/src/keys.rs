@@ -74,9 +74,9 @@ pub(crate) async fn run(command: KeysCommand) -> anyhow::Result<()> {
         KeysCommand::List { json } => {
             let keys = ops.list().await?;
             if json {
-                println!("{}", json!({"keys": keys.iter().map(info_json).collect::<Vec<_>>()}));
+                say!("{}", json!({"keys": keys.iter().map(info_json).collect::<Vec<_>>()}));
             } else if keys.is_empty() {
-                println!("no service keys");
+                say!("no service keys");
             }
             let mut headed = false;
             for k in keys.iter().filter(|_| !json) {
@@ -91,7 +91,7 @@ pub(crate) async fn run(command: KeysCommand) -> anyhow::Result<()> {
                     },
                     |t| format!("revoked {}", crate::common::when(t)),
                 );
-                println!(
+                say!(
                     "{}  {:<16} {:<40} issued {}  {state}",
                     k.id,
                     k.service,
@@ -113,7 +113,7 @@ pub(crate) async fn run(command: KeysCommand) -> anyhow::Result<()> {
             let operator = crate::common::operator(operator)?;
             let key = ops.rotate(&id, &operator).await?;
             if !json {
-                println!("service key {id} revoked; its replacement:");
+                say!("service key {id} revoked; its replacement:");
             }
             print_secret(&key, json, "service key");
         }
@@ -132,16 +132,16 @@ fn info_json(k: &KeyInfo) -> serde_json::Value {
 fn print_secret(key: &IssuedKey, json: bool, what: &str) {
     if json {
         let expires = key.expires_at.map(|t| t.to_rfc3339());
-        println!(
+        say!(
             "{}",
             json!({"id": key.id, "service": key.service, "key": key.secret, "scopes": key.scopes.to_stored(), "expires_at": expires})
         );
         return;
     }
-    println!("{what} for {} (id {}), shown once — store it now:", key.service, key.id);
-    println!("{}", key.secret);
-    println!("scopes: {}", key.scopes);
+    say!("{what} for {} (id {}), shown once — store it now:", key.service, key.id);
+    say!("{}", key.secret);
+    say!("scopes: {}", key.scopes);
     if let Some(at) = key.expires_at {
-        println!("expires {}", crate::common::when(at));
+        say!("expires {}", crate::common::when(at));
     }
 }

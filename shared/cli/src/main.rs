@@ -9,6 +9,17 @@
 //! list | set | history`, `audit show | erase`, `console`, `runs list`, `sessions list`, `actions list`, `manifest`, `snapshot`, `check`, `verify`, `backup`, `restore`, `export`, `import`,
 //! `sealing-key new`.
 
+/// Prints one line on standard output, as `println!` does, but ends the command quietly when
+/// the reader has closed the pipe (`out`).
+macro_rules! say {
+    () => {
+        $crate::out::line(format_args!(""))
+    };
+    ($($arg:tt)*) => {
+        $crate::out::line(format_args!($($arg)*))
+    };
+}
+
 mod actions;
 mod audit;
 mod breakers;
@@ -20,6 +31,7 @@ mod flags;
 mod keys;
 mod manifest;
 mod migrate;
+mod out;
 mod roles;
 mod runs;
 mod schedules;
@@ -131,6 +143,8 @@ async fn main() -> std::process::ExitCode {
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
+        // The reader went away (`jadpo export | head`): nothing more to say, as for any tool.
+        Err(e) if out::closed_pipe(&e) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
             std::process::ExitCode::FAILURE

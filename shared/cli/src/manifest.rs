@@ -30,10 +30,10 @@ pub(crate) fn run(args: &ManifestArgs) -> anyhow::Result<()> {
     let app = crate::common::application()?;
     let manifest = manifest(&app);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&manifest)?);
+        say!("{}", serde_json::to_string_pretty(&manifest)?);
         return Ok(());
     }
-    println!("application {} (manifest version {VERSION})", app.name());
+    say!("application {} (manifest version {VERSION})", app.name());
     let nodes = manifest["nodes"].as_array().map_or(&[][..], Vec::as_slice);
     let mut kinds: Vec<(&str, usize)> = Vec::new();
     for node in nodes {
@@ -44,9 +44,9 @@ pub(crate) fn run(args: &ManifestArgs) -> anyhow::Result<()> {
         }
     }
     for (kind, n) in kinds {
-        println!("  {n:>3} {kind}");
+        say!("  {n:>3} {kind}");
     }
-    println!("(jadpo manifest --json prints every node)");
+    say!("(jadpo manifest --json prints every node)");
     Ok(())
 }
 

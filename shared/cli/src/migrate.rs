@@ -95,9 +95,10 @@ async fn events(
             .await
             .with_context(|| format!("store {name}: stopped; run it again to resume"))?;
         if !json {
-            println!(
+            say!(
                 "store {name}: {} events rewritten into the complete form ({} pages)",
-                done.rewritten, done.pages
+                done.rewritten,
+                done.pages
             );
         }
         out.push(
@@ -105,7 +106,7 @@ async fn events(
         );
     }
     if json {
-        println!("{}", serde_json::json!({"stores": out}));
+        say!("{}", serde_json::json!({"stores": out}));
     }
     Ok(())
 }
@@ -127,24 +128,24 @@ async fn drop_unplaced(
     if as_json {
         let out = json!({"store": store_name, "tables": found.tables, "functions": found.functions,
                          "features": features, "dropped": yes && !found.tables.is_empty()});
-        println!("{out}");
+        say!("{out}");
         return Ok(());
     }
     if found.tables.is_empty() {
-        println!("store {store_name}: every jadpo_ table here is placed here; nothing to drop");
+        say!("store {store_name}: every jadpo_ table here is placed here; nothing to drop");
         return Ok(());
     }
     let verb = if yes { "dropped" } else { "would drop" };
-    println!(
+    say!(
         "store {store_name}: {verb} the tables of {} ({})",
         features.join(", "),
         found.tables.join(", ")
     );
     if !found.functions.is_empty() {
-        println!("  and the functions {}", found.functions.join(", "));
+        say!("  and the functions {}", found.functions.join(", "));
     }
     if !yes {
-        println!("nothing was changed: run again with --yes to drop them");
+        say!("nothing was changed: run again with --yes to drop them");
     }
     Ok(())
 }
@@ -181,15 +182,15 @@ async fn apply(app: &Arc<Application>, target: &Target) -> anyhow::Result<()> {
             .await
             .with_context(|| format!("installing the triggers of store {}", store_config.name))?;
         if !target.json {
-            println!("store {} ({})", store_config.name, store_config.url.display());
+            say!("store {} ({})", store_config.name, store_config.url.display());
             for (ledger, version, name) in &report.adopted {
-                println!("  adopted  {ledger} {version} {name}");
+                say!("  adopted  {ledger} {version} {name}");
             }
             for (ledger, version, name) in &report.applied {
-                println!("  applied  {ledger} {version} {name}");
+                say!("  applied  {ledger} {version} {name}");
             }
             if report.applied.is_empty() && report.adopted.is_empty() {
-                println!("  up to date: nothing to apply");
+                say!("  up to date: nothing to apply");
             }
         }
         let entries = |list: &[(jadpo_core::model::migrate::Ledger, u32, String)]| {
@@ -205,7 +206,7 @@ async fn apply(app: &Arc<Application>, target: &Target) -> anyhow::Result<()> {
         }));
     }
     if target.json {
-        println!("{}", json!({ "stores": out }));
+        say!("{}", json!({ "stores": out }));
     }
     Ok(())
 }
@@ -222,9 +223,9 @@ async fn status(app: &Arc<Application>, target: &Target) -> anyhow::Result<()> {
             format!("store {} ({})", store_config.name, store_config.url.display())
         })?;
         if !target.json {
-            println!("store {} ({})", store_config.name, store_config.url.display());
+            say!("store {} ({})", store_config.name, store_config.url.display());
             for s in &list {
-                println!("  {}", line(s));
+                say!("  {}", line(s));
             }
         }
         out.push(json!({
@@ -240,7 +241,7 @@ async fn status(app: &Arc<Application>, target: &Target) -> anyhow::Result<()> {
         }));
     }
     if target.json {
-        println!("{}", json!({ "stores": out }));
+        say!("{}", json!({ "stores": out }));
     }
     Ok(())
 }
@@ -268,6 +269,6 @@ fn sql(app: &Application, store: Option<&str>) -> anyhow::Result<()> {
         &app.audited_in(store),
         &app.file_fields_in(store),
     )?;
-    print!("{script}");
+    crate::out::text(&script);
     Ok(())
 }

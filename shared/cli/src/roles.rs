@@ -29,7 +29,7 @@ pub(crate) async fn run(command: RolesCommand) -> anyhow::Result<()> {
     let RolesCommand::Grant { runtime, operator, sql } = command;
     let statement = jadpo_store_postgres::roles::grants(&runtime, operator.as_deref())?;
     if sql {
-        println!("{statement};");
+        say!("{statement};");
         return Ok(());
     }
     let app = common::application()?;
@@ -47,7 +47,7 @@ pub(crate) async fn run(command: RolesCommand) -> anyhow::Result<()> {
         tx.batch(&statement).await?;
         tx.commit().await?;
         let operator = operator.as_deref().map(|o| format!(", {o} (operator)")).unwrap_or_default();
-        println!("granted on store {name}: {runtime} (runtime){operator}");
+        say!("granted on store {name}: {runtime} (runtime){operator}");
     }
     Ok(())
 }

@@ -178,10 +178,10 @@ pub(crate) async fn runs(command: RunsCommand) -> anyhow::Result<()> {
             return false;
         }
         if found.is_empty() && !json {
-            println!("{:<36}  {:<16} {:<10} {:<13} OWNER", "RUN", "WORKFLOW", "STATUS", "REVISION");
+            say!("{:<36}  {:<16} {:<10} {:<13} OWNER", "RUN", "WORKFLOW", "STATUS", "REVISION");
         }
         if !json {
-            println!(
+            say!(
                 "{}  {:<16} {:<10} revision {:<4} {}",
                 run.state.run_id,
                 run.state.workflow_id,
@@ -190,7 +190,7 @@ pub(crate) async fn runs(command: RunsCommand) -> anyhow::Result<()> {
                 run.owner.as_deref().unwrap_or("(no owner)")
             );
             if let Some(reason) = &parked {
-                println!("  {reason}");
+                say!("  {reason}");
             }
         }
         found.push(run_json(&run, parked.as_deref()));
@@ -236,12 +236,14 @@ async fn delete(
     let clock = jadpo_core::SystemClock;
     let deleted = delete_run(store.as_ref(), &clock, &operator, run_id, reason, force).await?;
     if json {
-        println!("{}", json!({"deleted": run_id, "removed": deleted}));
+        say!("{}", json!({"deleted": run_id, "removed": deleted}));
     } else {
-        println!(
+        say!(
             "deleted run {run_id}: {} events, {} commands; {} Session(s) unbound (recorded as \
              run.delete by {operator})",
-            deleted.events, deleted.commands, deleted.sessions_unbound
+            deleted.events,
+            deleted.commands,
+            deleted.sessions_unbound
         );
     }
     Ok(())
@@ -261,11 +263,11 @@ pub(crate) async fn sessions(command: SessionsCommand) -> anyhow::Result<()> {
     all.sort_by(|a, b| b.created_at.cmp(&a.created_at).then_with(|| b.id.cmp(&a.id)));
     for s in all.iter().filter(|s| user.as_ref().is_none_or(|u| *u == s.user_id)) {
         if found.is_empty() && !json {
-            println!("{:<36}  {:<25} ACTIVE RUN / REVISION", "SESSION", "USER");
+            say!("{:<36}  {:<25} ACTIVE RUN / REVISION", "SESSION", "USER");
         }
         if !json {
             let run = s.active_run_id.as_deref().unwrap_or("no active run");
-            println!("{}  user {:<20} {run}  revision {}", s.id, s.user_id, s.revision);
+            say!("{}  user {:<20} {run}  revision {}", s.id, s.user_id, s.revision);
         }
         found.push(session_json(s));
         if found.len() >= limit as usize {

@@ -91,36 +91,36 @@ pub(crate) async fn run(command: SchedulesCommand) -> anyhow::Result<()> {
                 .collect();
             if json {
                 let list: Vec<Value> = rows.iter().map(ScheduleRow::to_json).collect();
-                println!("{}", json!({"schedules": list, "declared_not_yet_stored": unstored}));
+                say!("{}", json!({"schedules": list, "declared_not_yet_stored": unstored}));
                 return Ok(());
             }
             if !rows.is_empty() {
-                println!("{:<20} {:<8} {:<32} NEXT / LAST TICK", "SCHEDULE", "STATE", "TIMING");
+                say!("{:<20} {:<8} {:<32} NEXT / LAST TICK", "SCHEDULE", "STATE", "TIMING");
             }
-            rows.iter().for_each(|r| println!("{}", line(r)));
+            rows.iter().for_each(|r| say!("{}", line(r)));
             for name in &unstored {
-                println!("{name:<20} declared (stored by the next tick, or by any operator verb)");
+                say!("{name:<20} declared (stored by the next tick, or by any operator verb)");
             }
             if rows.is_empty() && unstored.is_empty() {
-                println!("no schedules");
+                say!("no schedules");
             }
         }
         SchedulesCommand::Runs { name, limit, json } => {
             crate::common::declared("schedule", &name, app.schedules().map(|s| s.name.as_str()))?;
             let runs = store.schedule_runs(Some(&name), limit).await?;
             if json {
-                println!(
+                say!(
                     "{}",
                     json!({"schedule": name, "runs": runs.iter().map(run_json).collect::<Vec<_>>()})
                 );
                 return Ok(());
             }
             if !runs.is_empty() {
-                println!("{:<23}  {:<7} {:<8}REASON", "TICK", "STATUS", "TRIGGER");
+                say!("{:<23}  {:<7} {:<8}REASON", "TICK", "STATUS", "TRIGGER");
             }
             for r in &runs {
                 let reason = r.reason.as_deref().map(|w| format!("  {w}")).unwrap_or_default();
-                println!(
+                say!(
                     "{}  {:<7} {:<8}{reason}",
                     crate::common::when(r.tick_at),
                     r.status,
@@ -128,7 +128,7 @@ pub(crate) async fn run(command: SchedulesCommand) -> anyhow::Result<()> {
                 );
             }
             if runs.is_empty() {
-                println!("no runs recorded for {name:?}");
+                say!("no runs recorded for {name:?}");
             }
         }
         SchedulesCommand::Pause(t) => act(&p, t, Verb::Pause).await?,
@@ -172,9 +172,9 @@ async fn act(p: &Engine, target: Target, verb: Verb) -> anyhow::Result<()> {
         }
     };
     if target.json {
-        println!("{}", json!({"schedule": name, "operator": operator.name(), "result": value}));
+        say!("{}", json!({"schedule": name, "operator": operator.name(), "result": value}));
     } else {
-        println!("{text} (recorded as an operator action by {operator})");
+        say!("{text} (recorded as an operator action by {operator})");
     }
     Ok(())
 }

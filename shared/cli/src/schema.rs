@@ -181,7 +181,7 @@ pub(crate) async fn snapshot(args: SchemaArgs) -> anyhow::Result<()> {
         }
         if !args.json {
             let state = if unchanged { "unchanged" } else { "written" };
-            println!("{state:<9} {} ({} tables)", path.display(), b.snapshot.tables.len());
+            say!("{state:<9} {} ({} tables)", path.display(), b.snapshot.tables.len());
         }
         written.push(json!({
             "store": b.store,
@@ -192,7 +192,7 @@ pub(crate) async fn snapshot(args: SchemaArgs) -> anyhow::Result<()> {
         }));
     }
     if args.json {
-        println!("{}", json!({ "snapshots": written }));
+        say!("{}", json!({ "snapshots": written }));
     }
     Ok(())
 }
@@ -297,10 +297,10 @@ fn report(
                        "dialect": f.dialect, "message": f.message, "fix": f.fix})
             })
             .collect();
-        println!("{}", json!({"ok": errors == 0, "checked": checked, "findings": list}));
+        say!("{}", json!({"ok": errors == 0, "checked": checked, "findings": list}));
     } else {
         for f in findings {
-            println!("{:<6} {}  {}\n       fix: {}", f.severity.as_str(), f.code, f.message, f.fix);
+            say!("{:<6} {}  {}\n       fix: {}", f.severity.as_str(), f.code, f.message, f.fix);
         }
         let what: Vec<String> = checked
             .iter()
@@ -314,7 +314,7 @@ fn report(
                 )
             })
             .collect();
-        println!("jadpo check: {errors} error(s), {notices} notice(s) over {}", what.join(", "));
+        say!("jadpo check: {errors} error(s), {notices} notice(s) over {}", what.join(", "));
     }
     if errors > 0 {
         bail!("jadpo check found {errors} error(s)");

@@ -17,6 +17,6 @@ pub(crate) enum SealingCommand {
 
 pub(crate) fn run(command: SealingCommand) -> anyhow::Result<()> {
     let SealingCommand::New { id } = command;
-    println!("{}", SealingKeys::generate(&id)?);
+    say!("{}", SealingKeys::generate(&id)?);
     Ok(())
 }

@@ -50,14 +50,15 @@ pub(crate) async fn run(command: TokensCommand) -> anyhow::Result<()> {
             if json {
                 let expires = token.expires_at.to_rfc3339();
                 let out = json!({"id": token.id, "user": token.user_id, "token": token.secret, "expires_at": expires});
-                println!("{out}");
+                say!("{out}");
             } else {
-                println!(
+                say!(
                     "API token for user {} (id {}), shown once — store it now:",
-                    token.user_id, token.id
+                    token.user_id,
+                    token.id
                 );
-                println!("{}", token.secret);
-                println!("expires {}", crate::common::when(token.expires_at));
+                say!("{}", token.secret);
+                say!("expires {}", crate::common::when(token.expires_at));
             }
         }
         TokensCommand::End { user, operator, json } => {

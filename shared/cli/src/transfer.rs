@@ -292,7 +292,7 @@ pub(crate) async fn import(args: ImportArgs) -> anyhow::Result<()> {
     if args.json {
         let imported =
             json!({"store": name, "runs": runs, "sessions": sessions, "skipped": skipped});
-        println!("{imported}");
+        say!("{imported}");
     }
     Ok(())
 }

@@ -41,7 +41,7 @@ fn recovered_line(point: Option<&RecoveryPoint>) -> String {
 pub(crate) async fn run(args: VerifyArgs) -> anyhow::Result<()> {
     let (failed, out) = checked(args.store.as_deref(), args.json).await?;
     if args.json {
-        println!("{}", json!({"stores": out, "failed": failed}));
+        say!("{}", json!({"stores": out, "failed": failed}));
     }
     if failed > 0 {
         anyhow::bail!("{failed} verification check(s) failed");
@@ -67,9 +67,9 @@ pub(crate) async fn checked(
         let report = verify(store.as_ref(), &catalog, &SystemClock, &registered).await?;
         failed += report.failed();
         if !json {
-            println!("store {} ({})", store_config.name, store_config.url.display());
+            say!("store {} ({})", store_config.name, store_config.url.display());
             for c in &report.checks {
-                println!(
+                say!(
                     "  {} {}. {}: {}",
                     if c.passed { "PASS" } else { "FAIL" },
                     c.number,
@@ -77,7 +77,7 @@ pub(crate) async fn checked(
                     c.details
                 );
             }
-            println!("  {}", recovered_line(report.recovered.as_ref()));
+            say!("  {}", recovered_line(report.recovered.as_ref()));
         }
         out.push(json!({
             "store": store_config.name,

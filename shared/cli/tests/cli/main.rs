@@ -9,6 +9,7 @@ mod help;
 mod manifest;
 mod migrate;
 mod operators;
+mod pipe;
 mod roles;
 mod schedules;
 mod transfer;
