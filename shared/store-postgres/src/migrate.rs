@@ -217,6 +217,12 @@ pub fn builtin_catalog() -> MigrationCatalog {
             "console_pages",
             include_str!("../../../migrations/postgres/0020_console_pages.sql"),
         ),
+        Migration::new(
+            Ledger::Jadpo,
+            21,
+            "audit_search_path",
+            include_str!("../../../migrations/postgres/0021_audit_search_path.sql"),
+        ),
     ];
     match MigrationCatalog::builtin(Dialect::Postgres, workflow, jadpo) {
         Ok(catalog) => catalog,

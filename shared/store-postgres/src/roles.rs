@@ -2,10 +2,15 @@
 //! role what each needs and no more, run by the schema's owner (`jadpo roles grant`).
 //!
 //! Why: one role for everything lets a compromised function rewrite the trail that would show
-//! what it did. With these grants the runtime's role reads and adds to `jadpo_audit` and
-//! `jadpo_operator_actions` but never updates or deletes a row there (the audit trigger and
-//! retention run as the owner: migration 16), and only reads the migration ledgers; operators may
-//! erase audit rows with their record, but not rewrite their own action log.
+//! what it did. With these grants the runtime's role only reads `jadpo_audit` and
+//! `jadpo_operator_actions`: the audit trigger writes the trail as its owner (migration 16), and
+//! operators' actions are recorded by `jadpo` under the operators' role, so the runtime can
+//! neither forge a row nor update or delete one. It only reads the migration ledgers, and it may
+//! not create temporary tables (`TEMPORARY` on the database is revoked from `PUBLIC` too, which
+//! holds it by default): a temporary table named like a trail table is how a session would hide
+//! its changes from a function whose search path does not put `pg_temp` last (migration 21 puts
+//! it last in the audit functions'). Operators may erase audit rows with their record, but not
+//! rewrite their own action log.
 
 use jadpo_core::StoreError;
 
@@ -46,7 +51,10 @@ fn rights(who: &str, trail_revoked: &str) -> String {
 /// set again by the next run).
 pub fn grants(runtime: &str, operator: Option<&str>) -> Result<String, StoreError> {
     let runtime = role(runtime)?;
-    let mut body = rights(runtime, "UPDATE, DELETE ON jadpo_audit, jadpo_operator_actions");
+    let mut body = rights(runtime, "INSERT, UPDATE, DELETE ON jadpo_audit, jadpo_operator_actions");
+    body.push_str(&format!(
+        "EXECUTE format('REVOKE TEMPORARY ON DATABASE %I FROM PUBLIC, %I', current_database(), '{runtime}');\n"
+    ));
     if let Some(operator) = operator {
         body.push_str(&rights(role(operator)?, "UPDATE, DELETE ON jadpo_operator_actions"));
     }
@@ -77,8 +85,9 @@ mod tests {
         }
         let sql = grants("jadpo_runtime", Some("ops")).unwrap_or_else(|e| panic!("{e}"));
         assert!(sql.contains(
-            "REVOKE UPDATE, DELETE ON jadpo_audit, jadpo_operator_actions FROM %I', 'jadpo_runtime'"
+            "REVOKE INSERT, UPDATE, DELETE ON jadpo_audit, jadpo_operator_actions FROM %I', 'jadpo_runtime'"
         ));
+        assert!(sql.contains("REVOKE TEMPORARY ON DATABASE %I FROM PUBLIC, %I'"));
         assert!(sql.contains("REVOKE UPDATE, DELETE ON jadpo_operator_actions FROM %I', 'ops'"));
     }
 }

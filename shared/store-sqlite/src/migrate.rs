@@ -220,6 +220,12 @@ pub fn builtin_catalog() -> MigrationCatalog {
             "console_pages",
             include_str!("../../../migrations/sqlite/0020_console_pages.sql"),
         ),
+        Migration::new(
+            Ledger::Jadpo,
+            21,
+            "audit_search_path",
+            include_str!("../../../migrations/sqlite/0021_audit_search_path.sql"),
+        ),
     ];
     match MigrationCatalog::builtin(Dialect::Sqlite, workflow, jadpo) {
         Ok(catalog) => catalog,

@@ -1,7 +1,7 @@
 //! Separate database roles on PostgreSQL (`jadpo roles grant`): the functions' role writes the
-//! application's rows and adds to the audit trail through its trigger, but cannot update or
-//! delete the trail, back-date a change, expire rows before their retention, or touch the
-//! migration ledgers; the operators' role erases a record with its audit rows but cannot rewrite
+//! application's rows and adds to the audit trail through its trigger, but cannot write, update
+//! or delete the trail or the operators' log itself, hide a change in a temporary table of its
+//! own, back-date a change, expire rows before their retention, or touch the migration ledgers; the operators' role erases a record with its audit rows but cannot rewrite
 //! its own action log. SQLite has no roles and says so.
 
 use crate::common;
@@ -83,6 +83,11 @@ async fn the_runtime_role_cannot_rewrite_the_trail_and_operators_cannot_rewrite_
         "DELETE FROM jadpo_operator_actions",
         "DELETE FROM jadpo_migrations",
         "UPDATE invariant_schema_migrations SET description = 'x'",
+        // Nor forge a row: the trigger writes the trail, `jadpo` the operators' log.
+        "INSERT INTO jadpo_audit (entity, record_id, seq) VALUES ('order', 'o-1', 99)",
+        "INSERT INTO jadpo_operator_actions (id) VALUES ('forged')",
+        // Nor make a temporary table (one named like the trail would shadow it).
+        "CREATE TEMP TABLE scratch (x int)",
     ] {
         let err = refused(&functions, sql).await;
         assert!(err.contains("permission denied"), "{sql}: {err}");
@@ -117,6 +122,26 @@ async fn the_runtime_role_cannot_rewrite_the_trail_and_operators_cannot_rewrite_
     let gone = owner.audit_expire(tx.as_mut(), "order", far, 100).await;
     tx.commit().await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(gone.ok(), Some(1));
+
+    // Were the runtime given temporary tables back, its own `jadpo_audit` would not catch its
+    // changes: the audit functions search their schema first and `pg_temp` last.
+    let back = format!(
+        "DO $g$ BEGIN EXECUTE format('GRANT TEMPORARY ON DATABASE %I TO %I', \
+         current_database(), '{runtime}'); END $g$"
+    );
+    let mut tx = owner.begin().await.unwrap_or_else(|e| panic!("{e}"));
+    tx.batch(&back).await.unwrap_or_else(|e| panic!("{e}"));
+    tx.commit().await.unwrap_or_else(|e| panic!("{e}"));
+    let mut tx = functions.begin().await.unwrap_or_else(|e| panic!("{e}"));
+    let shadow = "CREATE TEMP TABLE jadpo_audit (LIKE jadpo_audit) ON COMMIT DROP";
+    tx.batch(shadow).await.unwrap_or_else(|e| panic!("the shadow table: {e}"));
+    let hidden = "INSERT INTO shop_orders (id, customer, items, created_at) \
+                  VALUES ('o-2', 'c1', '[]', now())";
+    tx.execute(hidden, &[]).await.unwrap_or_else(|e| panic!("{e}"));
+    tx.commit().await.unwrap_or_else(|e| panic!("{e}"));
+    let trail = "SELECT count(*) AS n FROM jadpo_audit WHERE record_id = 'o-2'";
+    assert_eq!(count(&owner, trail).await, 1, "the change went to the session's own table");
+
     let mut tx = owner.begin().await.unwrap_or_else(|e| panic!("{e}"));
     tx.batch(&format!(
         "DROP OWNED BY {runtime}, {operator}; DROP ROLE {runtime}; DROP ROLE {operator}"
@@ -138,5 +163,9 @@ async fn sqlite_has_no_roles_and_says_so() {
         text(&out)
     );
     let printed = jadpo(&db.url(), &["roles", "grant", "--runtime", "jadpo_runtime", "--sql"]);
-    assert!(text(&printed).contains("REVOKE UPDATE, DELETE ON jadpo_audit"), "{}", text(&printed));
+    assert!(
+        text(&printed).contains("REVOKE INSERT, UPDATE, DELETE ON jadpo_audit"),
+        "{}",
+        text(&printed)
+    );
 }

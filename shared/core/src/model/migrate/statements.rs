@@ -161,6 +161,7 @@ fn target(w: &[String]) -> Option<String> {
             }
         }
         "ALTER" if is(1, "TABLE") => name_after(2, &["IF", "EXISTS", "ONLY"]),
+        "ALTER" if is(1, "FUNCTION") => name_after(2, &[]),
         "DROP" if ["TABLE", "INDEX", "FUNCTION", "TRIGGER"].iter().any(|k| is(1, k)) => {
             name_after(2, &["IF", "EXISTS"])
         }
@@ -343,6 +344,7 @@ mod tests {
                    ALTER TABLE workflow_events ADD COLUMN IF NOT EXISTS actor VARCHAR(255);\n\
                    CREATE OR REPLACE FUNCTION jadpo_audit_row() RETURNS trigger AS $b$ BEGIN END $b$;\n\
                    CREATE FUNCTION jadpo_audit_trusted() RETURNS boolean AS $f$ SELECT true $f$;\n\
+                   ALTER FUNCTION jadpo_audit_expire(text, timestamptz, bigint) SET search_path FROM CURRENT;\n\
                    CREATE TRIGGER jadpo_x AFTER INSERT ON jadpo_steps BEGIN SELECT 1; END;\n\
                    UPDATE jadpo_deliveries SET attempts = 0;\n\
                    DROP INDEX IF EXISTS jadpo_sessions_user";
@@ -358,6 +360,7 @@ mod tests {
                 Some(Feature::Flags),
                 Some(Feature::ServiceKeys),
                 None,
+                Some(Feature::Audit),
                 Some(Feature::Audit),
                 Some(Feature::Audit),
                 Some(Feature::StepRecords),
