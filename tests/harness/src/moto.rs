@@ -76,7 +76,10 @@ impl MotoServer {
                 return Err(format!("moto_server on port {} exited ({status})", self.port));
             }
             match self.ask() {
-                Ok(()) => return Ok(()),
+                // The answer must be moto's: with its port taken by another test's server before
+                // moto bound it, that server may answer while moto has exited.
+                Ok(()) if matches!(self.child.try_wait(), Ok(None)) => return Ok(()),
+                Ok(()) => continue,
                 Err(why) if std::time::Instant::now() >= deadline => return Err(why),
                 Err(_) => std::thread::sleep(Duration::from_millis(200)),
             }
@@ -101,7 +104,8 @@ impl MotoServer {
             Ok(answer)
         });
         match answered {
-            Ok(answer) if answer.starts_with(b"HTTP/1.") => Ok(()),
+            // ListQueues answered by SQS's JSON protocol: 200 and a JSON body.
+            Ok(answer) if answer.starts_with(b"HTTP/1.1 200") && answer.ends_with(b"}") => Ok(()),
             Ok(answer) => Err(format!(
                 "moto_server on port {} answered a warm-up request with {:?}",
                 self.port,
