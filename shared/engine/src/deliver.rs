@@ -235,7 +235,7 @@ pub(crate) fn origin<'a>(spec: &'a SubscriberSpec, delivery: &'a Delivery) -> Or
         depth: delivery.event.chain_depth + 1,
         request_id: Some(&delivery.id),
         traceparent: delivery.traceparent.as_deref(),
-        tracestate: None,
+        tracestate: delivery.tracestate.as_deref(),
     }
 }
 

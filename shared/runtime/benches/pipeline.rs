@@ -163,7 +163,7 @@ fn e2e_bound_script(orders: usize) -> String {
     let (ids, pairs) = (json(&ids), json(&pairs));
     script.push_str(&format!(
         "UPDATE jadpo_deliveries SET enqueued_at = now() FROM (SELECT set_config('synchronous_commit', 'off', true)) AS advisory WHERE id = ANY(ARRAY(SELECT jsonb_array_elements_text({ids}::jsonb))) AND status = 'pending' AND attempts = 0 AND enqueued_at IS NULL;\n\
-         SELECT d.id, d.subscriber, d.status, d.attempts, d.next_attempt_at, d.enqueued_at, d.last_attempt_at, d.last_failure, d.finished_at, d.created_at, o.id AS outbox_id, o.event_type, o.payload, o.chain_depth, o.created_at AS event_created_at, o.encoding AS payload_encoding, o.traceparent, d.held_connection, d.held_at FROM jadpo_deliveries d JOIN jadpo_outbox o ON o.id = d.outbox_id WHERE d.id = ANY(ARRAY(SELECT jsonb_array_elements_text({ids}::jsonb)));\n\
+         SELECT d.id, d.subscriber, d.status, d.attempts, d.next_attempt_at, d.enqueued_at, d.last_attempt_at, d.last_failure, d.finished_at, d.created_at, o.id AS outbox_id, o.event_type, o.payload, o.chain_depth, o.created_at AS event_created_at, o.encoding AS payload_encoding, o.traceparent, o.tracestate, d.held_connection, d.held_at FROM jadpo_deliveries d JOIN jadpo_outbox o ON o.id = d.outbox_id WHERE d.id = ANY(ARRAY(SELECT jsonb_array_elements_text({ids}::jsonb)));\n\
          BEGIN;\n\
          INSERT INTO jadpo_handled_deliveries (delivery_id, subscriber, handled_at) SELECT d->>'id', d->>'subscriber', now()::timestamptz FROM jsonb_array_elements({pairs}::jsonb) AS d ON CONFLICT (delivery_id) DO NOTHING RETURNING delivery_id;\n"
     ));

@@ -22,7 +22,7 @@ fn event(id: &str) -> NewEvent {
         event_type: "order.placed".to_owned(),
         payload: json!({"order_id": "o-1", "note": "it's"}),
         traceparent: Some("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01".to_owned()),
-        tracestate: None,
+        tracestate: Some("vendor=abc".to_owned()),
         chain_depth: 0,
         source: "place_order".to_owned(),
         request_id: Some("req-1".to_owned()),
@@ -62,6 +62,7 @@ pub async fn outbox_rows_and_deliveries_commit_with_the_transaction(fx: &dyn Fix
     assert_eq!(d.event.payload, json!({"order_id": "o-1", "note": "it's"}));
     assert_eq!(d.event.event_type, "order.placed");
     assert!(d.traceparent.is_some());
+    assert_eq!(d.tracestate.as_deref(), Some("vendor=abc"), "tracestate read back with the event");
     let all = ok(
         store.deliveries_list(&DeliveryFilter { limit: 10, ..DeliveryFilter::default() }).await,
         "list",

@@ -7,7 +7,7 @@ use jadpo_store_sql::{PipelineSql, Statement};
 pub(crate) const DELIVERY_COLUMNS: &str = "d.id, d.subscriber, d.status, d.attempts, d.next_attempt_at, \
     d.enqueued_at, d.last_attempt_at, d.last_failure, d.finished_at, d.created_at, \
     o.id AS outbox_id, o.event_type, o.payload, o.chain_depth, o.created_at AS event_created_at, \
-    o.encoding AS payload_encoding, o.traceparent, d.held_connection, d.held_at";
+    o.encoding AS payload_encoding, o.traceparent, o.tracestate, d.held_connection, d.held_at";
 
 /// PostgreSQL's pipeline statements.
 pub static SQL: PipelineSql = PipelineSql {

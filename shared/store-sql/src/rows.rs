@@ -39,6 +39,7 @@ pub(crate) fn delivery(row: &Row) -> Result<Delivery, StoreError> {
             created_at: row.get_timestamp("event_created_at")?,
         },
         traceparent: row.get_opt_str("traceparent")?.map(str::to_owned),
+        tracestate: row.get_opt_str("tracestate")?.map(str::to_owned),
         held: match (row.get_opt_str("held_connection")?, row.get_opt_timestamp("held_at")?) {
             (Some(connection), Some(since)) => {
                 Some(Held { connection: connection.to_owned(), since })

@@ -101,6 +101,9 @@ pub struct Delivery {
     pub event: Event,
     /// W3C `traceparent` of the emitting request.
     pub traceparent: Option<String>,
+    /// W3C `tracestate` of the emitting request, passed on with `traceparent` to the events
+    /// its subscriber emits.
+    pub tracestate: Option<String>,
     /// The circuit breaker holding it, if one does: pending, but not attempted until the
     /// breaker lets it through or an operator releases it.
     pub held: Option<Held>,

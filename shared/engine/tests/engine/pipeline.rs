@@ -269,6 +269,28 @@ async fn a_chain_deeper_than_the_limit_is_refused(kind: Kind) {
     assert_eq!(dead[0].attempts, 1, "a refused chain is not retried");
 }
 
+/// The request's trace context (`traceparent` and `tracestate`) goes with every event down the
+/// chain its subscribers emit.
+async fn trace_context_follows_the_chain(kind: Kind) {
+    let app = Application::builder("t")
+        .store("main")
+        .event("ping")
+        .action("ping", "main", Ping)
+        .subscriber("echo", "ping", "main", RetryPolicy::default(), Echo)
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let settings = EngineSettings { max_chain_depth: 2, ..EngineSettings::default() };
+    let mut env = Env::new(kind, app, settings).await;
+    let traced =
+        CommitRequest { tracestate: Some("vendor=abc,other=1".to_owned()), ..ping_request() };
+    let outcome = commit(&env.engine, traced).await.unwrap_or_else(|e| panic!("{e}"));
+    enqueue_now(&env.engine, &outcome.store, &outcome.deliveries).await;
+    env.settle().await;
+    let traced = "SELECT count(*) AS n FROM jadpo_outbox WHERE tracestate = 'vendor=abc,other=1' \
+                  AND traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'";
+    assert_eq!(env.count("main", traced).await, 3, "depths 0, 1 and 2, each with the context");
+}
+
 async fn a_failing_connection_is_retried_until_it_recovers(kind: Kind) {
     let mut env = Env::shop(kind).await;
     env.sinks.set_failing("mailer", true);
@@ -327,6 +349,7 @@ jadpo_test_env::both!(
     a_poison_message_is_an_infrastructure_error,
     a_failing_subscriber_ends_dead_with_its_attempts,
     a_chain_deeper_than_the_limit_is_refused,
+    trace_context_follows_the_chain,
     a_failing_connection_is_retried_until_it_recovers,
     a_relay_pass_at_its_deadline_still_sends_a_batch,
 );
