@@ -243,7 +243,8 @@ async fn a_failing_subscriber_ends_dead_with_its_attempts(kind: Kind) {
     assert_eq!(env.store("main").deliveries_list(&dead).await.map(|l| l.len()).ok(), Some(1));
 }
 
-async fn a_chain_deeper_than_the_limit_is_refused(kind: Kind) {
+/// A `ping` action and a subscriber echoing each ping, chains limited to depth 2.
+async fn echo_env(kind: Kind) -> Env {
     let app = Application::builder("t")
         .store("main")
         .event("ping")
@@ -252,7 +253,11 @@ async fn a_chain_deeper_than_the_limit_is_refused(kind: Kind) {
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
     let settings = EngineSettings { max_chain_depth: 2, ..EngineSettings::default() };
-    let mut env = Env::new(kind, app, settings).await;
+    Env::new(kind, app, settings).await
+}
+
+async fn a_chain_deeper_than_the_limit_is_refused(kind: Kind) {
+    let mut env = echo_env(kind).await;
     let outcome = commit(&env.engine, ping_request()).await.unwrap_or_else(|e| panic!("{e}"));
     enqueue_now(&env.engine, &outcome.store, &outcome.deliveries).await;
     env.settle().await;
@@ -272,15 +277,7 @@ async fn a_chain_deeper_than_the_limit_is_refused(kind: Kind) {
 /// The request's trace context (`traceparent` and `tracestate`) goes with every event down the
 /// chain its subscribers emit.
 async fn trace_context_follows_the_chain(kind: Kind) {
-    let app = Application::builder("t")
-        .store("main")
-        .event("ping")
-        .action("ping", "main", Ping)
-        .subscriber("echo", "ping", "main", RetryPolicy::default(), Echo)
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"));
-    let settings = EngineSettings { max_chain_depth: 2, ..EngineSettings::default() };
-    let mut env = Env::new(kind, app, settings).await;
+    let mut env = echo_env(kind).await;
     let traced =
         CommitRequest { tracestate: Some("vendor=abc,other=1".to_owned()), ..ping_request() };
     let outcome = commit(&env.engine, traced).await.unwrap_or_else(|e| panic!("{e}"));
