@@ -12,9 +12,6 @@
 /// Prints one line on standard output, as `println!` does, but ends the command quietly when
 /// the reader has closed the pipe (`out`).
 macro_rules! say {
-    () => {
-        $crate::out::line(format_args!(""))
-    };
     ($($arg:tt)*) => {
         $crate::out::line(format_args!($($arg)*))
     };

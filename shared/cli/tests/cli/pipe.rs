@@ -7,7 +7,7 @@ use crate::common;
 
 use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 use common::{jadpo, ok};
 use jadpo_test_harness::SqliteTestDb;
@@ -16,11 +16,7 @@ use jadpo_test_harness::SqliteTestDb;
 fn into_closed_pipe(url: Option<&str>, args: &[&str]) -> Output {
     let (reader, writer) = UnixStream::pair().unwrap_or_else(|e| panic!("cannot make a pair: {e}"));
     drop(reader);
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_jadpo"));
-    cmd.args(args).env_remove("DATABASE_URL").env("RUST_LOG", "warn");
-    if let Some(url) = url {
-        cmd.env("DATABASE_URL", url);
-    }
+    let mut cmd = common::command(url, args);
     cmd.stdout(Stdio::from(OwnedFd::from(writer))).stderr(Stdio::piped());
     cmd.output().unwrap_or_else(|e| panic!("cannot run jadpo: {e}"))
 }

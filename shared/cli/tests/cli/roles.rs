@@ -1,8 +1,8 @@
 //! Separate database roles on PostgreSQL (`jadpo roles grant`): the functions' role writes the
 //! application's rows and adds to the audit trail through its trigger, but cannot write, update
 //! or delete the trail or the operators' log itself, hide a change in a temporary table of its
-//! own, back-date a change, expire rows before their retention, or touch the migration ledgers; the operators' role erases a record with its audit rows but cannot rewrite
-//! its own action log. SQLite has no roles and says so.
+//! own, back-date a change, expire rows before their retention, or touch the migration ledgers;
+//! the operators' role erases a record with its audit rows but cannot rewrite its own action log. SQLite has no roles and says so.
 
 use crate::common;
 

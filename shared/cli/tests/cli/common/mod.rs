@@ -14,6 +14,11 @@ use serde_json::json;
 
 /// Runs `jadpo args` with `DATABASE_URL` set to `url` (or unset) and no other store URLs.
 pub fn jadpo_with(url: Option<&str>, args: &[&str]) -> Output {
+    command(url, args).output().unwrap_or_else(|e| panic!("cannot run jadpo: {e}"))
+}
+
+/// The `jadpo args` command [`jadpo_with`] runs, for a test that sets up its streams itself.
+pub fn command(url: Option<&str>, args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_jadpo"));
     cmd.args(args).env_remove("DATABASE_URL").env("RUST_LOG", "warn");
     for (key, _) in std::env::vars().filter(|(k, _)| k.starts_with("DATABASE_URL_")) {
@@ -22,7 +27,7 @@ pub fn jadpo_with(url: Option<&str>, args: &[&str]) -> Output {
     if let Some(url) = url {
         cmd.env("DATABASE_URL", url);
     }
-    cmd.output().unwrap_or_else(|e| panic!("cannot run jadpo: {e}"))
+    cmd
 }
 
 /// Runs `jadpo args` against `url`.
