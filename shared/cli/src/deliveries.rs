@@ -69,7 +69,7 @@ pub(crate) struct Change {
     /// The delivery's id (or use --status / --subscriber).
     id: Option<String>,
     /// Every delivery with this status (pending or dead).
-    #[arg(long, value_parser = parse_status, conflicts_with = "id")]
+    #[arg(long, value_parser = parse_changeable, conflicts_with = "id")]
     status: Option<DeliveryStatus>,
     /// Every delivery of this subscriber (with --status, both must match).
     #[arg(long, conflicts_with = "id")]
@@ -83,6 +83,15 @@ pub(crate) struct Change {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
+}
+
+/// A status whose deliveries can still be retried or discarded: handled and discarded ones are
+/// final, so asking for them is refused by the parser rather than matching nothing to change.
+fn parse_changeable(text: &str) -> Result<DeliveryStatus, String> {
+    match parse_status(text)? {
+        s @ (DeliveryStatus::Pending | DeliveryStatus::Dead) => Ok(s),
+        s => Err(format!("{} deliveries are final: only pending or dead ones change", s.as_str())),
+    }
 }
 
 fn parse_status(text: &str) -> Result<DeliveryStatus, String> {
@@ -102,7 +111,7 @@ fn to_json(store: &str, d: &Delivery) -> Value {
         "last_failure": d.last_failure,
         "finished_at": d.finished_at.map(|t| t.to_rfc3339()),
         "created_at": d.created_at.to_rfc3339(),
-        "held": d.held.as_ref().map(|h| json!({
+        "held": d.held_now().map(|h| json!({
             "connection": h.connection, "since": h.since.to_rfc3339(),
         })),
         "event": {
@@ -118,10 +127,10 @@ fn to_json(store: &str, d: &Delivery) -> Value {
 fn line(store: &str, d: &Delivery) -> String {
     let failure =
         d.last_failure.as_deref().map(|f| format!("  last failure: {f}")).unwrap_or_default();
-    let held = d.held.as_ref().map_or_else(String::new, |h| {
+    let held = d.held_now().map_or_else(String::new, |h| {
         format!("  held by the {} breaker since {}", h.connection, crate::common::when(h.since))
     });
-    let status = if d.held.is_some() { "held" } else { d.status.as_str() };
+    let status = if d.held_now().is_some() { "held" } else { d.status.as_str() };
     let unreadable =
         d.unreadable.as_deref().map(|u| format!("  unreadable: {u}")).unwrap_or_default();
     format!(

@@ -43,11 +43,31 @@ pub(crate) async fn run(command: RolesCommand) -> anyhow::Result<()> {
         }
     }
     for (name, store) in wiring.stores.iter() {
+        for role in std::iter::once(runtime.as_str()).chain(operator.as_deref()) {
+            must_exist(name, store.as_ref(), role).await?;
+        }
+    }
+    for (name, store) in wiring.stores.iter() {
         let mut tx = store.begin().await?;
         tx.batch(&statement).await?;
         tx.commit().await?;
         let operator = operator.as_deref().map(|o| format!(", {o} (operator)")).unwrap_or_default();
         say!("granted on store {name}: {runtime} (runtime){operator}");
+    }
+    Ok(())
+}
+
+/// Refuses, before any grant, a role the store's database does not have, saying to create it.
+async fn must_exist(name: &str, store: &dyn jadpo_core::Store, role: &str) -> anyhow::Result<()> {
+    let sql = "SELECT count(*) AS n FROM pg_roles WHERE rolname = $1";
+    let rows = store.query_once(sql, &[role.into()]).await?;
+    let found = rows.first().map(|r| r.get_i64("n")).transpose()?.unwrap_or(0);
+    if found == 0 {
+        bail!(
+            "store {name}: role {role:?} does not exist: create it first (for instance \
+             `CREATE ROLE \"{role}\" LOGIN PASSWORD '…'` as a superuser), then run \
+             `jadpo roles grant` again; nothing was granted"
+        );
     }
     Ok(())
 }

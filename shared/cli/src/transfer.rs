@@ -184,7 +184,8 @@ const SHOWN_OVER: usize = 10;
 
 /// Reads the whole export before anything is written: the header, every record, and the end
 /// marker with the counts it states; for a PostgreSQL target (`postgres`), every value against
-/// its column's width. The runs and Sessions it holds.
+/// its column's width; on any target, every Session's context against the size a patch
+/// enforces. The runs and Sessions it holds.
 fn check(path: &std::path::Path, postgres: bool) -> anyhow::Result<(u64, u64)> {
     let file =
         std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
@@ -196,11 +197,15 @@ fn check(path: &std::path::Path, postgres: bool) -> anyhow::Result<(u64, u64)> {
         if ended {
             bail!("line {number}: data after the end marker");
         }
-        let found = match (&parsed, postgres) {
+        let mut found = match (&parsed, postgres) {
             (Record::Run(run), true) => run.over_postgres_limits(),
             (Record::Session(s), true) => s.over_postgres_limits(),
             _ => Vec::new(),
         };
+        if let Record::Session(s) = &parsed {
+            let context = jadpo_engine::workflow::session::check_context(&s.context);
+            found.extend(context.err().map(|e| format!("session {}: {e}", s.id)));
+        }
         over.extend(found.into_iter().map(|f| format!("line {number}: {f}")));
         match parsed {
             Record::Header => {}
@@ -220,7 +225,7 @@ fn check(path: &std::path::Path, postgres: bool) -> anyhow::Result<(u64, u64)> {
         let shown = over.iter().take(SHOWN_OVER).cloned().collect::<Vec<_>>().join("\n  ");
         let more = over.len().saturating_sub(SHOWN_OVER);
         let more = if more > 0 { format!("\n  … and {more} more") } else { String::new() };
-        bail!("{} values do not fit the PostgreSQL store's columns:\n  {shown}{more}", over.len());
+        bail!("{} values do not fit the store's columns or limits:\n  {shown}{more}", over.len());
     }
     Ok((runs, sessions))
 }

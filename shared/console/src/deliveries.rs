@@ -102,7 +102,7 @@ async fn show(
             tr { th { "last failure" } td { (d.last_failure.as_deref().unwrap_or("—")) } }
             tr { th { "finished" } td { (maybe(d.finished_at)) } }
             tr { th { "created" } td { (when(d.created_at)) } }
-            @if let Some(held) = &d.held { tr { th { "held by" } td { "the breaker of " (held.connection) " since " (when(held.since)) } } }
+            @if let Some(held) = d.held_now() { tr { th { "held by" } td { "the breaker of " (held.connection) " since " (when(held.since)) } } }
         }
         h2 { "Event " (d.event.id) }
         p { (d.event.event_type) ", emitted " (when(d.event.created_at)) }

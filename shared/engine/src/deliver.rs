@@ -11,14 +11,13 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use jadpo_core::app::{HandlerContext, HandlerError, RunServices, SubscriberSpec};
-use jadpo_core::model::breaker::{AttemptResult, Breaker, BreakerPolicy, Gate, Transition};
 use jadpo_core::model::delivery::{Delivery, DeliveryStatus, Outcome};
 use jadpo_core::model::sign_in;
 use jadpo_core::{Store, StoreError, Transaction};
 
-use crate::breaker::{admit, settle};
 use crate::commit::{CommitError, Origin, write_emitted};
 use crate::context::Engine;
+use crate::gates::{CallGates, Ended};
 use crate::relay::enqueue_now;
 use crate::steps::{Interrupt, OpenError, Opener, Run, Runner};
 
@@ -84,35 +83,18 @@ pub(crate) async fn deliver_loaded(
         let outcome = Outcome::Failed { failure: failure.clone(), retry_at };
         return finish(p, event_store.as_ref(), delivery, outcome).await;
     }
-    let breaker = match &spec.connection {
-        Some(connection) => {
-            let policy = p.app.breaker_policy(connection).unwrap_or_default();
-            let at = (connection.as_str(), delivery.id.as_str());
-            let (gate, passed_on) = pass_or_admit(p, event_store.as_ref(), at, &policy).await?;
-            if let Gate::Hold { until } = gate {
-                tracing::debug!(delivery = %delivery.id, %connection, %until, "held by the circuit breaker");
-                return Ok(DeliveryResult::Held);
-            }
-            Some((connection, policy, passed_on))
-        }
-        None => None,
-    };
-    let attempt = run_subscriber(p, event_store.name(), spec, delivery).await?;
-    if let Some((connection, policy, passed_on)) = breaker {
-        let result = match &attempt {
-            Attempt::AlreadyHandled | Attempt::Done { .. } => AttemptResult::Success,
-            Attempt::Failed { connection_failed: true, .. } => AttemptResult::ConnectionFailed,
-            Attempt::Failed { .. } | Attempt::Deferred { .. } => AttemptResult::Other,
-        };
-        let at = (connection.as_str(), delivery.id.as_str());
-        let settled =
-            settle_noting(p, event_store.as_ref(), at, result, passed_on.as_ref(), &policy);
-        if let Err(e) = settled.await {
-            // The attempt itself is recorded below either way; a lost probe result frees the
-            // probe after the policy's probe timeout.
-            tracing::warn!(%connection, error = %e, "could not record the attempt on the circuit breaker");
+    let mut gates = CallGates::new(event_store, &delivery.id);
+    if let Some(connection) = &spec.connection {
+        if gates.admit(p, connection).await?.is_some() {
+            return Ok(DeliveryResult::Held);
         }
     }
+    let (attempt, gates) = run_subscriber(p, event_store.name(), spec, delivery, gates).await?;
+    let ended = match &attempt {
+        Attempt::AlreadyHandled | Attempt::Done { .. } => Ended::Succeeded,
+        Attempt::Failed { .. } | Attempt::Deferred { .. } | Attempt::Held => Ended::NotSucceeded,
+    };
+    gates.settle_all(p, ended).await;
     let outcome = match attempt {
         Attempt::AlreadyHandled => {
             record(p, event_store.as_ref(), delivery, &Outcome::Handled).await?;
@@ -131,50 +113,10 @@ pub(crate) async fn deliver_loaded(
             Outcome::Failed { failure, retry_at }
         }
         Attempt::Deferred { reason, until } => Outcome::Deferred { reason, until },
+        // Its hold was written with the gate that held it.
+        Attempt::Held => return Ok(DeliveryResult::Held),
     };
     finish(p, event_store.as_ref(), delivery, outcome).await
-}
-
-/// The breaker's gate for a delivery calling `at.0`: a pass on the row this process last saw
-/// closed, while it is trusted (no read); else [`admit`], its row remembered when it passed.
-async fn pass_or_admit(
-    p: &Engine,
-    store: &dyn Store,
-    at: (&str, &str),
-    policy: &BreakerPolicy,
-) -> Result<(Gate, Option<Breaker>), StoreError> {
-    let (connection, delivery) = at;
-    let now = p.clock.now();
-    let trusted_for = p.settings.breaker_trusted_for;
-    if let Some(mut seen) = p.breakers_seen.closed(store.name(), connection, now, trusted_for) {
-        let before = seen.clone();
-        if seen.gate(delivery, now, policy) == Gate::Pass && seen == before {
-            return Ok((Gate::Pass, Some(before)));
-        }
-    }
-    let (gate, passed_on) = admit(store, connection, delivery, now, policy).await?;
-    match &passed_on {
-        Some(row) => p.breakers_seen.note(store.name(), row, now),
-        None => p.breakers_seen.forget(store.name(), connection),
-    }
-    Ok((gate, passed_on))
-}
-
-/// [`settle`]s the attempt; anything but a success that changed nothing makes this process
-/// forget the breaker it saw closed, so the next delivery reads the row.
-async fn settle_noting(
-    p: &Engine,
-    store: &dyn Store,
-    at: (&str, &str),
-    result: AttemptResult,
-    passed_on: Option<&Breaker>,
-    policy: &BreakerPolicy,
-) -> Result<(Transition, u64), StoreError> {
-    let settled = settle(store, at, result, passed_on, p.clock.now(), policy).await;
-    if result != AttemptResult::Success || !matches!(settled, Ok((Transition::None, _))) {
-        p.breakers_seen.forget(store.name(), at.0);
-    }
-    settled
 }
 
 enum Attempt {
@@ -186,8 +128,9 @@ enum Attempt {
     Failed {
         failure: String,
         retryable: bool,
-        connection_failed: bool,
     },
+    /// A call's connection's breaker held the delivery during its run.
+    Held,
     /// Not attempted: another runner holds the run until then.
     Deferred {
         reason: String,
@@ -263,7 +206,8 @@ async fn run_subscriber(
     event_store: &str,
     spec: &SubscriberSpec,
     delivery: &Delivery,
-) -> Result<Attempt, StoreError> {
+    gates: CallGates,
+) -> Result<(Attempt, CallGates), StoreError> {
     let store = p.store(&spec.store)?;
     let now = p.clock.now();
     let opener = SubscriberOpener { p, store: store.as_ref(), spec, delivery };
@@ -277,7 +221,8 @@ async fn run_subscriber(
         &spec.name,
         attempt,
     )
-    .with_mode(spec.steps);
+    .with_mode(spec.steps)
+    .with_gates(gates);
     let mut ctx =
         HandlerContext::new(&mut run, now).with_flags(p.flag_access(&spec.store)).with_sign_in(
             (spec.name == sign_in::MAIL_SUBSCRIBER)
@@ -285,12 +230,24 @@ async fn run_subscriber(
         );
     let result = spec.handler.handle(&mut ctx, &delivery.event).await;
     let (tx, emitted) = ctx.into_parts();
+    let gates = match run.gates.take() {
+        Some(gates) => gates,
+        None => CallGates::new(p.store(event_store)?, &delivery.id),
+    };
     if run.interrupt.is_some() {
         // Only a handled record interrupts a subscriber.
         if let Some(tx) = tx {
             tx.rollback().await?;
         }
-        return Ok(Attempt::AlreadyHandled);
+        return Ok((Attempt::AlreadyHandled, gates));
+    }
+    if gates.held().is_some() {
+        // Held by a breaker during its run (even if the handler went on): nothing commits.
+        if let Some(tx) = tx {
+            tx.rollback().await?;
+        }
+        run.release().await;
+        return Ok((Attempt::Held, gates));
     }
     if let Some(e) = run.runtime_failed.take() {
         // The database failed as the writes began: not an attempt of the subscriber's.
@@ -310,18 +267,18 @@ async fn run_subscriber(
             Finished::Failed(failed(e))
         }
     };
-    let connection_failed = run.connection_failed;
-    Ok(match outcome {
+    let attempt = match outcome {
         Finished::Done { recorded } => Attempt::Done { recorded },
         Finished::AlreadyHandled => Attempt::AlreadyHandled,
         Finished::Failed((failure, retryable)) => match run.held_until.take() {
             Some(until) => Attempt::Deferred { reason: failure, until },
             None => {
                 run.release().await;
-                Attempt::Failed { failure, retryable, connection_failed }
+                Attempt::Failed { failure, retryable }
             }
         },
-    })
+    };
+    Ok((attempt, gates))
 }
 
 enum Finished {

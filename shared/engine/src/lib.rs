@@ -49,6 +49,7 @@ pub mod digest;
 pub mod dispatch;
 pub mod files;
 pub mod flags;
+mod gates;
 pub mod housekeeping;
 pub mod keys;
 pub mod migrate;

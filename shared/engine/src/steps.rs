@@ -36,6 +36,7 @@ use jadpo_core::{Store, StoreError, Transaction};
 
 use crate::context::Engine;
 use crate::digest::request_digest;
+use crate::gates::{CallGates, CallSeen};
 pub use crate::settings::RunEnv;
 
 /// The run's key for an action: the caller and its `Idempotency-Key`, digested, so two callers'
@@ -122,8 +123,8 @@ pub(crate) struct Run<'a> {
     next_step: u32,
     shape: Vec<String>,
     diverged: bool,
-    /// Whether a call failed on the service's side (counted by its breaker).
-    pub(crate) connection_failed: bool,
+    /// The breakers a delivery's calls meet (none for an action's run).
+    pub(crate) gates: Option<CallGates>,
     /// Set when opening the transaction found the run already done.
     pub(crate) interrupt: Option<Interrupt>,
     /// Set when the runtime's own rows (the transaction's opening, a step record) failed on the
@@ -172,11 +173,17 @@ impl<'a> Run<'a> {
             next_step: 0,
             shape: Vec::new(),
             diverged: false,
-            connection_failed: false,
+            gates: None,
             interrupt: None,
             runtime_failed: None,
             held_until: None,
         }
+    }
+
+    /// Each call admitted by, and noted for, the breaker of the connection it calls.
+    pub(crate) fn with_gates(mut self, gates: CallGates) -> Self {
+        self.gates = Some(gates);
+        self
     }
 
     /// Keeps dispatch details only: for a handler declared to make one keyed call.
@@ -345,25 +352,37 @@ impl<'a> Run<'a> {
     }
 
     async fn send(&mut self, call: Call, key: Option<String>) -> Result<Value, HandlerError> {
+        if let Some(gates) = &mut self.gates {
+            if let Some(until) = gates.admit(self.p, &call.connection).await? {
+                return Err(HandlerError::Failed(format!(
+                    "the circuit breaker of connection {:?} is open: held until {until}",
+                    call.connection
+                )));
+            }
+        }
+        let connection = call.connection.clone();
         let request = ConnectionRequest {
             connection: call.connection,
             path: call.path,
             body: call.body,
             idempotency_key: key,
         };
-        match self.p.connections.call(request).await {
-            Ok(response) => Ok(response.body),
-            Err(e) => {
-                // The connection's own failures count for its circuit breaker; a 4xx other than
-                // 429 is the request's fault, not the service's.
-                self.connection_failed |= match &e {
-                    ConnectionError::Unreachable { .. } => true,
-                    ConnectionError::Status { status, .. } => *status >= 500 || *status == 429,
-                    ConnectionError::Unknown(_) | ConnectionError::BadPath { .. } => false,
-                };
-                Err(HandlerError::Failed(e.to_string()))
+        let answered = self.p.connections.call(request).await;
+        // The connection's own failures count for its circuit breaker; a 4xx other than 429 is
+        // the request's fault, not the service's.
+        let seen = match &answered {
+            Ok(_) => CallSeen::Answered,
+            Err(ConnectionError::Unreachable { .. }) => CallSeen::ServiceFailed,
+            Err(ConnectionError::Status { status, .. }) if *status >= 500 || *status == 429 => {
+                CallSeen::ServiceFailed
             }
+            Err(ConnectionError::Status { .. }) => CallSeen::Answered,
+            Err(ConnectionError::Unknown(_) | ConnectionError::BadPath { .. }) => CallSeen::NotSent,
+        };
+        if let Some(gates) = &mut self.gates {
+            gates.note(&connection, seen);
         }
+        answered.map(|r| r.body).map_err(|e| HandlerError::Failed(e.to_string()))
     }
 
     /// One changing call: planned against the run's record, then replayed, or recorded as

@@ -188,6 +188,9 @@ async fn bearer(
     let store_failure =
         |e: &jadpo_core::StoreError| Box::new(("none", "store failure", store_problem(e)));
     if is_token(presented) {
+        if state.engine.app.users().is_none() {
+            return Err(no_users("API token"));
+        }
         let verified =
             users(state).user_session_verify(presented, SessionKind::ApiToken, now, records(state));
         return match verified.await {
@@ -217,6 +220,9 @@ async fn browser(
     token: &str,
     now: DateTime<Utc>,
 ) -> Result<LiveSession, Refusal> {
+    if state.engine.app.users().is_none() {
+        return Err(no_users("browser session"));
+    }
     match users(state).user_session_verify(token, SessionKind::Browser, now, records(state)).await {
         Ok(Some(session)) => Ok(session),
         Ok(None) => Err(Box::new((
@@ -226,6 +232,13 @@ async fn browser(
         ))),
         Err(e) => Err(Box::new(("none", "store failure", store_problem(&e)))),
     }
+}
+
+/// The refusal of a user's credential by an application that declares no users: its stores have
+/// no sessions table to read, and a credential of a kind nobody can hold authenticates nobody.
+fn no_users(kind: &str) -> Refusal {
+    let problem = unauthorized(&format!("this application has no users: a {kind} is refused"));
+    Box::new(("none", "user credential where the application declares no users", problem))
 }
 
 fn csrf(headers: &HeaderMap, session: &LiveSession) -> Result<(), Refusal> {

@@ -16,8 +16,8 @@ use crate::cases::{migrated, ok, race};
 use crate::schedule_cases::{count, engine, exec, hk_settings, seed, t0};
 
 /// Operators retry, discard and release deliveries; each change is recorded with the state
-/// before it; handled deliveries cannot be retried, discarding is final, and refusals record
-/// nothing.
+/// before it; handled deliveries cannot be retried, discarding is final (and ends a breaker's
+/// hold), and refusals record nothing.
 pub async fn delivery_operations_are_recorded_and_refused_when_final(fx: &dyn Fixture) {
     use jadpo_core::model::delivery::DeliveryStatus;
     use jadpo_engine::deliveries::{DeliveryOpError, DeliveryOps};
@@ -51,9 +51,17 @@ pub async fn delivery_operations_are_recorded_and_refused_when_final(fx: &dyn Fi
     assert!(matches!(ops.discard("d3", "no").await, Err(DeliveryOpError::Handled(_))));
     assert!(matches!(ops.discard("d5", " ").await, Err(DeliveryOpError::NoReason)));
     clock.advance(Duration::seconds(1));
+    // Held by the breaker when discarded: no longer shown as held once discarded.
+    exec(
+        store.as_ref(),
+        "UPDATE jadpo_deliveries SET held_connection = 'mailer', held_at = $1 WHERE id = 'd5'",
+        &[now.into()],
+    )
+    .await;
     ok(ops.discard("d5", "customer left").await, "discard");
     let gone = ok(store.delivery_get("d5").await, "get").unwrap_or_else(|| panic!("d5"));
     assert_eq!(gone.status, DeliveryStatus::Discarded);
+    assert_eq!(gone.held, None, "a discarded delivery is held by no breaker");
     assert_eq!(gone.last_failure.as_deref(), Some("discarded by dora: customer left"));
     assert!(matches!(ops.retry("d5").await, Err(DeliveryOpError::Discarded(_))));
     assert!(matches!(ops.retry("nope").await, Err(DeliveryOpError::Unknown(_))));

@@ -16,8 +16,9 @@ pub static ADMIN: DeliveryAdminSql = DeliveryAdminSql {
         WHERE id = $1 AND status IN ('pending', 'dead')",
     ),
     discard: Statement::new(
-        "UPDATE jadpo_deliveries SET status = 'discarded', finished_at = $2, \
-        last_failure = $3, enqueued_at = NULL WHERE id = $1 AND status IN ('pending', 'dead')",
+        "UPDATE jadpo_deliveries SET status = 'discarded', finished_at = $2, last_failure = $3, \
+        enqueued_at = NULL, held_connection = NULL, held_at = NULL \
+        WHERE id = $1 AND status IN ('pending', 'dead')",
     ),
     page_all: Statement::new(const_format::concatcp!(
         "SELECT ",

@@ -28,6 +28,9 @@ pub enum FilesError {
     /// The target of a backup, or the directory kept for the failed database, exists already.
     #[error("{0} exists already: choose another path (nothing is overwritten)")]
     Exists(PathBuf),
+    /// The folder a backup is to be written in does not exist.
+    #[error("the folder {} does not exist: create it first (mkdir -p {})", .0.display(), .0.display())]
+    NoFolder(PathBuf),
     /// A process still has the database open.
     #[error(
         "{0} is open in another process: stop every writer (the local process, `jadpo` verbs) \
@@ -80,6 +83,9 @@ pub fn backup(db: &Path, to: &Path) -> Result<u64, FilesError> {
     }
     if to.exists() {
         return Err(FilesError::Exists(to.to_owned()));
+    }
+    if let Some(folder) = to.parent().filter(|f| !f.as_os_str().is_empty() && !f.is_dir()) {
+        return Err(FilesError::NoFolder(folder.to_owned()));
     }
     let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
     conn.busy_timeout(Duration::from_secs(5))?;

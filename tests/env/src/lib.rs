@@ -340,7 +340,7 @@ pub async fn count_where(env: &Env, store: &str, sql: &str, param: &str) -> Resu
 }
 
 /// Each of the shop's `orders` took effect once: `reservations` reservation rows, and its
-/// receipt mailed under one key (however often it was mailed). Says what was lost or repeated.
+/// receipt mailed under one key (however often it was mailed; a payment's receipt apart). Says what was lost or repeated.
 pub async fn shop_orders_took_effect_once(
     env: &Env,
     orders: &[String],
@@ -357,6 +357,7 @@ pub async fn shop_orders_took_effect_once(
         let keys: std::collections::BTreeSet<&str> = mailed
             .iter()
             .filter(|m| m["body"]["order_id"].as_str() == Some(order))
+            .filter(|m| m["body"]["charge_id"].is_null())
             .filter_map(|m| m["idempotency_key"].as_str())
             .collect();
         if keys.len() != 1 {

@@ -44,6 +44,21 @@ async fn deliveries_are_retried_discarded_and_released_by_a_named_operator() {
     let url = db.url();
     let nothing = jadpo(&url, &["deliveries", "retry", "--operator", "ann"]);
     assert!(!nothing.status.success() && stderr(&nothing).contains("name a delivery ID"));
+    for verb in ["retry", "discard"] {
+        for status in ["handled", "discarded"] {
+            let args = ["deliveries", verb, "--status", status, "--reason", "r", "--operator", "a"];
+            let args =
+                if verb == "retry" { [&args[..4], &args[6..]].concat() } else { args.into() };
+            let final_ = jadpo(&url, &args);
+            assert_eq!(
+                final_.status.code(),
+                Some(2),
+                "{verb} --status {status}: {}",
+                stderr(&final_)
+            );
+            assert!(stderr(&final_).contains("are final"), "{}", stderr(&final_));
+        }
+    }
     let retried =
         ok(&jadpo(&url, &["deliveries", "retry", "--status", "dead", "--operator", "ann"]));
     assert!(retried.contains("retried d-1") && retried.contains("1 retried by ann"), "{retried}");

@@ -38,20 +38,26 @@ async fn count(store: &dyn Store, sql: &str) -> i64 {
     rows[0].get_i64("n").unwrap_or_else(|e| panic!("{e}"))
 }
 
-#[tokio::test]
-async fn the_runtime_role_cannot_rewrite_the_trail_and_operators_cannot_rewrite_their_log() {
+/// A migrated database with login roles `roles` (made afresh), and a store on it as its owner.
+async fn migrated_with_roles(roles: &[&str]) -> (PgTestDb, jadpo_store_postgres::PgStore) {
     let db = PgTestDb::empty().await;
     let owner = store(db.url());
     let out = jadpo(db.url(), &["migrate", "apply"]);
     assert!(out.status.success(), "{}", text(&out));
-    let suffix = std::process::id();
-    let (runtime, operator) = (format!("jr_{suffix}"), format!("jo_{suffix}"));
-    for role in [&runtime, &operator] {
+    for role in roles {
         let create = format!("DROP ROLE IF EXISTS {role}; CREATE ROLE {role} LOGIN");
         let mut tx = owner.begin().await.unwrap_or_else(|e| panic!("{e}"));
         tx.batch(&create).await.unwrap_or_else(|e| panic!("{e}"));
         tx.commit().await.unwrap_or_else(|e| panic!("{e}"));
     }
+    (db, owner)
+}
+
+#[tokio::test]
+async fn the_runtime_role_cannot_rewrite_the_trail_and_operators_cannot_rewrite_their_log() {
+    let suffix = std::process::id();
+    let (runtime, operator) = (format!("jr_{suffix}"), format!("jo_{suffix}"));
+    let (db, owner) = migrated_with_roles(&[&runtime, &operator]).await;
     let grant = ["roles", "grant", "--runtime", &runtime, "--operator", &operator];
     let out = jadpo(db.url(), &grant);
     assert!(out.status.success(), "{}", text(&out));
@@ -149,6 +155,24 @@ async fn the_runtime_role_cannot_rewrite_the_trail_and_operators_cannot_rewrite_
     .await
     .unwrap_or_else(|e| panic!("{e}"));
     tx.commit().await.unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// A role that does not exist is named once, with what to do, and nothing is granted (the
+/// runtime role that does exist gets no rights from a call naming a missing operator role).
+#[tokio::test]
+async fn a_missing_role_is_refused_before_anything_is_granted() {
+    let runtime = format!("jm_{}", std::process::id());
+    let (db, owner) = migrated_with_roles(&[&runtime]).await;
+    let missing = "jadpo_no_such_role";
+    let out = jadpo(db.url(), &["roles", "grant", "--runtime", &runtime, "--operator", missing]);
+    let said = text(&out);
+    assert!(!out.status.success(), "{said}");
+    assert!(said.contains("does not exist: create it first"), "{said}");
+    assert_eq!(said.matches("does not exist").count(), 1, "said once: {said}");
+    let sql = format!(
+        "SELECT count(*) AS n FROM information_schema.role_table_grants WHERE grantee = '{runtime}'"
+    );
+    assert_eq!(count(&owner, &sql).await, 0, "granted despite the refusal");
 }
 
 #[tokio::test]

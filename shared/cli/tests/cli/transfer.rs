@@ -467,22 +467,35 @@ async fn a_store_round_trips_postgres_sqlite_postgres() {
     assert_eq!(records(&b), from, "SQLite's export differs");
 }
 
-/// Into PostgreSQL, a value over its column's width is named (line, run, column, length) and
-/// nothing is imported; SQLite, which has no widths, takes the same file.
-#[tokio::test]
-async fn an_import_into_postgres_checks_every_width_first() {
+/// Writes to `to` the export of a seeded SQLite store, its records (one JSON value per line)
+/// changed by `edit` first.
+async fn seeded_export_edited(
+    to: &std::path::Path,
+    edit: impl FnOnce(&mut Vec<serde_json::Value>),
+) {
     let sqlite = SqliteTestDb::empty();
     seed(&sqlite.url(), &sqlite.store()).await;
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let (full, wide) = (dir.path().join("full.jsonl"), dir.path().join("wide.jsonl"));
+    let full = to.with_extension("full");
     export_to(&sqlite.url(), &full);
     let content = std::fs::read_to_string(&full).unwrap_or_default();
     let mut lines: Vec<serde_json::Value> =
         content.lines().map(|l| serde_json::from_str(l).unwrap_or_default()).collect();
-    lines[1]["run"]["state"]["workflow_version"] = json!("v".repeat(51));
-    lines[1]["run"]["owner"] = json!("o".repeat(256));
+    edit(&mut lines);
     let text_of: Vec<String> = lines.iter().map(ToString::to_string).collect();
-    std::fs::write(&wide, text_of.join("\n")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(to, text_of.join("\n")).unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// Into PostgreSQL, a value over its column's width is named (line, run, column, length) and
+/// nothing is imported; SQLite, which has no widths, takes the same file.
+#[tokio::test]
+async fn an_import_into_postgres_checks_every_width_first() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let wide = dir.path().join("wide.jsonl");
+    seeded_export_edited(&wide, |lines| {
+        lines[1]["run"]["state"]["workflow_version"] = json!("v".repeat(51));
+        lines[1]["run"]["owner"] = json!("o".repeat(256));
+    })
+    .await;
     let pg = PgTestDb::empty().await;
     ok(&jadpo(pg.url(), &["migrate", "apply"]));
     let refused = jadpo(pg.url(), &["import", "--input", &wide.to_string_lossy()]);
@@ -500,6 +513,34 @@ async fn an_import_into_postgres_checks_every_width_first() {
     let other = SqliteTestDb::empty();
     ok(&jadpo(&other.url(), &["migrate", "apply"]));
     ok(&jadpo(&other.url(), &["import", "--input", &wide.to_string_lossy()]));
+}
+
+/// A Session whose context is over the limit a patch enforces is refused at import, on SQLite
+/// as on PostgreSQL, naming the Session; nothing is imported (no later patch could change it).
+#[tokio::test]
+async fn an_import_refuses_a_session_context_over_the_limit() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let big = dir.path().join("big.jsonl");
+    let mut id = String::new();
+    seeded_export_edited(&big, |lines| {
+        let session = lines.iter_mut().find(|l| l.get("session").is_some());
+        let session = session.unwrap_or_else(|| panic!("the seed has a Session"));
+        id = session["session"]["id"].as_str().unwrap_or_default().to_owned();
+        session["session"]["context"] = json!({"notes": "n".repeat(70_000)});
+    })
+    .await;
+    let pg = PgTestDb::empty().await;
+    let other = SqliteTestDb::empty();
+    for url in [other.url(), pg.url().to_owned()] {
+        ok(&jadpo(&url, &["migrate", "apply"]));
+        let refused = jadpo(&url, &["import", "--input", &big.to_string_lossy()]);
+        let said = text(&refused);
+        assert!(!refused.status.success(), "{said}");
+        let named = format!("session {id}: a session context may hold at most 65536 bytes");
+        assert!(said.contains("nothing was imported") && said.contains(&named), "{said}");
+    }
+    assert_eq!(runs_in(&pg.store()).await, 0, "a refused import wrote a run");
+    assert_eq!(runs_in(&other.store()).await, 0, "a refused import wrote a run");
 }
 
 /// An import that stopped part-way continues with `--resume`: what is there already, as the

@@ -179,6 +179,12 @@ async fn an_sqlite_restore_keeps_the_failed_database_whole_and_verifies() {
     assert!(out.status.success(), "{}", text(&out));
     let again = jadpo(&db.url(), &["backup", "--output", &backup_arg]);
     assert!(!again.status.success() && text(&again).contains("exists already"), "{}", text(&again));
+    let folder = dir.path().join("backups");
+    let nowhere = folder.join("main.db").display().to_string();
+    let no_folder = jadpo(&db.url(), &["backup", "--output", &nowhere]);
+    let said = text(&no_folder);
+    let named = format!("the folder {} does not exist: create it first", folder.display());
+    assert!(!no_folder.status.success() && said.contains(&named), "{said}");
     start(&store, "run-2", 2_000).await;
 
     let keep = dir.path().join("kept");

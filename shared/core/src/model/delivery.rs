@@ -113,6 +113,14 @@ pub struct Delivery {
     pub unreadable: Option<String>,
 }
 
+impl Delivery {
+    /// The breaker holding it now: only a pending delivery is held (a row an older build
+    /// discarded while held keeps its hold's columns, and is not shown as held).
+    pub fn held_now(&self) -> Option<&Held> {
+        self.held.as_ref().filter(|_| self.status == DeliveryStatus::Pending)
+    }
+}
+
 /// A delivery held by an open circuit breaker.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Held {

@@ -135,7 +135,81 @@ async fn a_failure_here_forgets_the_breaker_seen_closed(kind: Kind) {
     assert!(receipt(&mut env, 3).await.0, "read at once after this process's own failure");
 }
 
+/// Places an order and delivers what it emits, then asks to pay it; the payment's delivery id,
+/// queued.
+async fn pay(env: &mut Env) -> String {
+    use jadpo_engine::commit::commit;
+    let body = json!({"customer": "c1", "items": [{"sku": "A", "qty": 1}]});
+    let placed = commit(&env.engine, request("place_order", body)).await;
+    let placed = placed.unwrap_or_else(|e| panic!("{e}"));
+    jadpo_engine::relay::enqueue_now(&env.engine, &placed.store, &placed.deliveries).await;
+    let delivered = env.drain().await;
+    assert!(delivered.iter().all(Result::is_ok), "{delivered:?}");
+    let order = placed.body["order_id"].clone();
+    let paid = commit(&env.engine, request("pay_order", json!({"order_id": order, "amount": 9})));
+    let paid = paid.await.unwrap_or_else(|e| panic!("{e}"));
+    jadpo_engine::relay::enqueue_now(&env.engine, &paid.store, &paid.deliveries).await;
+    paid.deliveries.first().map(|d| d.id.clone()).unwrap_or_else(|| panic!("no delivery"))
+}
+
+/// The payment receipts the mailer received (the order's own receipt goes there too).
+fn receipts(env: &Env) -> usize {
+    env.sinks.received("mailer").iter().filter(|m| m["body"]["charge_id"].is_string()).count()
+}
+
+/// Failures (by connection) on `main`'s breakers.
+async fn failures(env: &Env) -> Vec<(String, u32)> {
+    let breakers = env.store("main").breakers_list().await.unwrap_or_else(|e| panic!("{e}"));
+    breakers.into_iter().map(|b| (b.connection, b.failures)).collect()
+}
+
+/// `take_payment` is declared with `payments` and also calls `mailer`: the mailer's failure is
+/// counted on the mailer's breaker, not on the payments one; an open mailer breaker holds the
+/// delivery at its mailer call (the charge replayed, not sent again), and the mailer's probe
+/// then closes it and the payment completes once.
+async fn each_call_meets_the_breaker_of_its_connection(kind: Kind) {
+    let mut env = Env::shop(kind).await;
+    let delivery = pay(&mut env).await;
+    env.sinks.set_failing("mailer", true);
+    let results = env.drain().await;
+    assert!(
+        matches!(results.as_slice(), [Ok(Dispatched::Delivery(DeliveryResult::Retrying))]),
+        "{results:?}"
+    );
+    let counted = failures(&env).await;
+    assert!(counted.contains(&("mailer".to_owned(), 1)), "the mailer's failure: {counted:?}");
+    assert!(counted.contains(&("payments".to_owned(), 0)), "payments answered: {counted:?}");
+    env.sinks.set_failing("mailer", false);
+    env.clock.advance(Duration::minutes(10));
+    open_elsewhere(&env).await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let swept = jadpo_engine::relay::relay(&env.engine, deadline).await;
+    assert_eq!(swept.map(|r| r.sent).ok(), Some(1), "the retry is due");
+    let results = env.drain().await;
+    assert!(
+        matches!(results.as_slice(), [Ok(Dispatched::Delivery(DeliveryResult::Held))]),
+        "held by the open mailer breaker: {results:?}"
+    );
+    let held = "SELECT count(*) AS n FROM jadpo_deliveries WHERE held_connection = 'mailer' \
+        AND id = $1";
+    assert_eq!(jadpo_test_env::count_where(&env, "main", held, &delivery).await, Ok(1));
+    assert_eq!(receipts(&env), 0, "nothing reached the open mailer");
+    assert_eq!(env.sinks.received("payments").len(), 1, "charged once, replayed since");
+    let errors = env.settle().await;
+    assert!(errors.is_empty(), "{errors:?}");
+    let breakers = env.store("main").breakers_list().await.unwrap_or_else(|e| panic!("{e}"));
+    assert!(breakers.iter().all(|b| b.state == State::Closed), "{breakers:?}");
+    assert_eq!(env.count("main", "SELECT count(*) AS n FROM shop_payments").await, 1);
+    assert_eq!(env.sinks.received("payments").len(), 1, "charged once");
+    assert_eq!(receipts(&env), 1, "the payment's receipt mailed once");
+}
+
 mod sqlite {
+    #[tokio::test]
+    async fn each_call_meets_the_breaker_of_its_connection() {
+        super::each_call_meets_the_breaker_of_its_connection(super::Kind::Sqlite).await;
+    }
+
     #[tokio::test]
     async fn a_breaker_seen_closed_is_trusted_for_a_moment() {
         super::a_breaker_seen_closed_is_trusted_for_a_moment(super::Kind::Sqlite).await;
@@ -232,6 +306,11 @@ async fn a_success_is_settled_on_the_row_its_pass_read(kind: Kind) {
 }
 
 mod postgres {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn each_call_meets_the_breaker_of_its_connection() {
+        super::each_call_meets_the_breaker_of_its_connection(super::Kind::Postgres).await;
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_breaker_seen_closed_is_trusted_for_a_moment() {
         super::a_breaker_seen_closed_is_trusted_for_a_moment(super::Kind::Postgres).await;

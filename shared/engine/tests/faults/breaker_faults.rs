@@ -6,10 +6,13 @@
 //! mailer fails (the attempts that open the breaker) or once it answers again (the probe, the
 //! close and the release of the held deliveries).
 //!
-//! Each run fails the mailer while six orders are placed (five failures open the breaker, the
-//! sixth receipt is held), then lets it answer and runs the pipeline until nothing is left.
-//! However it crashed, afterwards: every order has its reservations exactly once and one receipt
-//! under one key; every delivery is handled; nothing is held; the breaker is closed. A held
+//! Each run fails the mailer while six orders are placed and paid (five failures open the
+//! breaker, the later receipts are held), then lets it answer and runs the pipeline until
+//! nothing is left. A payment's subscriber is declared with `payments` and meets the mailer's
+//! breaker at its second call, after the charge. However it crashed, afterwards: every order has
+//! its reservations exactly once and one receipt under one key, one payment charged under one
+//! key with its receipt under one key; every delivery is handled; nothing is held; the breaker
+//! is closed. A held
 //! delivery or a probe stranded by a crash would show as a delivery left unhandled or held.
 //!
 //! Fault points are process-wide: the test holds `fail`'s scenario lock while it arms them.
@@ -86,7 +89,8 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Warnings {
     }
 }
 
-/// Places the run's orders, each retried under its key until answered; returns their ids.
+/// Places the run's orders and asks to pay each, each retried under its key until answered;
+/// returns the orders' ids.
 async fn place(env: &Env, run: usize) -> Result<Vec<String>, String> {
     let mut ids = Vec::new();
     for o in 0..ORDERS {
@@ -94,15 +98,47 @@ async fn place(env: &Env, run: usize) -> Result<Vec<String>, String> {
         let body = json!({"customer": "c1", "items": items});
         let key = format!("run{run}-order{o}");
         let answered = commit_retried(env, "place_order", &body, &key, POINTS.len() + 1).await;
-        ids.push(answered.ok_or_else(|| format!("lost: order {o} was never answered"))?);
+        let id = answered.ok_or_else(|| format!("lost: order {o} was never answered"))?;
+        let pay = json!({"order_id": id, "amount": 100 + o});
+        let key = format!("run{run}-pay{o}");
+        let paid = commit_retried(env, "pay_order", &pay, &key, POINTS.len() + 1).await;
+        paid.ok_or_else(|| format!("lost: order {o}'s payment was never answered"))?;
+        ids.push(id);
     }
     Ok(ids)
+}
+
+/// Each order paid once: one payment row, charged under one key, its receipt under one key.
+async fn paid_once(env: &Env, orders: &[String]) -> Result<(), String> {
+    let keys = |sink: &str, order: &str, receipt: bool| {
+        let received = env.sinks.received(sink);
+        let keys: std::collections::BTreeSet<String> = received
+            .iter()
+            .filter(|m| m["body"]["order_id"].as_str() == Some(order))
+            .filter(|m| !receipt || m["body"]["charge_id"].is_string())
+            .filter_map(|m| m["idempotency_key"].as_str().map(str::to_owned))
+            .collect();
+        keys.len()
+    };
+    for order in orders {
+        let sql = "SELECT count(*) AS n FROM shop_payments WHERE order_id = $1";
+        let rows = count_where(env, "main", sql, order).await?;
+        let (charges, receipts) = (keys("payments", order, false), keys("mailer", order, true));
+        if (rows, charges, receipts) != (1, 1, 1) {
+            return Err(format!(
+                "order {order}: {rows} payments, charged under {charges} keys, \
+                 its payment receipt under {receipts}"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// What a run must leave: each order's effects once, nothing unhandled or held, the breaker
 /// closed.
 async fn check(env: &Env, orders: &[String]) -> Result<(), String> {
     shop_orders_took_effect_once(env, orders, 2).await?;
+    paid_once(env, orders).await?;
     let sql = "SELECT count(*) AS n FROM jadpo_deliveries WHERE status <> $1";
     let unhandled = count_where(env, "main", sql, "handled").await?;
     let sql = "SELECT count(*) AS n FROM jadpo_deliveries WHERE held_connection = $1";

@@ -425,7 +425,31 @@ async fn a_user_acts_as_themself(kind: Kind) {
     assert!(is_problem(&still, StatusCode::NOT_FOUND));
 }
 
+/// An application that declares no users has no sessions table: a well-formed API token or
+/// browser session is refused with 401 (not a 500 from a missing table), before any action runs,
+/// and a service key still works.
+async fn user_credentials_to_an_app_without_users_are_refused(kind: Kind) {
+    use jadpo_core::app::{Application, Callers};
+    let app = Application::builder("plain")
+        .store("main")
+        .action_for("who", "main", Callers::anyone(), common::WhoAmI)
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let env = Env::new(kind, app, jadpo_engine::EngineSettings::default()).await;
+    let token = format!("jadpo_at_{}", "ab".repeat(32));
+    let by_token = call(&env, "POST", "/actions/who", Some(&token), None, "{}").await;
+    assert!(is_problem(&by_token, StatusCode::UNAUTHORIZED), "{}", by_token.body);
+    assert!(by_token.body["detail"].as_str().is_some_and(|d| d.contains("no users")));
+    let cookie = format!("jadpo_session=jadpo_bs_{}", "cd".repeat(32));
+    let by_cookie = call_with(&env, "GET", "/runs/x", None, None, &[("cookie", &cookie)], "").await;
+    assert!(is_problem(&by_cookie, StatusCode::UNAUTHORIZED), "{}", by_cookie.body);
+    let anonymous = call(&env, "POST", "/actions/who", None, None, "{}").await;
+    assert_eq!(anonymous.status, StatusCode::CREATED, "{}", anonymous.body);
+    assert_eq!(anonymous.body["principal"], json!(null), "{}", anonymous.body);
+}
+
 jadpo_test_env::both!(
+    user_credentials_to_an_app_without_users_are_refused,
     every_route_acts_for_its_principal_only,
     a_key_does_only_what_its_scopes_allow,
     a_user_acts_as_themself,

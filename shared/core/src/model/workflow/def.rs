@@ -96,6 +96,23 @@ pub enum DefinitionError {
     /// A node id is used twice.
     #[error("workflow {workflow:?}: node {node:?} is declared twice")]
     Duplicate { workflow: String, node: String },
+    /// A name longer than the column that stores it (the same limit on both adapters, so a
+    /// definition SQLite would take does not stall a run on PostgreSQL).
+    #[error(
+        "workflow {workflow:?}: {what} {value:?} has {len} characters, over the {max} its column \
+         holds"
+    )]
+    TooLong {
+        workflow: String,
+        /// What the name is (node id, capability, event type, workflow id).
+        what: &'static str,
+        /// The name.
+        value: String,
+        /// Its length in characters.
+        len: usize,
+        /// The column's width.
+        max: usize,
+    },
     /// A repeat's body never leads back to it.
     #[error("workflow {workflow:?}: the body of repeat node {node:?} never leads back to it")]
     OpenLoop {
@@ -193,6 +210,7 @@ impl WorkflowBuilder {
         if !def.nodes.contains_key(&def.start) {
             return Err(DefinitionError::NoStart(workflow));
         }
+        check_widths(&def)?;
         for (id, node) in &def.nodes {
             if let Some(missing) = node.edges().into_iter().find(|e| !def.nodes.contains_key(*e)) {
                 return Err(DefinitionError::UnknownNode {
@@ -208,6 +226,38 @@ impl WorkflowBuilder {
             }
         }
         Ok(def)
+    }
+}
+
+/// The widths of the columns a definition's names are written to (`workflow_executions`,
+/// `workflow_commands`, `workflow_events`); the version's is checked where it is declared.
+const ID_WIDTH: usize = 255;
+const TYPE_WIDTH: usize = 100;
+
+/// Refuses a name longer than the column it is written to.
+fn check_widths(def: &WorkflowDef) -> Result<(), DefinitionError> {
+    let mut names = vec![("workflow id", def.id.as_str(), ID_WIDTH)];
+    for (id, node) in &def.nodes {
+        names.push(("node id", id.as_str(), ID_WIDTH));
+        match node {
+            Node::Capability { capability, compensate, .. } => {
+                names.push(("capability", capability.as_str(), TYPE_WIDTH));
+                names.extend(compensate.as_deref().map(|c| ("capability", c, TYPE_WIDTH)));
+            }
+            Node::Wait { event, .. } => names.push(("event type", event.as_str(), TYPE_WIDTH)),
+            _ => {}
+        }
+    }
+    let over = names.into_iter().find(|(_, value, max)| value.chars().count() > *max);
+    match over {
+        Some((what, value, max)) => Err(DefinitionError::TooLong {
+            workflow: def.id.clone(),
+            what,
+            value: value.to_owned(),
+            len: value.chars().count(),
+            max,
+        }),
+        None => Ok(()),
     }
 }
 

@@ -179,6 +179,30 @@ fn bad_definitions_are_refused() {
     assert!(matches!(open, Err(DefinitionError::OpenLoop { .. })));
 }
 
+/// A name longer than the column it is written to is refused at declaration, on every adapter
+/// alike; one at the width is taken.
+#[test]
+fn names_wider_than_their_columns_are_refused() {
+    let long_node = "n".repeat(256);
+    let wide = |start: &str, node: Node| WorkflowDef::builder("w", "1", start).node(start, node);
+    let refused = wide(&long_node, Node::Complete).build();
+    assert!(
+        matches!(
+            &refused,
+            Err(DefinitionError::TooLong { what: "node id", len: 256, max: 255, .. })
+        ),
+        "{refused:?}"
+    );
+    let cap = capability(&"c".repeat(101), "o", "d", None);
+    let refused = wide("a", cap).node("d", Node::Complete).build();
+    assert!(matches!(&refused, Err(DefinitionError::TooLong { what: "capability", .. })));
+    let wait = Node::Wait { event: "e".repeat(101), output: "o".into(), next: "d".into() };
+    let refused = wide("a", wait).node("d", Node::Complete).build();
+    assert!(matches!(&refused, Err(DefinitionError::TooLong { what: "event type", .. })));
+    let at_width = wide(&"n".repeat(255), Node::Complete).build();
+    assert!(at_width.is_ok(), "{at_width:?}");
+}
+
 /// Every valid incoming event the run could receive now.
 fn choices(def: &WorkflowDef, state: &ExecutionState, pending: &[NewCommand]) -> Vec<Incoming> {
     let mut out = vec![Incoming::Cancel { reason: "any".into() }];
