@@ -12,7 +12,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
+use jadpo_core::app::HandlerError;
 use jadpo_core::model::breaker::{AttemptResult, Breaker, BreakerPolicy, Gate, Transition};
+use jadpo_core::ports::ConnectionError;
 use jadpo_core::{Store, StoreError};
 
 use crate::breaker::{admit, settle};
@@ -47,6 +49,22 @@ pub(crate) enum CallSeen {
     ServiceFailed,
     /// Never sent (an undeclared connection, a bad path).
     NotSent,
+}
+
+impl CallSeen {
+    /// What `answered` tells the breaker: a 4xx other than 429 is the request's fault, not the
+    /// service's.
+    pub(crate) fn of<T>(answered: &Result<T, ConnectionError>) -> Self {
+        match answered {
+            Ok(_) => Self::Answered,
+            Err(ConnectionError::Unreachable { .. }) => Self::ServiceFailed,
+            Err(ConnectionError::Status { status, .. }) if *status >= 500 || *status == 429 => {
+                Self::ServiceFailed
+            }
+            Err(ConnectionError::Status { .. }) => Self::Answered,
+            Err(ConnectionError::Unknown(_) | ConnectionError::BadPath { .. }) => Self::NotSent,
+        }
+    }
 }
 
 /// How an attempt ended, for the breakers of connections it did not fail on.
@@ -87,6 +105,21 @@ impl CallGates {
         let admitted = Admitted { policy, passed_on, answered: false, failed: false };
         self.admitted.insert(connection.to_owned(), admitted);
         Ok(None)
+    }
+
+    /// Admits `connection` before a call is sent to it; a breaker that holds the delivery
+    /// fails the call (the hold is recorded, [`CallGates::held`] says so).
+    pub(crate) async fn before_call(
+        &mut self,
+        p: &Engine,
+        connection: &str,
+    ) -> Result<(), HandlerError> {
+        match self.admit(p, connection).await? {
+            None => Ok(()),
+            Some(until) => Err(HandlerError::Failed(format!(
+                "the circuit breaker of connection {connection:?} is open: held until {until}"
+            ))),
+        }
     }
 
     /// Notes what a call to `connection` did.

@@ -30,7 +30,7 @@ use jadpo_core::model::delivery::StoredResponse;
 use jadpo_core::model::step::{
     RunGrant, RunStart, StepAnswered, StepMode, StepPlan, StepSent, StoredStep, plan_step, step_key,
 };
-use jadpo_core::ports::{ConnectionError, ConnectionRequest};
+use jadpo_core::ports::ConnectionRequest;
 use jadpo_core::transaction::commit_or_rollback;
 use jadpo_core::{Store, StoreError, Transaction};
 
@@ -353,12 +353,7 @@ impl<'a> Run<'a> {
 
     async fn send(&mut self, call: Call, key: Option<String>) -> Result<Value, HandlerError> {
         if let Some(gates) = &mut self.gates {
-            if let Some(until) = gates.admit(self.p, &call.connection).await? {
-                return Err(HandlerError::Failed(format!(
-                    "the circuit breaker of connection {:?} is open: held until {until}",
-                    call.connection
-                )));
-            }
+            gates.before_call(self.p, &call.connection).await?;
         }
         let connection = call.connection.clone();
         let request = ConnectionRequest {
@@ -368,19 +363,8 @@ impl<'a> Run<'a> {
             idempotency_key: key,
         };
         let answered = self.p.connections.call(request).await;
-        // The connection's own failures count for its circuit breaker; a 4xx other than 429 is
-        // the request's fault, not the service's.
-        let seen = match &answered {
-            Ok(_) => CallSeen::Answered,
-            Err(ConnectionError::Unreachable { .. }) => CallSeen::ServiceFailed,
-            Err(ConnectionError::Status { status, .. }) if *status >= 500 || *status == 429 => {
-                CallSeen::ServiceFailed
-            }
-            Err(ConnectionError::Status { .. }) => CallSeen::Answered,
-            Err(ConnectionError::Unknown(_) | ConnectionError::BadPath { .. }) => CallSeen::NotSent,
-        };
         if let Some(gates) = &mut self.gates {
-            gates.note(&connection, seen);
+            gates.note(&connection, CallSeen::of(&answered));
         }
         answered.map(|r| r.body).map_err(|e| HandlerError::Failed(e.to_string()))
     }
