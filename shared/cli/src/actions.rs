@@ -12,7 +12,9 @@ use serde_json::{Value, json};
 pub(crate) enum ActionsCommand {
     /// List recorded operator actions, newest first (every store given a URL).
     List {
-        /// Only actions on this kind of item (`service_key`, `delivery`, `schedule`, `flag`, …).
+        /// Only actions on this kind of item: `service_key`, `user_session`, `delivery`,
+        /// `connection` (a release), `breaker`, `schedule`, `run`, or an audited entity's name
+        /// (an erasure). Flag changes have their own log: `jadpo flags history`.
         #[arg(long)]
         kind: Option<String>,
         /// Only actions on this item (with --kind).

@@ -42,20 +42,18 @@ pub(crate) async fn run(command: BreakersCommand) -> anyhow::Result<()> {
                 for b in store.breakers_list().await? {
                     crate::common::header(&mut headed, json, || {
                         format!(
-                            "{:<16} {:<10} {:<9} FAILURES / OPEN SINCE",
+                            "{:<16} {:<10} {:<9} FAILURES / OPEN SINCE / PAUSE / PROBE",
                             "CONNECTION", "STORE", "STATE"
                         )
                     });
                     if !json {
-                        let since =
-                            b.opened_at.map(|t| format!("  open since {}", crate::common::when(t)));
                         say!(
                             "{:<16} {:<10} {:<9} failures {}{}",
                             b.connection,
                             name,
                             b.state.as_str(),
                             b.failures,
-                            since.unwrap_or_default()
+                            episode(&b)
                         );
                     }
                     all.push(state_json(name, &b));
@@ -71,6 +69,27 @@ pub(crate) async fn run(command: BreakersCommand) -> anyhow::Result<()> {
         BreakersCommand::Close(t) => force(&wiring, t, false).await?,
     }
     Ok(())
+}
+
+/// An open (or probing) breaker's episode, in words: since when, its pause and the next probe,
+/// or the probe under way.
+fn episode(b: &jadpo_core::model::breaker::Breaker) -> String {
+    let when = crate::common::when;
+    let mut out = String::new();
+    if let Some(t) = b.opened_at {
+        out.push_str(&format!("  open since {}", when(t)));
+    }
+    if b.opened_at.is_some() || b.pause_ms > 0 {
+        out.push_str(&format!("  pause {}s", b.pause_ms / 1000));
+    }
+    match (&b.probe_delivery, b.probe_started_at, b.reopen_at) {
+        (Some(d), Some(t), _) => out.push_str(&format!("  probe {d} since {}", when(t))),
+        (_, _, Some(t)) if b.opened_at.is_some() => {
+            out.push_str(&format!("  next probe {}", when(t)))
+        }
+        _ => {}
+    }
+    out
 }
 
 async fn force(wiring: &jadpo_runtime::Wiring, target: Target, open: bool) -> anyhow::Result<()> {

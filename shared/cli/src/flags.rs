@@ -57,7 +57,7 @@ pub(crate) async fn run(command: FlagsCommand) -> anyhow::Result<()> {
                             "name": name,
                             "state": r.describe(),
                             "declared": app.flag_default(name).is_some(),
-                            "updated_at": s.as_ref().map(|f| crate::common::when(f.updated_at)),
+                            "updated_at": s.as_ref().map(|f| f.updated_at.to_rfc3339()),
                             "updated_by": s.as_ref().map(|f| f.updated_by.clone()),
                         })
                     })
@@ -116,7 +116,11 @@ pub(crate) async fn run(command: FlagsCommand) -> anyhow::Result<()> {
                 say!("{}", json!({"flag": name, "changes": list}));
                 return Ok(());
             }
+            let mut headed = false;
             for c in &changes {
+                crate::common::header(&mut headed, json, || {
+                    format!("{:<23}  BEFORE → AFTER  BY", "CHANGED AT")
+                });
                 say!(
                     "{}  {} → {}  {}",
                     crate::common::when(c.changed_at),

@@ -124,7 +124,7 @@ pub(crate) async fn run(command: KeysCommand) -> anyhow::Result<()> {
 fn info_json(k: &KeyInfo) -> serde_json::Value {
     json!({
         "id": k.id, "service": k.service, "scopes": k.scopes.to_stored(),
-        "issued_at": crate::common::when(k.issued_at), "expires_at": k.expires_at.map(|t| t.to_rfc3339()),
+        "issued_at": k.issued_at.to_rfc3339(), "expires_at": k.expires_at.map(|t| t.to_rfc3339()),
         "revoked_at": k.revoked_at.map(|t| t.to_rfc3339()),
     })
 }

@@ -224,6 +224,7 @@ async fn status(app: &Arc<Application>, target: &Target) -> anyhow::Result<()> {
         })?;
         if !target.json {
             say!("store {} ({})", store_config.name, store_config.url.display());
+            say!("  {:<10} {} {} NAME (APPLIED AT)", "STATE", "LEDGER", "VERSION");
             for s in &list {
                 say!("  {}", line(s));
             }

@@ -20,8 +20,8 @@ pub(crate) enum RunsCommand {
         /// Only runs of this workflow.
         #[arg(long)]
         workflow: Option<String>,
-        /// Only runs with this status (pending, running, waiting, cancelling, completed, failed,
-        /// cancelled).
+        /// Only runs with this status: pending, running, waiting, cancelling, completed, failed,
+        /// cancelled or cancellation_failed.
         #[arg(long, value_parser = parse_status)]
         status: Option<ExecutionStatus>,
         /// Only runs of this owner (`service:<name>` or `user:<id>`).
@@ -100,10 +100,8 @@ pub(crate) struct Listing {
 
 fn parse_status(text: &str) -> Result<ExecutionStatus, String> {
     ExecutionStatus::parse(text).ok_or_else(|| {
-        format!(
-            "{text:?} is not one of pending, running, waiting, cancelling, completed, failed, \
-             cancelled"
-        )
+        let all: Vec<&str> = ExecutionStatus::ALL.iter().map(|s| s.as_str()).collect();
+        format!("{text:?} is not one of {}", all.join(", "))
     })
 }
 

@@ -5,7 +5,8 @@
 //! Both build the schema the migrations make on a scratch database of each dialect: SQLite in
 //! memory, PostgreSQL as a new database on the server `--scratch-url` (or
 //! `JADPO_SCRATCH_DATABASE_URL`) names, dropped afterwards. The snapshots live in `--dir`
-//! (default `migrations/snapshots`, from the project's root), one file per dialect and store:
+//! (default `migrations/snapshots` here or in the nearest folder above that has it, as git finds
+//! its own), one file per dialect and store:
 //! `<dir>/<dialect>/<store>.json`.
 
 use std::path::{Path, PathBuf};
@@ -48,9 +49,10 @@ pub(crate) struct SchemaArgs {
     /// This dialect only (default: both; PostgreSQL needs a scratch server).
     #[arg(long, value_enum)]
     dialect: Option<DialectArg>,
-    /// The folder of the snapshots.
-    #[arg(long, default_value = DEFAULT_DIR)]
-    dir: PathBuf,
+    /// The folder of the snapshots (default: `migrations/snapshots` in this folder or the
+    /// nearest folder above it that has one).
+    #[arg(long)]
+    dir: Option<PathBuf>,
     /// A PostgreSQL server where a scratch database may be made and dropped (default:
     /// JADPO_SCRATCH_DATABASE_URL).
     #[arg(long)]
@@ -111,8 +113,22 @@ impl SchemaArgs {
         )
     }
 
-    fn path(&self, dialect: Dialect, store: &str) -> PathBuf {
-        self.dir.join(Snapshot::relative_path(dialect.name(), store))
+    /// The snapshots' folder: `--dir`, else the project's, found from here upwards as git
+    /// finds its own, so that `jadpo check` in a subfolder reads the committed snapshots and
+    /// `jadpo snapshot` never writes a second set where there was none.
+    fn folder(&self) -> anyhow::Result<PathBuf> {
+        if let Some(dir) = &self.dir {
+            return Ok(dir.clone());
+        }
+        let here = std::env::current_dir().context("reading the current folder")?;
+        let found = here.ancestors().map(|a| a.join(DEFAULT_DIR)).find(|p| p.is_dir());
+        found.with_context(|| {
+            format!(
+                "no {DEFAULT_DIR} folder in {} or any folder above it: run this in the \
+                 project (its root holds {DEFAULT_DIR}), or give --dir",
+                here.display()
+            )
+        })
     }
 
     /// The schema the migrations make for each selected store and dialect.
@@ -151,6 +167,10 @@ impl SchemaArgs {
     }
 }
 
+fn snapshot_path(dir: &Path, dialect: Dialect, store: &str) -> PathBuf {
+    dir.join(Snapshot::relative_path(dialect.name(), store))
+}
+
 async fn build_one(
     app: &Application,
     store: &str,
@@ -166,10 +186,11 @@ async fn build_one(
 /// `jadpo snapshot`.
 pub(crate) async fn snapshot(args: SchemaArgs) -> anyhow::Result<()> {
     let app = crate::common::application()?;
+    let dir = args.folder()?;
     let built = args.build(&app).await?;
     let mut written = Vec::new();
     for b in &built {
-        let path = args.path(b.dialect, &b.store);
+        let path = snapshot_path(&dir, b.dialect, &b.store);
         let text = b.snapshot.to_text();
         let unchanged = std::fs::read_to_string(&path).is_ok_and(|old| old == text);
         if !unchanged {
@@ -200,11 +221,12 @@ pub(crate) async fn snapshot(args: SchemaArgs) -> anyhow::Result<()> {
 /// `jadpo check`: exits non-zero when anything but a notice is found.
 pub(crate) async fn check(args: SchemaArgs) -> anyhow::Result<()> {
     let app = crate::common::application()?;
+    let dir = args.folder()?;
     let built = args.build(&app).await?;
     let mut findings = Vec::new();
     let mut checked = Vec::new();
     for b in &built {
-        let path = args.path(b.dialect, &b.store);
+        let path = snapshot_path(&dir, b.dialect, &b.store);
         let committed = read_snapshot(&path)?;
         let e = b.expected();
         findings.extend(check::check_placement(&e));
@@ -220,7 +242,7 @@ pub(crate) async fn check(args: SchemaArgs) -> anyhow::Result<()> {
                 store.dialect()
             );
         };
-        let path = args.path(b.dialect, name);
+        let path = snapshot_path(&dir, b.dialect, name);
         let committed = read_snapshot(&path)?.unwrap_or_else(|| b.snapshot.clone());
         let e = b.expected();
         findings.extend(check_database(&e, &committed, store.as_ref()).await?);

@@ -78,6 +78,7 @@ fn session_problem(e: &SessionError) -> Problem {
         SessionError::BrokenBinding { .. } => {
             Problem::new(StatusCode::CONFLICT, "Broken session binding", detail)
         }
+        SessionError::Bound { .. } => Problem::new(StatusCode::CONFLICT, "Session bound", detail),
         SessionError::NotAnObject => Problem::new(StatusCode::BAD_REQUEST, "Bad context", detail),
         SessionError::TooLarge { .. } => {
             Problem::new(StatusCode::PAYLOAD_TOO_LARGE, "Context too large", detail)
@@ -97,6 +98,9 @@ struct NewRun {
     #[serde(default)]
     input: Value,
     session_id: Option<String>,
+    /// Bind the Session to the new run even while its run has not finished.
+    #[serde(default)]
+    rebind: bool,
 }
 
 async fn create_run(
@@ -116,7 +120,9 @@ async fn create_run(
             admitted(Some(&caller), callers, &format!("workflow {:?}", req.workflow))?;
         }
         // The Session must be the caller's; its user is the Session's own, never the request's.
-        let session = req.session_id.as_deref().map(|id| InSession::OwnedBy { id, principal });
+        let rebind = req.rebind;
+        let session =
+            req.session_id.as_deref().map(|id| InSession::OwnedBy { id, principal, rebind });
         let engine = &state.engine;
         let Some(key) = key else {
             let run = start_run(engine, &req.workflow, req.input, session, Some(principal))

@@ -67,6 +67,7 @@ macro_rules! conformance_tests {
             foreign_key_violation_is_a_constraint_error,
             bad_sql_is_invalid_and_the_store_stays_usable,
             deleting_an_execution_cascades,
+            history_and_trail_are_append_only,
         );
         $crate::conformance_tests!(@shape $fixture;
             system_tables_have_their_recorded_shape,

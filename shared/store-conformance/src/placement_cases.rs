@@ -214,7 +214,7 @@ pub async fn unplaced_tables_are_dropped_only_deliberately(fx: &dyn Fixture) {
     }
     assert!(!found.tables.iter().any(|t| t == "jadpo_outbox"), "placed: {found:?}");
     let functions = found.functions.iter().filter(|f| f.starts_with("jadpo_audit_")).count();
-    assert_eq!(functions, if fx.dialect() == Dialect::Postgres { 3 } else { 0 }, "{found:?}");
+    assert_eq!(functions, if fx.dialect() == Dialect::Postgres { 4 } else { 0 }, "{found:?}");
 
     let insert = "INSERT INTO jadpo_flags (name, mode, percentage, updated_at, updated_by) \
                   VALUES ('beta', 'off', 0, $1, 'test')";

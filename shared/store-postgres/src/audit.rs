@@ -16,6 +16,8 @@ pub static AUDIT: AuditSql = AuditSql {
         set_config('jadpo.now', $5::timestamptz::text, true)",
     ),
     clear_context: None,
+    release: None,
+    unrelease: None,
     rows: Statement::new(
         "SELECT entity, record_id, seq, changed_at, kind, actor, action, request_id, trace, \
         changes, encoding FROM jadpo_audit WHERE entity = $1 AND record_id = $2 ORDER BY seq",

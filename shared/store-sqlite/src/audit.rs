@@ -2,7 +2,9 @@
 //! columns, so each audited table gets three triggers generated from the declaration, reading
 //! who is acting from `jadpo_audit_context` (written by the runtime when it opens the
 //! transaction, deleted before commit). Identifiers come from the application's declaration,
-//! checked at start to be plain lower-case identifiers, and are quoted here as well.
+//! checked at start to be plain lower-case identifiers, and are quoted here as well. The trail
+//! itself is append-only (migration 22's triggers): erasure and retention open it for their
+//! delete through `jadpo_audit_release` and close it again in the same transaction.
 
 use jadpo_core::model::audit::AuditSpec;
 use jadpo_store_sql::{AuditSql, AuditStatements, Statement};
@@ -14,6 +16,8 @@ pub static AUDIT: AuditSql = AuditSql {
         (id, actor, action, request_id, trace, now) VALUES (1, $1, $2, $3, $4, $5)",
     ),
     clear_context: Some(Statement::new("DELETE FROM jadpo_audit_context")),
+    release: Some(Statement::new("INSERT OR REPLACE INTO jadpo_audit_release (id) VALUES (1)")),
+    unrelease: Some(Statement::new("DELETE FROM jadpo_audit_release")),
     rows: Statement::new(
         "SELECT entity, record_id, seq, changed_at, kind, actor, action, request_id, trace, \
         changes, encoding FROM jadpo_audit WHERE entity = $1 AND record_id = $2 ORDER BY seq",

@@ -226,6 +226,12 @@ pub fn builtin_catalog() -> MigrationCatalog {
             "audit_search_path",
             include_str!("../../../migrations/sqlite/0021_audit_search_path.sql"),
         ),
+        Migration::new(
+            Ledger::Jadpo,
+            22,
+            "append_only",
+            include_str!("../../../migrations/sqlite/0022_append_only.sql"),
+        ),
     ];
     match MigrationCatalog::builtin(Dialect::Sqlite, workflow, jadpo) {
         Ok(catalog) => catalog,

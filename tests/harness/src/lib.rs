@@ -16,6 +16,7 @@
 //! SQLite databases ([`SqliteTestDb`]) are files in a temporary folder deleted with it.
 
 mod cluster;
+mod history;
 mod http;
 mod moto;
 mod net;
@@ -26,6 +27,7 @@ mod sqlite;
 mod tls;
 mod webdriver;
 
+pub use history::lift_history_guard;
 pub use http::{HttpAnswer, http_request};
 pub use moto::MotoServer;
 pub use net::{free_port, wait_for_port};

@@ -226,3 +226,31 @@ async fn unplaced_tables_are_a_notice_until_dropped_deliberately() {
     assert!(out.status.success(), "{}", text(&out));
     assert!(findings(&out).is_empty(), "{}", text(&out));
 }
+
+/// Without `--dir`, `jadpo check` run in a subfolder of the project reads the committed
+/// snapshots (found upwards, as git finds its own); run outside any project, it and `jadpo
+/// snapshot` say where they looked and write nothing.
+#[test]
+fn the_snapshots_are_found_from_a_subfolder_and_never_made_elsewhere() {
+    let run_in = |dir: &Path, args: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_jadpo"));
+        cmd.args(args).current_dir(dir).env("RUST_LOG", "warn");
+        for (key, _) in std::env::vars().filter(|(k, _)| k.starts_with("DATABASE_URL")) {
+            cmd.env_remove(key);
+        }
+        cmd.output().unwrap_or_else(|e| panic!("cannot run jadpo: {e}"))
+    };
+    let sub = root().join("shared/cli");
+    let out = run_in(&sub, &["check", "--dialect", "sqlite", "--json"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let said = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(said.contains("migrations/snapshots/sqlite/main.json"), "{said}");
+    let elsewhere = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    for verb in ["check", "snapshot"] {
+        let out = run_in(elsewhere.path(), &[verb, "--dialect", "sqlite"]);
+        assert!(!out.status.success(), "{verb}: {}", text(&out));
+        assert!(text(&out).contains("or give --dir"), "{verb}: {}", text(&out));
+    }
+    let left = std::fs::read_dir(elsewhere.path()).map(Iterator::count).unwrap_or(0);
+    assert_eq!(left, 0, "a snapshot was written outside the project");
+}

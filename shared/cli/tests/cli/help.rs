@@ -71,3 +71,13 @@ fn options_and_commands_are_read_from_help() {
     assert_eq!(commands(text), ["list"]);
     assert_eq!(options(text), ["--limit"]);
 }
+
+/// `runs list --status` names every status it accepts in its help.
+#[test]
+fn runs_list_names_every_status_it_accepts() {
+    use jadpo_core::model::workflow::state::ExecutionStatus;
+    let text = help(&["runs", "list"]);
+    let missing: Vec<&str> =
+        ExecutionStatus::ALL.iter().map(|s| s.as_str()).filter(|s| !text.contains(s)).collect();
+    assert!(missing.is_empty(), "--help leaves out {missing:?}:\n{text}");
+}

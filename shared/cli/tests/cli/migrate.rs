@@ -9,7 +9,7 @@ use jadpo_test_harness::{PgTestDb, SqliteTestDb};
 use serde_json::Value;
 
 /// How many migrations the jadpo ledger has.
-const JADPO: usize = 21;
+const JADPO: usize = 22;
 /// How many migrations the shop adds to store `main` (orders, sales summaries, customers,
 /// services, payments, invoices).
 const SHOP: usize = 6;
@@ -48,6 +48,10 @@ fn round_trip(url: &str, versions: usize) {
         vec!["applied"; versions + JADPO]
     );
     let human = stdout(&jadpo(Some(url), &["migrate", "status"]));
+    assert!(
+        human.lines().nth(1) == Some("  STATE      LEDGER VERSION NAME (APPLIED AT)"),
+        "a header row under the store's line: {human}"
+    );
     assert!(
         human.contains("store main (") && human.contains("applied    workflow   1 initial ("),
         "{human}"

@@ -57,6 +57,9 @@ async fn keys_are_issued_scoped_listed_revoked_and_rotated_each_recorded() {
     // Listed without any secret.
     let listed = ok(&jadpo(&url, &["keys", "list", "--json"]));
     assert!(listed.contains(&id) && !listed.contains(&secret[9..]), "{listed}");
+    let keys: Value = serde_json::from_str(&listed).unwrap_or_else(|e| panic!("{e}"));
+    let issued = keys["keys"][0]["issued_at"].as_str().unwrap_or_default().to_owned();
+    assert!(chrono::DateTime::parse_from_rfc3339(&issued).is_ok(), "{listed}");
     // Rotated: the old key stops, the new one works with the same scopes.
     let rotated: Value = serde_json::from_str(&ok(&jadpo(
         &url,
@@ -207,6 +210,12 @@ async fn breakers_are_listed_and_forced_by_a_named_operator() {
     let listed: Value = serde_json::from_str(&ok(&jadpo(&url, &["breakers", "list", "--json"])))
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(listed["breakers"][0]["state"], "open");
+    // The text line says when it opened, its pause and the next probe, as the docs promise.
+    let text = ok(&jadpo(&url, &["breakers", "list"]));
+    assert!(
+        ["open since ", "  pause ", "s  next probe "].iter().all(|w| text.contains(w)),
+        "{text}"
+    );
     let again = ok(&jadpo(&url, &["breakers", "open", "mailer", "--operator", "ann"]));
     assert!(again.contains("already opened; nothing recorded"), "{again}");
     let closed = ok(&jadpo(&url, &["breakers", "close", "mailer", "--operator", "ann"]));
@@ -259,6 +268,14 @@ async fn flags_are_set_and_their_history_names_who() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(listed["flags"][0]["state"], "on");
     assert_eq!(listed["flags"][0]["updated_by"], "bo");
+    // JSON times are RFC 3339 everywhere; the text history has a header row.
+    let at = listed["flags"][0]["updated_at"].as_str().unwrap_or_default().to_owned();
+    assert!(chrono::DateTime::parse_from_rfc3339(&at).is_ok(), "{listed}");
+    assert!(changes.iter().all(|c| {
+        chrono::DateTime::parse_from_rfc3339(c["changed_at"].as_str().unwrap_or_default()).is_ok()
+    }));
+    let text = ok(&jadpo(&url, &["flags", "history", "receipt_survey"]));
+    assert!(text.lines().next().is_some_and(|l| l.starts_with("CHANGED AT")), "{text}");
 }
 
 #[tokio::test]

@@ -258,6 +258,7 @@ async fn migrate_events_upgrades_older_rows_once() {
     let store = db.store();
     seed(&db.url(), &store).await;
     start(&store, "run-2", 2_000).await;
+    jadpo_test_harness::lift_history_guard(&store).await.unwrap_or_else(|e| panic!("{e}"));
     store
         .execute_once(
             "UPDATE workflow_events SET payload = json_extract(payload, '$.payload')",

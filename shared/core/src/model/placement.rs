@@ -90,10 +90,12 @@ impl Feature {
 }
 
 /// Tables a feature keeps on one dialect only, as part of how it works there, not as state of
-/// its own: SQLite's stand-in for PostgreSQL's transaction-local settings, which carries the
-/// acting context to the audit trigger. Placed with their feature on that dialect; the manifest,
+/// its own: SQLite's stand-ins for PostgreSQL's transaction-local settings and roles, which carry
+/// the acting context to the audit trigger and let retention and erasure past the trail's
+/// append-only guard. Placed with their feature on that dialect; the manifest,
 /// which describes the declaration and no database, leaves them out.
-pub const SQLITE_ONLY: &[(&str, Feature)] = &[("jadpo_audit_context", Feature::Audit)];
+pub const SQLITE_ONLY: &[(&str, Feature)] =
+    &[("jadpo_audit_context", Feature::Audit), ("jadpo_audit_release", Feature::Audit)];
 
 impl Feature {
     /// Parses [`Feature::as_str`].

@@ -207,13 +207,15 @@ pub async fn run_events_page(
     Ok(p.store(&store)?.execution_events_page(run_id, after_seq, limit).await?)
 }
 
-/// The Session a new run starts in, and who may use it.
+/// The Session a new run starts in, and who may use it. A Session bound to a run that has not
+/// finished refuses the start ([`SessionError::Bound`](super::session::SessionError::Bound))
+/// unless `rebind` asks to bind it to the new run instead (the old run goes on, unbound).
 #[derive(Debug, Clone, Copy)]
 pub enum InSession<'a> {
     /// Session `id` of user `user` (the application's own calls).
-    OfUser { id: &'a str, user: &'a str },
+    OfUser { id: &'a str, user: &'a str, rebind: bool },
     /// Session `id`, which `principal` must own (a request's): another's is `NotFound`.
-    OwnedBy { id: &'a str, principal: &'a Principal },
+    OwnedBy { id: &'a str, principal: &'a Principal, rebind: bool },
 }
 
 /// How many times a transition without an expected revision (a cancellation) is decided again

@@ -33,6 +33,17 @@ pub enum SessionError {
         /// What is wrong.
         why: &'static str,
     },
+    /// A start in a Session still bound to a run that has not finished, and the caller did not
+    /// ask to re-bind it.
+    #[error(
+        "session {session} is bound to run {run}, which has not finished; wait for it to end, \
+         cancel it, or start with \"rebind\": true to bind the Session to the new run"
+    )]
+    Bound {
+        session: String,
+        /// The run it is bound to.
+        run: String,
+    },
     /// A context is not a JSON object.
     #[error("a session context must be a JSON object")]
     NotAnObject,
@@ -82,6 +93,22 @@ async fn check_binding(
             Err(broken("is still running a workflow this process does not register"))
         }
         Some(_) => Ok(()),
+    }
+}
+
+/// Refuses to start another run in `s` while the run it is bound to has not finished
+/// ([`SessionError::Bound`]); a start that asks to re-bind skips this. Two starts racing past it
+/// still have one winner: the binding commits under the Session's revision.
+pub async fn check_unbound(
+    store: &dyn WorkflowStore,
+    s: &SessionRecord,
+) -> Result<(), SessionError> {
+    let Some(run) = &s.active_run_id else { return Ok(()) };
+    match store.execution_get(run).await? {
+        Some(e) if !e.status.is_terminal() => {
+            Err(SessionError::Bound { session: s.id.clone(), run: run.clone() })
+        }
+        _ => Ok(()),
     }
 }
 

@@ -1,5 +1,6 @@
 //! Starting a run: its first transition decided on the workflow's current version, bound to a
-//! Session when asked, and committed alone or, under an `Idempotency-Key`, with the key's claim
+//! Session when asked (refused while the Session's run has not finished, unless the caller asks
+//! to re-bind), and committed alone or, under an `Idempotency-Key`, with the key's claim
 //! and stored response in one transaction.
 
 use serde_json::Value;
@@ -11,7 +12,7 @@ use jadpo_core::model::workflow::rows::{SessionWrite, TransitionWrite};
 use jadpo_core::model::workflow::state::ExecutionState;
 
 use super::runs::{EngineError, InSession, enqueue_commands, now_ms, registered};
-use super::session::{restore_owned, restore_session};
+use super::session::{check_unbound, restore_owned, restore_session};
 use crate::context::Engine;
 
 /// Starts `workflow` with `input`, bound to `session` when given, owned by `owner` when given (a
@@ -142,12 +143,20 @@ async fn prepare_start(
     let store = p.store(store_name)?;
     let run_id = new_id(p.clock.as_ref()).to_string();
     let s = match session {
-        Some(InSession::OfUser { id, user }) => {
-            Some(restore_session(store.as_ref(), id, user, &registered(p)).await?)
+        Some(InSession::OfUser { id, user, rebind }) => {
+            Some((restore_session(store.as_ref(), id, user, &registered(p)).await?, rebind))
         }
-        Some(InSession::OwnedBy { id, principal }) => {
-            Some(restore_owned(store.as_ref(), id, principal, &registered(p)).await?)
+        Some(InSession::OwnedBy { id, principal, rebind }) => {
+            Some((restore_owned(store.as_ref(), id, principal, &registered(p)).await?, rebind))
         }
+        None => None,
+    };
+    let s = match s {
+        Some((s, false)) => {
+            check_unbound(store.as_ref(), &s).await?;
+            Some(s)
+        }
+        Some((s, true)) => Some(s),
         None => None,
     };
     let session = s.map(|s| SessionWrite {

@@ -28,7 +28,7 @@ async fn seeded(kind: Kind) -> (Env, String) {
     )
     .await;
     s.unwrap_or_else(|e| panic!("{e}"));
-    let session = InSession::OfUser { id: "s-1", user: "alice" };
+    let session = InSession::OfUser { id: "s-1", user: "alice", rebind: false };
     let run = start_run(&env.engine, "checkout", json!({"order_id": "o-1"}), Some(session), None)
         .await
         .unwrap_or_else(|e| panic!("{e}"))
@@ -103,6 +103,7 @@ async fn a_legacy_history_passes(kind: Kind) {
         }
         Kind::Postgres => "UPDATE workflow_executions SET revision = 3 WHERE run_id = $1",
     };
+    jadpo_test_harness::lift_history_guard(store.as_ref()).await.unwrap_or_else(|e| panic!("{e}"));
     for sql in [
         "UPDATE workflow_events SET id = 'legacy-' || seq || '-' || run_id WHERE run_id = $1",
         revision,

@@ -76,7 +76,7 @@ pub async fn session(env: &Env, id: &str) {
 }
 
 pub async fn start(env: &Env, session: Option<&str>) -> String {
-    let session = session.map(|id| InSession::OfUser { id, user: "alice" });
+    let session = session.map(|id| InSession::OfUser { id, user: "alice", rebind: false });
     let run = start_run(&env.engine, "ship", json!({}), session, None).await;
     run.unwrap_or_else(|e| panic!("{e}")).run_id
 }

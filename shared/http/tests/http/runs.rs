@@ -145,6 +145,32 @@ async fn runs_and_sessions_over_http() {
         assert_eq!(view.body["user_id"], json!("alice"), "{}", view.body);
         assert_eq!(view.body["active_run_id"], bound.body["run_id"]);
         assert_eq!(view.body["revision"], json!(2));
+        // A second start while the Session's run goes on is refused and changes nothing, unless
+        // it asks to re-bind the Session.
+        let runs = env.count("main", "SELECT count(*) AS n FROM workflow_executions").await;
+        let again = call(&env, "POST", "/runs", k, None, &in_session).await;
+        assert!(is_problem(&again, StatusCode::CONFLICT), "{}", again.body);
+        assert!(
+            again.body["detail"].as_str().is_some_and(|d| d.contains("rebind")),
+            "{}",
+            again.body
+        );
+        let view = call(&env, "GET", &format!("/sessions/{sid}"), k, None, "").await;
+        assert_eq!(
+            (view.body["active_run_id"].clone(), view.body["revision"].clone()),
+            (bound.body["run_id"].clone(), json!(2))
+        );
+        assert_eq!(env.count("main", "SELECT count(*) AS n FROM workflow_executions").await, runs);
+        let rebind = format!(
+            r#"{{"workflow": "checkout", "input": {{"order_id": "o-11"}}, "session_id": "{sid}", "rebind": true}}"#
+        );
+        let rebound = call(&env, "POST", "/runs", k, None, &rebind).await;
+        assert_eq!(rebound.status, StatusCode::CREATED, "{}", rebound.body);
+        let view = call(&env, "GET", &format!("/sessions/{sid}"), k, None, "").await;
+        assert_eq!(
+            (view.body["active_run_id"].clone(), view.body["revision"].clone()),
+            (rebound.body["run_id"].clone(), json!(3))
+        );
         let no_session = r#"{"workflow": "checkout", "input": {}, "session_id": "nope"}"#;
         let no_session = call(&env, "POST", "/runs", k, None, no_session).await;
         assert!(is_problem(&no_session, StatusCode::NOT_FOUND), "{}", no_session.body);

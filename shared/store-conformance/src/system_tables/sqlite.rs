@@ -38,6 +38,13 @@ pub(super) static SQLITE: &[SystemTable] = &[
         indexes: &[],
     },
     SystemTable {
+        name: "jadpo_audit_release",
+        columns: &[("id", "INTEGER", true, None)],
+        primary_key: &["id"],
+        foreign_keys: &[],
+        indexes: &[],
+    },
+    SystemTable {
         name: "jadpo_circuit_breakers",
         columns: &[
             ("connection", "TEXT", true, None),

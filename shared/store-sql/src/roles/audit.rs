@@ -44,6 +44,20 @@ fn audit_row(r: &Row) -> Result<AuditRow, StoreError> {
     })
 }
 
+/// Opens (or closes) the trail to this transaction's deletes where the dialect guards it with
+/// triggers (SQLite); PostgreSQL keeps it with roles and has nothing to open.
+async fn release<C: TransactionalStore>(
+    store: &SqlStore<C>,
+    tx: &mut dyn Transaction,
+    open: bool,
+) -> Result<(), StoreError> {
+    let sql = if open { store.sql.audit.release } else { store.sql.audit.unrelease };
+    if let Some(sql) = sql {
+        sql.execute(tx, []).await?;
+    }
+    Ok(())
+}
+
 #[async_trait]
 impl<C: TransactionalStore> AuditStore for SqlStore<C> {
     fn audit_trigger_ddl(&self, spec: &AuditSpec) -> Vec<String> {
@@ -109,7 +123,11 @@ impl<C: TransactionalStore> AuditStore for SqlStore<C> {
         entity: &str,
         record_id: &str,
     ) -> Result<u64, StoreError> {
-        self.sql.audit.delete_rows.execute(tx, [entity.into(), record_id.into()]).await
+        release(self, tx, true).await?;
+        let gone =
+            self.sql.audit.delete_rows.execute(tx, [entity.into(), record_id.into()]).await?;
+        release(self, tx, false).await?;
+        Ok(gone)
     }
 
     async fn audit_expire(
@@ -121,7 +139,9 @@ impl<C: TransactionalStore> AuditStore for SqlStore<C> {
     ) -> Result<u64, StoreError> {
         let params = [entity.into(), cutoff.into(), i64::from(limit).into()];
         // One row per audit row deleted (PostgreSQL deletes through the owner's function).
+        release(self, tx, true).await?;
         let gone = self.sql.audit.expire.query(tx, params).await?;
+        release(self, tx, false).await?;
         Ok(u64::try_from(gone.len()).unwrap_or(u64::MAX))
     }
 }

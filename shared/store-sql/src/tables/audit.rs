@@ -11,6 +11,11 @@ statements! {
         clear_context(): optional,
         /// Returns its rows by `seq`.
         rows(entity, record_id),
+        /// Let this transaction delete audit rows (SQLite, whose triggers keep the trail
+        /// append-only otherwise), just before erasure or retention deletes them.
+        release(): optional,
+        /// Close the trail again, just after.
+        unrelease(): optional,
         /// Delete every row about the record (erasure).
         delete_rows(entity, record_id),
         /// Delete up to `limit` rows changed before `cutoff`.

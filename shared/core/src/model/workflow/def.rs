@@ -230,8 +230,10 @@ impl WorkflowBuilder {
 }
 
 /// The widths of the columns a definition's names are written to (`workflow_executions`,
-/// `workflow_commands`, `workflow_events`); the version's is checked where it is declared.
-const ID_WIDTH: usize = 255;
+/// `workflow_commands`, `workflow_events`); the version's is checked where it is declared. A
+/// command's resolved idempotency key is kept in a column of `ID_WIDTH` too, checked by the
+/// kernel when it resolves it.
+pub(crate) const ID_WIDTH: usize = 255;
 const TYPE_WIDTH: usize = 100;
 
 /// Refuses a name longer than the column it is written to.

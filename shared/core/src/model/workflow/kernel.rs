@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::model::workflow::def::{Node, WorkflowDef};
+use crate::model::workflow::def::{ID_WIDTH, Node, WorkflowDef};
 use crate::model::workflow::state::{ExecutionState, ExecutionStatus, RuntimeEvent, apply};
 
 /// What happened to a run, as the kernel is told.
@@ -178,6 +178,12 @@ impl<'a> Builder<'a> {
                     payload.insert(key.clone(), st.data.get(key).cloned().unwrap_or(Value::Null));
                 }
                 let key = idempotency_key.as_deref().map(|t| resolve(t, self.run_id, id, &st.data));
+                if let Some(error) = key.as_deref().and_then(|k| key_too_long(id, k)) {
+                    // Never issued: the store could not keep the key, and the command would be
+                    // retried forever. The run fails at this node, saying why.
+                    self.push("run.failed", json!({"error": {"node": id, "message": error}}));
+                    return Ok(());
+                }
                 self.issue(id, capability, Value::Object(payload), key, false);
                 Ok(())
             }
@@ -263,6 +269,18 @@ impl<'a> Builder<'a> {
         self.issue(&next, capability, payload, key, true);
         Ok(())
     }
+}
+
+/// Why a resolved idempotency key cannot be kept: longer than its column, on every adapter
+/// alike (PostgreSQL's column would refuse it, SQLite's would not).
+fn key_too_long(node: &str, key: &str) -> Option<String> {
+    let chars = key.chars().count();
+    (chars > ID_WIDTH).then(|| {
+        format!(
+            "the idempotency key node {node:?} resolved is {chars} characters long; a key may \
+             have at most {ID_WIDTH}: shorten its template or the data it takes in"
+        )
+    })
 }
 
 fn resolve(template: &str, run_id: &str, node: &str, data: &Map<String, Value>) -> String {

@@ -295,3 +295,38 @@ fn a_stored_event_is_read_back_in_either_form() {
     let read = RuntimeEvent::from_stored(3, "command.completed", lookalike.clone(), 1_700);
     assert_eq!(read.payload, lookalike);
 }
+
+/// A resolved idempotency key longer than its column is never issued: the run fails at the node,
+/// saying why, on every adapter alike (PostgreSQL's column refused it, and the command that led
+/// there was re-run forever). A key of exactly the width is issued.
+#[test]
+fn a_resolved_key_over_its_width_fails_the_run_at_its_node() {
+    let def = WorkflowDef::builder("keys", "1", "reserve")
+        .node("reserve", capability("reserve", "order", "charge", None))
+        .node("charge", capability("charge", "payment", "done", None))
+        .node("done", Node::Complete)
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    // "r1:charge:" is 10 characters.
+    for (len, fits) in [(245, true), (246, false)] {
+        let mut events = Vec::new();
+        let t = step(&def, None, Incoming::Start { input: json!({}) }, &mut events);
+        let order = "o".repeat(len);
+        let t = step(&def, Some(&t.state), completion(&t, json!(order)), &mut events);
+        if fits {
+            assert_eq!(t.state.status, ExecutionStatus::Running);
+            let key = t.commands[0].idempotency_key.as_deref().unwrap_or_default();
+            assert_eq!(key.chars().count(), 255);
+        } else {
+            assert_eq!(t.state.status, ExecutionStatus::Failed, "{:?}", t.events);
+            assert!(t.commands.is_empty(), "issued: {:?}", t.commands);
+            let last = t.events.last().map(|e| e.payload.clone()).unwrap_or_default();
+            let message = last["error"]["message"].as_str().unwrap_or_default();
+            assert!(
+                message.contains("256 characters") && message.contains("at most 255"),
+                "{last}"
+            );
+            assert_eq!(last["error"]["node"], "charge");
+        }
+    }
+}
