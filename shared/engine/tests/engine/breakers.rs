@@ -202,6 +202,12 @@ async fn each_call_meets_the_breaker_of_its_connection(kind: Kind) {
     assert_eq!(env.count("main", "SELECT count(*) AS n FROM shop_payments").await, 1);
     assert_eq!(env.sinks.received("payments").len(), 1, "charged once");
     assert_eq!(receipts(&env), 1, "the payment's receipt mailed once");
+    // Each answered call's sealed answer is written in the form its encoding names.
+    let answered = "SELECT count(*) AS n FROM jadpo_steps WHERE sealed_answer IS NOT NULL";
+    let sealed =
+        format!("{answered} AND encoding = {}", jadpo_core::model::encoding::SEALED_JSON.number);
+    let n = env.count("main", answered).await;
+    assert!(n >= 2 && env.count("main", &sealed).await == n, "{n} answered calls");
 }
 
 mod sqlite {

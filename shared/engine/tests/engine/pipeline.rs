@@ -71,6 +71,13 @@ async fn an_order_flows_from_commit_to_the_warehouse(kind: Kind) {
         env.count("warehouse", "SELECT count(*) AS n FROM jadpo_handled_deliveries").await,
         1
     );
+    // The event's payload is written in the form its encoding names: JSON text.
+    let json_text = format!(
+        "SELECT count(*) AS n FROM jadpo_outbox WHERE encoding = {}",
+        jadpo_core::model::encoding::JSON_TEXT.number
+    );
+    let events = env.count("main", "SELECT count(*) AS n FROM jadpo_outbox").await;
+    assert!(events > 0 && env.count("main", &json_text).await == events, "{events} events");
     let d = env.store("main").delivery_get(&outcome.deliveries[0].id).await.ok().flatten();
     let d = d.unwrap_or_else(|| panic!("delivery missing"));
     assert_eq!((d.status, d.attempts), (DeliveryStatus::Handled, 1));
