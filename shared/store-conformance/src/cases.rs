@@ -69,7 +69,7 @@ async fn table_exists(store: &dyn Store, table: &str) -> bool {
     ok(store.schema_table(table).await, "describe table").is_some()
 }
 
-async fn count(store: &dyn Store, sql: &str) -> i64 {
+pub(crate) async fn count(store: &dyn Store, sql: &str) -> i64 {
     let mut tx = ok(store.begin().await, "begin");
     let row = ok(tx.query_one(sql, &[]).await, sql);
     ok(tx.rollback().await, "rollback");
@@ -431,11 +431,11 @@ pub async fn ledger_tables_have_the_specs_shape(fx: &dyn Fixture) {
 const INSERT_SESSION: &str =
     "INSERT INTO sessions (id, user_id, created_at, updated_at) VALUES ($1, $2, $3, $3)";
 
-fn now_value() -> SqlValue {
+pub(crate) fn now_value() -> SqlValue {
     SqlValue::Timestamp(chrono_now())
 }
 
-fn chrono_now() -> chrono::DateTime<chrono::Utc> {
+pub(crate) fn chrono_now() -> chrono::DateTime<chrono::Utc> {
     chrono::DateTime::from_timestamp_millis(1_767_225_600_123).unwrap_or_default()
 }
 
@@ -633,11 +633,9 @@ pub async fn bad_sql_is_invalid_and_the_store_stays_usable(fx: &dyn Fixture) {
     assert_eq!(sessions(store.as_ref()).await, 0);
 }
 
-/// Deleting an execution deletes its events, commands and lease (ON DELETE CASCADE).
-pub async fn deleting_an_execution_cascades(fx: &dyn Fixture) {
-    let store = migrated(fx).await;
-    let mut tx = ok(store.begin().await, "begin");
-    let execution = match fx.dialect() {
+/// An execution `r1` of `checkout` v1, running, as raw SQL of `dialect`.
+pub(crate) fn execution_r1(dialect: Dialect) -> &'static str {
+    match dialect {
         Dialect::Sqlite => {
             "INSERT INTO workflow_executions (run_id, workflow_id, workflow_version, status, \
             state_json, created_at, updated_at) VALUES ('r1', 'checkout', '1', 'running', '{}', 0, 0)"
@@ -646,8 +644,14 @@ pub async fn deleting_an_execution_cascades(fx: &dyn Fixture) {
             "INSERT INTO workflow_executions (run_id, workflow_id, workflow_version, status, \
             input, data, created_at, updated_at) VALUES ('r1', 'checkout', '1', 'running', '{}', '{}', now(), now())"
         }
-    };
-    ok(tx.batch(execution).await, "execution");
+    }
+}
+
+/// Deleting an execution deletes its events, commands and lease (ON DELETE CASCADE).
+pub async fn deleting_an_execution_cascades(fx: &dyn Fixture) {
+    let store = migrated(fx).await;
+    let mut tx = ok(store.begin().await, "begin");
+    ok(tx.batch(execution_r1(fx.dialect())).await, "execution");
     ok(tx.execute("INSERT INTO workflow_events (id, run_id, seq, type, payload, timestamp) VALUES ('r1:1', 'r1', 1, 'started', $1, 0)", &[SqlValue::Json(json!({}))]).await, "event");
     ok(tx.execute("INSERT INTO outbox_commands (id, run_id, seq, node_id, type, payload, created_at) VALUES ('c1', 'r1', 1, 'n', 'reserve', $1, $2)", &[SqlValue::Json(json!({})), now_value()]).await, "command");
     ok(tx.execute("INSERT INTO execution_leases (run_id, worker_id, lease_id, expires_at) VALUES ('r1', 'w', 'l', $1)", &[1_i64.into()]).await, "lease");
@@ -664,76 +668,4 @@ pub async fn deleting_an_execution_cascades(fx: &dyn Fixture) {
         let row = ok(tx.query_one(&format!("SELECT count(*) AS n FROM {table}"), &[]).await, table);
         assert_eq!(ok(row.get_i64("n"), "n"), 0, "{table} kept rows of a deleted execution");
     }
-}
-
-/// The workflow's event log and the audit trail are append-only in the database itself, for any
-/// SQL, not only the runtime's: an event is never rewritten, except by the upgrade that puts an
-/// earlier release's inner payload inside its envelope, and leaves only with its run; an audit
-/// row is never changed, and (SQLite, which has no roles) leaves only by retention or erasure.
-pub async fn history_and_trail_are_append_only(fx: &dyn Fixture) {
-    let store = migrated(fx).await;
-    let s = store.as_ref();
-    let (execution, envelope) = match fx.dialect() {
-        Dialect::Sqlite => (
-            "INSERT INTO workflow_executions (run_id, workflow_id, workflow_version, status, \
-            state_json, created_at, updated_at) VALUES ('r1', 'checkout', '1', 'running', '{}', 0, 0)",
-            "UPDATE workflow_events SET payload = json_object('seq', seq, 'type', type, \
-            'payload', json(payload), 'timestamp', timestamp)",
-        ),
-        Dialect::Postgres => (
-            "INSERT INTO workflow_executions (run_id, workflow_id, workflow_version, status, \
-            input, data, created_at, updated_at) VALUES ('r1', 'checkout', '1', 'running', '{}', '{}', now(), now())",
-            "UPDATE workflow_events SET payload = jsonb_build_object('seq', seq, 'type', type, \
-            'payload', payload, 'timestamp', timestamp)",
-        ),
-    };
-    let mut tx = ok(s.begin().await, "begin");
-    ok(tx.batch(execution).await, "execution");
-    let event = "INSERT INTO workflow_events (id, run_id, seq, type, payload, timestamp) \
-                 VALUES ('r1:1', 'r1', 1, 'run.started', $1, $2)";
-    ok(tx.execute(event, &[SqlValue::Json(json!({"a": 1})), now_value()]).await, "event");
-    let audit = "INSERT INTO jadpo_audit (entity, record_id, seq, changed_at, kind, actor, \
-                 changes, encoding) VALUES ('thing', 't1', 1, $1, 'insert', 'web', '{}', 1)";
-    ok(tx.execute(audit, &[now_value()]).await, "audit row");
-    ok(tx.commit().await, "commit");
-    for sql in [
-        "UPDATE workflow_events SET type = 'run.completed'",
-        "UPDATE workflow_events SET payload = payload",
-        "DELETE FROM workflow_events WHERE run_id = 'r1'",
-        "UPDATE jadpo_audit SET actor = 'someone else'",
-    ] {
-        refused_as_append_only(s, sql).await;
-    }
-    if fx.dialect() == Dialect::Sqlite {
-        refused_as_append_only(s, "DELETE FROM jadpo_audit").await;
-    }
-    assert_eq!(
-        count(s, "SELECT count(*) AS n FROM workflow_events WHERE type = 'run.started'").await,
-        1
-    );
-    assert_eq!(count(s, "SELECT count(*) AS n FROM jadpo_audit WHERE actor = 'web'").await, 1);
-    // The upgrade's one rewrite passes; the run's deletion takes its events with it.
-    ok(s.execute_once(envelope, &[]).await, "the upgrade's rewrite");
-    let rows = ok(s.query_once("SELECT payload FROM workflow_events", &[]).await, "payload");
-    let payload = ok(rows.first().map(|r| r.get_json("payload")).transpose(), "payload");
-    let payload = payload.unwrap_or_default();
-    assert_eq!((payload["seq"].clone(), payload["payload"].clone()), (json!(1), json!({"a": 1})));
-    ok(s.execute_once("DELETE FROM workflow_executions WHERE run_id = 'r1'", &[]).await, "run");
-    assert_eq!(count(s, "SELECT count(*) AS n FROM workflow_events").await, 0);
-    // SQLite: retention still deletes the trail's old rows, through the store, past the guard
-    // (PostgreSQL's retention runs as the functions' owner: the audit case and the roles tests).
-    if fx.dialect() == Dialect::Sqlite {
-        let mut tx = ok(s.begin().await, "begin");
-        let far = chrono_now() + chrono::Duration::days(1);
-        assert_eq!(ok(s.audit_expire(tx.as_mut(), "thing", far, 10).await, "expire"), 1);
-        ok(tx.commit().await, "commit");
-        assert_eq!(count(s, "SELECT count(*) AS n FROM jadpo_audit_release").await, 0);
-    }
-}
-
-async fn refused_as_append_only(store: &dyn Store, sql: &str) {
-    let mut tx = ok(store.begin().await, "begin");
-    let err = tx.execute(sql, &[]).await.err().unwrap_or_else(|| panic!("{sql}: accepted"));
-    assert_eq!(err.kind(), StoreErrorKind::Constraint, "{sql}: {err}");
-    assert!(err.to_string().contains("append-only"), "{sql}: {err}");
 }

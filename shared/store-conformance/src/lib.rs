@@ -15,6 +15,7 @@ pub mod cases;
 pub mod check_cases;
 pub mod encoding_cases;
 pub mod file_cases;
+pub mod history_cases;
 pub mod operator_cases;
 pub mod pipeline_cases;
 pub mod placement_cases;
@@ -67,6 +68,8 @@ macro_rules! conformance_tests {
             foreign_key_violation_is_a_constraint_error,
             bad_sql_is_invalid_and_the_store_stays_usable,
             deleting_an_execution_cascades,
+        );
+        $crate::conformance_tests!(@history $fixture;
             history_and_trail_are_append_only,
         );
         $crate::conformance_tests!(@shape $fixture;
@@ -189,6 +192,15 @@ macro_rules! conformance_tests {
             async fn $case() {
                 let fixture = $fixture.await;
                 $crate::placement_cases::$case(&fixture).await;
+            }
+        )*
+    };
+    (@history $fixture:expr; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() {
+                let fixture = $fixture.await;
+                $crate::history_cases::$case(&fixture).await;
             }
         )*
     };

@@ -151,15 +151,10 @@ async fn prepare_start(
         }
         None => None,
     };
-    let s = match s {
-        Some((s, false)) => {
-            check_unbound(store.as_ref(), &s).await?;
-            Some(s)
-        }
-        Some((s, true)) => Some(s),
-        None => None,
-    };
-    let session = s.map(|s| SessionWrite {
+    if let Some((s, false)) = &s {
+        check_unbound(store.as_ref(), s).await?;
+    }
+    let session = s.map(|(s, _)| SessionWrite {
         session_id: s.id,
         user_id: s.user_id,
         expected_revision: s.revision,
