@@ -2,7 +2,7 @@
 .DEFAULT_GOAL := help
 CARGO ?= cargo
 
-.PHONY: help run test test-build test-run lint lint-infra fmt fuzz soak audit bench bench-peers build tools prereqs
+.PHONY: help run install test test-build test-run lint lint-infra fmt fuzz soak audit bench bench-peers build tools prereqs
 
 # The deployment tools live in a project-local virtualenv; its bin comes first on PATH so that
 # cargo-lambda finds its zig (`python3 -m ziglang`).
@@ -15,6 +15,9 @@ help: ## List the targets
 
 run: ## Run the sample app locally on SQLite (./.jadpo/main.db) at http://127.0.0.1:3000
 	$(CARGO) run -p jadpo-local
+
+install: ## Put `jadpo` (this app's operator command) on the PATH: cargo install into ~/.cargo/bin (PREFIX=DIR installs into DIR/bin)
+	$(CARGO) install --locked --path shared/cli $(if $(PREFIX),--root $(PREFIX))
 
 prereqs: ## Install what the tests need when missing (PostgreSQL binaries, Chromium and chromedriver, moto, rustfmt, clippy)
 	@scripts/test-prereqs.sh

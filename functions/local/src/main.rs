@@ -230,6 +230,9 @@ fn print_banner(
         .iter()
         .find(|s| s.name == default_store)
         .map_or_else(|| "sqlite://.jadpo/main.db".to_owned(), |s| s.url.display());
+    println!(
+        "  the operator's `jadpo`: make install puts it on the PATH (or: cargo run -q -p jadpo-cli --)"
+    );
     println!("  see deliveries:        DATABASE_URL={db} jadpo deliveries list");
     println!("  schedules:             DATABASE_URL={db} jadpo schedules list");
     println!(

@@ -52,6 +52,13 @@ impl Caller {
         self.allowed(self.scopes.as_ref().is_none_or(|s| s.allow(scope)), &scope.as_text())
     }
 
+    /// Whether this is a service key allowed `scope`, asked without refusing (a route that
+    /// only tells such a caller more).
+    pub fn is_service_with(&self, scope: &Scope) -> bool {
+        matches!(self.principal, Principal::Service(_))
+            && self.scopes.as_ref().is_none_or(|s| s.allow(scope))
+    }
+
     /// Refuses (`403`) a service key whose scopes do not include action `name`.
     pub fn may_run(&self, name: &str) -> Result<(), Problem> {
         self.allowed(

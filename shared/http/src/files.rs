@@ -157,11 +157,12 @@ async fn sign_upload(
     State(state): State<HttpState>,
     caller: Caller,
     Path((table, column)): Path<(String, String)>,
+    headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> Response {
     let result = async {
         caller.may(&Scope::Files)?;
-        let plan: UploadPlan = json_body(&body)?;
+        let plan: UploadPlan = json_body(&headers, &body)?;
         let (file, url) = upload_url(
             &state.engine,
             (&table, &column),
@@ -192,11 +193,12 @@ async fn finish(
     State(state): State<HttpState>,
     caller: Caller,
     Path((table, column, id)): Path<(String, String, String)>,
+    headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> Response {
     let result = async {
         caller.may(&Scope::Files)?;
-        let declared: File = json_body(&body)?;
+        let declared: File = json_body(&headers, &body)?;
         if declared.id() != id {
             let detail = format!("the body is file {}, the path names {id}", declared.id());
             return Err(Problem::new(StatusCode::BAD_REQUEST, "Not this upload", detail));

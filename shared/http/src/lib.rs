@@ -2,8 +2,8 @@
 //!
 //! * `GET /healthz`: liveness — `200` from the process, touching no store.
 //! * `GET /readyz`: readiness — every store answers `SELECT 1` → `200`, else `503`; stores are
-//!   asked at most once per [`READY_EVERY`] per process, and only a service key's caller is told
-//!   which store failed and why.
+//!   asked at most once per [`READY_EVERY`] per process, and only a service key allowed
+//!   `operations` is told which store failed and why.
 //! * `POST /actions/{name}`: for the callers the action declares (a service key, a signed-in
 //!   user's API token or browser session, or anyone); the JSON body is the action's input; an
 //!   `Idempotency-Key` header makes the request idempotent per caller. Answers the action's
@@ -27,6 +27,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use jadpo_core::model::principal::Principal;
+use jadpo_core::model::service_key::Scope;
 use jadpo_core::{Store, id::new_id};
 use jadpo_engine::Engine;
 use jadpo_engine::commit::{CommitError, CommitRequest, commit, request_digest};
@@ -179,7 +180,7 @@ struct StoreCheck {
 
 async fn readyz(State(state): State<HttpState>, caller: MaybeCaller) -> Response {
     let checks = store_checks(&state).await;
-    let operator = matches!(caller.0.map(|c| c.principal), Some(Principal::Service(_)));
+    let operator = caller.0.is_some_and(|c| c.is_service_with(&Scope::Operations));
     let failing: Vec<String> = checks
         .iter()
         .filter_map(|c| c.error.as_ref().map(|e| format!("{}: {e}", c.store)))
@@ -268,6 +269,14 @@ async fn run_action(
     body: Bytes,
 ) -> Response {
     let Some(spec) = state.engine.app.action(&name) else {
+        if caller.is_none() {
+            // No one learns which actions exist: the credential is asked for first.
+            auth::refused(&format!("/actions/{name}"), "none", "no credential");
+            return auth::unauthorized(
+                "send Authorization: Bearer <service key or API token>, or sign in",
+            )
+            .into_response();
+        }
         return problem(
             StatusCode::NOT_FOUND,
             "Unknown action",

@@ -12,14 +12,14 @@
 
 use axum::Router;
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use jadpo_engine::passkeys::{self, RelyingParty};
 use jadpo_engine::sign_in::SignInFlowError;
 use serde_json::json;
 
-use crate::sign_in::{flow_problem, flow_problem_as, signed_in, user_of};
+use crate::sign_in::{flow_problem, flow_problem_as, require_json, signed_in, user_of};
 use crate::{Caller, HttpState, Problem};
 
 const FOR_USERS: &str = "only a signed-in user registers a passkey";
@@ -59,10 +59,12 @@ async fn register_options(State(state): State<HttpState>, caller: Caller) -> Res
 async fn register(
     State(state): State<HttpState>,
     caller: Caller,
+    headers: HeaderMap,
     bytes: axum::body::Bytes,
 ) -> Response {
     const ROUTE: &str = "/passkeys";
     let result = async {
+        require_json(&headers)?;
         let user = user_of(&caller, ROUTE, FOR_USERS)?;
         let rp = relying_party(&state, ROUTE)?;
         let id = passkeys::register(&state.engine, &rp, &user, &bytes)
@@ -83,9 +85,14 @@ async fn sign_in_options(State(state): State<HttpState>) -> Response {
     result.await.unwrap_or_else(IntoResponse::into_response)
 }
 
-async fn sign_in(State(state): State<HttpState>, bytes: axum::body::Bytes) -> Response {
+async fn sign_in(
+    State(state): State<HttpState>,
+    headers: HeaderMap,
+    bytes: axum::body::Bytes,
+) -> Response {
     const ROUTE: &str = "/sign-in/passkey";
     let result = async {
+        require_json(&headers)?;
         let rp = relying_party(&state, ROUTE)?;
         signed_in(&state, ROUTE, passkeys::sign_in(&state.engine, &rp, &bytes).await)
     };

@@ -15,7 +15,7 @@
 
 use axum::Router;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use jadpo_core::model::passkey::PasskeyRefusal;
@@ -71,7 +71,28 @@ struct CodeBody {
     code: String,
 }
 
-pub(crate) fn json_body<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T, Problem> {
+/// A request body refused unless it says it is JSON. A sign-in a cross-site form could post
+/// (`text/plain`, `application/x-www-form-urlencoded`: no preflight) would sign a victim's
+/// browser into an attacker's account; such a body gets `415` before anything is read.
+pub(crate) fn require_json(headers: &HeaderMap) -> Result<(), Problem> {
+    let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
+    let base = content_type.and_then(|v| v.split(';').next()).map(str::trim);
+    if base.is_some_and(|b| b.eq_ignore_ascii_case("application/json")) {
+        return Ok(());
+    }
+    let detail = format!(
+        "send the body as Content-Type: application/json (this request's: {})",
+        content_type.unwrap_or("none")
+    );
+    Err(Problem::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, "JSON only", detail))
+}
+
+/// A JSON body of type `T`, refused unless its content type says JSON.
+pub(crate) fn json_body<T: for<'de> Deserialize<'de>>(
+    headers: &HeaderMap,
+    bytes: &[u8],
+) -> Result<T, Problem> {
+    require_json(headers)?;
     serde_json::from_slice(bytes)
         .map_err(|e| Problem::new(StatusCode::BAD_REQUEST, "Malformed JSON", e.to_string()))
 }
@@ -156,9 +177,13 @@ fn passkey_refusal(refusal: &PasskeyRefusal) -> (StatusCode, &'static str, &'sta
     }
 }
 
-async fn request(State(state): State<HttpState>, bytes: axum::body::Bytes) -> Response {
+async fn request(
+    State(state): State<HttpState>,
+    headers: HeaderMap,
+    bytes: axum::body::Bytes,
+) -> Response {
     let result = async {
-        let body: EmailBody = json_body(&bytes)?;
+        let body: EmailBody = json_body(&headers, &bytes)?;
         let public_url = state.web.public_url.as_deref().ok_or_else(|| {
             Problem::new(
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -212,9 +237,13 @@ document.getElementById("go").onclick = async () => {
 </script>
 "#;
 
-async fn with_link(State(state): State<HttpState>, bytes: axum::body::Bytes) -> Response {
+async fn with_link(
+    State(state): State<HttpState>,
+    headers: HeaderMap,
+    bytes: axum::body::Bytes,
+) -> Response {
     let result = async {
-        let body: LinkBody = json_body(&bytes)?;
+        let body: LinkBody = json_body(&headers, &bytes)?;
         signed_in(
             &state,
             "/sign-in/link",
@@ -224,9 +253,13 @@ async fn with_link(State(state): State<HttpState>, bytes: axum::body::Bytes) -> 
     result.await.into_response()
 }
 
-async fn with_code(State(state): State<HttpState>, bytes: axum::body::Bytes) -> Response {
+async fn with_code(
+    State(state): State<HttpState>,
+    headers: HeaderMap,
+    bytes: axum::body::Bytes,
+) -> Response {
     let result = async {
-        let body: CodeBody = json_body(&bytes)?;
+        let body: CodeBody = json_body(&headers, &bytes)?;
         signed_in(
             &state,
             "/sign-in/code",
@@ -239,10 +272,11 @@ async fn with_code(State(state): State<HttpState>, bytes: axum::body::Bytes) -> 
 async fn with_id_token(
     State(state): State<HttpState>,
     Path(provider): Path<String>,
+    headers: HeaderMap,
     bytes: axum::body::Bytes,
 ) -> Response {
     let result = async {
-        let body: TokenBody = json_body(&bytes)?;
+        let body: TokenBody = json_body(&headers, &bytes)?;
         signed_in(
             &state,
             "/sign-in/oidc",

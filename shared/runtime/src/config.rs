@@ -208,8 +208,9 @@ pub struct StoreConfig {
     pub url: DatabaseUrl,
 }
 
-/// Everything read from the environment.
-#[derive(Debug, Clone)]
+/// Everything read from the environment. Its `Debug` hides every secret: database and
+/// connection URLs shown redacted, connection header values not at all.
+#[derive(Clone)]
 pub struct Config {
     /// One entry per declared store that has a database, the default store first.
     pub stores: Vec<StoreConfig>,
@@ -253,6 +254,42 @@ pub struct Config {
     /// The S3 bucket holding stored files' bytes when deployed (`JADPO_FILES_BUCKET`); it wins
     /// over a directory.
     pub files_bucket: Option<String>,
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let connections: BTreeMap<&str, String> = self
+            .connections
+            .iter()
+            .map(|(name, url)| (name.as_str(), redact(url.as_str())))
+            .collect();
+        let headers: BTreeMap<&str, String> = self
+            .connection_headers
+            .iter()
+            .map(|(name, (header, _))| (name.as_str(), format!("{header}: ***")))
+            .collect();
+        f.debug_struct("Config")
+            .field("stores", &self.stores)
+            .field("postgres", &self.postgres)
+            .field("sqlite_busy_timeout", &self.sqlite_busy_timeout)
+            .field("sqlite_create", &self.sqlite_create)
+            .field("engine", &self.engine)
+            .field("listen", &self.listen)
+            .field("connections", &connections)
+            .field("connection_headers", &headers)
+            .field("connection_timeout", &self.connection_timeout)
+            .field("queue_url", &self.queue_url)
+            .field("delivery_workers", &self.delivery_workers)
+            .field("delivery_batch", &self.delivery_batch)
+            .field("delivery_linger", &self.delivery_linger)
+            .field("tick_interval", &self.tick_interval)
+            .field("housekeeping_interval", &self.housekeeping_interval)
+            .field("sealing", &self.sealing)
+            .field("build", &self.build)
+            .field("files_dir", &self.files_dir)
+            .field("files_bucket", &self.files_bucket)
+            .finish()
+    }
 }
 
 /// Where the sealing keys come from.

@@ -28,6 +28,8 @@ pub enum Scope {
     Sessions,
     /// The file routes (`files`): uploads, and downloads of files its records hold.
     Files,
+    /// What an operator's monitoring reads (`operations`): `/readyz`'s per-store details.
+    Operations,
 }
 
 impl Scope {
@@ -40,6 +42,7 @@ impl Scope {
             "runs" => Self::Runs,
             "sessions" => Self::Sessions,
             "files" => Self::Files,
+            "operations" => Self::Operations,
             _ => {
                 let name = text.strip_prefix("action:").ok_or_else(bad)?;
                 let ok = !name.is_empty()
@@ -64,6 +67,7 @@ impl Scope {
             Self::Runs => "runs".to_owned(),
             Self::Sessions => "sessions".to_owned(),
             Self::Files => "files".to_owned(),
+            Self::Operations => "operations".to_owned(),
         }
     }
 }
@@ -107,11 +111,11 @@ impl Scopes {
         self.0.iter().any(|s| match s {
             Scope::All | Scope::Actions => true,
             Scope::Action(n) => n == name,
-            Scope::Runs | Scope::Sessions | Scope::Files => false,
+            Scope::Runs | Scope::Sessions | Scope::Files | Scope::Operations => false,
         })
     }
 
-    /// Whether the key may use `scope`'s routes (`Runs`, `Sessions` or `Files`).
+    /// Whether the key may use `scope`'s routes (`Runs`, `Sessions`, `Files` or `Operations`).
     pub fn allow(&self, scope: &Scope) -> bool {
         self.0.iter().any(|s| s == &Scope::All || s == scope)
     }

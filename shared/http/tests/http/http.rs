@@ -32,6 +32,11 @@ async fn callers_must_present_a_live_service_key() {
     let bad = call(&env, "POST", "/actions/place_order", Some(&forged), None, ORDER).await;
     assert!(is_problem(&bad, StatusCode::UNAUTHORIZED));
     assert_eq!(orders(&env).await, 0, "an unauthenticated request ran");
+    // No one learns which actions exist: an unknown action asks for a credential first.
+    let unknown = call(&env, "POST", "/actions/refund", None, None, "{}").await;
+    assert!(is_problem(&unknown, StatusCode::UNAUTHORIZED), "{}", unknown.body);
+    let unknown_forged = call(&env, "POST", "/actions/refund", Some(&forged), None, "{}").await;
+    assert!(is_problem(&unknown_forged, StatusCode::UNAUTHORIZED), "{}", unknown_forged.body);
     let soon = Some(jadpo_test_env::t0() + chrono::Duration::minutes(5));
     let expiring = scoped_key(&env, "web", &["*"], soon).await;
     env.clock.advance(chrono::Duration::minutes(6));
@@ -162,6 +167,16 @@ async fn liveness_touches_no_store_and_readiness_is_cached_and_tells_strangers_l
     let (status, operator) = ready(&broken, Some(&key)).await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{operator}");
     assert!(operator.contains("warehouse"), "a service key's caller is told which: {operator}");
+    // A key for the application's own work (not `operations`) is told no more than a stranger.
+    for scope in ["actions", "runs"] {
+        let app_key = scoped_key(&env, "web", &[scope], None).await;
+        let (status, told) = ready(&broken, Some(&app_key)).await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{told}");
+        assert!(!told.contains("warehouse"), "a {scope} key was told the store: {told}");
+    }
+    let monitor = scoped_key(&env, "web", &["operations"], None).await;
+    let (_, told) = ready(&broken, Some(&monitor)).await;
+    assert!(told.contains("warehouse"), "an operations key is told which: {told}");
 
     let (status, _) = ready(&healthy, None).await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "the failing answer is reused too");

@@ -294,6 +294,34 @@ async fn bad_sign_in_input_is_refused(kind: Kind) {
     assert_eq!(me(&env, &cookie).await.status, StatusCode::UNAUTHORIZED);
 }
 
+/// A sign-in body a cross-site form could post (no preflight: `text/plain`, a form encoding, no
+/// content type at all) is refused with `415` before anything is read: no mail requested, no
+/// code spent, no cookie set. The same code sent as JSON then signs in.
+async fn sign_in_takes_only_json_bodies(kind: Kind) {
+    let mut env = Env::shop(kind).await;
+    let (_, code) = mailed(&mut env, "hana@example.com").await;
+    let requests = "SELECT count(*) AS n FROM jadpo_sign_in_requests";
+    let before = count(&env, requests).await;
+    let forged = json!({"email": "hana@example.com", "code": code}).to_string();
+    for content_type in
+        ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data", ""]
+    {
+        let how = Req { content_type: Some(content_type), ..Req::default() };
+        for path in ["/sign-in/email", "/sign-in/code", "/sign-in/link", "/sign-in/passkey"] {
+            let body =
+                if path == "/sign-in/email" { r#"{"email":"x@example.com"}"# } else { &forged };
+            let answer = send(&env, "POST", path, how, body).await;
+            assert_eq!(answer.status, StatusCode::UNSUPPORTED_MEDIA_TYPE, "{path} {content_type}");
+            assert_eq!(answer.body["title"], "JSON only", "{path}: {}", answer.text);
+            assert!(answer.set_cookies.is_empty(), "{path}: no cookie for a refused body");
+        }
+    }
+    assert_eq!(count(&env, requests).await, before, "no mail was requested");
+    let charset = Req { content_type: Some("application/json; charset=utf-8"), ..Req::default() };
+    let signed = send(&env, "POST", "/sign-in/code", charset, &forged).await;
+    browser_of(&signed);
+}
+
 /// After a sign-in of every kind (link, code, API token, service key, and a mail not yet used),
 /// no column of any table in any store holds any issued secret, token or code.
 async fn no_table_holds_an_issued_secret(kind: Kind) {
@@ -382,6 +410,7 @@ jadpo_test_env::both!(
     sign_out_here_and_everywhere,
     idle_sessions_end,
     bad_sign_in_input_is_refused,
+    sign_in_takes_only_json_bodies,
     a_deleted_customers_sessions_end,
     actions_admit_only_their_declared_callers,
     a_key_works_only_while_its_service_is_listed,

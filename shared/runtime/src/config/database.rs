@@ -17,8 +17,9 @@ pub enum SqlitePath {
     Memory,
 }
 
-/// Where a store's data lives.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Where a store's data lives. Its `Debug` is [`DatabaseUrl::display`]: a configuration logged
+/// whole (`{config:?}`) shows no password.
+#[derive(Clone, PartialEq, Eq)]
 pub enum DatabaseUrl {
     /// A PostgreSQL URL (kept whole; it may hold a password, so it is never printed).
     Postgres(String),
@@ -48,6 +49,12 @@ impl DatabaseUrl {
             Self::Sqlite(SqlitePath::Memory) => "sqlite://:memory:".to_owned(),
             Self::Sqlite(SqlitePath::File(path)) => format!("sqlite://{}", path.display()),
         }
+    }
+}
+
+impl std::fmt::Debug for DatabaseUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.display())
     }
 }
 

@@ -360,3 +360,30 @@ fn file_fields_need_a_home_for_their_bytes() {
     assert_eq!(local.files_dir, Some(std::path::PathBuf::from(".jadpo/files")));
     assert_eq!(local.files_bucket, None);
 }
+
+#[test]
+fn a_configuration_logged_whole_shows_no_secret() {
+    let app = Application::builder("shop")
+        .store("main")
+        .store("warehouse")
+        .connection("payments")
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let given = vars(&[
+        ("DATABASE_URL", "postgres://app:pg-s3cret@localhost/shop?sslpassword=tls-s3cret"),
+        ("DATABASE_URL_WAREHOUSE", "postgres://app:wh-s3cret@localhost/wh"),
+        (
+            "JADPO_CONNECTION_PAYMENTS_URL",
+            "https://user:url-s3cret@pay.example.com/v1?token=q-s3cret",
+        ),
+        ("JADPO_CONNECTION_PAYMENTS_HEADER", "X-Api-Key: header-s3cret"),
+    ]);
+    let c = Config::from_vars(&app, &given, Mode::Local(Path::new(".")));
+    let c = c.unwrap_or_else(|e| panic!("{e}"));
+    let shown = format!("{c:?} {:?} {:#?}", c.stores, c);
+    assert!(!shown.contains("s3cret"), "a secret in the configuration's Debug: {shown}");
+    for kept in ["localhost/shop", "pay.example.com/v1", "X-Api-Key: ***", "warehouse"] {
+        assert!(shown.contains(kept), "{kept:?} missing from {shown}");
+    }
+    assert_eq!(c.connection_headers["payments"].1, "header-s3cret", "the value itself is kept");
+}

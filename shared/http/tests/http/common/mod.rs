@@ -35,19 +35,24 @@ pub struct Browser {
     pub csrf: Option<String>,
 }
 
-#[derive(Default)]
+#[derive(Default, Clone, Copy)]
 pub struct Req<'a> {
     pub browser: Option<&'a Browser>,
     pub csrf: Option<&'a str>,
     pub bearer: Option<&'a str>,
     pub idempotency_key: Option<&'a str>,
+    /// The body's content type; `application/json` when `None`.
+    pub content_type: Option<&'a str>,
 }
 
 pub async fn send(env: &Env, method: &str, path: &str, how: Req<'_>, body: &str) -> Answer {
     let web = WebSettings { public_url: Some("https://shop.test".into()), secure_cookies: true };
     let state = HttpState::new(env.engine.clone(), web).unwrap_or_else(|e| panic!("{e}"));
-    let mut request =
-        Request::builder().method(method).uri(path).header("content-type", "application/json");
+    let content_type = how.content_type.unwrap_or("application/json");
+    let mut request = Request::builder().method(method).uri(path);
+    if !content_type.is_empty() {
+        request = request.header("content-type", content_type);
+    }
     if let Some(session) = how.browser.and_then(|b| b.session.as_deref()) {
         request = request.header("cookie", format!("theme=dark; jadpo_session={session}"));
     }
