@@ -46,7 +46,7 @@ fn http_request(credential: &Credential) -> Request<Body> {
         ),
         Credential::Browser { session, csrf } => (
             builder
-                .header("cookie", format!("jadpo_session={session}"))
+                .header("cookie", format!("__Host-jadpo_session={session}"))
                 .header("x-csrf-token", csrf),
             json!({"items": [{"sku": "A", "qty": 1}]}),
         ),

@@ -1,7 +1,8 @@
 //! The request's principal, resolved once at the edge ([`Caller`], [`MaybeCaller`]).
 //!
 //! A request carries at most one credential: `Authorization: Bearer` with a service key or an
-//! API token, or else a browser session's `jadpo_session` cookie. A browser session's write (any
+//! API token, or else a browser session's cookie (`__Host-jadpo_session` deployed, `jadpo_session`
+//! over the local process's plain HTTP). A browser session's write (any
 //! method but `GET`, `HEAD`, `OPTIONS`) must also carry its CSRF token in `X-CSRF-Token` (`403`
 //! without it): the cookie goes with any request the browser makes, the token only with the
 //! page's own. Every refusal is logged with the route, the principal kind and the reason, never a
@@ -19,10 +20,17 @@ use jadpo_core::model::user_session::{LiveSession, SessionKind, is_token};
 
 use crate::{HttpState, Problem, store_problem};
 
-/// The browser session's cookie.
+/// The browser session's cookie over plain HTTP (the local process).
 pub const SESSION_COOKIE: &str = "jadpo_session";
-/// The cookie the page reads its CSRF token from (not `HttpOnly`: the page's script sends it).
+/// The cookie the page reads its CSRF token from (not `HttpOnly`: the page's script sends it),
+/// over plain HTTP.
 pub const CSRF_COOKIE: &str = "jadpo_csrf";
+/// The session's cookie where cookies are `Secure` (deployed). The `__Host-` prefix makes the
+/// browser refuse it unless it is `Secure`, `Path=/` and has no `Domain`: a sibling subdomain
+/// cannot plant or overwrite it (cookie tossing), and a plain `jadpo_session` is not read.
+pub const SECURE_SESSION_COOKIE: &str = "__Host-jadpo_session";
+/// The CSRF token's cookie where cookies are `Secure`.
+pub const SECURE_CSRF_COOKIE: &str = "__Host-jadpo_csrf";
 /// The header a browser session's write carries its CSRF token in.
 pub const CSRF_HEADER: &str = "x-csrf-token";
 /// A browser session's `last_seen_at` is written at most this often.
@@ -161,7 +169,7 @@ async fn authenticate(
             )?;
         return bearer(state, presented, now).await.map(Some);
     }
-    let Some(cookie) = cookie(headers, SESSION_COOKIE) else {
+    let Some(cookie) = cookie(headers, state.web.cookie_names().0) else {
         return Ok(None);
     };
     let session = browser(state, &cookie, now).await?;

@@ -41,7 +41,10 @@ mod sign_in;
 mod trace;
 mod workflows;
 
-pub use auth::{CSRF_COOKIE, CSRF_HEADER, Caller, MaybeCaller, SESSION_COOKIE, admitted, cookie};
+pub use auth::{
+    CSRF_COOKIE, CSRF_HEADER, Caller, MaybeCaller, SECURE_CSRF_COOKIE, SECURE_SESSION_COOKIE,
+    SESSION_COOKIE, admitted, cookie,
+};
 
 /// What the handlers share.
 #[derive(Clone)]
@@ -75,6 +78,18 @@ pub struct WebSettings {
     pub public_url: Option<String>,
     /// Whether cookies are `Secure` (deployed: always; locally over plain HTTP: not).
     pub secure_cookies: bool,
+}
+
+impl WebSettings {
+    /// The session's and the CSRF token's cookie names: `__Host-` prefixed where cookies are
+    /// `Secure`, plain over plain HTTP (where a browser would refuse the prefix).
+    pub fn cookie_names(&self) -> (&'static str, &'static str) {
+        if self.secure_cookies {
+            (SECURE_SESSION_COOKIE, SECURE_CSRF_COOKIE)
+        } else {
+            (SESSION_COOKIE, CSRF_COOKIE)
+        }
+    }
 }
 
 /// The commit router.

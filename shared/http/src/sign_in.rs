@@ -5,8 +5,9 @@
 //! * `GET /sign-in/link?email=…&token=…`: the page a mailed link opens; its button posts the
 //!   token (a link scanner that only fetches the page uses nothing).
 //! * `POST /sign-in/link` `{"email", "token"}` and `POST /sign-in/code` `{"email", "code"}`: start a
-//!   browser session: the `jadpo_session` cookie (`HttpOnly`, `SameSite=Lax`, `Secure` when
-//!   deployed) and the CSRF token, in the body and in the `jadpo_csrf` cookie the page reads.
+//!   browser session: the session cookie (`HttpOnly`, `SameSite=Lax`; deployed `Secure` and
+//!   named `__Host-jadpo_session`, locally `jadpo_session`) and the CSRF token, in the body and in
+//!   the `__Host-jadpo_csrf` (`jadpo_csrf`) cookie the page reads.
 //! * `POST /sign-in/oidc/{provider}` `{"id_token"}`: signs in with an OpenID Connect ID token
 //!   from a declared provider (its user, or the one its first sign-in links).
 //! * Passkeys: `crate::passkeys`.
@@ -30,7 +31,7 @@ use jadpo_engine::sign_in::{
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::auth::{CSRF_COOKIE, SESSION_COOKIE, refused};
+use crate::auth::refused;
 use crate::{Caller, HttpState, Problem, store_problem};
 
 /// The routes, to merge into the commit router.
@@ -286,8 +287,8 @@ async fn with_id_token(
     result.await.into_response()
 }
 
-/// `Set-Cookie` for `name`: `Path=/`, `SameSite=Lax`, `Secure` when deployed; `max_age` 0
-/// clears it.
+/// `Set-Cookie` for `name`: `Path=/`, `SameSite=Lax`, `Secure` when deployed (and never a
+/// `Domain`, as the `__Host-` names need); `max_age` 0 clears it.
 fn set_cookie(state: &HttpState, name: &str, value: &str, max_age: i64, http_only: bool) -> String {
     let mut cookie = format!("{name}={value}; Path=/; Max-Age={max_age}; SameSite=Lax");
     if http_only {
@@ -321,17 +322,19 @@ pub(crate) fn signed_in(
         "csrf_token": session.csrf,
         "expires_at": session.expires_at,
     });
+    let (session_cookie, csrf_cookie) = state.web.cookie_names();
     let cookies = [
-        set_cookie(state, SESSION_COOKIE, &session.token, max_age, true),
-        set_cookie(state, CSRF_COOKIE, &session.csrf, max_age, false),
+        set_cookie(state, session_cookie, &session.token, max_age, true),
+        set_cookie(state, csrf_cookie, &session.csrf, max_age, false),
     ];
     Ok(with_cookies((StatusCode::OK, axum::Json(body)).into_response(), cookies))
 }
 
 fn cleared(state: &HttpState, response: Response) -> Response {
+    let (session_cookie, csrf_cookie) = state.web.cookie_names();
     let cookies = [
-        set_cookie(state, SESSION_COOKIE, "", 0, true),
-        set_cookie(state, CSRF_COOKIE, "", 0, false),
+        set_cookie(state, session_cookie, "", 0, true),
+        set_cookie(state, csrf_cookie, "", 0, false),
     ];
     with_cookies(response, cookies)
 }

@@ -119,7 +119,7 @@ fn attempt(key: String) -> impl Strategy<Value = Attempt> {
         authorization,
         prop::option::of(".{0,300}"),
         prop::option::of(prop_oneof!["00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]", ".{0,300}"]),
-        prop::option::of(prop_oneof!["jadpo_session=[a-zA-Z0-9_]{0,80}", ".{0,200}"]),
+        prop::option::of(prop_oneof!["__Host-jadpo_session=[a-zA-Z0-9_]{0,80}", ".{0,200}"]),
         body,
     )
         .prop_map(

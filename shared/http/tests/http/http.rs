@@ -455,7 +455,7 @@ async fn user_credentials_to_an_app_without_users_are_refused(kind: Kind) {
     let by_token = call(&env, "POST", "/actions/who", Some(&token), None, "{}").await;
     assert!(is_problem(&by_token, StatusCode::UNAUTHORIZED), "{}", by_token.body);
     assert!(by_token.body["detail"].as_str().is_some_and(|d| d.contains("no users")));
-    let cookie = format!("jadpo_session=jadpo_bs_{}", "cd".repeat(32));
+    let cookie = format!("__Host-jadpo_session=jadpo_bs_{}", "cd".repeat(32));
     let by_cookie = call_with(&env, "GET", "/runs/x", None, None, &[("cookie", &cookie)], "").await;
     assert!(is_problem(&by_cookie, StatusCode::UNAUTHORIZED), "{}", by_cookie.body);
     let anonymous = call(&env, "POST", "/actions/who", None, None, "{}").await;

@@ -48,11 +48,21 @@ async fn a_person_signs_in_by_link_and_orders_as_themself(kind: Kind) {
     let signed =
         post(&env, "/sign-in/link", json!({"email": "alice@example.com", "token": token})).await;
     let browser = browser_of(&signed);
-    let session_cookie = signed.set_cookies.iter().find(|c| c.starts_with("jadpo_session="));
+    let session_cookie = signed.set_cookies.iter().find(|c| c.starts_with("__Host-jadpo_session="));
     let session_cookie = session_cookie.cloned().unwrap_or_default();
     for attribute in ["HttpOnly", "Secure", "SameSite=Lax", "Path=/"] {
         assert!(session_cookie.contains(attribute), "{session_cookie}");
     }
+    for cookie in &signed.set_cookies {
+        assert!(cookie.starts_with("__Host-") && !cookie.contains("Domain"), "{cookie}");
+    }
+    // A cookie without the prefix (one a sibling subdomain could plant) is not read.
+    let session = browser.session.clone().unwrap_or_default();
+    let planted = format!("jadpo_session={session}");
+    let tossed = Req { raw_cookie: Some(&planted), ..Req::default() };
+    let answer = send(&env, "GET", "/me", tossed, "").await;
+    assert_eq!(answer.status, StatusCode::UNAUTHORIZED, "an unprefixed cookie was read");
+    assert_eq!(me(&env, &browser).await.status, StatusCode::OK, "the prefixed one is");
     let user = signed.body["user_id"].as_str().unwrap_or_default().to_owned();
     let customer = format!(
         "SELECT count(*) AS n FROM shop_customers WHERE id = '{user}' AND email = 'alice@example.com'"
@@ -185,7 +195,9 @@ async fn sign_out_here_and_everywhere(kind: Kind) {
             .await;
     assert_eq!(out.status, StatusCode::NO_CONTENT);
     assert!(
-        out.set_cookies.iter().any(|c| c.starts_with("jadpo_session=;") && c.contains("Max-Age=0"))
+        out.set_cookies
+            .iter()
+            .any(|c| c.starts_with("__Host-jadpo_session=;") && c.contains("Max-Age=0"))
     );
     assert_eq!(me(&env, &first).await.status, StatusCode::UNAUTHORIZED);
     assert_eq!(me(&env, &second).await.status, StatusCode::OK, "sign-out ended another session");

@@ -43,6 +43,8 @@ pub struct Req<'a> {
     pub idempotency_key: Option<&'a str>,
     /// The body's content type; `application/json` when `None`.
     pub content_type: Option<&'a str>,
+    /// A `Cookie` header sent as written (instead of the browser's).
+    pub raw_cookie: Option<&'a str>,
 }
 
 pub async fn send(env: &Env, method: &str, path: &str, how: Req<'_>, body: &str) -> Answer {
@@ -53,8 +55,10 @@ pub async fn send(env: &Env, method: &str, path: &str, how: Req<'_>, body: &str)
     if !content_type.is_empty() {
         request = request.header("content-type", content_type);
     }
-    if let Some(session) = how.browser.and_then(|b| b.session.as_deref()) {
-        request = request.header("cookie", format!("theme=dark; jadpo_session={session}"));
+    if let Some(raw) = how.raw_cookie {
+        request = request.header("cookie", raw);
+    } else if let Some(session) = how.browser.and_then(|b| b.session.as_deref()) {
+        request = request.header("cookie", format!("theme=dark; __Host-jadpo_session={session}"));
     }
     if let Some(token) = how.csrf {
         request = request.header("x-csrf-token", token);
@@ -95,9 +99,9 @@ pub fn browser_of(answer: &Answer) -> Browser {
             .and_then(|c| c.split(';').next())
             .map(str::to_owned)
     };
-    let csrf = value("jadpo_csrf");
+    let csrf = value("__Host-jadpo_csrf");
     assert_eq!(csrf.as_deref(), answer.body["csrf_token"].as_str(), "the page gets its CSRF token");
-    Browser { session: value("jadpo_session"), csrf }
+    Browser { session: value("__Host-jadpo_session"), csrf }
 }
 
 /// An action that answers who called it.
