@@ -122,8 +122,8 @@ async fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The operator console at `/console`, acting as `JADPO_OPERATOR` (else `local`), behind the
-/// login link the banner prints.
+/// The operator console at `/console`, behind the login link the banner prints (each login
+/// names its operator; `JADPO_OPERATOR`, else `local`, suggested).
 fn local_console(
     engine: &jadpo_engine::Engine,
     listen: std::net::SocketAddr,
@@ -131,7 +131,13 @@ fn local_console(
     let name = std::env::var("JADPO_OPERATOR").ok().filter(|n| !n.trim().is_empty());
     let operator = jadpo_engine::operator::Operator::new(name.as_deref().unwrap_or("local"))
         .context("JADPO_OPERATOR is not an operator name")?;
-    let settings = jadpo_console::ConsoleSettings { listen, no_login: false, hosts: Vec::new() };
+    // Off loopback only after JADPO_LISTEN_PUBLIC=1, the explicit flag plain HTTP there needs.
+    let settings = jadpo_console::ConsoleSettings {
+        listen,
+        no_login: false,
+        hosts: Vec::new(),
+        plain_http_on_network: !listen.ip().is_loopback(),
+    };
     Ok(jadpo_console::console(engine.clone(), operator, &settings)?)
 }
 

@@ -3,7 +3,8 @@
 //! until interrupted.
 //!
 //! Why it checks the address before binding: a console without a login on an address others
-//! reach would hand them the operator's database rights; it is refused with what to do instead.
+//! reach would hand them the operator's database rights, and one with a login there would send
+//! its link and cookie in clear; each is refused with what to do instead.
 
 use std::net::SocketAddr;
 
@@ -24,14 +25,19 @@ pub(crate) struct ConsoleArgs {
     /// Ask for no login: refused unless --listen is a loopback address.
     #[arg(long)]
     no_login: bool,
-    /// Who is acting (recorded); default `JADPO_OPERATOR`, else the OS user.
+    /// Serve plain HTTP on a non-loopback --listen (a TLS-terminating proxy in front); refused
+    /// without it.
+    #[arg(long)]
+    plain_http_on_network: bool,
+    /// The name a login suggests (each login gives its own, recorded); default
+    /// `JADPO_OPERATOR`, else the OS user.
     #[arg(long, env = "JADPO_OPERATOR")]
     operator: Option<String>,
 }
 
 /// Serves the console until interrupted.
 pub(crate) async fn run(args: ConsoleArgs) -> anyhow::Result<()> {
-    listen_allowed(args.listen, !args.no_login)?;
+    listen_allowed(args.listen, !args.no_login, args.plain_http_on_network)?;
     let operator = common::operator(args.operator)?;
     let app = common::application()?;
     let wiring = common::wiring(&app, None).await?;
@@ -40,9 +46,15 @@ pub(crate) async fn run(args: ConsoleArgs) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("listening on {}", args.listen))?;
     let listen = listener.local_addr().context("the listener's address")?;
-    let settings = ConsoleSettings { listen, no_login: args.no_login, hosts: args.hosts };
+    let settings = ConsoleSettings {
+        listen,
+        no_login: args.no_login,
+        hosts: args.hosts,
+        plain_http_on_network: args.plain_http_on_network,
+    };
     let console = console(engine, operator, &settings)?;
     match &console.login_path {
+        // One line: a reader may stop after it (the link works once; docs/console.md).
         Some(path) => say!("console: http://{listen}{path}"),
         None => say!("console: http://{listen}/console/ (no login: this machine only)"),
     }

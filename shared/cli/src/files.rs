@@ -89,8 +89,22 @@ pub(crate) async fn restore(args: RestoreArgs) -> anyhow::Result<()> {
     let (name, db) = sqlite_file(args.store.as_deref())?;
     let keep = args.keep.clone().unwrap_or_else(|| default_keep(&db));
     let restored = sqlite_files::restore(&db, &args.from, &keep)?;
+    let found = match &restored.failed {
+        sqlite_files::Failed::Whole => "whole".to_owned(),
+        sqlite_files::Failed::Missing => "missing".to_owned(),
+        sqlite_files::Failed::Unreadable(why) => format!("unreadable: {why}"),
+    };
     if !args.json {
         say!("store {name}: restored {} from {}", db.display(), args.from.display());
+        match &restored.failed {
+            sqlite_files::Failed::Whole => {}
+            sqlite_files::Failed::Missing => {
+                say!("  the failed database's main file was gone: what remained of it is kept")
+            }
+            sqlite_files::Failed::Unreadable(why) => {
+                say!("  the failed database was unreadable ({why}): its files are kept as found")
+            }
+        }
         for kept in &restored.kept {
             say!("  kept   {}", kept.display());
         }
@@ -102,7 +116,7 @@ pub(crate) async fn restore(args: RestoreArgs) -> anyhow::Result<()> {
     if args.json {
         let doc = json!({
             "store": name, "database": db, "from": args.from,
-            "kept": restored.kept, "removed": restored.removed,
+            "failed_database": found, "kept": restored.kept, "removed": restored.removed,
             "verify": checks, "failed": failed,
         });
         say!("{doc}");

@@ -108,6 +108,7 @@ async fn seeded(store: Arc<dyn Store>, seed: &str) -> Console {
         listen: "127.0.0.1:7070".parse().unwrap_or_else(|e| panic!("{e}")),
         no_login: true,
         hosts: Vec::new(),
+        plain_http_on_network: false,
     };
     let operator = Operator::new("bench").unwrap_or_else(|e| panic!("{e}"));
     console(engine, operator, &settings).unwrap_or_else(|e| panic!("{e}"))

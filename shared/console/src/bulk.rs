@@ -155,7 +155,7 @@ async fn apply(state: &ConsoleState, signed: &Signed, form: &BulkForm, ids: &str
     if ids.len() > MOST {
         return refused(state, signed, &format!("at most {MOST} deliveries change at once"));
     }
-    let ops = DeliveryOps::new(&state.engine, &state.operator);
+    let ops = DeliveryOps::new(&state.engine, &signed.operator);
     let (mut done, mut refusals) = (0_usize, Vec::new());
     for id in &ids {
         let result = match form.action.as_str() {
@@ -174,7 +174,7 @@ async fn apply(state: &ConsoleState, signed: &Signed, form: &BulkForm, ids: &str
     }
     let verb = if form.action == "discard" { "discarded" } else { "retried" };
     let body = html! {
-        p.flash { (done) " of " (ids.len()) " " (verb) ", each recorded as an operator action by " (state.operator.name()) "." }
+        p.flash { (done) " of " (ids.len()) " " (verb) ", each recorded as an operator action by " (signed.operator.name()) "." }
         @if !refusals.is_empty() {
             p.error { (refusals.len()) " refused, unchanged:" }
             ul { @for r in &refusals { li { (r) } } }

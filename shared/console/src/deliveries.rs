@@ -177,7 +177,7 @@ async fn retry(
     if let Some(refused) = csrf_refusal(&signed, &form.csrf) {
         return refused;
     }
-    let ops = DeliveryOps::new(&state.engine, &state.operator);
+    let ops = DeliveryOps::new(&state.engine, &signed.operator);
     outcome(&state, &signed, &id, ops.retry(&id).await.map(|_| "retried"))
 }
 
@@ -191,7 +191,7 @@ async fn discard(
     if let Some(refused) = csrf_refusal(&signed, &form.csrf) {
         return refused;
     }
-    let ops = DeliveryOps::new(&state.engine, &state.operator);
+    let ops = DeliveryOps::new(&state.engine, &signed.operator);
     outcome(&state, &signed, &id, ops.discard(&id, form.reason.trim()).await.map(|_| "discarded"))
 }
 

@@ -8,8 +8,9 @@
 //! `BreakerOps`, `FlagOps`), the ones the CLI's verbs call, so it is refused by the same rules and recorded in the operator-action log
 //! with the console operator's name and the database role, like a verb's.
 //!
-//! Access ([`access`]): a login link with a token printed at start, a session cookie, a CSRF
-//! token in every form, and only the console's own host names answered.
+//! Access ([`access`]): a login link with a token printed at start, spent by the login that
+//! names its operator, a session cookie, a CSRF token in every form, and only the console's own
+//! host names answered.
 
 pub mod access;
 mod bulk;
@@ -36,11 +37,11 @@ use serde::Deserialize;
 use access::{Access, Signed, session_cookie};
 pub use access::{AccessError, listen_allowed};
 
-/// What a console needs: the engine over its stores, the operator it acts as, and its gate.
+/// What a console needs: the engine over its stores and its gate (which knows each session's
+/// operator).
 #[derive(Clone)]
 pub struct ConsoleState {
     engine: Engine,
-    operator: Arc<Operator>,
     access: Arc<Access>,
 }
 
@@ -62,20 +63,26 @@ pub struct ConsoleSettings {
     pub no_login: bool,
     /// More host names it answers to (`name` or `name:port`): a port-forward's, say.
     pub hosts: Vec<String>,
+    /// Serve plain HTTP on a non-loopback address (behind a TLS-terminating proxy); refused
+    /// otherwise.
+    pub plain_http_on_network: bool,
 }
 
-/// The console over `engine`'s stores, acting as `operator`.
+/// The console over `engine`'s stores; each login names its operator (`operator` suggested,
+/// and the only one with `no_login`).
 pub fn console(
     engine: Engine,
     operator: Operator,
     settings: &ConsoleSettings,
 ) -> Result<Console, AccessError> {
-    let (access, token) = Access::new(settings.listen, settings.no_login, &settings.hosts)?;
-    let state = ConsoleState { engine, operator: Arc::new(operator), access: Arc::new(access) };
+    let how = (settings.no_login, settings.plain_http_on_network);
+    let (access, token) = Access::new(settings.listen, how, operator, &settings.hosts)?;
+    let state = ConsoleState { engine, access: Arc::new(access) };
     let router = Router::new()
         .route("/console", get(|| async { Redirect::to("/console/") }))
         .route("/console/", get(pages::overview))
-        .route("/console/login", get(login))
+        .route("/console/login", get(login_form).post(login))
+        .route("/console/login-links", post(mint_link))
         .route("/console/logout", post(logout))
         .merge(deliveries::routes())
         .merge(runs::routes())
@@ -98,6 +105,7 @@ async fn guard(State(state): State<ConsoleState>, mut request: Request, next: Ne
         return (StatusCode::MISDIRECTED_REQUEST, page).into_response();
     }
     if request.uri().path() == "/console/login" {
+        // The link's form and its post: before any session exists.
         return next.run(request).await;
     }
     let Some(signed) = state.access.signed(request.headers()) else {
@@ -125,14 +133,36 @@ struct LoginQuery {
     token: String,
 }
 
-async fn login(
+/// The page a login link opens: who is signing in. Opening it spends nothing (a link preview
+/// or scanner that fetches it leaves the link working); posting its form does.
+async fn login_form(
     State(state): State<ConsoleState>,
     query: Result<Query<LoginQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Response {
+    if !state.access.asks_login() {
+        return Redirect::to("/console/").into_response();
+    }
     let token = query.map(|Query(q)| q.token).unwrap_or_default();
-    match state.access.login(&token) {
-        Ok(Some(id)) => {
-            tracing::info!(operator = %state.operator.name(), "console session started");
+    if !state.access.link_live(&token) {
+        return login_refused(&access::LoginRefusal::NoSuchLink);
+    }
+    let suggested = state.access.default_operator().name().to_owned();
+    (StatusCode::OK, pages::login(&token, &suggested, None)).into_response()
+}
+
+#[derive(Deserialize)]
+struct LoginForm {
+    #[serde(default)]
+    token: String,
+    #[serde(default)]
+    operator: String,
+}
+
+/// Spends the link and starts a session acting as the name given.
+async fn login(State(state): State<ConsoleState>, form: axum::Form<LoginForm>) -> Response {
+    match state.access.login(&form.token, &form.operator) {
+        Ok(id) => {
+            tracing::info!(operator = %form.operator.trim(), "console session started");
             let cookie = session_cookie(&id);
             (
                 StatusCode::SEE_OTHER,
@@ -140,12 +170,41 @@ async fn login(
             )
                 .into_response()
         }
-        Ok(None) if !state.access.asks_login() => Redirect::to("/console/").into_response(),
-        Ok(None) => {
-            let page = pages::message("Sign in", "That login link is not this console's.");
-            (StatusCode::UNAUTHORIZED, page).into_response()
+        Err(refusal @ access::LoginRefusal::BadName) => {
+            let page = pages::login(&form.token, form.operator.trim(), Some(&refusal.to_string()));
+            (StatusCode::UNPROCESSABLE_ENTITY, page).into_response()
         }
-        Err(e) => (StatusCode::SERVICE_UNAVAILABLE, pages::message("Sign in", &e.to_string()))
+        Err(refusal) => login_refused(&refusal),
+    }
+}
+
+fn login_refused(refusal: &access::LoginRefusal) -> Response {
+    let text = format!(
+        "{refusal}. Ask a signed-in operator for a new link (Overview, Login link for another \
+         browser), or restart the console for a new printed one."
+    );
+    (StatusCode::UNAUTHORIZED, pages::message("Sign in", &text)).into_response()
+}
+
+/// A signed-in operator's link for another browser, shown once.
+async fn mint_link(
+    State(state): State<ConsoleState>,
+    signed: axum::Extension<Signed>,
+    headers: HeaderMap,
+    form: axum::Form<CsrfForm>,
+) -> Response {
+    if let Some(refused) = csrf_refusal(&signed, &form.csrf) {
+        return refused;
+    }
+    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("localhost");
+    match state.access.mint_link() {
+        Ok(token) => {
+            tracing::info!(operator = %signed.operator.name(), "console login link made");
+            let link = format!("http://{host}/console/login?token={token}");
+            let minutes = access::MINTED_LINK_TTL.as_secs() / 60;
+            (StatusCode::OK, pages::minted_link(&state, &signed, &link, minutes)).into_response()
+        }
+        Err(e) => (StatusCode::SERVICE_UNAVAILABLE, pages::message("Login link", &e.to_string()))
             .into_response(),
     }
 }

@@ -56,7 +56,11 @@ fn frame(
                     @if state.access.asks_login() {
                         form method="post" action="/console/logout" {
                             input type="hidden" name="csrf" value=(signed.csrf);
-                            button type="submit" { "Sign out " (state.operator.name()) }
+                            button type="submit" { "Sign out " (signed.operator.name()) }
+                        }
+                        form method="post" action="/console/login-links" {
+                            input type="hidden" name="csrf" value=(signed.csrf);
+                            button type="submit" { "Login link for another browser" }
                         }
                     }
                 }
@@ -67,6 +71,42 @@ fn frame(
             }
         }
     }
+}
+
+/// The form a login link opens: who is signing in (suggested: the console's operator), with
+/// why the last try was refused, if it was.
+pub(crate) fn login(token: &str, suggested: &str, refused: Option<&str>) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head { meta charset="utf-8"; title { "Sign in · Jadpo console" } style { (STYLE) } }
+            body { main {
+                h1 { "Sign in" }
+                @if let Some(why) = refused { p.error { (why) } }
+                p { "Every change you make in this session is recorded under the name you give." }
+                form method="post" action="/console/login" {
+                    input type="hidden" name="token" value=(token);
+                    label { "Your name " input name="operator" value=(suggested) required maxlength="64"; }
+                    " " button type="submit" { "Sign in" }
+                }
+                p.note { "This link works once: signing in spends it." }
+            } }
+        }
+    }
+}
+
+/// The page showing a login link made for another browser, once.
+pub(crate) fn minted_link(
+    state: &ConsoleState,
+    signed: &Signed,
+    link: &str,
+    minutes: u64,
+) -> Markup {
+    let body = html! {
+        p { "Open this link in the other browser. It works once, within " (minutes) " minutes,              and is shown only here:" }
+        pre id="login-link" { (link) }
+    };
+    page(state, signed, "Login link", body)
 }
 
 /// A page with only a heading and a sentence (refusals, sign-in).

@@ -124,7 +124,7 @@ async fn set_flag(
         Ok(r) => r,
         Err(e) => return refuse(StatusCode::BAD_REQUEST, e.to_string()),
     };
-    match FlagOps::new(&state.engine).set(&name, rollout, &state.operator).await {
+    match FlagOps::new(&state.engine).set(&name, rollout, &signed.operator).await {
         Ok(changed) => {
             let done = if changed.is_some() { "set" } else { "it already had that state" };
             let query = serde_urlencoded::to_string([("done", done)]).unwrap_or_default();

@@ -306,7 +306,7 @@ async fn cancel(
     if let Some(refused) = csrf_refusal(&signed, &form.csrf) {
         return refused;
     }
-    match cancel_as_operator(&state.engine, &state.operator, &id, &form.reason).await {
+    match cancel_as_operator(&state.engine, &signed.operator, &id, &form.reason).await {
         Ok(_) => Redirect::to(&format!("/console/runs/{id}?done=cancelled")).into_response(),
         Err(e) => {
             let status = match e {

@@ -189,7 +189,7 @@ async fn act(
     if let Err(e) = sync(&state.engine).await {
         return refused(&state, &signed, StatusCode::SERVICE_UNAVAILABLE, &e, &back);
     }
-    let ops = ScheduleOps::new(&state.engine, &state.operator);
+    let ops = ScheduleOps::new(&state.engine, &signed.operator);
     let result = match verb.as_str() {
         "pause" => ops.pause(&name).await.map(|_| "paused".to_owned()),
         "resume" => ops.resume(&name).await.map(|_| "resumed".to_owned()),
@@ -275,7 +275,7 @@ async fn force(
     if verb == "release" {
         return release(&state, &signed, &connection).await;
     }
-    let ops = BreakerOps::new(&state.engine, &state.operator);
+    let ops = BreakerOps::new(&state.engine, &signed.operator);
     let result = match verb.as_str() {
         "open" => ops.open(&connection).await,
         "close" => ops.close(&connection).await,
@@ -311,7 +311,7 @@ async fn force(
 /// Releases the deliveries `connection`'s breaker holds in every store, as `jadpo deliveries
 /// release` does (the breaker stays as it is: a released delivery may be held again).
 async fn release(state: &ConsoleState, signed: &Signed, connection: &str) -> Response {
-    let ops = DeliveryOps::new(&state.engine, &state.operator);
+    let ops = DeliveryOps::new(&state.engine, &signed.operator);
     match ops.release(connection).await {
         Ok(released) => {
             let n: usize = released.iter().map(|(_, ids)| ids.len()).sum();

@@ -12,7 +12,10 @@
 //!   whole — main file, `-wal` and `-shm`, byte for byte, taken while that lock holds — in a
 //!   directory of its own, removes the `-wal` and `-shm`, and only then puts the backup in place
 //!   (written beside it and renamed, so a crash leaves the old or the new file, never half of
-//!   one).
+//!   one). When the failed database is gone or unreadable (its main file missing, or its header
+//!   or schema page not SQLite's), which is what a restore is for, no lock can be taken on it:
+//!   whatever remains of it is kept aside byte for byte and the restore goes on, saying so
+//!   ([`Failed`]); that no process still has it open is then the operator's to make sure.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -45,6 +48,12 @@ pub enum FilesError {
         /// What SQLite said.
         why: String,
     },
+    /// The failed database has SQLite's header but cannot be read or locked.
+    #[error(
+        "the database is unreadable ({0}) though its header is SQLite's: stop every process using \
+         it, move its files (with -wal and -shm) aside yourself, then restore again"
+    )]
+    Unreadable(String),
     /// SQLite failed.
     #[error("sqlite: {0}")]
     Sqlite(#[from] rusqlite::Error),
@@ -97,9 +106,22 @@ pub fn backup(db: &Path, to: &Path) -> Result<u64, FilesError> {
     Ok(std::fs::metadata(to).map_err(io(to))?.len())
 }
 
+/// What state the failed database was found in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failed {
+    /// It opened: kept whole under its exclusive lock.
+    Whole,
+    /// Its main file was gone: whatever `-wal`/`-shm` remained were kept.
+    Missing,
+    /// Its main file was not a readable database (what SQLite said): its files kept as found.
+    Unreadable(String),
+}
+
 /// What a restore did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Restored {
+    /// The state the failed database was found in.
+    pub failed: Failed,
     /// Where the failed database's files were kept, each as it was.
     pub kept: Vec<PathBuf>,
     /// The stale `-wal`/`-shm` removed from beside the restored file.
@@ -108,21 +130,34 @@ pub struct Restored {
 
 /// Replaces the database at `db` with the backup at `from`, keeping the failed database's files
 /// whole in the new directory `keep` first. Refused, changing nothing, while another process has
-/// `db` open or when the backup is not a sound database.
+/// `db` open or when the backup is not a sound database. A `db` that is missing or unreadable
+/// is restored over, whatever remains of it kept in `keep` first.
 pub fn restore(db: &Path, from: &Path, keep: &Path) -> Result<Restored, FilesError> {
-    for path in [db, from] {
-        if !path.exists() {
-            return Err(FilesError::Missing(path.to_owned()));
-        }
+    if !from.exists() {
+        return Err(FilesError::Missing(from.to_owned()));
     }
     if keep.exists() {
         return Err(FilesError::Exists(keep.to_owned()));
     }
     check_sound(from)?;
+    if let Some(folder) = db.parent().filter(|f| !f.as_os_str().is_empty() && !f.is_dir()) {
+        return Err(FilesError::NoFolder(folder.to_owned()));
+    }
     let staged = sibling(db, ".restoring");
     std::fs::copy(from, &staged).map_err(io(&staged))?;
-    let kept = match keep_failed(db, keep) {
-        Ok(kept) => kept,
+    let found = match (db.exists(), sqlite_header(db)) {
+        (false, _) => set_aside(db, keep).map(|kept| (Failed::Missing, kept)),
+        (true, Err(why)) => set_aside(db, keep).map(|kept| (Failed::Unreadable(why), kept)),
+        (true, Ok(())) => keep_failed(db, keep).map(|kept| (Failed::Whole, kept)),
+    };
+    let found = match found {
+        Err(FilesError::Unreadable(why)) => {
+            set_aside(db, keep).map(|kept| (Failed::Unreadable(why), kept))
+        }
+        other => other,
+    };
+    let (failed, kept) = match found {
+        Ok(found) => found,
         Err(e) => {
             let _ = std::fs::remove_file(&staged);
             return Err(e);
@@ -136,7 +171,33 @@ pub fn restore(db: &Path, from: &Path, keep: &Path) -> Result<Restored, FilesErr
         }
     }
     std::fs::rename(&staged, db).map_err(io(db))?;
-    Ok(Restored { kept, removed })
+    Ok(Restored { failed, kept, removed })
+}
+
+/// Whether `db` starts with SQLite's header, read as plain bytes: a file that does not is set
+/// aside before SQLite opens it (which could change its `-wal` and `-shm`).
+fn sqlite_header(db: &Path) -> Result<(), String> {
+    use std::io::Read;
+    let mut head = [0_u8; 100];
+    let read = std::fs::File::open(db).and_then(|mut f| f.read_exact(&mut head));
+    match read {
+        Ok(()) if head.starts_with(b"SQLite format 3\0") => Ok(()),
+        Ok(()) => Err("its header is not SQLite's".to_owned()),
+        Err(e) => Err(format!("its header cannot be read: {e}")),
+    }
+}
+
+/// Copies whatever files of the database at `db` exist, byte for byte, into the new `keep`.
+fn set_aside(db: &Path, keep: &Path) -> Result<Vec<PathBuf>, FilesError> {
+    std::fs::create_dir_all(keep).map_err(io(keep))?;
+    let mut kept = Vec::new();
+    for file in database_files(db).into_iter().filter(|f| f.exists()) {
+        let name = file.file_name().map(PathBuf::from).unwrap_or_default();
+        let to = keep.join(name);
+        std::fs::copy(&file, &to).map_err(io(&to))?;
+        kept.push(to);
+    }
+    Ok(kept)
 }
 
 /// Runs SQLite's integrity check on a backup (read-only: the file is not changed).
@@ -158,13 +219,16 @@ fn check_sound(path: &Path) -> Result<(), FilesError> {
 fn keep_failed(db: &Path, keep: &Path) -> Result<Vec<PathBuf>, FilesError> {
     let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
     conn.busy_timeout(Duration::from_secs(2))?;
-    conn.pragma_update(None, "locking_mode", "EXCLUSIVE")?;
     let in_use = |e: rusqlite::Error| match e.sqlite_error_code() {
         Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
             FilesError::InUse(db.to_owned())
         }
+        Some(rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt) => {
+            FilesError::Unreadable(e.to_string())
+        }
         _ => FilesError::Sqlite(e),
     };
+    conn.pragma_update(None, "locking_mode", "EXCLUSIVE").map_err(in_use)?;
     conn.execute_batch("BEGIN EXCLUSIVE").map_err(in_use)?;
     conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get::<_, i64>(0))
         .map_err(in_use)?;

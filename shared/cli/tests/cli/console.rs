@@ -38,7 +38,14 @@ async fn the_printed_link_opens_the_console_over_the_stores_given() {
     let base = link.split("/console/").next().unwrap_or_default().to_owned();
     let pages = tokio::task::spawn_blocking(move || {
         let refused = http_request("GET", &format!("{base}/console/deliveries"), &[], b"");
-        let login = http_request("GET", &link, &[], b"");
+        let form = http_request("GET", &link, &[], b"");
+        let form_text = String::from_utf8_lossy(&form.body).into_owned();
+        assert!(form_text.contains("value=\"ops-bob\""), "the operator suggested: {form_text}");
+        let token = link.split("token=").nth(1).unwrap_or_default();
+        let posted = format!("token={token}&operator=ops-bob");
+        let typed = [("Content-Type".to_owned(), "application/x-www-form-urlencoded".to_owned())];
+        let login =
+            http_request("POST", &format!("{base}/console/login"), &typed, posted.as_bytes());
         let cookie = login
             .header("set-cookie")
             .unwrap_or_default()

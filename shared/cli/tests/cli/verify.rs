@@ -249,6 +249,46 @@ async fn a_restore_from_a_broken_backup_changes_nothing() {
     assert!(!pg.status.success() && text(&pg).contains("pg_dump"), "{}", text(&pg));
 }
 
+/// The case a restore exists for: the failed database's main file gone (only its `-wal` left), or
+/// overwritten so its header is not SQLite's. Either way the restore goes on, keeps whatever
+/// remained byte for byte, says what it found, and the restored store holds the backup and
+/// passes the checks.
+#[tokio::test]
+async fn a_restore_over_a_missing_or_unreadable_database_keeps_what_remained() {
+    let db = SqliteTestDb::empty();
+    let store = db.store();
+    seed(&db.url(), &store).await;
+    drop(store);
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let backup = dir.path().join("backup.db");
+    let backup_arg = backup.display().to_string();
+    assert!(jadpo(&db.url(), &["backup", "--output", &backup_arg]).status.success());
+    let from_backup = contents(&SqliteTestDb::open(&backup)).await;
+    for (case, said) in [("missing", "main file was gone"), ("unreadable", "was unreadable")] {
+        let failed = dir.path().join(format!("{case}.db"));
+        let wal = dir.path().join(format!("{case}.db-wal"));
+        std::fs::write(&wal, b"what a crash left").unwrap_or_else(|e| panic!("{e}"));
+        if case == "unreadable" {
+            std::fs::write(&failed, vec![0xA5_u8; 8192]).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let keep = dir.path().join(format!("kept-{case}"));
+        let url = format!("sqlite://{}", failed.display());
+        let keep_arg = keep.display().to_string();
+        let out = jadpo(&url, &["restore", "--from", &backup_arg, "--keep", &keep_arg]);
+        let shown = text(&out);
+        assert!(out.status.success(), "{case}: {shown}");
+        assert!(shown.contains(said), "{case}: {shown}");
+        assert_eq!(shown.matches("  PASS ").count(), 8, "{case}: {shown}");
+        let kept_wal = std::fs::read(keep.join(format!("{case}.db-wal")));
+        assert_eq!(kept_wal.ok().as_deref(), Some(&b"what a crash left"[..]), "{case}: the -wal");
+        let kept_main = std::fs::read(keep.join(format!("{case}.db"))).ok();
+        assert_eq!(kept_main.map(|m| m.len()), (case == "unreadable").then_some(8192), "{case}");
+        assert!(!wal.exists(), "{case}: the stale -wal stayed beside the restored file");
+        let restored = contents(&SqliteTestDb::open(&failed)).await;
+        assert_eq!(restored, from_backup, "{case}: the restore differs from the backup");
+    }
+}
+
 /// `jadpo migrate events` rewrites rows an earlier release wrote (the inner payload alone) into
 /// the complete form, then has nothing left to do; `verify` passes before and after; a batch of 0
 /// is refused before anything is read.

@@ -66,7 +66,12 @@ async fn an_operator_works_the_console_in_a_real_browser() {
     let listener =
         tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("{e}"));
     let listen = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
-    let settings = ConsoleSettings { listen, no_login: false, hosts: Vec::new() };
+    let settings = ConsoleSettings {
+        listen,
+        no_login: false,
+        hosts: Vec::new(),
+        plain_http_on_network: false,
+    };
     let operator = Operator::new("ops-alice").unwrap_or_else(|e| panic!("{e}"));
     let served = console(env.engine.clone(), operator, &settings).unwrap_or_else(|e| panic!("{e}"));
     let login = served.login_path.clone().unwrap_or_else(|| panic!("a login link"));
@@ -78,6 +83,9 @@ async fn an_operator_works_the_console_in_a_real_browser() {
     browser.open(&format!("{base}/console/"));
     assert!(browser.text("main").contains("login link"), "no session, no page");
     browser.open(&format!("{base}{login}"));
+    // The link's form asks who signs in (the console's operator suggested); posting it spends it.
+    browser.click("form[action=\"/console/login\"] button");
+    browser.wait_for("h1", "the overview after the login", false, |t| t == "Overview");
     assert!(browser.title().starts_with("Overview"), "{}", browser.title());
     let overview = browser.text("main");
     assert!(overview.contains("send_receipt") && overview.contains("503"), "{overview}");

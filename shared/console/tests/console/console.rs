@@ -74,6 +74,37 @@ async fn only_a_session_reads_and_only_its_token_changes(kind: Kind) {
     assert!(wrong.headers.get("set-cookie").is_none());
     let (cookie, csrf) = sign_in(&console).await;
     let c = Some(cookie.as_str());
+    // The printed link worked once: opened or posted again, it is refused.
+    let link = console.login_path.clone().unwrap_or_default();
+    let again = send(&console, "GET", &link, None, "").await;
+    assert_eq!(again.status, StatusCode::UNAUTHORIZED, "{kind:?}: a spent link: {}", again.text);
+    let token = link.split("token=").nth(1).unwrap_or_default();
+    let replay = format!("token={token}&operator=mallory");
+    let replayed = send(&console, "POST", "/console/login", None, &replay).await;
+    assert_eq!(replayed.status, StatusCode::UNAUTHORIZED, "{kind:?}: a spent link posted");
+    assert!(replayed.headers.get("set-cookie").is_none());
+    // A signed-in operator makes a link for another browser; that login names its own operator.
+    let minted = send(&console, "POST", "/console/login-links", c, &format!("csrf={csrf}")).await;
+    assert_eq!(minted.status, StatusCode::OK, "{kind:?}: {}", minted.text);
+    let minted_link =
+        minted.text.split("id=\"login-link\">").nth(1).and_then(|r| r.split('<').next());
+    let minted_link = minted_link.unwrap_or_else(|| panic!("no link in {}", minted.text));
+    let path =
+        minted_link.split_once("7070").map(|(_, p)| p.replace("&amp;", "&")).unwrap_or_default();
+    let unnamed = send(
+        &console,
+        "POST",
+        "/console/login",
+        None,
+        &format!("token={}&operator=+", path.split("token=").nth(1).unwrap_or_default()),
+    )
+    .await;
+    assert_eq!(unnamed.status, StatusCode::UNPROCESSABLE_ENTITY, "{kind:?}: no name, no session");
+    let (bobs, _) = common::sign_in_as(&console, &path, "bob on call").await;
+    let bob_page = send(&console, "GET", "/console/", Some(&bobs), "").await;
+    assert!(bob_page.text.contains("Sign out bob on call"), "{kind:?}: {}", bob_page.text);
+    let forged_mint = send(&console, "POST", "/console/login-links", c, "csrf=0").await;
+    assert_eq!(forged_mint.status, StatusCode::FORBIDDEN, "{kind:?}: a link needs the token");
 
     let overview = send(&console, "GET", "/console/", c, "").await;
     assert_eq!(overview.status, StatusCode::OK, "{kind:?}");
@@ -175,12 +206,21 @@ async fn without_a_login_the_console_listens_on_loopback_only() {
         listen: "0.0.0.0:7070".parse().unwrap_or_else(|e| panic!("{e}")),
         no_login: true,
         hosts: Vec::new(),
+        plain_http_on_network: true,
     };
     let refused = console(env.engine.clone(), operator(), &public);
     let message = refused.err().map(|e| e.to_string()).unwrap_or_default();
     assert!(message.contains("listen on a loopback address"), "{message}");
+    let plain = ConsoleSettings { no_login: false, plain_http_on_network: false, ..public.clone() };
+    let refused = console(env.engine.clone(), operator(), &plain);
+    let message = refused.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(
+        message.contains("plain HTTP") && message.contains("--plain-http-on-network"),
+        "{message}"
+    );
     let with_login = ConsoleSettings { no_login: false, ..public };
-    assert!(console(env.engine.clone(), operator(), &with_login).is_ok(), "a login makes it safe");
+    let asked = console(env.engine.clone(), operator(), &with_login);
+    assert!(asked.is_ok(), "a login and the explicit flag make it a choice");
     let local = ConsoleSettings { no_login: true, ..settings() };
     let open = console(env.engine.clone(), operator(), &local).unwrap_or_else(|e| panic!("{e}"));
     assert!(open.login_path.is_none());

@@ -52,6 +52,7 @@ pub fn settings() -> ConsoleSettings {
         listen: HOST.parse().unwrap_or_else(|e| panic!("{e}")),
         no_login: false,
         hosts: Vec::new(),
+        plain_http_on_network: false,
     }
 }
 
@@ -63,7 +64,17 @@ pub fn open(env: &Env) -> Console {
 /// Signs in through `console`'s login link; the cookie and the page's CSRF token.
 pub async fn sign_in(console: &Console) -> (String, String) {
     let link = console.login_path.clone().unwrap_or_else(|| panic!("a login link"));
-    let got = send(console, "GET", &link, None, "").await;
+    sign_in_as(console, &link, "ops-alice").await
+}
+
+/// Opens login `link` (its form), signs in as `name`: the cookie and the page's CSRF token.
+pub async fn sign_in_as(console: &Console, link: &str, name: &str) -> (String, String) {
+    let form = send(console, "GET", link, None, "").await;
+    assert_eq!(form.status, StatusCode::OK, "{}", form.text);
+    assert!(form.text.contains("name=\"operator\""), "the form asks who: {}", form.text);
+    let token = link.split("token=").nth(1).unwrap_or_default();
+    let body = format!("token={token}&operator={}", name.replace(' ', "+"));
+    let got = send(console, "POST", "/console/login", None, &body).await;
     assert_eq!(got.status, StatusCode::SEE_OTHER, "{}", got.text);
     let set = got.headers.get("set-cookie").and_then(|v| v.to_str().ok()).unwrap_or_default();
     assert!(set.contains("HttpOnly") && set.contains("SameSite=Strict"), "{set}");
