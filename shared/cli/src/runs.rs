@@ -1,7 +1,8 @@
-//! `jadpo runs list`, `jadpo runs delete` and `jadpo sessions list`: the workflow runs and
+//! `jadpo runs list | cancel | delete | adopt` and `jadpo sessions list | adopt`: the workflow runs and
 //! Sessions of a store as an operator looks for them (by workflow, status, owner, user, or parked
 //! on a version this deployment does not register), newest first; and the changes an operator
-//! makes to a run here, its cancellation and its deletion, each recorded as an operator action.
+//! makes to a run here, its cancellation, its deletion and, for a run or Session without an
+//! owner, its adoption by one, each recorded as an operator action.
 //! Otherwise a run is changed through the HTTP API as its owner, or by `jadpo import`.
 
 use anyhow::Context;
@@ -9,6 +10,7 @@ use clap::Subcommand;
 use jadpo_core::Store;
 use jadpo_core::model::workflow::rows::{RunExport, RunQuery, SessionExport};
 use jadpo_core::model::workflow::state::ExecutionStatus;
+use jadpo_engine::workflow::adopt::{Adoption, adopt_run, adopt_session};
 use jadpo_engine::workflow::cancel::cancel_as_operator;
 use jadpo_engine::workflow::delete::delete_run;
 use serde_json::{Value, json};
@@ -70,6 +72,31 @@ pub(crate) enum RunsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Give a run that has no owner (made before owners were recorded, or imported) an owner,
+    /// so that principal reaches it (recorded as an operator action); an owned run is refused.
+    Adopt(AdoptArgs),
+}
+
+/// `runs adopt` and `sessions adopt`: which one, whose it becomes, and why.
+#[derive(Debug, clap::Args)]
+pub(crate) struct AdoptArgs {
+    /// The run or Session.
+    id: String,
+    /// Its owner from now on: `user:<id>` or `service:<name>`.
+    #[arg(long)]
+    owner: String,
+    /// Why (recorded with the action).
+    #[arg(long)]
+    reason: String,
+    /// Who is acting (recorded); default `JADPO_OPERATOR`, else the OS user.
+    #[arg(long, env = "JADPO_OPERATOR")]
+    operator: Option<String>,
+    /// The store (default: the default store).
+    #[arg(long)]
+    store: Option<String>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -82,6 +109,9 @@ pub(crate) enum SessionsCommand {
         #[command(flatten)]
         listing: Listing,
     },
+    /// Give a Session that has no owner an owner (recorded as an operator action); an owned
+    /// Session is refused.
+    Adopt(AdoptArgs),
 }
 
 /// How a listing is shown: how many, from which store, as text or JSON.
@@ -164,6 +194,7 @@ pub(crate) async fn runs(command: RunsCommand) -> anyhow::Result<()> {
         RunsCommand::Cancel { run_id, reason, operator, json } => {
             return cancel(&run_id, &reason, operator, json).await;
         }
+        RunsCommand::Adopt(args) => return adopt("run", args).await,
     };
     let app = crate::common::application()?;
     let Listing { limit, store, json } = listing;
@@ -247,8 +278,29 @@ async fn delete(
     Ok(())
 }
 
+/// Adopts run or Session `args.id` (`kind`) for `args.owner`.
+async fn adopt(kind: &str, args: AdoptArgs) -> anyhow::Result<()> {
+    let operator = crate::common::operator(args.operator)?;
+    let store = store_named(args.store.as_deref()).await?;
+    let clock = jadpo_core::SystemClock;
+    let adoption = Adoption { owner: &args.owner, reason: &args.reason };
+    let id = args.id.as_str();
+    if kind == "run" {
+        adopt_run(store.as_ref(), &clock, &operator, id, adoption).await?;
+    } else {
+        adopt_session(store.as_ref(), &clock, &operator, id, adoption).await?;
+    }
+    let owner = args.owner.trim();
+    let text = format!("{kind} {id} is owned by {owner} (recorded as {kind}.adopt by {operator})");
+    crate::common::answer(args.json, &text, &json!({kind: id, "owner": owner}));
+    Ok(())
+}
+
 pub(crate) async fn sessions(command: SessionsCommand) -> anyhow::Result<()> {
-    let SessionsCommand::List { user, listing } = command;
+    let (user, listing) = match command {
+        SessionsCommand::List { user, listing } => (user, listing),
+        SessionsCommand::Adopt(args) => return adopt("session", args).await,
+    };
     let Listing { limit, store, json } = listing;
     let store = store_named(store.as_deref()).await?;
     let mut found = Vec::new();

@@ -188,6 +188,13 @@ pub static SQL: WorkflowSql = WorkflowSql {
         "UPDATE sessions SET active_run_id = NULL, revision = revision + 1, updated_at = $2 \
         WHERE active_run_id = $1",
     ),
+    execution_adopt: Statement::new(
+        "UPDATE workflow_executions SET owner = $2 WHERE run_id = $1 AND owner IS NULL",
+    ),
+    session_adopt: Statement::new(
+        "UPDATE sessions SET owner = $2, revision = revision + 1, updated_at = $3 \
+        WHERE id = $1 AND owner IS NULL",
+    ),
     executions_finished: Statement::new(
         "SELECT run_id FROM workflow_executions WHERE workflow_id = $1 \
         AND status IN ('completed', 'failed', 'cancelled', 'cancellation_failed') AND updated_at < $2 \

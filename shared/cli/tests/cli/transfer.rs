@@ -619,3 +619,67 @@ async fn every_write_moves_the_fingerprint_an_export_checks() {
     let pg = PgTestDb::empty().await;
     fingerprint_moves(pg.url(), &pg.store()).await;
 }
+
+/// Runs and Sessions without an owner (made before owners were recorded, or imported) reach no
+/// principal; `jadpo runs adopt` and `jadpo sessions adopt` give them one, on both adapters:
+/// a bad owner, a blank reason, an unknown id and an owned one are refused with nothing changed;
+/// the adoption is recorded as an operator action with the reason.
+#[tokio::test]
+async fn an_operator_gives_an_ownerless_run_and_session_an_owner() {
+    let sqlite = SqliteTestDb::empty();
+    adoptions(&sqlite.url(), &sqlite.store()).await;
+    let pg = PgTestDb::empty().await;
+    adoptions(pg.url(), &pg.store()).await;
+}
+
+async fn adoptions(url: &str, store: &dyn Store) {
+    seed(url, store).await;
+    let mut tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
+    tx.execute("UPDATE workflow_executions SET owner = NULL", &[])
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    tx.execute("UPDATE sessions SET owner = NULL", &[]).await.unwrap_or_else(|e| panic!("{e}"));
+    tx.commit().await.unwrap_or_else(|e| panic!("{e}"));
+    let adopt = |what: &str, args: &[&str]| {
+        jadpo(url, &[&[what, "adopt", "--operator", "dora"][..], args].concat())
+    };
+    for (args, said) in [
+        (&["run-1", "--owner", "alice", "--reason", "legacy"][..], "is not an owner"),
+        (&["run-1", "--owner", "user:", "--reason", "legacy"][..], "is not an owner"),
+        (&["run-1", "--owner", "user:alice", "--reason", " "][..], "--reason TEXT"),
+        (&["nope", "--owner", "user:alice", "--reason", "legacy"][..], "no run nope"),
+    ] {
+        let refused = adopt("runs", args);
+        assert_eq!(refused.status.code(), Some(1), "{args:?}: {}", text(&refused));
+        assert!(text(&refused).contains(said), "{args:?}: {}", text(&refused));
+    }
+    let owner = store.execution_owner("run-1").await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(owner, None, "a refused adoption changed the run");
+
+    ok(&adopt("runs", &["run-1", "--owner", "user:alice", "--reason", "pre-owner import"]));
+    let owner = store.execution_owner("run-1").await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(owner.as_deref(), Some("user:alice"));
+    let again = adopt("runs", &["run-1", "--owner", "user:mallory", "--reason", "mine"]);
+    assert!(text(&again).contains("owned by user:alice already"), "{}", text(&again));
+    let owner = store.execution_owner("run-1").await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(owner.as_deref(), Some("user:alice"), "an owned run changed hands");
+
+    let before = store.session_get("s-1").await.unwrap_or_else(|e| panic!("{e}"));
+    let before = before.unwrap_or_else(|| panic!("no Session"));
+    let unknown = adopt("sessions", &["s-9", "--owner", "user:alice", "--reason", "legacy"]);
+    assert!(text(&unknown).contains("no Session s-9"), "{}", text(&unknown));
+    ok(&adopt("sessions", &["s-1", "--owner", "user:alice", "--reason", "pre-owner import"]));
+    let after = store.session_get("s-1").await.unwrap_or_else(|e| panic!("{e}"));
+    let after = after.unwrap_or_else(|| panic!("no Session"));
+    assert_eq!(after.owner.as_deref(), Some("user:alice"));
+    assert_eq!(after.revision, before.revision + 1, "the Session's revision moves on");
+    assert_eq!((after.context, after.active_run_id), (before.context, before.active_run_id));
+    let owned = adopt("sessions", &["s-1", "--owner", "user:bob", "--reason", "mine"]);
+    assert_eq!(owned.status.code(), Some(1), "{}", text(&owned));
+
+    let log = jadpo(url, &["actions", "list", "--json"]);
+    ok(&log);
+    let log = String::from_utf8_lossy(&log.stdout).into_owned();
+    assert!(log.contains("run.adopt") && log.contains("session.adopt"), "{log}");
+    assert_eq!(log.matches("pre-owner import").count(), 2, "{log}");
+}

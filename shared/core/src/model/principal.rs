@@ -31,6 +31,20 @@ impl Principal {
         }
     }
 
+    /// The principal an owner string names (`service:<name>` or `user:<id>`, as
+    /// [`Principal::owner`] writes it); `None` for any other text.
+    pub fn from_owner(owner: &str) -> Option<Self> {
+        let (kind, name) = owner.split_once(':')?;
+        let plain = !name.is_empty()
+            && name.len() <= 200
+            && name.chars().all(|c| c.is_ascii_graphic() && c != ':');
+        match kind {
+            "service" if plain => Some(Self::Service(name.to_owned())),
+            "user" if plain => Some(Self::User(name.to_owned())),
+            _ => None,
+        }
+    }
+
     /// Whether an object recorded with `owner` is this principal's. An object with no owner (made
     /// before owners were recorded) is no principal's.
     pub fn owns(&self, owner: Option<&str>) -> bool {

@@ -93,6 +93,25 @@ pub trait WorkflowOps: Send + Sync {
         limit: u32,
     ) -> Result<Vec<String>, StoreError>;
 
+    /// Gives run `run_id`, which has no owner, the owner `owner` inside `tx`; `false` when no
+    /// ownerless run has that id (none, or one owned already).
+    async fn execution_adopt_in(
+        &self,
+        tx: &mut dyn Transaction,
+        run_id: &str,
+        owner: &str,
+    ) -> Result<bool, StoreError>;
+
+    /// Gives Session `id`, which has no owner, the owner `owner` inside `tx` (its revision
+    /// moves on, `updated_at` becomes `now`); `false` when no ownerless Session has that id.
+    async fn session_adopt_in(
+        &self,
+        tx: &mut dyn Transaction,
+        id: &str,
+        owner: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError>;
+
     /// Deletes Session `id` inside `tx`; `false` when there was none.
     async fn session_delete_in(
         &self,

@@ -5,6 +5,7 @@
 //! concurrency by the workflow store; this module reads, decides, commits and carries the new
 //! commands to the queue.
 
+pub mod adopt;
 pub mod cancel;
 pub mod delete;
 pub mod events;

@@ -303,6 +303,26 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
     ) -> Result<bool, StoreError> {
         Ok(self.sql.workflow.session_delete.execute(tx, [id.into()]).await? > 0)
     }
+
+    async fn execution_adopt_in(
+        &self,
+        tx: &mut dyn Transaction,
+        run_id: &str,
+        owner: &str,
+    ) -> Result<bool, StoreError> {
+        Ok(self.sql.workflow.execution_adopt.execute(tx, [run_id.into(), owner.into()]).await? > 0)
+    }
+
+    async fn session_adopt_in(
+        &self,
+        tx: &mut dyn Transaction,
+        id: &str,
+        owner: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let params = [id.into(), owner.into(), SqlValue::Timestamp(now)];
+        Ok(self.sql.workflow.session_adopt.execute(tx, params).await? > 0)
+    }
 }
 
 /// A bound after every run id this runtime makes (lowercase hexadecimal UUIDs), standing in for

@@ -108,6 +108,10 @@ statements! {
         dispatch_delete_for_run(run_id),
         /// Unbind the Sessions bound to a run; their revision moves on.
         sessions_unbind_run(run_id, now),
+        /// Give an ownerless run an owner (changing no other column).
+        execution_adopt(run_id, owner),
+        /// Give an ownerless Session an owner; its revision moves on.
+        session_adopt(id, owner, now),
         /// Returns `run_id` of at most `limit` runs of `workflow_id` that finished (a terminal
         /// status) and last changed before `before`, oldest first.
         executions_finished(workflow_id, before, limit),
