@@ -109,6 +109,7 @@ pub static SQL: WorkflowSql = WorkflowSql {
         JOIN workflow_executions e ON e.run_id = c.run_id \
         LEFT JOIN jadpo_command_dispatch d ON d.command_id = c.id \
         WHERE c.status = 'pending' AND e.status IN ('running', 'cancelling') \
+        AND c.run_id NOT LIKE 'jadpo-verify-%' \
         AND (d.command_id IS NULL OR d.enqueued_at < $2) ORDER BY c.created_at LIMIT $3 \
         ON CONFLICT (command_id) DO UPDATE SET enqueued_at = excluded.enqueued_at \
         WHERE jadpo_command_dispatch.enqueued_at < $2 RETURNING command_id",

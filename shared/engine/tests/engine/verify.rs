@@ -3,6 +3,8 @@
 //! otherwise, a run from before events were kept) passes too; and each check fails, saying why,
 //! on a database broken on purpose in the way it guards against.
 
+use jadpo_core::model::workflow::kernel::{Incoming, decide};
+use jadpo_core::model::workflow::rows::TransitionWrite;
 use jadpo_core::model::workflow::state::ExecutionStatus;
 use jadpo_core::{Clock, Dialect, Store};
 use jadpo_engine::workflow::runs::{InSession, find_run, start_run};
@@ -71,9 +73,52 @@ fn shown(r: &Report) -> String {
         .join("\n")
 }
 
+/// What verify's probes could leave behind for a relay or a worker: dispatch rows, commands,
+/// runs and Sessions, counted.
+async fn workflow_rows(store: &dyn Store) -> Vec<i64> {
+    let mut counts = Vec::new();
+    for table in ["jadpo_command_dispatch", "outbox_commands", "workflow_executions", "sessions"] {
+        let sql = format!("SELECT count(*) AS n FROM {table}");
+        let rows = store.query_once(&sql, &[]).await.unwrap_or_else(|e| panic!("{e}"));
+        counts.push(rows.first().and_then(|r| r.get_i64("n").ok()).unwrap_or(-1));
+    }
+    counts
+}
+
+/// A run whose id has the probes' prefix, at a capability (one pending command): the relay's
+/// sweep never sends it, however long it waits.
+async fn a_probe_s_command_is_never_swept(kind: Kind) {
+    let env = Env::shop(kind).await;
+    let store = env.store("main");
+    let (def, _) = env.engine.app.workflow("checkout").unwrap_or_else(|| panic!("checkout"));
+    let run = format!("{}x", jadpo_engine::workflow::verify::PROBE_PREFIX);
+    let start = Incoming::Start { input: json!({"order_id": "o-1"}) };
+    let t = decide(def, None, &start, &run, 1).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(t.commands.len(), 1, "the probe-like run has a pending command");
+    let write = TransitionWrite {
+        owner: None,
+        actor: None,
+        run_id: &run,
+        expected_revision: None,
+        transition: &t,
+        session: None,
+        lease: None,
+    };
+    store.commit_transition(&write).await.unwrap_or_else(|e| panic!("{e}"));
+    let later = env.clock.now() + chrono::Duration::days(1);
+    let claimed = store.commands_claim_due(later, later, 100).await;
+    assert_eq!(claimed.unwrap_or_else(|e| panic!("{e}")), Vec::<String>::new(), "{kind:?}");
+}
+
 async fn a_sound_store_passes_and_names_its_recovery_point(kind: Kind) {
     let (env, _) = seeded(kind).await;
+    let before = workflow_rows(env.store("main").as_ref()).await;
     let r = report(&env).await;
+    let after = workflow_rows(env.store("main").as_ref()).await;
+    assert_eq!(
+        after, before,
+        "{kind:?}: verify's probes left rows behind (dispatch, commands, runs, Sessions)"
+    );
     assert_eq!(r.checks.len(), 8);
     assert_eq!(r.failed(), 0, "{kind:?}:\n{}", shown(&r));
     let point = r.recovered.unwrap_or_else(|| panic!("no recovery point"));
@@ -126,6 +171,18 @@ async fn a_legacy_history_passes(kind: Kind) {
     let r = report(&env).await;
     assert_eq!(r.failed(), 0, "{kind:?}:\n{}", shown(&r));
     assert!(r.checks[1].details.contains("1 legacy histories read"), "{}", shown(&r));
+}
+
+/// A history another implementation of the specification wrote: its revisions counted as the
+/// specification says, its event ids of its own form (not `${runId}:${seq}`). All eight pass.
+async fn another_implementation_s_history_passes(kind: Kind) {
+    let (env, _) = seeded(kind).await;
+    let store = env.store("main");
+    jadpo_test_harness::lift_history_guard(store.as_ref()).await.unwrap_or_else(|e| panic!("{e}"));
+    let sql = "UPDATE workflow_events SET id = 'evt_' || seq || '_' || replace(run_id, '-', '')";
+    store.execute_once(sql, &[]).await.unwrap_or_else(|e| panic!("{e}"));
+    let r = report(&env).await;
+    assert_eq!(r.failed(), 0, "{kind:?}:\n{}", shown(&r));
 }
 
 /// How each check is broken on purpose, per dialect, and what its failure must say.
@@ -214,7 +271,9 @@ async fn each_check_fails_on_what_it_guards(kind: Kind) {
 async fn verify_holds_each_check_to_the_specification() {
     for kind in [Kind::Sqlite, Kind::Postgres] {
         a_sound_store_passes_and_names_its_recovery_point(kind).await;
+        a_probe_s_command_is_never_swept(kind).await;
         a_legacy_history_passes(kind).await;
+        another_implementation_s_history_passes(kind).await;
         each_check_fails_on_what_it_guards(kind).await;
     }
 }
