@@ -36,7 +36,7 @@ pub static SQL: WorkflowSql = WorkflowSql {
     ),
     command_ack: Statement::new(
         "UPDATE outbox_commands SET status = $2, processed_at = $3 \
-        WHERE id = $1 AND status = 'pending'",
+        WHERE id = $1 AND status IN ('pending', 'claimed')",
     ),
     session_lock: Statement::new("SELECT user_id, revision FROM sessions WHERE id = $1"),
     session_bind: Statement::new(
@@ -95,7 +95,7 @@ pub static SQL: WorkflowSql = WorkflowSql {
     ),
     commands_resend_for_run: Statement::new(
         "INSERT INTO jadpo_command_dispatch (command_id, run_id, enqueued_at) \
-        SELECT id, run_id, $2 FROM outbox_commands WHERE run_id = $1 AND status = 'pending' \
+        SELECT id, run_id, $2 FROM outbox_commands WHERE run_id = $1 AND status IN ('pending', 'claimed') \
         ON CONFLICT (command_id) DO UPDATE SET enqueued_at = excluded.enqueued_at \
         RETURNING command_id",
     ),
@@ -108,7 +108,7 @@ pub static SQL: WorkflowSql = WorkflowSql {
         SELECT c.id, c.run_id, $1 FROM outbox_commands c \
         JOIN workflow_executions e ON e.run_id = c.run_id \
         LEFT JOIN jadpo_command_dispatch d ON d.command_id = c.id \
-        WHERE c.status = 'pending' AND e.status IN ('running', 'cancelling') \
+        WHERE c.status IN ('pending', 'claimed') AND e.status IN ('running', 'cancelling') \
         AND c.run_id NOT LIKE 'jadpo-verify-%' \
         AND (d.command_id IS NULL OR d.enqueued_at < $2) ORDER BY c.created_at LIMIT $3 \
         ON CONFLICT (command_id) DO UPDATE SET enqueued_at = excluded.enqueued_at \

@@ -370,7 +370,10 @@ pub async fn run_command(
     let Some(command) = store.command_get(command_id).await? else {
         return Ok(CommandResult::Gone);
     };
-    if command.status != "pending" {
+    // `claimed`: a worker of another implementation (or an imported history) took it and
+    // did not finish; the run's lease, not the status, keeps two executors apart here, so it
+    // is resumed as a pending one is (the capability is called again under the same key).
+    if !matches!(command.status.as_str(), "pending" | "claimed") {
         return Ok(CommandResult::Finished);
     }
     let Some(state) = store.execution_get(&command.run_id).await? else {

@@ -93,6 +93,30 @@ async fn a_lost_command_is_resent_and_the_run_resumes(kind: Kind) {
     assert_eq!(env.sinks.received("payments").len(), 1, "charged exactly once");
 }
 
+/// A `claimed` command (a worker of another implementation took it, or an imported history
+/// holds one, and it never finished) is resumed as a pending one: by its queue message, and,
+/// lost from the queue, by the relay's sweep; the run goes on to its wait, charged once.
+async fn a_claimed_command_is_resumed(kind: Kind) {
+    for lost in [false, true] {
+        let mut env = Env::shop(kind).await;
+        let run = started(&mut env).await;
+        let claimed = "UPDATE outbox_commands SET status = 'claimed' WHERE status = 'pending'";
+        let n = env.store("main").execute_once(claimed, &[]).await;
+        assert_eq!(n.unwrap_or_else(|e| panic!("{e}")), 1, "{kind:?}: one command claimed");
+        if lost {
+            while env.rx.try_recv().is_ok() {}
+            env.settle().await;
+        } else {
+            env.drain().await;
+        }
+        assert_eq!(status(&env, &run).await, ExecutionStatus::Waiting, "{kind:?} lost={lost}");
+        assert_eq!(env.sinks.received("payments").len(), 1, "{kind:?}: charged exactly once");
+        let left =
+            "SELECT count(*) AS n FROM outbox_commands WHERE status IN ('pending', 'claimed')";
+        assert_eq!(env.count("main", left).await, 0, "{kind:?}: every command finished");
+    }
+}
+
 async fn a_payments_outage_fails_the_run_visibly(kind: Kind) {
     let mut env = Env::shop(kind).await;
     env.sinks.set_failing("payments", true);
@@ -144,4 +168,5 @@ jadpo_test_env::both!(
     cancel_compensates_latest_first,
     a_lost_command_is_resent_and_the_run_resumes,
     a_payments_outage_fails_the_run_visibly,
+    a_claimed_command_is_resumed,
 );

@@ -26,7 +26,7 @@ statements! {
         events_page(run_id, after_seq, limit),
         /// One new command, pending.
         command_insert(id, run_id, seq, node_id, command_type, payload, idempotency_key, created_at),
-        /// On a pending command.
+        /// On a pending (or `claimed`) command.
         command_ack(id, status, processed_at),
         /// Returns `user_id, revision`, locking the row where the dialect can.
         session_lock(session_id),
@@ -58,11 +58,11 @@ statements! {
         leases_expired(now, limit),
         /// Delete that lease if it is still expired at `now`.
         lease_clear_expired(run_id, lease_id, now),
-        /// Returns `command_id` of the run's pending commands, stamped as enqueued at `now`.
+        /// Returns `command_id` of the run's pending (and `claimed`) commands, stamped as enqueued at `now`.
         commands_resend_for_run(run_id, now),
         /// Returns a command row: `id, run_id, node_id, type, payload, status, idempotency_key`.
         command_get(id),
-        /// Returns `command_id` of pending commands of live runs never put on the queue or put there
+        /// Returns `command_id` of pending (and `claimed`) commands of live runs never put on the queue or put there
         /// before `lost_before`, stamped as enqueued at `now`.
         commands_claim_due(now, lost_before, limit),
         /// Stamp a command as put on the queue (insert or refresh).
