@@ -47,6 +47,8 @@ async fn main() -> anyhow::Result<()> {
     )?;
     let (config, stores) = (&wiring.config, &wiring.stores);
     migrate_all(&app, stores).await.context("migrating the stores")?;
+    // Held until the process ends: the proof, while it lives, that it is alone on its files.
+    let _alone = take_over_step_leases(config, stores).await?;
     let (queue, rx, backlog) = InProcessQueue::counted();
     let engine = wiring.engine(Arc::new(queue), wiring.http_connections()?);
     let keys = Arc::clone(
@@ -120,6 +122,37 @@ async fn main() -> anyhow::Result<()> {
     .await
     .context("the HTTP server failed")?;
     Ok(())
+}
+
+/// For each SQLite file store this process is provably alone on (it holds the file's sole lock,
+/// which a crashed predecessor's death released), ends every step lease left: a runner that held
+/// one is dead, so its runs are taken up at once instead of after their lease (two minutes by
+/// default). A PostgreSQL store, or a file another live process holds, keeps its leases: they
+/// are waited out, as deployed. The locks, to hold while the process lives.
+async fn take_over_step_leases(
+    config: &Config,
+    stores: &jadpo_runtime::Stores,
+) -> anyhow::Result<Vec<jadpo_runtime_sqlite::files::SoleLock>> {
+    let mut held = Vec::new();
+    for store in &config.stores {
+        let jadpo_runtime::DatabaseUrl::Sqlite(jadpo_runtime::SqlitePath::File(path)) = &store.url
+        else {
+            continue;
+        };
+        let lock = jadpo_runtime_sqlite::files::sole_lock(path)
+            .with_context(|| format!("the lock beside {}", path.display()))?;
+        let Some(lock) = lock else {
+            tracing::warn!(store = %store.name, "another process holds these files: its step leases are waited out");
+            continue;
+        };
+        let opened = stores.get(&store.name).context("a configured store is not open")?;
+        let ended = opened.step_leases_release_all(jadpo_core::Clock::now(&SystemClock)).await?;
+        if ended > 0 {
+            tracing::info!(store = %store.name, ended, "step leases of a stopped process taken over");
+        }
+        held.push(lock);
+    }
+    Ok(held)
 }
 
 /// The operator console at `/console`, behind the login link the banner prints (each login

@@ -245,3 +245,56 @@ fn keep_failed(db: &Path, keep: &Path) -> Result<Vec<PathBuf>, FilesError> {
     conn.execute_batch("ROLLBACK")?;
     Ok(kept)
 }
+
+/// A lock a process holds on an SQLite database's files for as long as it lives: the proof that
+/// it is the only local process using them ([`sole_lock`]).
+pub struct SoleLock {
+    _held: Connection,
+}
+
+impl std::fmt::Debug for SoleLock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SoleLock")
+    }
+}
+
+/// Takes the sole-user lock of the database at `db`: an exclusive transaction, never ended, on
+/// the lock file `<db>.local-lock` beside it, which the operating system releases when the
+/// process ends however it ends (a crash included). `None` when another live process holds it.
+pub fn sole_lock(db: &Path) -> Result<Option<SoleLock>, FilesError> {
+    let path = sibling(db, ".local-lock");
+    let conn = Connection::open(&path)?;
+    conn.busy_timeout(Duration::ZERO)?;
+    match conn.execute_batch("PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE") {
+        Ok(()) => Ok(Some(SoleLock { _held: conn })),
+        Err(e)
+            if matches!(
+                e.sqlite_error_code(),
+                Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+            ) =>
+        {
+            Ok(None)
+        }
+        Err(e) => Err(FilesError::Sqlite(e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sole_lock_is_held_once_and_freed_with_its_holder() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let db = dir.path().join("main.db");
+        let first = sole_lock(&db).unwrap_or_else(|e| panic!("{e}"));
+        assert!(first.is_some(), "a free lock is taken");
+        let second = sole_lock(&db).unwrap_or_else(|e| panic!("{e}"));
+        assert!(second.is_none(), "a held lock is not taken twice");
+        drop(first);
+        assert!(
+            sole_lock(&db).unwrap_or_else(|e| panic!("{e}")).is_some(),
+            "freed with its holder"
+        );
+    }
+}

@@ -54,6 +54,10 @@ pub static STEPS: StepSql = StepSql {
         "UPDATE jadpo_step_records SET lease_expires_at = $3 WHERE run_key = $1 \
         AND runner_generation = $2 AND finished_at IS NULL",
     ),
+    runs_release_all: Statement::new(
+        "UPDATE jadpo_step_records SET lease_expires_at = $1 \
+        WHERE finished_at IS NULL AND lease_expires_at > $1",
+    ),
     run_diverge: Statement::new(
         "UPDATE jadpo_step_records SET diverged = 1, divergence = $3 WHERE run_key = $1 \
         AND runner_generation = $2 AND finished_at IS NULL",

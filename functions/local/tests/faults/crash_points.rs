@@ -344,3 +344,48 @@ fn a_malformed_crash_point_stops_the_start_and_says_why() {
     assert!(stderr.contains("JADPO_CRASH_AT: \"steps.after_call:soon\""), "{stderr}");
     assert!(!Path::new(&dir.path().join(".jadpo")).exists(), "it made its stores first");
 }
+
+/// A process killed while it holds a recorded call's step lease (default: two minutes), then
+/// restarted alone on its SQLite files: it takes its dead predecessor's leases over at start,
+/// so the interrupted delivery is handled within seconds, not after the lease.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_process_alone_on_its_files_takes_over_the_dead_one_s_step_leases() {
+    let bed = Bed::sqlite().await;
+    let start = |crash_at: &str| {
+        let mut vars: Vec<(&str, &str)> = bed.vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        vars.extend([("JADPO_REDELIVERY_AFTER_SECS", "1"), ("JADPO_CRASH_AT", crash_at)]);
+        start_local_with(bed.dir.path(), &vars)
+    };
+    let mut local = start("steps.after_call");
+    let key = read_key(&mut local);
+    let port = local.port;
+    let placed = tokio::task::spawn_blocking(move || place(port, &key, 1));
+    let _ = placed.await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let ended = loop {
+        if let Some(status) = local.child.try_wait().unwrap_or_else(|e| panic!("{e}")) {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "the process never reached steps.after_call");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(ended.signal(), Some(SIGABRT), "{ended}");
+    let held = "SELECT count(*) AS n FROM jadpo_step_records WHERE finished_at IS NULL";
+    assert!(bed.count(bed.main.as_ref(), held, None).await > 0, "no step lease was left held");
+
+    let restarted = Instant::now();
+    let mut local = start("");
+    let _ = read_key(&mut local);
+    while bed.unfinished().await > 0 {
+        assert!(
+            restarted.elapsed() < Duration::from_secs(45),
+            "the dead process's step lease was waited out: {:#?}",
+            bed.unfinished_rows().await
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let took = restarted.elapsed();
+    let _ = local.child.kill();
+    let _ = local.child.wait();
+    println!("after the crash, the restarted process handled everything in {took:?}");
+}

@@ -81,6 +81,12 @@ pub trait StepStore: Send + Sync {
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError>;
 
+    /// Ends the lease of every unfinished run at `now`, so the next attempt of each takes it up
+    /// at once: only for a process that has proved it is the only one using this store (the
+    /// local process at start, holding its files' lock), whose predecessor's leases can then
+    /// belong to no live runner. How many were ended.
+    async fn step_leases_release_all(&self, now: DateTime<Utc>) -> Result<u64, StoreError>;
+
     /// Marks the run diverged with `reason`; `false` if it was no longer this runner's.
     async fn step_run_diverge(
         &self,

@@ -293,6 +293,10 @@ impl<C: TransactionalStore> StepStore for SqlStore<C> {
         Ok(self.sql.steps.run_release.execute_once(self, params).await? == 1)
     }
 
+    async fn step_leases_release_all(&self, now: DateTime<Utc>) -> Result<u64, StoreError> {
+        self.sql.steps.runs_release_all.execute_once(self, [now.into()]).await
+    }
+
     async fn step_run_diverge(
         &self,
         run_key: &str,

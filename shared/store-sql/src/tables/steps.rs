@@ -40,6 +40,8 @@ statements! {
         run_finish_answering(run_key, step_no, sealed_answer, sealing_key_id, encoding, answered_at, runner_generation, now): optional,
         /// Ends the generation's lease now.
         run_release(run_key, runner_generation, now),
+        /// Ends every unfinished run's lease now (a process proven alone on the store, at start).
+        runs_release_all(now),
         /// Marks the run diverged with the reason, if the generation still holds it.
         run_diverge(run_key, runner_generation, divergence),
         /// Returns `run_key, action, first_started_at, diverged, divergence` of unfinished runs
