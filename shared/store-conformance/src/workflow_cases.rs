@@ -491,6 +491,15 @@ pub async fn sessions_follow_the_spec(fx: &dyn Fixture) {
         session::update_context(store.as_ref(), &fresh, &json!([1]), now).await,
         Err(SessionError::NotAnObject)
     ));
+    // A later write, an hour on, keeps when the Session was created and moves `updated_at`.
+    let later = now + chrono::Duration::hours(1);
+    ok(
+        session::update_context(store.as_ref(), &fresh, &json!({"lang": "it"}), later).await,
+        "later",
+    );
+    let row = ok(store.session_export("s-1").await, "export").unwrap_or_else(|| panic!("no s-1"));
+    assert_eq!(row.created_at, now.timestamp_millis(), "created_at moved");
+    assert_eq!(row.updated_at, later.timestamp_millis(), "updated_at stood still");
     // A binding to a run that does not exist fails closed.
     ok(
         store

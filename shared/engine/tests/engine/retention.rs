@@ -177,3 +177,37 @@ fn a_retention_for_an_undeclared_workflow_is_refused() {
         Some("a retention is declared for workflow \"nope\", which is not declared")
     );
 }
+
+/// An application that declares no workflow retention keeps every run and Session however
+/// old: housekeeping a year and more later deletes neither a finished run, nor its Session, nor
+/// a Session bound to none.
+async fn without_a_declared_retention_runs_and_sessions_stay(kind: Kind) {
+    let mut env = retention_app::env_of(kind, retention_app::app_without_retention()).await;
+    session(&env, "bound").await;
+    session(&env, "unbound").await;
+    let run = start(&env, Some("bound")).await;
+    env.settle().await;
+    let status = find_run(&env.engine, &run).await.map(|(_, s)| s.status);
+    assert!(status.as_ref().is_ok_and(|s| s.is_terminal()), "{kind:?}: {status:?}");
+    env.clock.advance(chrono::Duration::days(400));
+    let (reports, failures) = housekeep_all(&env.engine, "test").await;
+    assert!(failures.is_empty(), "{kind:?}: {failures:?}");
+    let runs_or_sessions = reports
+        .iter()
+        .flat_map(|r| &r.deleted)
+        .filter(|(c, _)| matches!(c, RecordClass::FinishedRuns | RecordClass::IdleSessions))
+        .map(|(_, n)| n)
+        .sum::<u64>();
+    assert_eq!(runs_or_sessions, 0, "{kind:?}: {reports:?}");
+    assert_eq!(of_run(&env, "workflow_executions", &run).await, 1, "{kind:?}: the run went");
+    for id in ["bound", "unbound"] {
+        assert!(session_row(&env, id).await.is_some(), "{kind:?}: Session {id} went");
+    }
+}
+
+#[tokio::test]
+async fn without_a_declared_retention_runs_and_sessions_stay_on_both() {
+    for kind in [Kind::Sqlite, Kind::Postgres] {
+        without_a_declared_retention_runs_and_sessions_stay(kind).await;
+    }
+}

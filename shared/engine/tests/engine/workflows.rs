@@ -24,6 +24,8 @@ async fn status(env: &Env, run: &str) -> ExecutionStatus {
 async fn checkout_runs_to_completion(kind: Kind) {
     let mut env = Env::shop(kind).await;
     let run = started(&mut env).await;
+    let (_, first) = find_run(&env.engine, &run).await.unwrap_or_else(|e| panic!("{e}"));
+    env.clock.advance(chrono::Duration::seconds(30));
     env.drain().await; // reserve, then charge
     assert_eq!(status(&env, &run).await, ExecutionStatus::Waiting);
     let charges = env.sinks.received("payments");
@@ -63,6 +65,11 @@ async fn checkout_runs_to_completion(kind: Kind) {
     assert!(acted.iter().any(|(e, a)| a.is_none() && e.seq <= state.revision), "{acted:?}");
     let events: Vec<_> = acted.into_iter().map(|(e, _)| e).collect();
     assert_eq!(replay(&run, &events).as_ref(), Some(&done));
+    // Every transition kept when the run began and what it was given.
+    assert_eq!(done.created_at, first.created_at, "{kind:?}: created_at moved");
+    assert!(done.updated_at >= first.created_at + 30_000, "{kind:?}: updated_at stood still");
+    assert_eq!(done.input, json!({"order_id": "o-7"}), "{kind:?}: the input changed");
+    assert_eq!(done.input, first.input);
     let pending = env
         .count("main", "SELECT count(*) AS n FROM outbox_commands WHERE status = 'pending'")
         .await;

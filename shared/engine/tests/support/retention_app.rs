@@ -61,9 +61,20 @@ pub fn app() -> Application {
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// The same workflow with no retention declared at all.
+pub fn app_without_retention() -> Application {
+    let app = Application::builder("retention").store("main").capability("pack", Done);
+    app.workflow(ship(), "main").build().unwrap_or_else(|e| panic!("{e}"))
+}
+
 pub async fn env(kind: Kind) -> Env {
+    env_of(kind, app()).await
+}
+
+/// An environment for `app`, housekeeping in batches of 2.
+pub async fn env_of(kind: Kind, app: Application) -> Env {
     let housekeeping = HousekeepingSettings { batch_size: 2, ..HousekeepingSettings::default() };
-    Env::new(kind, app(), EngineSettings { housekeeping, ..EngineSettings::default() }).await
+    Env::new(kind, app, EngineSettings { housekeeping, ..EngineSettings::default() }).await
 }
 
 pub async fn session(env: &Env, id: &str) {
