@@ -90,15 +90,7 @@ pub async fn adopt_run(
             "workflow": state.workflow_id, "status": state.status.as_str(),
             "revision": state.revision, "owner": null, "new_owner": owner,
         });
-        let action = OperatorAction {
-            action: "run.adopt",
-            item_kind: "run",
-            item: run_id,
-            item_state,
-            detail: Some(reason.clone()),
-        };
-        change.record(&action).await?;
-        Ok(())
+        record(&mut change, ("run", run_id), item_state, &reason).await
     }
     .await;
     change.finish(result).await
@@ -128,18 +120,29 @@ pub async fn adopt_session(
             "user_id": session.user_id, "active_run_id": session.active_run_id,
             "revision": session.revision, "owner": null, "new_owner": owner,
         });
-        let action = OperatorAction {
-            action: "session.adopt",
-            item_kind: "session",
-            item: id,
-            item_state,
-            detail: Some(reason.clone()),
-        };
-        change.record(&action).await?;
-        Ok(())
+        record(&mut change, ("session", id), item_state, &reason).await
     }
     .await;
     change.finish(result).await
+}
+
+/// Records `<kind>.adopt` of item `id` (as it was: `item_state`) for `reason` in the change.
+async fn record(
+    change: &mut Change<'_>,
+    (kind, id): (&'static str, &str),
+    item_state: serde_json::Value,
+    reason: &str,
+) -> Result<(), AdoptError> {
+    let action_name = format!("{kind}.adopt");
+    let action = OperatorAction {
+        action: &action_name,
+        item_kind: kind,
+        item: id,
+        item_state,
+        detail: Some(reason.to_owned()),
+    };
+    change.record(&action).await?;
+    Ok(())
 }
 
 /// The refusal when the row changed between the read and the write (deleted, or adopted by a
