@@ -226,6 +226,20 @@ pub async fn a_pre_ledger_database_is_taken_over_with_its_rows(fx: &dyn Fixture)
     assert!(after.iter().all(|s| s.state.label() == "applied"), "{after:?}");
     let kept = count(store.as_ref(), "SELECT count(*) AS n FROM sessions WHERE id = 's-old'").await;
     assert_eq!(kept, 1, "the pre-ledger Session was lost");
+    // Written after the migration, the Session of then is under compare-and-set as any other:
+    // a write at its revision lands and moves it on; a second from the same read is refused.
+    let then = ok(store.session_get("s-old").await, "read").unwrap_or_else(|| panic!("s-old"));
+    let at = chrono::DateTime::from_timestamp(1_767_225_600, 0).unwrap_or_default();
+    let patch = json!({"lang": "fr"});
+    let written =
+        jadpo_engine::workflow::session::update_context(store.as_ref(), &then, &patch, at);
+    let written = ok(written.await, "a write at its revision");
+    assert_eq!(written.revision, then.revision + 1, "the revision moved on");
+    let again = jadpo_engine::workflow::session::update_context(store.as_ref(), &then, &patch, at);
+    assert!(
+        matches!(again.await, Err(jadpo_engine::workflow::session::SessionError::Stale(_))),
+        "a write from a stale read of the legacy Session landed"
+    );
     if fx.dialect() == Dialect::Postgres {
         let added = count(
             store.as_ref(),

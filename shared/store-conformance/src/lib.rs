@@ -154,6 +154,7 @@ macro_rules! conformance_tests {
             sessions_bind_starts_and_refuse_wrong_owner_or_stale_revision,
             two_starts_in_one_session_have_one_winner,
             stored_events_replay_to_the_stored_state,
+            a_repeat_s_loop_state_survives_the_store,
             leases_have_one_holder_and_fence_writes,
             sessions_follow_the_spec,
             runs_are_paged_by_keyset_and_counted_by_status,

@@ -87,6 +87,59 @@ async fn count(store: &dyn Store, sql: &str, run: &str) -> i64 {
     rows.first().map(|r| ok(r.get_i64("n"), "n")).unwrap_or(-1)
 }
 
+/// `Repeat { times: 3 }` around one capability, then complete.
+fn rounds() -> WorkflowDef {
+    let ping = Node::Capability {
+        capability: "ping".into(),
+        inputs: vec![],
+        idempotency_key: None,
+        output: "answer".into(),
+        next: "rounds".into(),
+        on_failure: None,
+        compensate: None,
+    };
+    WorkflowDef::builder("rounds", "1", "rounds")
+        .node("rounds", Node::Repeat { times: 3, body: "ping".into(), next: "done".into() })
+        .node("ping", ping)
+        .node("done", Node::Complete)
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A `Repeat` run through a real store: after each transition the state read back, its
+/// `loop_state` (the iterations done) included, is the one written and the replay of the stored
+/// events; the run leaves the loop after exactly three iterations (its count then cleared) and
+/// completes.
+pub async fn a_repeat_s_loop_state_survives_the_store(fx: &dyn Fixture) {
+    let store = migrated(fx).await;
+    let def = rounds();
+    let start = Incoming::Start { input: json!({}) };
+    let mut t = ok(decide(&def, None, &start, "run-r", 1_000), "start");
+    ok(commit(store.as_ref(), "run-r", None, &t, None).await, "commit start");
+    let mut iterations = Vec::new();
+    loop {
+        let stored =
+            ok(store.execution_get("run-r").await, "get").unwrap_or_else(|| panic!("gone"));
+        assert_eq!(stored, t.state, "the state read back differs from the one written");
+        let events = ok(store.execution_events("run-r").await, "events");
+        assert_eq!(replay("run-r", &events).as_ref(), Some(&stored), "stored events replay");
+        iterations.push(stored.loop_state.as_ref().and_then(|l| l.get("rounds")).cloned());
+        let Some(c) = t.commands.first().cloned() else { break };
+        let done = Incoming::CommandCompleted {
+            command_id: c.id.clone(),
+            node_id: c.node_id.clone(),
+            result: json!({"n": iterations.len()}),
+        };
+        let at = stored.updated_at + 10;
+        let next = ok(decide(&def, Some(&stored), &done, "run-r", at), "decide");
+        ok(commit(store.as_ref(), "run-r", Some(stored.revision), &next, None).await, "commit");
+        t = next;
+    }
+    // Leaving the loop clears its count, so a loop entered again starts afresh.
+    assert_eq!(iterations, vec![Some(json!(1)), Some(json!(2)), Some(json!(3)), None]);
+    assert_eq!(t.state.status.as_str(), "completed");
+}
+
 /// A started run reads back exactly, with its events and its pending command.
 pub async fn a_started_run_reads_back_exactly(fx: &dyn Fixture) {
     let store = migrated(fx).await;
