@@ -103,6 +103,7 @@ async fn seeded(store: Arc<dyn Store>, seed: &str) -> Console {
         runs: jadpo_engine::steps::RunEnv::ephemeral(),
         blobs: None,
         breakers_seen: Default::default(),
+        key_sets: Default::default(),
     };
     let settings = ConsoleSettings {
         listen: "127.0.0.1:7070".parse().unwrap_or_else(|e| panic!("{e}")),

@@ -1,14 +1,19 @@
 //! Sign-in with an external token: an OpenID Connect ID token from a provider the application
 //! declares ([`OidcProvider`]: issuer, audience, and the connection that serves its key set).
 //!
-//! The token's signature is checked against the issuer's published keys (fetched through the
-//! declared connection at each sign-in: sign-ins are rare next to requests, and a rotated key is
-//! then seen at once), then its issuer, audience, expiry and start against the runtime's clock.
+//! The token's signature is checked against the issuer's published keys, fetched through the
+//! declared connection and kept for [`KEYS_KEPT`] ([`KeySets`]): a token signed with a key id the
+//! kept set lacks (the issuer rotated) fetches the set again, at most once per [`REFETCH_EVERY`],
+//! so a flood of forged key ids cannot make this process hammer the issuer. Then its issuer,
+//! audience (and, when the audience names several clients, the authorized party `azp`, which must
+//! be this application's client id, as it must whenever it is present), expiry and start against
+//! the runtime's clock.
 //! Only asymmetric algorithms are accepted, so a token cannot be signed with a public key as an
 //! HMAC secret. The identity (issuer, subject) signs in the user it was linked to at its first
 //! sign-in (`jadpo_sign_in_links`); a first sign-in is decided by the application's policy: link
 //! to the user holding the token's verified email, create one, or refuse.
 
+use chrono::{DateTime, Utc};
 use jadpo_core::app::{FirstSignIn, OidcProvider, UserEntity};
 use jadpo_core::model::sign_in::{EmailAddress, TokenRefusal};
 use jadpo_core::model::user_session::BrowserSession;
@@ -23,6 +28,28 @@ use crate::sign_in::{SignInFlowError, create_user, find_by_email, start_session}
 
 /// How much a token's clock may differ from ours.
 const LEEWAY_S: i64 = 60;
+/// How long a fetched key set is used before it is fetched again.
+pub const KEYS_KEPT: chrono::TimeDelta = chrono::TimeDelta::hours(1);
+/// The shortest time between two fetches of one issuer's keys for an unknown key id.
+pub const REFETCH_EVERY: chrono::TimeDelta = chrono::TimeDelta::seconds(30);
+
+/// The key sets this process fetched, by provider, with when each was fetched.
+#[derive(Debug, Default)]
+pub struct KeySets {
+    fetched: std::sync::Mutex<std::collections::HashMap<String, (JwkSet, DateTime<Utc>)>>,
+}
+
+impl KeySets {
+    fn kept(&self, provider: &str) -> Option<(JwkSet, DateTime<Utc>)> {
+        let fetched = self.fetched.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        fetched.get(provider).cloned()
+    }
+
+    fn keep(&self, provider: &str, keys: JwkSet, at: DateTime<Utc>) {
+        let mut fetched = self.fetched.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        fetched.insert(provider.to_owned(), (keys, at));
+    }
+}
 
 /// Who a verified token names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,6 +63,11 @@ pub struct ExternalIdentity {
 #[derive(Debug, Deserialize)]
 struct Claims {
     sub: String,
+    /// One client id, or several.
+    aud: Value,
+    /// The party the token was issued to, when the audience names several.
+    #[serde(default)]
+    azp: Option<String>,
     exp: i64,
     #[serde(default)]
     nbf: Option<i64>,
@@ -90,6 +122,14 @@ pub fn verify(
     if claims.nbf.is_some_and(|nbf| nbf - LEEWAY_S > now) {
         return Err(TokenRefusal::NotYetValid);
     }
+    let several = claims.aud.as_array().is_some_and(|a| a.len() > 1);
+    let party_ok = match &claims.azp {
+        Some(azp) => *azp == provider.audience,
+        None => !several,
+    };
+    if !party_ok {
+        return Err(TokenRefusal::WrongAudience);
+    }
     let verified = claims.email_verified.as_ref().is_some_and(|v| v == true || v == "true");
     let verified_email =
         claims.email.filter(|_| verified).and_then(|e| EmailAddress::parse(&e).ok());
@@ -118,19 +158,54 @@ pub async fn sign_in_with_token(
 ) -> Result<BrowserSession, SignInFlowError> {
     let users = p.app.users().ok_or(SignInFlowError::NotOffered)?;
     let provider = users.provider(name).ok_or(SignInFlowError::NotOffered)?;
-    let keys = p
-        .connections
-        .get(&provider.keys_connection, "")
-        .await
-        .map_err(|e| SignInFlowError::KeysUnavailable(e.to_string()))?;
-    let keys: JwkSet = serde_json::from_value(keys.body)
-        .map_err(|e| SignInFlowError::KeysUnavailable(format!("not a key set: {e}")))?;
     let now = p.clock.now();
-    let identity = verify(provider, &keys, token, now.timestamp())?;
+    let identity = verified(p, name, provider, token, now).await?;
     let store = p.store(&users.store)?;
     let mut tx = store.begin().await?;
     let user = linked_user(p, store.as_ref(), tx.as_mut(), users, &identity).await;
     start_session(p, store.as_ref(), tx, user).await
+}
+
+/// `token` verified against `provider`'s kept key set, fetched when none is kept or it is older
+/// than [`KEYS_KEPT`], and fetched again for a key id it lacks when the last fetch is older than
+/// [`REFETCH_EVERY`].
+async fn verified(
+    p: &Engine,
+    name: &str,
+    provider: &OidcProvider,
+    token: &str,
+    now: DateTime<Utc>,
+) -> Result<ExternalIdentity, SignInFlowError> {
+    let kept = p.key_sets.kept(name).filter(|(_, at)| now - *at < KEYS_KEPT);
+    let (keys, fetched_at) = match kept {
+        Some(kept) => kept,
+        None => (fetch_keys(p, name, provider, now).await?, now),
+    };
+    match verify(provider, &keys, token, now.timestamp()) {
+        Err(TokenRefusal::UnknownKey) if now - fetched_at >= REFETCH_EVERY => {
+            let keys = fetch_keys(p, name, provider, now).await?;
+            Ok(verify(provider, &keys, token, now.timestamp())?)
+        }
+        other => Ok(other?),
+    }
+}
+
+/// Fetches `provider`'s key set through its connection and keeps it as fetched at `now`.
+async fn fetch_keys(
+    p: &Engine,
+    name: &str,
+    provider: &OidcProvider,
+    now: DateTime<Utc>,
+) -> Result<JwkSet, SignInFlowError> {
+    let answer = p
+        .connections
+        .get(&provider.keys_connection, "")
+        .await
+        .map_err(|e| SignInFlowError::KeysUnavailable(e.to_string()))?;
+    let keys: JwkSet = serde_json::from_value(answer.body)
+        .map_err(|e| SignInFlowError::KeysUnavailable(format!("not a key set: {e}")))?;
+    p.key_sets.keep(name, keys.clone(), now);
+    Ok(keys)
 }
 
 /// The user `identity` is linked to; at its first sign-in, the one the policy links it to.

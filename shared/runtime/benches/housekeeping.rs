@@ -143,6 +143,7 @@ async fn main() {
         runs: jadpo_engine::steps::RunEnv::ephemeral(),
         blobs: None,
         breakers_seen: Default::default(),
+        key_sets: Default::default(),
     };
     let seeding = Instant::now();
     seed(store.as_ref()).await;

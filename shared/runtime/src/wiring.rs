@@ -124,6 +124,7 @@ impl Wiring {
             },
             blobs: self.blobs.clone(),
             breakers_seen: Default::default(),
+            key_sets: Default::default(),
         }
     }
 }

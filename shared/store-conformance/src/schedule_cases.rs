@@ -86,6 +86,7 @@ pub(crate) fn engine(
         runs: jadpo_engine::steps::RunEnv::ephemeral(),
         blobs: None,
         breakers_seen: Default::default(),
+        key_sets: Default::default(),
     }
 }
 

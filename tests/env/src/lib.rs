@@ -473,6 +473,7 @@ impl Env {
             runs: jadpo_engine::steps::RunEnv::ephemeral(),
             blobs,
             breakers_seen: Default::default(),
+            key_sets: Default::default(),
         };
         Self { engine, sinks, sink_bases, rx, clock, _sqlite_dir: Some(dir), _pg: pg }
     }

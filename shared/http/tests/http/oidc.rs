@@ -195,4 +195,103 @@ async fn a_first_sign_in_follows_the_policy(kind: Kind) {
     assert_eq!(down.status, StatusCode::SERVICE_UNAVAILABLE, "{}", down.body);
 }
 
-jadpo_test_env::both!(an_id_token_signs_in_its_linked_user, a_first_sign_in_follows_the_policy);
+/// A key set served at `/keys` that the test can replace, and how many times it was fetched.
+struct Served {
+    url: String,
+    jwks: std::sync::Arc<std::sync::Mutex<Value>>,
+    fetches: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Served {
+    async fn start(jwks: Value) -> Self {
+        use std::sync::atomic::Ordering;
+        let shared = std::sync::Arc::new(std::sync::Mutex::new(jwks));
+        let fetches = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let (keys, count) = (shared.clone(), fetches.clone());
+        let listener =
+            tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("{e}"));
+        let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
+        let route = axum::routing::get(move || {
+            count.fetch_add(1, Ordering::SeqCst);
+            let jwks = keys.lock().map(|k| k.clone()).unwrap_or_default();
+            async move { axum::Json(jwks) }
+        });
+        tokio::spawn(
+            axum::serve(listener, axum::Router::new().route("/keys", route)).into_future(),
+        );
+        Self { url: format!("http://{addr}/keys"), jwks: shared, fetches }
+    }
+
+    fn fetched(&self) -> usize {
+        self.fetches.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// The issuer's key set is fetched once and kept: more sign-ins fetch nothing; a token with a
+/// key id the kept set lacks fetches it again only 30 s after the last fetch (a flood of forged
+/// key ids costs the issuer nothing), then a rotated key signs in; an hour on, the set is
+/// fetched afresh.
+async fn the_issuer_s_keys_are_kept_and_fetched_again_only_when_needed(kind: Kind) {
+    let issuer = Issuer::new("k1");
+    let served = Served::start(issuer.jwks.clone()).await;
+    let env = oidc_env(kind, oidc_app(FirstSignIn::Create), &served.url).await;
+    for n in 0..3 {
+        let token = issuer.token("k1", &claims(&env, "sub-1", Some("kim@example.com")));
+        assert_eq!(with_token(&env, &token).await.status, StatusCode::OK, "{kind:?}: sign-in {n}");
+    }
+    assert_eq!(served.fetched(), 1, "{kind:?}: the key set was fetched more than once");
+    let rotated = Issuer::new("k2");
+    let both = json!({"keys": [issuer.jwks["keys"][0].clone(), rotated.jwks["keys"][0].clone()]});
+    *served.jwks.lock().unwrap_or_else(|e| panic!("{e}")) = both;
+    for _ in 0..5 {
+        let forged = rotated.token("k2", &claims(&env, "sub-2", Some("lee@example.com")));
+        assert_eq!(with_token(&env, &forged).await.status, StatusCode::UNAUTHORIZED, "{kind:?}");
+    }
+    assert_eq!(served.fetched(), 1, "{kind:?}: unknown key ids refetched within 30 s");
+    env.clock.advance(chrono::Duration::seconds(31));
+    let token = rotated.token("k2", &claims(&env, "sub-2", Some("lee@example.com")));
+    assert_eq!(with_token(&env, &token).await.status, StatusCode::OK, "{kind:?}: the rotated key");
+    assert_eq!(served.fetched(), 2, "{kind:?}");
+    let token = issuer.token("k1", &claims(&env, "sub-1", None));
+    assert_eq!(with_token(&env, &token).await.status, StatusCode::OK, "{kind:?}");
+    assert_eq!(served.fetched(), 2, "{kind:?}: a kept key refetched");
+    env.clock.advance(chrono::Duration::minutes(61));
+    let token = issuer.token("k1", &claims(&env, "sub-1", None));
+    assert_eq!(with_token(&env, &token).await.status, StatusCode::OK, "{kind:?}");
+    assert_eq!(served.fetched(), 3, "{kind:?}: an hour-old key set was used");
+}
+
+/// A token for several audiences signs in only when its authorized party (`azp`) is this
+/// application; an `azp` naming another client is refused whatever the audience.
+async fn several_audiences_need_this_application_as_the_authorized_party(kind: Kind) {
+    let issuer = Issuer::new("k1");
+    let keys_url = serve_keys(issuer.jwks.clone()).await;
+    let env = oidc_env(kind, oidc_app(FirstSignIn::Create), &keys_url).await;
+    let with = |aud: Value, azp: Option<&str>| {
+        let mut c = claims(&env, "sub-1", Some("kim@example.com"));
+        c["aud"] = aud;
+        if let Some(azp) = azp {
+            c["azp"] = json!(azp);
+        }
+        issuer.token("k1", &c)
+    };
+    let refused = [
+        ("several, no azp", with(json!([AUDIENCE, "another-client"]), None)),
+        ("several, azp another", with(json!([AUDIENCE, "another-client"]), Some("another-client"))),
+        ("one, azp another", with(json!(AUDIENCE), Some("another-client"))),
+    ];
+    for (what, token) in refused {
+        let answer = with_token(&env, &token).await;
+        assert_eq!(answer.status, StatusCode::UNAUTHORIZED, "{kind:?}: {what}: {}", answer.body);
+    }
+    assert_eq!(env.count("main", "SELECT count(*) AS n FROM members").await, 0, "{kind:?}");
+    let ok = with_token(&env, &with(json!([AUDIENCE, "another-client"]), Some(AUDIENCE))).await;
+    assert_eq!(ok.status, StatusCode::OK, "{kind:?}: {}", ok.body);
+}
+
+jadpo_test_env::both!(
+    an_id_token_signs_in_its_linked_user,
+    a_first_sign_in_follows_the_policy,
+    the_issuer_s_keys_are_kept_and_fetched_again_only_when_needed,
+    several_audiences_need_this_application_as_the_authorized_party,
+);

@@ -372,5 +372,6 @@ pub async fn engine_on(app: Application, url: &str) -> Engine {
         runs: jadpo_engine::steps::RunEnv::ephemeral(),
         blobs: None,
         breakers_seen: Default::default(),
+        key_sets: Default::default(),
     }
 }
