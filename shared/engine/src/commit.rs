@@ -98,7 +98,7 @@ pub enum CommitError {
 /// Refuses the commit while the queue holds at least the admission limit: accepting work
 /// faster than it can be delivered only grows a backlog that ages past the queue's redelivery
 /// window and retention. A queue that cannot tell its depth, or cannot be read now, admits.
-async fn admit(p: &Engine) -> Result<(), CommitError> {
+pub(crate) async fn admit(p: &Engine) -> Result<(), CommitError> {
     let limit = p.settings.max_backlog;
     if limit == 0 {
         return Ok(());

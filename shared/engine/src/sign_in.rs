@@ -94,9 +94,24 @@ pub async fn request_mail(
 ) -> Result<MailRequested, SignInFlowError> {
     let users = email_users(p)?;
     let address = EmailAddress::parse(email)?;
+    // A mail is work for the delivery side, as an action's events are: refused while the queue
+    // is at its admission limit, so a flood of requests cannot crowd out every action.
+    crate::commit::admit(p).await?;
     let store = p.store(&users.store)?;
     let now = p.clock.now();
     let mut tx = store.begin().await?;
+    // Without an account to sign in to, and none made at first sign-in, no mail goes out (the
+    // answer is the same, so accounts cannot be enumerated by it).
+    if users.first_sign_in != FirstSignIn::Create {
+        match find_by_email(tx.as_mut(), users, &address).await {
+            Ok(Some(_)) => {}
+            Ok(None) => {
+                tx.rollback().await?;
+                return Ok(MailRequested { store: users.store.clone(), deliveries: Vec::new() });
+            }
+            Err(e) => return rollback(tx, e.into()).await,
+        }
+    }
     let requested = match store
         .sign_in_request(tx.as_mut(), &address.digest(), now, p.settings.sign_in)
         .await

@@ -137,6 +137,13 @@ pub(crate) fn flow_problem_as(route: &str, kind: &str, e: &SignInFlowError) -> P
         SignInFlowError::Request(SignInError::Store(s)) | SignInFlowError::Store(s) => {
             return store_problem(s);
         }
+        SignInFlowError::Outbox(jadpo_engine::commit::CommitError::Overloaded { .. }) => {
+            refused(route, kind, "delivery backlog at its limit");
+            return Problem {
+                header: Some((header::RETRY_AFTER, "5")),
+                ..Problem::new(StatusCode::SERVICE_UNAVAILABLE, "Busy", detail)
+            };
+        }
         SignInFlowError::Request(SignInError::Random(_))
         | SignInFlowError::Session(_)
         | SignInFlowError::Outbox(_) => {

@@ -111,6 +111,13 @@ async fn a_full_queue_answers_503_busy_and_runs_nothing() {
     );
     assert_eq!(busy.headers.get("retry-after").and_then(|v| v.to_str().ok()), Some("5"));
     assert_eq!(orders(&env).await, 1, "the refused request wrote nothing");
+    // A sign-in mail is delivery work too: refused alike, nothing requested.
+    let mail = r#"{"email": "flood@example.com"}"#;
+    let asked = call(&env, "POST", "/sign-in/email", None, None, mail).await;
+    assert!(is_problem(&asked, StatusCode::SERVICE_UNAVAILABLE), "{}", asked.body);
+    assert_eq!(asked.body["title"], "Busy", "{}", asked.body);
+    let requests = "SELECT count(*) AS n FROM jadpo_sign_in_requests";
+    assert_eq!(env.count("main", requests).await, 0, "a refused sign-in mail was requested");
     let claimed = "SELECT count(*) AS n FROM jadpo_idempotency_keys";
     assert_eq!(env.count("main", claimed).await, 0, "nor claimed its key");
     // Once the delivery side has taken them, the retry is admitted.

@@ -461,8 +461,8 @@ async fn key_for(env: &Env, service: &str) -> String {
 }
 
 /// Actions declare their callers: anyone (no credential; an Idempotency-Key then refused), users
-/// only (401 without a credential, 403 for a service), one named service (403 for another). A
-/// first sign-in by an address no member has is refused (403) and creates nothing.
+/// only (401 without a credential, 403 for a service), one named service (403 for another). An
+/// address no member has gets the same answer as a member's but no mail, and creates nothing.
 async fn actions_admit_only_their_declared_callers(kind: Kind) {
     let mut env = Env::new(kind, members_app(), EngineSettings::default()).await;
     let anonymous = send(&env, "POST", "/actions/hello", Req::default(), "{}").await;
@@ -489,10 +489,17 @@ async fn actions_admit_only_their_declared_callers(kind: Kind) {
         StatusCode::FORBIDDEN
     );
 
-    let (_, code) = mailed(&mut env, "stranger@example.com").await;
-    let refused =
-        post(&env, "/sign-in/code", json!({"email": "stranger@example.com", "code": code})).await;
-    assert_eq!(refused.status, StatusCode::FORBIDDEN, "{}", refused.body);
+    // No account and none made at first sign-in: the same answer, but no mail and no request.
+    let asked = post(&env, "/sign-in/email", json!({"email": "stranger@example.com"})).await;
+    assert_eq!(asked.status, StatusCode::ACCEPTED, "{}", asked.body);
+    assert_eq!(asked.body["status"], "sent", "the answer tells nothing: {}", asked.body);
+    env.drain().await;
+    assert!(mails(&env).is_empty(), "a stranger was mailed");
+    let requests = "SELECT count(*) AS n FROM jadpo_sign_in_requests";
+    assert_eq!(env.count("main", requests).await, 0, "a request was kept for a stranger");
+    let guessed = json!({"email": "stranger@example.com", "code": "12345678"});
+    let refused = post(&env, "/sign-in/code", guessed).await;
+    assert_eq!(refused.status, StatusCode::UNAUTHORIZED, "{}", refused.body);
     assert_eq!(env.count("main", "SELECT count(*) AS n FROM members").await, 0);
     assert_eq!(env.count("main", "SELECT count(*) AS n FROM jadpo_sessions").await, 0);
 
