@@ -34,8 +34,8 @@ pub struct Engine {
     pub blobs: Option<Arc<dyn jadpo_core::ports::Blobs>>,
     /// The breakers this process last saw closed, trusted for `settings.breaker_trusted_for`.
     pub breakers_seen: Arc<crate::breaker::ClosedSeen>,
-    /// The OpenID Connect issuers' key sets this process fetched ([`crate::oidc::KeySets`]).
-    pub key_sets: Arc<crate::oidc::KeySets>,
+    /// The OpenID Connect issuers' key sets this process fetched ([`crate::key_sets::KeySets`]).
+    pub key_sets: Arc<crate::key_sets::KeySets>,
 }
 
 impl Engine {

@@ -51,6 +51,7 @@ pub mod files;
 pub mod flags;
 mod gates;
 pub mod housekeeping;
+pub mod key_sets;
 pub mod keys;
 pub mod migrate;
 pub mod oidc;

@@ -24,6 +24,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::context::Engine;
+pub use crate::key_sets::KeySets;
 use crate::sign_in::{SignInFlowError, create_user, find_by_email, start_session};
 
 /// How much a token's clock may differ from ours.
@@ -32,24 +33,6 @@ const LEEWAY_S: i64 = 60;
 pub const KEYS_KEPT: chrono::TimeDelta = chrono::TimeDelta::hours(1);
 /// The shortest time between two fetches of one issuer's keys for an unknown key id.
 pub const REFETCH_EVERY: chrono::TimeDelta = chrono::TimeDelta::seconds(30);
-
-/// The key sets this process fetched, by provider, with when each was fetched.
-#[derive(Debug, Default)]
-pub struct KeySets {
-    fetched: std::sync::Mutex<std::collections::HashMap<String, (JwkSet, DateTime<Utc>)>>,
-}
-
-impl KeySets {
-    fn kept(&self, provider: &str) -> Option<(JwkSet, DateTime<Utc>)> {
-        let fetched = self.fetched.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        fetched.get(provider).cloned()
-    }
-
-    fn keep(&self, provider: &str, keys: JwkSet, at: DateTime<Utc>) {
-        let mut fetched = self.fetched.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        fetched.insert(provider.to_owned(), (keys, at));
-    }
-}
 
 /// Who a verified token names.
 #[derive(Debug, Clone, PartialEq, Eq)]
