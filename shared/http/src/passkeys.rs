@@ -4,6 +4,9 @@
 //! * `POST /passkeys/options`, then `POST /passkeys` with the new credential: a signed-in user
 //!   (a browser session, with its CSRF token, or an API token) registers a passkey (`201`,
 //!   its credential id; `409` if it is registered already).
+//! * `GET /passkeys`: the signed-in user's passkeys (credential id, when registered and last
+//!   used; never a key); `DELETE /passkeys/{credential_id}`: removes one of them (`204`; `404`
+//!   for one that is not theirs, exactly as for one that does not exist).
 //! * `POST /sign-in/passkey/options`, then `POST /sign-in/passkey` with the assertion: anyone
 //!   signs in with a registered passkey and gets a browser session, as every sign-in does.
 //!
@@ -11,10 +14,11 @@
 //! over `https://` or on `localhost`, never on an IP address.
 
 use axum::Router;
+use axum::extract::Path;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{delete, post};
 use jadpo_engine::passkeys::{self, RelyingParty};
 use jadpo_engine::sign_in::SignInFlowError;
 use serde_json::json;
@@ -28,7 +32,8 @@ const FOR_USERS: &str = "only a signed-in user registers a passkey";
 pub(super) fn routes() -> Router<HttpState> {
     Router::new()
         .route("/passkeys/options", post(register_options))
-        .route("/passkeys", post(register))
+        .route("/passkeys", post(register).get(listed))
+        .route("/passkeys/{credential_id}", delete(removed))
         .route("/sign-in/passkey/options", post(sign_in_options))
         .route("/sign-in/passkey", post(sign_in))
 }
@@ -71,6 +76,51 @@ async fn register(
             .await
             .map_err(|e| flow_problem_as(ROUTE, "user", &e))?;
         Ok::<_, Problem>((StatusCode::CREATED, axum::Json(json!({"credential_id": id}))))
+    };
+    result.await.into_response()
+}
+
+async fn listed(State(state): State<HttpState>, caller: Caller) -> Response {
+    const ROUTE: &str = "/passkeys";
+    let result = async {
+        let user = user_of(&caller, ROUTE, FOR_USERS)?;
+        let keys = passkeys::list(&state.engine, &user)
+            .await
+            .map_err(|e| flow_problem_as(ROUTE, "user", &e))?;
+        let keys: Vec<serde_json::Value> = keys
+            .iter()
+            .map(|k| {
+                json!({
+                    "credential_id": k.credential_id,
+                    "registered_at": k.registered_at,
+                    "last_used_at": k.last_used_at,
+                })
+            })
+            .collect();
+        Ok::<_, Problem>((StatusCode::OK, axum::Json(json!({"passkeys": keys}))))
+    };
+    result.await.into_response()
+}
+
+async fn removed(
+    State(state): State<HttpState>,
+    caller: Caller,
+    Path(credential_id): Path<String>,
+) -> Response {
+    const ROUTE: &str = "/passkeys/{credential_id}";
+    let result = async {
+        let user = user_of(&caller, ROUTE, FOR_USERS)?;
+        let removed = passkeys::remove(&state.engine, &user, &credential_id)
+            .await
+            .map_err(|e| flow_problem_as(ROUTE, "user", &e))?;
+        if !removed {
+            return Err(Problem::new(
+                StatusCode::NOT_FOUND,
+                "No such passkey",
+                "you have no passkey with that credential id",
+            ));
+        }
+        Ok(StatusCode::NO_CONTENT)
     };
     result.await.into_response()
 }

@@ -25,4 +25,9 @@ pub static PASSKEYS: PasskeySql = PasskeySql {
     used: Statement::new(
         "UPDATE jadpo_passkeys SET counters = $2, last_used_at = $3 WHERE credential_id = $1",
     ),
+    listed: Statement::new(
+        "SELECT credential_id, registered_at, last_used_at FROM jadpo_passkeys WHERE user_id = $1 \
+        ORDER BY registered_at, credential_id",
+    ),
+    remove: Statement::new("DELETE FROM jadpo_passkeys WHERE credential_id = $1 AND user_id = $2"),
 };

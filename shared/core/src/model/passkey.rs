@@ -73,6 +73,16 @@ pub struct StoredPasskey {
     pub encoding: Option<i16>,
 }
 
+/// A registered passkey as its user lists it: never its key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PasskeyInfo {
+    /// The credential id, base64url without padding.
+    pub credential_id: String,
+    pub registered_at: chrono::DateTime<chrono::Utc>,
+    /// The last sign-in with it, if any.
+    pub last_used_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
 /// Why a passkey ceremony was refused. Nothing changed, except that the ceremony, once presented,
 /// is used up.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use crate::error::StoreError;
-use crate::model::passkey::{NewChallenge, Purpose, StoredPasskey, TakenChallenge};
+use crate::model::passkey::{NewChallenge, PasskeyInfo, Purpose, StoredPasskey, TakenChallenge};
 use crate::model::principal::EntityRecord;
 use crate::transaction::Transaction;
 
@@ -52,6 +52,13 @@ pub trait PasskeyStore: Send + Sync {
         credential_id: &str,
         users: Option<EntityRecord<'_>>,
     ) -> Result<Option<StoredPasskey>, StoreError>;
+
+    /// The passkeys of `user_id` as the user lists them, oldest first.
+    async fn passkeys_listed(&self, user_id: &str) -> Result<Vec<PasskeyInfo>, StoreError>;
+
+    /// Deletes passkey `credential_id` if it is `user_id`'s; `false` if it is not (none, or
+    /// another user's: nothing changes).
+    async fn passkey_remove(&self, user_id: &str, credential_id: &str) -> Result<bool, StoreError>;
 
     /// Records a sign-in with the passkey: its new counters, and when.
     async fn passkey_used(

@@ -82,6 +82,8 @@ fn target() -> impl Strategy<Value = (&'static str, String)> {
         ("GET", "/me"),
         ("POST", "/passkeys/options"),
         ("POST", "/passkeys"),
+        ("GET", "/passkeys"),
+        ("DELETE", "/passkeys/{}"),
         ("POST", "/sign-in/passkey/options"),
         ("POST", "/sign-in/passkey"),
         ("GET", "/healthz"),

@@ -122,6 +122,56 @@ async fn registering_acts_for_a_signed_in_user_only(kind: Kind) {
     assert_eq!(count(&env, "SELECT count(*) AS n FROM jadpo_passkey_challenges").await, 0);
 }
 
+/// A customer lists their passkeys (credential id and times, never a key) and removes one; it
+/// then signs nobody in. Another customer neither sees nor removes it (`404`, as for none), a
+/// service is refused (`403`), no one `401`, and a browser removal without its CSRF token `403`.
+async fn a_customer_lists_and_removes_their_passkeys(kind: Kind) {
+    let mut env = Env::shop(kind).await;
+    let alice = signed_in(&mut env, "alice@example.com").await;
+    let bob = signed_in(&mut env, "bob@example.com").await;
+    let mut device = Authenticator::new(9, ORIGIN, RP_ID);
+    let registered = register(&env, &alice, &mut device).await;
+    assert_eq!(registered.status, StatusCode::CREATED, "{}", registered.body);
+    let id = device.credential_id();
+    let listed = send(&env, "GET", "/passkeys", as_browser(&alice), "").await;
+    assert_eq!(listed.status, StatusCode::OK, "{kind:?}: {}", listed.body);
+    assert_eq!(listed.body["passkeys"][0]["credential_id"], json!(id), "{}", listed.body);
+    assert!(listed.body["passkeys"][0]["registered_at"].is_string(), "{}", listed.body);
+    assert_eq!(
+        listed.body["passkeys"][0].as_object().map(|o| o.len()),
+        Some(3),
+        "only the id and times"
+    );
+    let bobs = send(&env, "GET", "/passkeys", as_browser(&bob), "").await;
+    assert_eq!(bobs.body["passkeys"], json!([]), "{kind:?}: bob sees alice's: {}", bobs.body);
+
+    let path = format!("/passkeys/{id}");
+    let clock = env.engine.clock.as_ref();
+    let all = Scopes::parse(&["*"]).unwrap_or_else(|e| panic!("{e}"));
+    let key =
+        jadpo_engine::keys::issue_unrecorded(env.store("main").as_ref(), "web", None, &all, clock);
+    let key = key.await.unwrap_or_else(|e| panic!("{e}")).secret;
+    let refused = [
+        ("no one", Req::default(), StatusCode::UNAUTHORIZED),
+        ("a service", Req { bearer: Some(&key), ..Req::default() }, StatusCode::FORBIDDEN),
+        ("no CSRF token", Req { browser: Some(&alice), ..Req::default() }, StatusCode::FORBIDDEN),
+        ("another customer", as_browser(&bob), StatusCode::NOT_FOUND),
+    ];
+    for (who, how, status) in refused {
+        let answer = send(&env, "DELETE", &path, how, "").await;
+        assert_eq!(answer.status, status, "{kind:?}: removed as {who}: {}", answer.body);
+    }
+    assert_eq!(count(&env, "SELECT count(*) AS n FROM jadpo_passkeys").await, 1, "{kind:?}");
+    let removed = send(&env, "DELETE", &path, as_browser(&alice), "").await;
+    assert_eq!(removed.status, StatusCode::NO_CONTENT, "{kind:?}: {}", removed.body);
+    assert_eq!(count(&env, "SELECT count(*) AS n FROM jadpo_passkeys").await, 0, "{kind:?}");
+    let again = send(&env, "DELETE", &path, as_browser(&alice), "").await;
+    assert_eq!(again.status, StatusCode::NOT_FOUND, "{kind:?}: removed twice");
+    let assertion = device.get(&sign_in_options(&env).await).to_string();
+    let answer = send(&env, "POST", "/sign-in/passkey", Req::default(), &assertion).await;
+    assert_eq!(answer.status, StatusCode::UNAUTHORIZED, "{kind:?}: a removed passkey signed in");
+}
+
 /// Responses that must not sign anyone in: from another origin, by a passkey nobody registered,
 /// to a ceremony that expired, garbled; a registration answering another customer's ceremony;
 /// the same passkey registered twice; a deleted customer's passkey.
@@ -178,6 +228,7 @@ async fn refused_passkey_responses_start_nothing(kind: Kind) {
 }
 
 jadpo_test_env::both!(
+    a_customer_lists_and_removes_their_passkeys,
     a_customer_registers_a_passkey_and_signs_in_with_it,
     registering_acts_for_a_signed_in_user_only,
     refused_passkey_responses_start_nothing,

@@ -5,7 +5,9 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use jadpo_core::error::StoreError;
-use jadpo_core::model::passkey::{ENCODING, NewChallenge, Purpose, StoredPasskey, TakenChallenge};
+use jadpo_core::model::passkey::{
+    ENCODING, NewChallenge, PasskeyInfo, Purpose, StoredPasskey, TakenChallenge,
+};
 use jadpo_core::model::principal::EntityRecord;
 use jadpo_core::ports::PasskeyStore;
 use jadpo_core::sql::{Row, SqlValue};
@@ -32,6 +34,24 @@ fn passkey(row: &Row) -> Result<StoredPasskey, StoreError> {
 
 #[async_trait]
 impl<C: TransactionalStore> PasskeyStore for SqlStore<C> {
+    async fn passkeys_listed(&self, user_id: &str) -> Result<Vec<PasskeyInfo>, StoreError> {
+        let rows = self.sql.passkeys.listed.query_once(self, [user_id.into()]).await?;
+        rows.iter()
+            .map(|r| {
+                Ok(PasskeyInfo {
+                    credential_id: r.get_str("credential_id")?.to_owned(),
+                    registered_at: r.get_timestamp("registered_at")?,
+                    last_used_at: r.get_opt_timestamp("last_used_at")?,
+                })
+            })
+            .collect()
+    }
+
+    async fn passkey_remove(&self, user_id: &str, credential_id: &str) -> Result<bool, StoreError> {
+        let params = [credential_id.into(), user_id.into()];
+        Ok(self.sql.passkeys.remove.execute_once(self, params).await? > 0)
+    }
+
     async fn passkey_challenge_insert(
         &self,
         tx: &mut dyn Transaction,

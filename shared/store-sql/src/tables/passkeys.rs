@@ -18,5 +18,10 @@ statements! {
         find(credential_id),
         /// Records a sign-in: new counters, when.
         used(credential_id, counters, now),
+        /// Returns `credential_id, registered_at, last_used_at` of a user's passkeys, oldest
+        /// first.
+        listed(user_id),
+        /// Deletes the passkey with this credential id if it is this user's.
+        remove(credential_id, user_id),
     }
 }
