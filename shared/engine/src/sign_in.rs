@@ -246,9 +246,28 @@ pub async fn sign_out(p: &Engine, id: &str) -> Result<bool, StoreError> {
 }
 
 /// Ends every live session of `user` ("sign out everywhere"); how many.
-pub async fn sign_out_everywhere(p: &Engine, user: &str) -> Result<u64, StoreError> {
+pub async fn sign_out_everywhere(
+    p: &Engine,
+    user: &str,
+    with_passkeys: bool,
+) -> Result<SignedOut, StoreError> {
     let store = p.store(p.app.users_store())?;
     let mut tx = store.begin().await?;
-    let ended = store.user_sessions_end(tx.as_mut(), user, p.clock.now()).await;
+    let ended = async {
+        let sessions = store.user_sessions_end(tx.as_mut(), user, p.clock.now()).await?;
+        let passkeys =
+            if with_passkeys { store.passkeys_remove_all(tx.as_mut(), user).await? } else { 0 };
+        Ok(SignedOut { sessions, passkeys })
+    }
+    .await;
     commit_or_rollback(tx, ended).await
+}
+
+/// What signing out everywhere ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SignedOut {
+    /// Sessions and API tokens ended.
+    pub sessions: u64,
+    /// Passkeys removed (only when asked).
+    pub passkeys: u64,
 }

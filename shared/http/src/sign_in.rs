@@ -371,12 +371,27 @@ async fn out(State(state): State<HttpState>, caller: Caller) -> Response {
     result.await.into_response()
 }
 
-async fn out_everywhere(State(state): State<HttpState>, caller: Caller) -> Response {
+#[derive(Deserialize)]
+struct EverywhereQuery {
+    /// `true`: the user's passkeys are removed too.
+    #[serde(default)]
+    passkeys: bool,
+}
+
+async fn out_everywhere(
+    State(state): State<HttpState>,
+    caller: Caller,
+    query: Result<Query<EverywhereQuery>, axum::extract::rejection::QueryRejection>,
+) -> Response {
     let result = async {
         let user = user_of(&caller, "/sign-out/everywhere", SIGN_OUT_IS_FOR_USERS)?;
-        let ended =
-            sign_out_everywhere(&state.engine, &user).await.map_err(|e| store_problem(&e))?;
-        let body = axum::Json(json!({"ended": ended}));
+        let Query(query) = query.map_err(|e| {
+            Problem::new(StatusCode::BAD_REQUEST, "Bad query", format!("{e}: passkeys=true|false"))
+        })?;
+        let ended = sign_out_everywhere(&state.engine, &user, query.passkeys)
+            .await
+            .map_err(|e| store_problem(&e))?;
+        let body = axum::Json(json!({"ended": ended.sessions, "passkeys_removed": ended.passkeys}));
         Ok::<_, Problem>(cleared(&state, (StatusCode::OK, body).into_response()))
     };
     result.await.into_response()

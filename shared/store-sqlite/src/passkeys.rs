@@ -30,4 +30,5 @@ pub static PASSKEYS: PasskeySql = PasskeySql {
         ORDER BY registered_at, credential_id",
     ),
     remove: Statement::new("DELETE FROM jadpo_passkeys WHERE credential_id = $1 AND user_id = $2"),
+    remove_all: Statement::new("DELETE FROM jadpo_passkeys WHERE user_id = $1"),
 };

@@ -60,6 +60,13 @@ pub trait PasskeyStore: Send + Sync {
     /// another user's: nothing changes).
     async fn passkey_remove(&self, user_id: &str, credential_id: &str) -> Result<bool, StoreError>;
 
+    /// Deletes every passkey of `user_id` inside `tx`: how many.
+    async fn passkeys_remove_all(
+        &self,
+        tx: &mut dyn Transaction,
+        user_id: &str,
+    ) -> Result<u64, StoreError>;
+
     /// Records a sign-in with the passkey: its new counters, and when.
     async fn passkey_used(
         &self,

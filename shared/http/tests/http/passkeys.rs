@@ -172,6 +172,38 @@ async fn a_customer_lists_and_removes_their_passkeys(kind: Kind) {
     assert_eq!(answer.status, StatusCode::UNAUTHORIZED, "{kind:?}: a removed passkey signed in");
 }
 
+/// "Sign out everywhere" ends the user's sessions and keeps their passkeys, unless asked
+/// (`?passkeys=true`) to remove them too; a malformed ask is refused and ends nothing.
+async fn signing_out_everywhere_removes_passkeys_only_when_asked(kind: Kind) {
+    let mut env = Env::shop(kind).await;
+    let alice = signed_in(&mut env, "alice@example.com").await;
+    let mut device = Authenticator::new(11, ORIGIN, RP_ID);
+    assert_eq!(register(&env, &alice, &mut device).await.status, StatusCode::CREATED);
+    let keys = "SELECT count(*) AS n FROM jadpo_passkeys";
+    let bad =
+        send(&env, "POST", "/sign-out/everywhere?passkeys=maybe", as_browser(&alice), "").await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{kind:?}: {}", bad.body);
+    who(&env, &alice).await; // still signed in: the refused ask ended nothing
+    let kept = send(&env, "POST", "/sign-out/everywhere", as_browser(&alice), "").await;
+    assert_eq!(kept.status, StatusCode::OK, "{kind:?}: {}", kept.body);
+    assert_eq!(kept.body["passkeys_removed"], json!(0), "{}", kept.body);
+    assert_eq!(count(&env, keys).await, 1, "{kind:?}: a passkey went without being asked");
+    let assertion = device.get(&sign_in_options(&env).await).to_string();
+    let again =
+        browser_of(&send(&env, "POST", "/sign-in/passkey", Req::default(), &assertion).await);
+    let all =
+        send(&env, "POST", "/sign-out/everywhere?passkeys=true", as_browser(&again), "").await;
+    assert_eq!(all.status, StatusCode::OK, "{kind:?}: {}", all.body);
+    assert_eq!(
+        (all.body["ended"].as_u64(), all.body["passkeys_removed"].as_u64()),
+        (Some(1), Some(1))
+    );
+    assert_eq!(count(&env, keys).await, 0, "{kind:?}");
+    let assertion = device.get(&sign_in_options(&env).await).to_string();
+    let refused = send(&env, "POST", "/sign-in/passkey", Req::default(), &assertion).await;
+    assert_eq!(refused.status, StatusCode::UNAUTHORIZED, "{kind:?}: a removed passkey signed in");
+}
+
 /// Responses that must not sign anyone in: from another origin, by a passkey nobody registered,
 /// to a ceremony that expired, garbled; a registration answering another customer's ceremony;
 /// the same passkey registered twice; a deleted customer's passkey.
@@ -229,6 +261,7 @@ async fn refused_passkey_responses_start_nothing(kind: Kind) {
 
 jadpo_test_env::both!(
     a_customer_lists_and_removes_their_passkeys,
+    signing_out_everywhere_removes_passkeys_only_when_asked,
     a_customer_registers_a_passkey_and_signs_in_with_it,
     registering_acts_for_a_signed_in_user_only,
     refused_passkey_responses_start_nothing,

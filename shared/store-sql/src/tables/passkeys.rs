@@ -23,5 +23,7 @@ statements! {
         listed(user_id),
         /// Deletes the passkey with this credential id if it is this user's.
         remove(credential_id, user_id),
+        /// Deletes every passkey of a user.
+        remove_all(user_id),
     }
 }
