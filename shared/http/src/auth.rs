@@ -47,6 +47,8 @@ pub struct Caller {
     route: String,
     /// The user session (API token or browser session) that authenticated the request.
     pub session: Option<String>,
+    /// When that session began (its sign-in, or the token's issue).
+    pub session_started: Option<DateTime<Utc>>,
 }
 
 /// A request's principal where a route is open to requests without one: `None` only when the
@@ -141,7 +143,8 @@ impl FromRequestParts<HttpState> for MaybeCaller {
         match authenticate(state, &parts.method, &parts.headers).await {
             Ok(None) => Ok(Self(None)),
             Ok(Some((principal, scopes, session))) => {
-                Ok(Self(Some(Caller { principal, scopes, route, session })))
+                let (session, session_started) = session.unzip();
+                Ok(Self(Some(Caller { principal, scopes, route, session, session_started })))
             }
             Err(refusal) => {
                 let (kind, reason, problem) = *refusal;
@@ -152,7 +155,7 @@ impl FromRequestParts<HttpState> for MaybeCaller {
     }
 }
 
-type Authenticated = (Principal, Option<Scopes>, Option<String>);
+type Authenticated = (Principal, Option<Scopes>, Option<(String, DateTime<Utc>)>);
 /// Who was refused (principal kind), why, and the answer; boxed, as it is the rare path.
 type Refusal = Box<(&'static str, &'static str, Problem)>;
 
@@ -182,7 +185,7 @@ async fn authenticate(
             tracing::warn!(error = %e, "browser session not touched");
         }
     }
-    Ok(Some((Principal::User(session.user_id), None, Some(session.id))))
+    Ok(Some((Principal::User(session.user_id), None, Some((session.id, session.started_at)))))
 }
 
 fn users(state: &HttpState) -> &dyn jadpo_core::Store {
@@ -209,7 +212,7 @@ async fn bearer(
         let verified =
             users(state).user_session_verify(presented, SessionKind::ApiToken, now, records(state));
         return match verified.await {
-            Ok(Some(s)) => Ok((Principal::User(s.user_id), None, Some(s.id))),
+            Ok(Some(s)) => Ok((Principal::User(s.user_id), None, Some((s.id, s.started_at)))),
             Ok(None) => Err(Box::new((
                 "none",
                 "unknown, ended or expired API token",

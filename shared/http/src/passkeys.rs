@@ -28,6 +28,27 @@ use crate::{Caller, HttpState, Problem};
 
 const FOR_USERS: &str = "only a signed-in user registers a passkey";
 
+/// How recent a sign-in must be to register a passkey: a session left open on a shared or
+/// stolen device cannot add a way back in.
+pub const RECENT_SIGN_IN: chrono::TimeDelta = chrono::TimeDelta::minutes(10);
+
+/// Refuses (`401`) a registration from a session that began longer than [`RECENT_SIGN_IN`] ago.
+fn recently_signed_in(state: &HttpState, caller: &Caller, route: &str) -> Result<(), Problem> {
+    let now = state.engine.clock.now();
+    if caller.session_started.is_some_and(|at| now - at <= RECENT_SIGN_IN) {
+        return Ok(());
+    }
+    crate::auth::refused(route, "user", "sign-in not recent");
+    Err(Problem::new(
+        StatusCode::UNAUTHORIZED,
+        "Recent sign-in needed",
+        format!(
+            "adding a passkey needs a sign-in in the last {} minutes: sign in again, then add it",
+            RECENT_SIGN_IN.num_minutes()
+        ),
+    ))
+}
+
 /// The routes, to merge into the commit router.
 pub(super) fn routes() -> Router<HttpState> {
     Router::new()
@@ -54,6 +75,7 @@ async fn register_options(State(state): State<HttpState>, caller: Caller) -> Res
     const ROUTE: &str = "/passkeys/options";
     let result = async {
         let user = user_of(&caller, ROUTE, FOR_USERS)?;
+        recently_signed_in(&state, &caller, ROUTE)?;
         let rp = relying_party(&state, ROUTE)?;
         let options = passkeys::register_options(&state.engine, &rp, &user).await;
         options.map(answer).map_err(|e| flow_problem_as(ROUTE, "user", &e))
@@ -71,6 +93,7 @@ async fn register(
     let result = async {
         require_json(&headers)?;
         let user = user_of(&caller, ROUTE, FOR_USERS)?;
+        recently_signed_in(&state, &caller, ROUTE)?;
         let rp = relying_party(&state, ROUTE)?;
         let id = passkeys::register(&state.engine, &rp, &user, &bytes)
             .await

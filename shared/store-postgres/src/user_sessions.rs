@@ -10,7 +10,7 @@ pub static USER_SESSIONS: UserSessionSql = UserSessionSql {
         VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8)",
     ),
     session_find_live: Statement::new(
-        "SELECT id, user_id, csrf_verifier, last_seen_at FROM jadpo_sessions \
+        "SELECT id, user_id, csrf_verifier, last_seen_at, started_at FROM jadpo_sessions \
         WHERE token_verifier = $1 AND kind = $2 AND ended_at IS NULL AND expires_at > $3 \
         AND (idle_limit_s IS NULL OR last_seen_at + idle_limit_s * interval '1 second' > $3)",
     ),

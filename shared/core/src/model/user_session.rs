@@ -85,6 +85,8 @@ pub struct LiveSession {
     pub csrf_verifier: Option<String>,
     /// When it was last seen (a browser session's idle limit counts from it).
     pub last_seen_at: DateTime<Utc>,
+    /// When it began: the sign-in (a browser session) or the token's issue (an API token).
+    pub started_at: DateTime<Utc>,
 }
 
 /// Why a token could not be issued.

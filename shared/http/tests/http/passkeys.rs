@@ -101,7 +101,7 @@ async fn a_customer_registers_a_passkey_and_signs_in_with_it(kind: Kind) {
 }
 
 /// Registering is for a signed-in user: nobody gets 401, a service 403, a browser write without
-/// its CSRF token 403; none of them starts a ceremony.
+/// its CSRF token 403, a sign-in older than ten minutes 401; none of them starts a ceremony.
 async fn registering_acts_for_a_signed_in_user_only(kind: Kind) {
     let mut env = Env::shop(kind).await;
     let alice = signed_in(&mut env, "alice@example.com").await;
@@ -120,6 +120,21 @@ async fn registering_acts_for_a_signed_in_user_only(kind: Kind) {
         assert_eq!(forged.status, StatusCode::FORBIDDEN, "{path} without the CSRF token");
     }
     assert_eq!(count(&env, "SELECT count(*) AS n FROM jadpo_passkey_challenges").await, 0);
+    // A session signed in more than ten minutes ago adds no passkey: sign in again first.
+    env.clock.advance(chrono::Duration::minutes(11));
+    let stale = send(&env, "POST", "/passkeys/options", as_browser(&alice), "").await;
+    assert_eq!(stale.status, StatusCode::UNAUTHORIZED, "{kind:?}: {}", stale.body);
+    assert_eq!(stale.body["title"], "Recent sign-in needed", "{}", stale.body);
+    assert_eq!(count(&env, "SELECT count(*) AS n FROM jadpo_passkey_challenges").await, 0);
+    let fresh = signed_in(&mut env, "alice@example.com").await;
+    let mut device = Authenticator::new(13, ORIGIN, RP_ID);
+    let added = register(&env, &fresh, &mut device).await;
+    assert_eq!(
+        added.status,
+        StatusCode::CREATED,
+        "{kind:?}: after signing in again: {}",
+        added.body
+    );
 }
 
 /// A customer lists their passkeys (credential id and times, never a key) and removes one; it

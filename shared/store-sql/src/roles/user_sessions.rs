@@ -110,6 +110,7 @@ impl<C: TransactionalStore> UserSessionStore for SqlStore<C> {
                     user_id: r.get_str("user_id")?.to_owned(),
                     csrf_verifier: r.get_opt_str("csrf_verifier")?.map(str::to_owned),
                     last_seen_at: r.get_timestamp("last_seen_at")?,
+                    started_at: r.get_timestamp("started_at")?,
                 })
             })
             .transpose()
