@@ -414,6 +414,27 @@ fn verify_assertion(
     Ok(counters.to_vec())
 }
 
+/// The passkeys `user_id` registered, oldest first (never their keys).
+pub async fn list(p: &Engine, user_id: &str) -> Result<Vec<PasskeyInfo>, SignInFlowError> {
+    let users = users(p)?;
+    Ok(p.store(&users.store)?.passkeys_listed(user_id).await?)
+}
+
+/// Removes `user_id`'s passkey `credential_id`: it signs nobody in from now on. `false` when the
+/// user has no such passkey (none, or another user's: nothing changes).
+pub async fn remove(
+    p: &Engine,
+    user_id: &str,
+    credential_id: &str,
+) -> Result<bool, SignInFlowError> {
+    let users = users(p)?;
+    let removed = p.store(&users.store)?.passkey_remove(user_id, credential_id).await?;
+    if removed {
+        tracing::info!(user = %user_id, "passkey removed");
+    }
+    Ok(removed)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -476,25 +497,4 @@ mod tests {
         let wrong = SentChallenge(sent.0 ^ 1);
         assert!(blank(server.encode().unwrap_or_default(), Purpose::Register, wrong).is_err());
     }
-}
-
-/// The passkeys `user_id` registered, oldest first (never their keys).
-pub async fn list(p: &Engine, user_id: &str) -> Result<Vec<PasskeyInfo>, SignInFlowError> {
-    let users = users(p)?;
-    Ok(p.store(&users.store)?.passkeys_listed(user_id).await?)
-}
-
-/// Removes `user_id`'s passkey `credential_id`: it signs nobody in from now on. `false` when the
-/// user has no such passkey (none, or another user's: nothing changes).
-pub async fn remove(
-    p: &Engine,
-    user_id: &str,
-    credential_id: &str,
-) -> Result<bool, SignInFlowError> {
-    let users = users(p)?;
-    let removed = p.store(&users.store)?.passkey_remove(user_id, credential_id).await?;
-    if removed {
-        tracing::info!(user = %user_id, "passkey removed");
-    }
-    Ok(removed)
 }
