@@ -4,7 +4,7 @@
 //! `DATABASE_URL_<STORE>` for the others (with only `DATABASE_URL`, on that one database).
 //! Every verb prints for people by default and JSON with `--json`; failures exit non-zero with a
 //! message that says what to do. The verbs: `migrate apply | status | sql | drop-unplaced`, `keys issue | list |
-//! revoke | rotate`, `tokens issue | end`, `deliveries list | show | retry | discard | release`,
+//! revoke | rotate`, `tokens issue | end`, `passkeys list | remove`, `deliveries list | show | retry | discard | release`,
 //! `schedules list | runs | pause | resume | trigger`, `breakers list | open | close`, `flags
 //! list | set | history`, `audit show | erase`, `console`, `runs list`, `sessions list`, `actions list`, `manifest`, `snapshot`, `check`, `verify`, `backup`, `restore`, `export`, `import`,
 //! `sealing-key new`.
@@ -29,6 +29,7 @@ mod keys;
 mod manifest;
 mod migrate;
 mod out;
+mod passkeys;
 mod roles;
 mod runs;
 mod schedules;
@@ -59,6 +60,9 @@ enum Command {
     /// Issue users' API tokens; sign a user out everywhere.
     #[command(subcommand)]
     Tokens(tokens::TokensCommand),
+    /// A user's passkeys: list them, remove one or all (a lost device).
+    #[command(subcommand)]
+    Passkeys(passkeys::PasskeysCommand),
     /// Show a record's audit trail; erase a record with its audit rows.
     #[command(subcommand)]
     Audit(audit::AuditCommand),
@@ -118,6 +122,7 @@ async fn main() -> std::process::ExitCode {
         Command::Migrate(command) => migrate::run(command).await,
         Command::Keys(command) => keys::run(command).await,
         Command::Tokens(command) => tokens::run(command).await,
+        Command::Passkeys(command) => passkeys::run(command).await,
         Command::Deliveries(command) => deliveries::run(command).await,
         Command::Breakers(command) => breakers::run(command).await,
         Command::Audit(command) => audit::run(command).await,

@@ -428,11 +428,52 @@ pub async fn remove(
     credential_id: &str,
 ) -> Result<bool, SignInFlowError> {
     let users = users(p)?;
-    let removed = p.store(&users.store)?.passkey_remove(user_id, credential_id).await?;
+    let store = p.store(&users.store)?;
+    let mut tx = store.begin().await?;
+    let removed = store.passkey_remove(tx.as_mut(), user_id, credential_id).await;
+    let removed = jadpo_core::transaction::commit_or_rollback(tx, removed).await?;
     if removed {
         tracing::info!(user = %user_id, "passkey removed");
     }
     Ok(removed)
+}
+
+/// Removes `user_id`'s passkey `credential_id`, or every one of them (`None`), as `operator`,
+/// recorded as `passkeys.remove` in the same transaction: how many went. A credential id that
+/// is not the user's is refused (`UnknownPasskey`) with nothing removed or recorded.
+pub async fn remove_as_operator(
+    p: &Engine,
+    operator: &crate::operator::Operator,
+    user_id: &str,
+    credential_id: Option<&str>,
+) -> Result<u64, SignInFlowError> {
+    let users = users(p)?;
+    let store = p.store(&users.store)?;
+    let before = store.passkeys_listed(user_id).await?;
+    let mut change =
+        crate::operator::Change::begin(store.as_ref(), operator, p.clock.as_ref()).await?;
+    let result = async {
+        let removed = match credential_id {
+            Some(id) if !store.passkey_remove(change.tx(), user_id, id).await? => {
+                // Not this user's: nothing removed, nothing recorded.
+                return Err(SignInFlowError::Passkey(PasskeyRefusal::UnknownPasskey));
+            }
+            Some(_) => 1,
+            None => store.passkeys_remove_all(change.tx(), user_id).await?,
+        };
+        let ids: Vec<&str> = before.iter().map(|k| k.credential_id.as_str()).collect();
+        let action = jadpo_core::model::operator::OperatorAction {
+            action: "passkeys.remove",
+            item_kind: "user",
+            item: user_id,
+            item_state: serde_json::json!({"passkeys": ids}),
+            detail: Some(credential_id.map_or_else(|| "every passkey".to_owned(), str::to_owned)),
+        };
+        change.record(&action).await?;
+        Ok::<_, SignInFlowError>(removed)
+    }
+    .await;
+    change.finish(result).await
 }
 
 #[cfg(test)]

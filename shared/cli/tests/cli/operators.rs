@@ -529,3 +529,64 @@ async fn an_unknown_name_gets_the_same_answer_everywhere() {
             .await;
     assert!(actions.unwrap_or_default().is_empty(), "a refused verb recorded an action");
 }
+
+/// `jadpo passkeys list | remove`: a user's passkeys listed (ids and times, never a key), one
+/// removed, then every one with `--all`, each removal recorded as `passkeys.remove`; an unknown
+/// passkey and a missing argument are refused with nothing changed.
+#[tokio::test]
+async fn passkeys_are_listed_and_removed_each_recorded() {
+    let db = SqliteTestDb::migrated().await;
+    let url = db.url();
+    ok(&jadpo(&url, &["migrate", "apply"]));
+    for sql in [
+        "INSERT INTO shop_customers (id, email) VALUES ('alice', 'alice@example.com')",
+        "INSERT INTO jadpo_passkeys (credential_id, user_id, user_handle, credential, counters, \
+         registered_at) VALUES ('cred-a', 'alice', 'h', x'00', x'00', 1000), \
+         ('cred-b', 'alice', 'h', x'00', x'00', 2000), ('cred-m', 'mallory', 'm', x'00', x'00', 3000)",
+    ] {
+        db.store().execute_once(sql, &[]).await.unwrap_or_else(|e| panic!("{e}"));
+    }
+    let listed: Value =
+        serde_json::from_str(&ok(&jadpo(&url, &["passkeys", "list", "--user", "alice", "--json"])))
+            .unwrap_or_else(|e| panic!("{e}"));
+    let ids: Vec<&str> = listed["passkeys"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|k| k["credential_id"].as_str())
+        .collect();
+    assert_eq!(ids, ["cred-a", "cred-b"], "{listed}");
+    let text = ok(&jadpo(&url, &["passkeys", "list", "--user", "alice"]));
+    assert!(text.starts_with("CREDENTIAL") && text.contains("never"), "{text}");
+    let count = || async {
+        let rows = db.store().query_once("SELECT count(*) AS n FROM jadpo_passkeys", &[]).await;
+        rows.unwrap_or_else(|e| panic!("{e}"))[0].get_i64("n").unwrap_or_default()
+    };
+    let remove = |args: &[&str]| {
+        jadpo(
+            &url,
+            &[&["passkeys", "remove", "--user", "alice", "--operator", "ann"][..], args].concat(),
+        )
+    };
+    let unknown = remove(&["cred-m"]);
+    assert!(
+        !unknown.status.success() && stderr(&unknown).contains("no passkey cred-m"),
+        "{}",
+        stderr(&unknown)
+    );
+    let neither = remove(&[]);
+    assert_eq!(neither.status.code(), Some(2), "a credential id or --all is required");
+    assert_eq!(count().await, 3, "a refused removal changed something");
+    assert!(ok(&remove(&["cred-a"])).contains("removed 1 passkey"));
+    assert!(ok(&remove(&["--all"])).contains("removed 1 passkey"));
+    assert_eq!(count().await, 1, "mallory's passkey is not alice's");
+    let actions = jadpo_core::ports::ScheduleStore::operator_actions(
+        &db.store(),
+        &filter(Some("user"), None, 10),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    let seen: Vec<_> = actions.iter().map(|a| (a.action.as_str(), a.operator.as_str())).collect();
+    assert_eq!(seen.len(), 2, "the refused removal was recorded: {seen:?}");
+    assert!(seen.iter().all(|(a, o)| *a == "passkeys.remove" && *o == "ann"), "{seen:?}");
+}

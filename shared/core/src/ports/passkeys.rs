@@ -56,9 +56,14 @@ pub trait PasskeyStore: Send + Sync {
     /// The passkeys of `user_id` as the user lists them, oldest first.
     async fn passkeys_listed(&self, user_id: &str) -> Result<Vec<PasskeyInfo>, StoreError>;
 
-    /// Deletes passkey `credential_id` if it is `user_id`'s; `false` if it is not (none, or
-    /// another user's: nothing changes).
-    async fn passkey_remove(&self, user_id: &str, credential_id: &str) -> Result<bool, StoreError>;
+    /// Deletes passkey `credential_id` inside `tx` if it is `user_id`'s; `false` if it is not
+    /// (none, or another user's: nothing changes).
+    async fn passkey_remove(
+        &self,
+        tx: &mut dyn Transaction,
+        user_id: &str,
+        credential_id: &str,
+    ) -> Result<bool, StoreError>;
 
     /// Deletes every passkey of `user_id` inside `tx`: how many.
     async fn passkeys_remove_all(

@@ -55,9 +55,14 @@ impl<C: TransactionalStore> PasskeyStore for SqlStore<C> {
         self.sql.passkeys.remove_all.execute(tx, [user_id.into()]).await
     }
 
-    async fn passkey_remove(&self, user_id: &str, credential_id: &str) -> Result<bool, StoreError> {
+    async fn passkey_remove(
+        &self,
+        tx: &mut dyn Transaction,
+        user_id: &str,
+        credential_id: &str,
+    ) -> Result<bool, StoreError> {
         let params = [credential_id.into(), user_id.into()];
-        Ok(self.sql.passkeys.remove.execute_once(self, params).await? > 0)
+        Ok(self.sql.passkeys.remove.execute(tx, params).await? > 0)
     }
 
     async fn passkey_challenge_insert(
