@@ -286,13 +286,8 @@ async fn delete_probe_run(
     run: &str,
 ) -> Result<(), StoreError> {
     let mut tx = store.begin().await?;
-    match store.execution_delete_in(tx.as_mut(), run, clock.now()).await {
-        Ok(_) => tx.commit().await,
-        Err(e) => {
-            let _ = tx.rollback().await;
-            Err(e)
-        }
-    }
+    let deleted = store.execution_delete_in(tx.as_mut(), run, clock.now()).await;
+    jadpo_core::transaction::commit_or_rollback(tx, deleted).await.map(|_| ())
 }
 
 async fn probe_sessions(store: &dyn Store, clock: &dyn Clock) -> Check {
