@@ -27,7 +27,8 @@ fn invalid(detail: impl Into<String>) -> HandlerError {
 
 /// `attach_invoice` (`{"order_id": "…", "invoice": {…the uploaded file…}}`): the order's invoice,
 /// replacing any earlier one (whose bytes go once no order holds them). A signed-in customer
-/// attaches only to their own orders; a service to any. The file must be an upload still kept.
+/// attaches only to their own orders; a service to any. The file must be one the caller uploaded,
+/// named and typed as it was uploaded, its bytes still kept (`HandlerContext::uploaded_file`).
 #[derive(Debug, Clone, Copy)]
 pub struct AttachInvoice;
 
@@ -40,10 +41,6 @@ impl Action for AttachInvoice {
     ) -> Result<ActionOutput, HandlerError> {
         let input: AttachInput =
             serde_json::from_value(input).map_err(|e| invalid(e.to_string()))?;
-        let file = match &input.invoice {
-            Some(v) => File::from_column(v).map_err(|e| invalid(e.to_string()))?,
-            None => None,
-        };
         let me = match ctx.principal() {
             Some(Principal::User(id)) => Some(id.clone()),
             _ => None,
@@ -58,16 +55,9 @@ impl Action for AttachInvoice {
         if me.as_ref().is_some_and(|me| *me != customer) {
             return Err(not_found(&input.order_id));
         }
-        if let Some(file) = &file {
-            let sql = "SELECT state FROM jadpo_files WHERE file_id = $1";
-            let kept = tx.query_opt(sql, &[file.id().into()]).await?;
-            if !kept.is_some_and(|r| r.get_str("state").is_ok_and(|s| s == "live")) {
-                return Err(invalid(format!(
-                    "file {} is not an upload this shop keeps: upload it first",
-                    file.id()
-                )));
-            }
-        }
+        // Only a file this caller uploaded, as it was uploaded, still kept.
+        let file = ctx.uploaded_file(input.invoice.as_ref().unwrap_or(&Value::Null)).await?;
+        let tx = ctx.tx().await?;
         let column = file.as_ref().map_or(jadpo_core::SqlValue::Null, File::to_column);
         let sql = "UPDATE shop_orders SET invoice = $1 WHERE id = $2";
         tx.execute(sql, &[column, input.order_id.as_str().into()]).await?;

@@ -64,7 +64,7 @@ pub(crate) async fn run(command: AuditCommand) -> anyhow::Result<()> {
                     .iter()
                     .map(|r| {
                         json!({"seq": r.seq, "changed_at": crate::common::when(r.changed_at), "kind": r.kind,
-                               "actor": r.actor, "action": r.action, "request_id": r.request_id,
+                               "actor": r.actor, "db_role": r.db_role, "action": r.action, "request_id": r.request_id,
                                "trace": r.trace, "changes": r.changes, "encoding": r.encoding,
                                "unreadable": r.unreadable})
                     })
@@ -78,11 +78,12 @@ pub(crate) async fn run(command: AuditCommand) -> anyhow::Result<()> {
             }
             for r in &rows {
                 say!(
-                    "#{} {} {:<6} by {} via {} (request {})",
+                    "#{} {} {:<6} by {}{} via {} (request {})",
                     r.seq,
                     crate::common::when(r.changed_at),
                     r.kind,
                     r.actor,
+                    r.db_role.as_ref().map(|role| format!(" (role {role})")).unwrap_or_default(),
                     r.action.as_deref().unwrap_or("-"),
                     r.request_id.as_deref().unwrap_or("-")
                 );

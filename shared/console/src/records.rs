@@ -180,7 +180,7 @@ async fn audit(
                 tr { th { "seq" } th { "when" } th { "change" } th { "by" } th { "action" } th { "request" } th { "fields" } }
                 @for r in &rows {
                     tr {
-                        td { (r.seq) } td { (when(r.changed_at)) } td { (r.kind) } td { (r.actor) }
+                        td { (r.seq) } td { (when(r.changed_at)) } td { (r.kind) } td { (r.actor) @if let Some(role) = &r.db_role { " (role " (role) ")" } }
                         td { (r.action.as_deref().unwrap_or("")) } td { (r.request_id.as_deref().unwrap_or("")) }
                         td { @if let Some(why) = &r.unreadable { span.dead { (why) } } @else { code { (r.changes.to_string()) } } }
                     }

@@ -216,7 +216,8 @@ pub async fn commit(p: &Engine, request: CommitRequest) -> Result<CommitOutcome,
         .with_mode(spec.steps);
     let mut ctx = HandlerContext::new(&mut run, now)
         .with_flags(p.flag_access(&spec.store))
-        .with_principal(request.principal.as_ref());
+        .with_principal(request.principal.as_ref())
+        .with_files(p.file_access(&spec.store, store.as_ref()));
     let output = spec.handler.run(&mut ctx, request.input.clone()).await;
     let (tx, emitted) = ctx.into_parts();
     if let Some(interrupt) = run.interrupt.take() {

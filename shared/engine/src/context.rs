@@ -49,6 +49,16 @@ impl Engine {
         })
     }
 
+    /// How a handler writing `store` (opened as `opened`) checks the files a request names:
+    /// through that store's file counts, when the application keeps files there.
+    pub(crate) fn file_access<'a>(
+        &self,
+        store: &str,
+        opened: &'a dyn jadpo_core::Store,
+    ) -> Option<&'a dyn jadpo_core::ports::FileStore> {
+        self.app.keeps_files(store).then_some(opened as &dyn jadpo_core::ports::FileStore)
+    }
+
     /// This engine for one invocation that must return by `deadline` (a Lambda context's): its
     /// runs hold their step records until then at most and start no call they could not finish.
     /// A deadline already past is none the Lambda service gave (an emulator's placeholder): the

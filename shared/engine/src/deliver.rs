@@ -223,11 +223,13 @@ async fn run_subscriber(
     )
     .with_mode(spec.steps)
     .with_gates(gates);
-    let mut ctx =
-        HandlerContext::new(&mut run, now).with_flags(p.flag_access(&spec.store)).with_sign_in(
+    let mut ctx = HandlerContext::new(&mut run, now)
+        .with_flags(p.flag_access(&spec.store))
+        .with_sign_in(
             (spec.name == sign_in::MAIL_SUBSCRIBER)
                 .then_some(store.as_ref() as &dyn jadpo_core::ports::SignInStore),
-        );
+        )
+        .with_files(p.file_access(&spec.store, store.as_ref()));
     let result = spec.handler.handle(&mut ctx, &delivery.event).await;
     let (tx, emitted) = ctx.into_parts();
     let gates = match run.gates.take() {

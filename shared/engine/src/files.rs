@@ -9,7 +9,7 @@
 //! transaction takes its counting with it.
 
 use jadpo_core::model::file::File;
-use jadpo_core::model::file_field::{FieldError, FileField, FileState};
+use jadpo_core::model::file_field::{FieldError, FileField, FileState, Quota, Usage};
 use jadpo_core::model::principal::Principal;
 use jadpo_core::ports::{BlobError, Blobs, Presigned};
 use jadpo_core::{Store, StoreError, commit_or_rollback};
@@ -78,6 +78,20 @@ pub enum FilesError {
         /// What differs.
         what: String,
     },
+    /// The uploader keeps as many files, or bytes, as its quota allows.
+    #[error(
+        "your uploads are at their limit ({} of {} files, {} of {} bytes, this one {size}): \
+         uploads no record holds are deleted after the upload grace; attach or wait",
+        used.files, quota.files, used.bytes, quota.bytes
+    )]
+    OverQuota {
+        /// What the uploader keeps.
+        used: Usage,
+        /// Its quota.
+        quota: Quota,
+        /// The refused upload's size.
+        size: u64,
+    },
     /// The upload finished too late: housekeeping took its bytes for an abandoned upload.
     #[error("upload {0} finished too late: its bytes were deleted as abandoned; upload it again")]
     TooLate(String),
@@ -93,16 +107,16 @@ fn blobs(engine: &Engine) -> Result<&dyn Blobs, FilesError> {
     engine.blobs.as_deref().ok_or(FilesError::NoStorage)
 }
 
-/// Stores an upload into field `table.column`: its bytes first, then its row
-/// (held by no field until a record takes it). Returns the file a record then keeps. Nothing is
-/// stored for an unknown field, a file larger than the field takes or of a type it does not
-/// take, or a bad name.
+/// Stores `uploader`'s upload into field `table.column`: its bytes first, then its row (held
+/// by no field until a record takes it), recording who uploaded what. Returns the file a record
+/// then keeps. Nothing is stored for an unknown field, a file larger than the field takes or of
+/// a type it does not take, a bad name, or an uploader at its quota ([`quota`]).
 pub async fn upload(
     engine: &Engine,
     (table, column): (&str, &str),
-    name: &str,
-    content_type: &str,
+    (name, content_type): (&str, &str),
     bytes: &[u8],
+    uploader: &Principal,
 ) -> Result<File, FilesError> {
     let field = field(engine, (table, column))?;
     let size = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
@@ -110,10 +124,38 @@ pub async fn upload(
     let digest: String = Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect();
     let id = File::new_id(engine.clock.as_ref());
     let file = File::new(&id, name, content_type, size, &digest).map_err(FieldError::from)?;
-    engine.store(&field.store)?;
+    within_quota(engine, field, uploader, size).await?;
     blobs(engine)?.put(&id, bytes).await?;
     crate::fault!("files.after_bytes_stored");
-    register(engine, field, &file).await
+    register(engine, field, &file, uploader).await
+}
+
+/// How much `uploader` may keep uploaded: [`crate::EngineSettings::upload_quota`] for a user,
+/// no limit for a service (the application itself).
+pub fn quota(engine: &Engine, uploader: &Principal) -> Quota {
+    match uploader {
+        Principal::User(_) => engine.settings.upload_quota,
+        Principal::Service(_) => Quota::NONE,
+    }
+}
+
+/// Refuses an upload of `size` bytes that `uploader`'s quota has no room for, before anything
+/// is stored. Registering checks again in its own statement, so uploads racing past this check
+/// are refused there (on PostgreSQL, uploads committing at the same instant may each see the
+/// others' rows missing and pass together).
+async fn within_quota(
+    engine: &Engine,
+    field: &FileField,
+    uploader: &Principal,
+    size: u64,
+) -> Result<(), FilesError> {
+    let quota = quota(engine, uploader);
+    let store = engine.store(&field.store)?;
+    if quota == Quota::NONE {
+        return Ok(());
+    }
+    let used = store.file_usage(&uploader.owner()).await?;
+    if quota.admits(used, size) { Ok(()) } else { Err(FilesError::OverQuota { used, quota, size }) }
 }
 
 /// The field `table.column` declares.
@@ -127,13 +169,28 @@ fn field<'a>(
         .ok_or_else(|| FilesError::UnknownField(format!("{table}.{column}")))
 }
 
-/// `file`'s bytes are stored: its row, which a record may then hold. A row housekeeping already
-/// claimed (an upload that finished after the upload grace) refuses it: [`FilesError::TooLate`].
-async fn register(engine: &Engine, field: &FileField, file: &File) -> Result<File, FilesError> {
+/// `file`'s bytes are stored: its row, naming `uploader`, which a record may then hold. A row
+/// housekeeping already claimed (an upload that finished after the upload grace) refuses it:
+/// [`FilesError::TooLate`]; a row another principal registered is theirs:
+/// [`FilesError::NotFound`]; a quota with no room left: [`FilesError::OverQuota`] (the bytes
+/// stay until housekeeping deletes them as never registered).
+async fn register(
+    engine: &Engine,
+    field: &FileField,
+    file: &File,
+    uploader: &Principal,
+) -> Result<File, FilesError> {
     let store = engine.store(&field.store)?;
-    let stored = store.file_register(file.id(), engine.clock.now()).await?;
+    let (owner, quota) = (uploader.owner(), quota(engine, uploader));
+    let Some(stored) = store.file_register(file, &owner, quota, engine.clock.now()).await? else {
+        let used = store.file_usage(&owner).await?;
+        return Err(FilesError::OverQuota { used, quota, size: file.size() });
+    };
     if stored.state != FileState::Live {
         return Err(FilesError::TooLate(file.id().to_owned()));
+    }
+    if stored.uploader.as_deref() != Some(owner.as_str()) {
+        return Err(FilesError::NotFound(file.id().to_owned()));
     }
     tracing::info!(file = %file.id(), field = %field.name(), size = file.size(), "file uploaded");
     Ok(file.clone())

@@ -42,6 +42,8 @@ pub struct EngineSettings {
     /// How long a connection's breaker this process last saw closed with no failures is
     /// trusted to be so without reading its row again (0 reads it for every delivery).
     pub breaker_trusted_for: Duration,
+    /// How many files, and bytes, each user may keep uploaded (services have no limit).
+    pub upload_quota: jadpo_core::model::file_field::Quota,
 }
 
 impl Default for EngineSettings {
@@ -60,6 +62,7 @@ impl Default for EngineSettings {
             steps: StepSettings::default(),
             workflows: WorkflowSettings::default(),
             breaker_trusted_for: Duration::from_secs(1),
+            upload_quota: jadpo_core::model::file_field::Quota::default(),
         }
     }
 }

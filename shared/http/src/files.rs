@@ -73,6 +73,9 @@ fn files_problem(e: &FilesError) -> Problem {
             Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "Upload does not match", detail)
         }
         FilesError::TooLate(_) => Problem::new(StatusCode::GONE, "Upload expired", detail),
+        FilesError::OverQuota { .. } => {
+            Problem::new(StatusCode::FORBIDDEN, "Upload quota reached", detail)
+        }
         FilesError::NoStorage | FilesError::Blob(BlobError::Unavailable(_)) => {
             Problem::new(StatusCode::SERVICE_UNAVAILABLE, "File storage unavailable", detail)
         }
@@ -128,7 +131,7 @@ async fn take_upload(
             )
         })?;
         let base = content_type.split(';').next().unwrap_or_default().trim();
-        let file = upload(engine, (&table, &column), &name, base, &bytes)
+        let file = upload(engine, (&table, &column), (&name, base), &bytes, &caller.principal)
             .await
             .map_err(|e| files_problem(&e))?;
         Ok::<_, Problem>(created(&file))
@@ -167,8 +170,8 @@ async fn sign_upload(
             &state.engine,
             (&table, &column),
             (&plan.name, &plan.content_type),
-            plan.size,
-            &plan.sha256,
+            (plan.size, &plan.sha256),
+            &caller.principal,
         )
         .await
         .map_err(|e| files_problem(&e))?;
@@ -203,7 +206,7 @@ async fn finish(
             let detail = format!("the body is file {}, the path names {id}", declared.id());
             return Err(Problem::new(StatusCode::BAD_REQUEST, "Not this upload", detail));
         }
-        let file = finish_upload(&state.engine, (&table, &column), &declared)
+        let file = finish_upload(&state.engine, (&table, &column), &declared, &caller.principal)
             .await
             .map_err(|e| files_problem(&e))?;
         Ok::<_, Problem>(created(&file))

@@ -43,6 +43,8 @@
 //! | `JADPO_FILES_DIR` | the directory holding stored files' bytes | locally `./.jadpo/files` |
 //! | `JADPO_FILE_GRACE_SECS` | a stored file no record holds has its bytes deleted this long after housekeeping first saw it so (s) | 86400 |
 //! | `JADPO_UPLOAD_GRACE_SECS` | stored bytes no row names (an unfinished upload) are deleted once this old (s) | 3600 |
+//! | `JADPO_UPLOAD_QUOTA_FILES` | how many files each user may keep uploaded (held by a record or not yet; services have no limit) | 1000 |
+//! | `JADPO_UPLOAD_QUOTA_BYTES` | how many bytes those files may hold together | 1073741824 (1 GiB) |
 //! | `JADPO_ORPHAN_WINDOW_SECS` | how far back before the upload grace each pass looks for such bytes (s) | 604800 |
 //! | `JADPO_RETAIN_FILE_TOMBSTONES_SECS` | a deleted file's row is kept this long, so a stale reference to it is refused (s) | 2592000 |
 //! | `RUST_LOG` | log filter | `info` |
@@ -407,6 +409,7 @@ impl Config {
                 0,
                 60_000,
             )? as u64),
+            upload_quota: upload_quota(env, d.upload_quota)?,
             ..d
         };
         let (handled, redelivery) =
@@ -536,6 +539,20 @@ fn check_undeclared(app: &Application, vars: &Vars) -> Result<(), ConfigError> {
         }
     }
     Ok(())
+}
+
+/// How many files, and bytes, each user may keep uploaded.
+fn upload_quota(
+    env: &dyn Fn(&str) -> Option<String>,
+    d: jadpo_core::model::file_field::Quota,
+) -> Result<jadpo_core::model::file_field::Quota, ConfigError> {
+    let most = |variable: &str, default: u64, max: usize| {
+        number(env, variable, usize::try_from(default).unwrap_or(max), 1, max).map(|n| n as u64)
+    };
+    Ok(jadpo_core::model::file_field::Quota {
+        files: most("JADPO_UPLOAD_QUOTA_FILES", d.files, 100_000_000)?,
+        bytes: most("JADPO_UPLOAD_QUOTA_BYTES", d.bytes, 1 << 50)?,
+    })
 }
 
 /// Retention per record class and the housekeeping pass's limits.

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, TimeZone, Utc};
 use jadpo_core::model::file::File;
-use jadpo_core::model::file_field::{FileField, FileState};
+use jadpo_core::model::file_field::{FileField, FileState, Quota, StoredFile, Usage};
 use jadpo_core::{Dialect, SqlValue, Store};
 use jadpo_engine::files::ensure_triggers;
 
@@ -16,6 +16,13 @@ use crate::Fixture;
 use crate::cases::{migrated, ok};
 
 const SHA: &str = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+
+/// Registers an upload of `id` (ten bytes) by a service, with no quota; returns its row.
+async fn register(s: &dyn Store, id: &str, now: DateTime<Utc>) -> StoredFile {
+    let upload = ok(File::new(id, &format!("{id}.pdf"), "application/pdf", 10, SHA), "file");
+    let row = ok(s.file_register(&upload, "service:test", Quota::NONE, now).await, "register");
+    row.unwrap_or_else(|| panic!("no quota refused {id}"))
+}
 
 fn at(secs: i64) -> DateTime<Utc> {
     Utc.timestamp_opt(1_800_000_000 + secs, 0).single().unwrap_or_default()
@@ -106,7 +113,7 @@ pub async fn file_counts_follow_every_change(fx: &dyn Fixture) {
     assert_eq!(counts(s, &["f4", "f5"]).await, [2, -1], "a rolled-back transaction counts nothing");
 
     // A file housekeeping deleted: a row naming it again is refused, whole.
-    ok(s.file_register("f6", at(0)).await, "register");
+    register(s, "f6", at(0)).await;
     claim_and_delete(s, "f6").await;
     let mut tx = ok(s.begin().await, "begin");
     let refused = tx.execute(insert, &[30_i64.into(), file("f4"), file("f6")]).await;
@@ -134,7 +141,7 @@ pub async fn the_first_install_counts_existing_rows(fx: &dyn Fixture) {
     docs_table(fx, s).await;
     let insert = "INSERT INTO docs (id, a, b) VALUES (1, $1, $2), (2, $1, NULL), (3, NULL, NULL)";
     write(s, insert, vec![file("f1"), file("f2")]).await;
-    ok(s.file_register("f2", at(0)).await, "an upload registered before the trigger");
+    register(s, "f2", at(0)).await;
     let [a, b] = fields(s);
     assert!(!ok(s.file_trigger_exists(&a).await, "exists"), "no trigger yet");
     assert_eq!(ok(ensure_triggers(s, &[&a]).await, "install a"), ["docs.a"]);
@@ -159,7 +166,7 @@ pub async fn unheld_files_are_claimed_only_after_their_grace(fx: &dyn Fixture) {
     docs_table(fx, s).await;
     let [a, _] = fields(s);
     ok(ensure_triggers(s, &[&a]).await, "install");
-    let upload = ok(s.file_register("f1", at(0)).await, "register");
+    let upload = register(s, "f1", at(0)).await;
     assert_eq!((upload.refs, upload.state, upload.unheld_since), (0, FileState::Live, None));
     let pass = |now: i64, cutoff: i64| async move {
         let mut tx = ok(s.begin().await, "begin");
@@ -190,7 +197,7 @@ pub async fn unheld_files_are_claimed_only_after_their_grace(fx: &dyn Fixture) {
     ok(tx.commit().await, "commit");
     assert_eq!(count(s, "f1").await, None);
 
-    ok(s.file_register("f8", at(100)).await, "register");
+    register(s, "f8", at(100)).await;
     let mut tx = ok(s.begin().await, "begin");
     assert!(ok(s.file_claim_orphan(tx.as_mut(), "f9", at(100)).await, "orphan"), "no row");
     assert!(!ok(s.file_claim_orphan(tx.as_mut(), "f8", at(100)).await, "orphan"), "registered");
@@ -207,7 +214,7 @@ pub async fn a_reference_racing_a_claim_keeps_the_bytes(fx: &dyn Fixture) {
     docs_table(fx, s).await;
     let [a, _] = fields(s);
     ok(ensure_triggers(s, &[&a]).await, "install");
-    ok(s.file_register("f1", at(0)).await, "register");
+    register(s, "f1", at(0)).await;
     let mut tx = ok(s.begin().await, "begin");
     ok(s.files_mark_unheld(tx.as_mut(), at(0), 10).await, "mark");
     ok(tx.commit().await, "commit");
@@ -228,4 +235,42 @@ pub async fn a_reference_racing_a_claim_keeps_the_bytes(fx: &dyn Fixture) {
     let claimed = ok(claim.await, "claim task");
     assert!(claimed.is_empty(), "a held file was claimed: {claimed:?}");
     assert_eq!(count(s, "f1").await, Some((1, FileState::Live)));
+}
+
+/// An upload's row records who uploaded it and what it registered; a second registration of the
+/// id (another principal finishing the same upload) leaves it as it is; an uploader's files and
+/// bytes are counted while live, and a registration past either quota writes nothing.
+pub async fn uploads_record_their_uploader_within_a_quota(fx: &dyn Fixture) {
+    let store = migrated(fx).await;
+    let s = store.as_ref();
+    let pdf = |id: &str, size: u64| ok(File::new(id, "a.pdf", "application/pdf", size, SHA), "f");
+    let quota = Quota { files: 2, bytes: 100 };
+    let alice = "user:alice";
+    let first = ok(s.file_register(&pdf("f1", 60), alice, quota, at(0)).await, "register");
+    let first = first.unwrap_or_else(|| panic!("the first upload fits"));
+    assert_eq!(first.uploader.as_deref(), Some(alice));
+    assert_eq!(first.registered, Some(pdf("f1", 60)), "what was uploaded");
+    let again = ok(s.file_register(&pdf("f1", 60), "user:bob", quota, at(1)).await, "again");
+    assert_eq!(again.and_then(|r| r.uploader).as_deref(), Some(alice), "left as it was");
+    let usage = |who: &'static str| async move { ok(s.file_usage(who).await, "usage") };
+    assert_eq!(usage(alice).await, Usage { files: 1, bytes: 60 });
+    assert_eq!(usage("user:bob").await, Usage::default(), "bob registered nothing");
+    let too_big = ok(s.file_register(&pdf("f2", 41), alice, quota, at(2)).await, "too big");
+    assert_eq!(too_big, None, "60 + 41 bytes is over 100");
+    assert_eq!(count(s, "f2").await, None, "and nothing was written");
+    assert!(ok(s.file_register(&pdf("f2", 40), alice, quota, at(2)).await, "fits").is_some());
+    let third = ok(s.file_register(&pdf("f3", 0), alice, quota, at(3)).await, "third");
+    assert_eq!(third, None, "two files is the most");
+    assert!(ok(s.file_register(&pdf("f3", 0), "user:bob", quota, at(3)).await, "bob").is_some());
+    // A file whose bytes are gone stops counting.
+    let mut tx = ok(s.begin().await, "begin");
+    ok(s.files_mark_unheld(tx.as_mut(), at(4), 10).await, "mark");
+    let claimed = ok(s.files_claim(tx.as_mut(), at(5), at(5), 10).await, "claim");
+    ok(tx.commit().await, "commit");
+    assert_eq!(claimed.len(), 3, "every upload was unheld");
+    assert_eq!(usage(alice).await, Usage::default(), "claimed files no longer count");
+    let mut tx = ok(s.begin().await, "begin");
+    let read = ok(s.file_get_in(tx.as_mut(), "f2").await, "read in a transaction");
+    ok(tx.commit().await, "commit");
+    assert_eq!(read.map(|r| r.state), Some(FileState::Deleting));
 }

@@ -92,6 +92,7 @@ macro_rules! conformance_tests {
             the_first_install_counts_existing_rows,
             unheld_files_are_claimed_only_after_their_grace,
             a_reference_racing_a_claim_keeps_the_bytes,
+            uploads_record_their_uploader_within_a_quota,
         );
         $crate::conformance_tests!(@check $fixture;
             drift_by_hand_is_found_by_kind,

@@ -6,13 +6,22 @@
 use jadpo_core::model::file_field::FileField;
 use jadpo_store_sql::{FileSql, FileStatements, Statement};
 
-const ROW: &str = "SELECT file_id, refs, state, unheld_since, updated_at FROM jadpo_files";
+const ROW: &str = "SELECT file_id, refs, state, unheld_since, updated_at, uploader, name, \
+    content_type, size, sha256 FROM jadpo_files";
 
 /// The static file-count statements.
 pub static FILES: FileSql = FileSql {
+    // The quota's sums are cast to bigint: PostgreSQL sums bigints as numeric.
     register: Statement::new(
-        "INSERT INTO jadpo_files (file_id, refs, state, updated_at) VALUES ($1, 0, 'live', $2) \
+        "INSERT INTO jadpo_files (file_id, refs, state, updated_at, uploader, name, content_type, \
+        size, sha256) SELECT $1, 0, 'live', $2, $3, $4, $5, $6, $7 \
+        WHERE (SELECT count(*) < $8::bigint AND coalesce(sum(size), 0)::bigint + $6::bigint \
+        <= $9::bigint FROM jadpo_files WHERE uploader = $3 AND state = 'live') \
         ON CONFLICT (file_id) DO NOTHING",
+    ),
+    usage: Statement::new(
+        "SELECT count(*) AS files, coalesce(sum(size), 0)::bigint AS bytes FROM jadpo_files \
+        WHERE uploader = $1 AND state = 'live'",
     ),
     get: Statement::new(const_format::concatcp!(ROW, " WHERE file_id = $1")),
     mark_unheld: Statement::new(

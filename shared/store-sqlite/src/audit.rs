@@ -19,8 +19,8 @@ pub static AUDIT: AuditSql = AuditSql {
     release: Some(Statement::new("INSERT OR REPLACE INTO jadpo_audit_release (id) VALUES (1)")),
     unrelease: Some(Statement::new("DELETE FROM jadpo_audit_release")),
     rows: Statement::new(
-        "SELECT entity, record_id, seq, changed_at, kind, actor, action, request_id, trace, \
-        changes, encoding FROM jadpo_audit WHERE entity = $1 AND record_id = $2 ORDER BY seq",
+        "SELECT entity, record_id, seq, changed_at, kind, actor, db_role, action, request_id, \
+        trace, changes, encoding FROM jadpo_audit WHERE entity = $1 AND record_id = $2 ORDER BY seq",
     ),
     delete_rows: Statement::new("DELETE FROM jadpo_audit WHERE entity = $1 AND record_id = $2"),
     expire: Statement::new(

@@ -232,6 +232,12 @@ pub fn builtin_catalog() -> MigrationCatalog {
             "append_only",
             include_str!("../../../migrations/sqlite/0022_append_only.sql"),
         ),
+        Migration::new(
+            Ledger::Jadpo,
+            23,
+            "uploads_and_roles",
+            include_str!("../../../migrations/sqlite/0023_uploads_and_roles.sql"),
+        ),
     ];
     match MigrationCatalog::builtin(Dialect::Sqlite, workflow, jadpo) {
         Ok(catalog) => catalog,

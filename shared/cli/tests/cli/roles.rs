@@ -81,6 +81,10 @@ async fn the_runtime_role_cannot_rewrite_the_trail_and_operators_cannot_rewrite_
         1,
         "the change is recorded, at the database's time"
     );
+    // Whatever actor the runtime claims, the trail names the role that logged in.
+    let rows = functions.audit_rows("order", "o-1").await.unwrap_or_else(|e| panic!("{e}"));
+    let roles: Vec<_> = rows.iter().map(|r| (r.actor.as_str(), r.db_role.as_deref())).collect();
+    assert_eq!(roles, [("service:web", Some(runtime.as_str()))], "the session's own role");
 
     for sql in [
         "UPDATE jadpo_audit SET actor = 'someone else'",

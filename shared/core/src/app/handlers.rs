@@ -21,8 +21,12 @@ use crate::model::event::{Emitted, Event};
 use crate::model::flags::Rollout;
 use crate::model::principal::Principal;
 use crate::ports::{ConnectionError, ConnectionRequest, Connections};
-use crate::ports::{FlagStore, SignInStore};
+use crate::ports::{FileStore, FlagStore, SignInStore};
 use crate::transaction::{On, Transaction};
+
+mod uploads;
+
+pub use uploads::{UploadRefused, check_upload};
 
 /// Calls connection `name`; an error status or an unreachable service fails the handler.
 async fn call_connection(
@@ -100,6 +104,7 @@ pub struct HandlerContext<'t> {
     flag_cache: std::collections::BTreeMap<String, Rollout>,
     principal: Option<&'t Principal>,
     sign_in: Option<&'t dyn SignInStore>,
+    files: Option<&'t dyn FileStore>,
 }
 
 /// Where a handler's flags are read: the flags store, and whether it is the handler's own
@@ -126,6 +131,7 @@ impl<'t> HandlerContext<'t> {
             flag_cache: std::collections::BTreeMap::new(),
             principal: None,
             sign_in: None,
+            files: None,
         }
     }
 
@@ -150,6 +156,13 @@ impl<'t> HandlerContext<'t> {
     /// The store of this handler's sign-in requests, for the runtime's own sign-in mail.
     pub fn sign_in_store(&self) -> Option<&'t dyn SignInStore> {
         self.sign_in
+    }
+
+    /// Lets the handler check the files a request names ([`HandlerContext::uploaded_file`]):
+    /// the file counts of its store, when the application keeps files there.
+    pub fn with_files(mut self, store: Option<&'t dyn FileStore>) -> Self {
+        self.files = store;
+        self
     }
 
     /// Lets the handler read flags.

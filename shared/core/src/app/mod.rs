@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 pub use handlers::{
     Action, ActionOutput, Call, CallKind, Capability, CapabilityContext, CommandRequest,
-    FlagAccess, HandlerContext, HandlerError, RunServices, Subscriber,
+    FlagAccess, HandlerContext, HandlerError, RunServices, Subscriber, UploadRefused, check_upload,
 };
 
 pub use crate::model::event::{Emitted, Event};
@@ -443,6 +443,11 @@ impl Application {
     /// The file fields whose tables live in `store`.
     pub fn file_fields_in(&self, store: &str) -> Vec<&FileField> {
         self.file_fields.iter().filter(|f| f.store == store).collect()
+    }
+
+    /// Whether any file field's table lives in `store` (which then keeps `jadpo_files`).
+    pub fn keeps_files(&self, store: &str) -> bool {
+        self.file_fields.iter().any(|f| f.store == store)
     }
 
     /// The file field `table.column`.

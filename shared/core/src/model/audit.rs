@@ -86,8 +86,12 @@ pub struct AuditRow {
     pub changed_at: DateTime<Utc>,
     /// `insert`, `update` or `delete`.
     pub kind: String,
-    /// Who.
+    /// Who, as the runtime said (the principal, or an operator).
     pub actor: String,
+    /// The database role whose session made the change (PostgreSQL's `session_user`, which no
+    /// statement of that session can change); `None` on SQLite, which has no roles, and on rows
+    /// written before it was recorded.
+    pub db_role: Option<String>,
     /// Through which action.
     pub action: Option<String>,
     /// Which request.

@@ -20,7 +20,7 @@
 
 use chrono::{DateTime, Utc};
 
-use super::file::{FileError, content_type_ok};
+use super::file::{File, FileError, content_type_ok};
 use crate::sql::is_plain_identifier;
 
 /// The largest upload a field takes unless its declaration says otherwise: 10 MiB.
@@ -203,6 +203,50 @@ pub struct StoredFile {
     pub unheld_since: Option<DateTime<Utc>>,
     /// When the row was written by an upload or a trigger (or its state last changed).
     pub updated_at: Option<DateTime<Utc>>,
+    /// Who uploaded it (the principal's owner form, `user:ID` or `service:NAME`); `None` for a
+    /// row an upload did not write (one written before uploaders were recorded, or a reference
+    /// to an id no upload registered).
+    pub uploader: Option<String>,
+    /// The file as its upload registered it (name, type, size, digest); `None` as for
+    /// `uploader`.
+    pub registered: Option<File>,
+}
+
+/// How much one uploader may keep uploaded at once: files not yet deleted (held by a record or
+/// not yet), counted by number and by bytes. Uploads no record takes are deleted after the
+/// upload's grace and stop counting then.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Quota {
+    /// The most files.
+    pub files: u64,
+    /// The most bytes, summed over those files.
+    pub bytes: u64,
+}
+
+impl Quota {
+    /// No limit (services, which act for the application itself).
+    pub const NONE: Self = Self { files: u64::MAX, bytes: u64::MAX };
+
+    /// Whether one more file of `size` bytes fits beside `usage`.
+    pub fn admits(&self, usage: Usage, size: u64) -> bool {
+        usage.files < self.files && usage.bytes.saturating_add(size) <= self.bytes
+    }
+}
+
+impl Default for Quota {
+    /// 1,000 files and 1 GiB per user.
+    fn default() -> Self {
+        Self { files: 1_000, bytes: 1 << 30 }
+    }
+}
+
+/// What one uploader keeps uploaded: its files not yet deleted, and their bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// How many.
+    pub files: u64,
+    /// Their bytes.
+    pub bytes: u64,
 }
 
 #[cfg(test)]

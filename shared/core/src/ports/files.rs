@@ -6,7 +6,8 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use crate::error::StoreError;
-use crate::model::file_field::{FileField, StoredFile};
+use crate::model::file::File;
+use crate::model::file_field::{FileField, Quota, StoredFile, Usage};
 use crate::transaction::Transaction;
 
 /// The file-count role.
@@ -29,15 +30,27 @@ pub trait FileStore: Send + Sync {
     ) -> Result<Vec<(String, Option<String>)>, StoreError>;
     /// Whether `field`'s trigger is installed.
     async fn file_trigger_exists(&self, field: &FileField) -> Result<bool, StoreError>;
-    /// An upload's bytes are stored: its row, held by no field yet. Returns the row as it
-    /// stands (a row already there is left as it is).
+    /// An upload's bytes are stored: its row, held by no field yet, recording `uploader` and
+    /// what `file` says of itself, if `uploader`'s files still fit `quota` with it. Returns the
+    /// row as it stands (a row already there is left as it is), or `None` when the quota
+    /// refused it and nothing was written.
     async fn file_register(
         &self,
-        file_id: &str,
+        file: &File,
+        uploader: &str,
+        quota: Quota,
         now: DateTime<Utc>,
-    ) -> Result<StoredFile, StoreError>;
+    ) -> Result<Option<StoredFile>, StoreError>;
+    /// What `uploader` keeps uploaded (files not yet deleted).
+    async fn file_usage(&self, uploader: &str) -> Result<Usage, StoreError>;
     /// File `file_id`'s row.
     async fn file_get(&self, file_id: &str) -> Result<Option<StoredFile>, StoreError>;
+    /// File `file_id`'s row, read inside `tx` (an action checking the file a request names).
+    async fn file_get_in(
+        &self,
+        tx: &mut dyn Transaction,
+        file_id: &str,
+    ) -> Result<Option<StoredFile>, StoreError>;
     /// Notes `now` as when up to `limit` live files held by no field were first seen so.
     async fn files_mark_unheld(
         &self,

@@ -16,7 +16,9 @@ use jadpo_core::model::file::File;
 use jadpo_core::model::file_field::FieldError;
 use jadpo_core::ports::{BlobHead, Presigned, UploadTerms, Urls};
 
-use super::{FilesError, blobs, field, register};
+use jadpo_core::model::principal::Principal;
+
+use super::{FilesError, blobs, field, register, within_quota};
 use crate::Engine;
 
 /// The longest an upload URL lasts.
@@ -36,22 +38,23 @@ fn urls<'a>(engine: &'a Engine, field: &str) -> Result<&'a dyn Urls, FilesError>
     blobs(engine)?.urls().ok_or_else(|| FilesError::NoUrls(field.to_owned()))
 }
 
-/// A new file for field `table.column`, declared by its uploader (`name`, `content_type`,
+/// A new file for field `table.column`, declared by its `uploader` (`name`, `content_type`,
 /// `size`, `sha256` in hex), and the URL to `PUT` its bytes to. Refused, with nothing signed,
-/// when the field does not take it or the value is not a file.
+/// when the field does not take it, the value is not a file, or the uploader's quota has no
+/// room for it.
 pub async fn upload_url(
     engine: &Engine,
     (table, column): (&str, &str),
     (name, content_type): (&str, &str),
-    size: u64,
-    sha256: &str,
+    (size, sha256): (u64, &str),
+    uploader: &Principal,
 ) -> Result<(File, Presigned), FilesError> {
     let field = field(engine, (table, column))?;
     let id = File::new_id(engine.clock.as_ref());
     let file = File::new(&id, name, content_type, size, sha256).map_err(FieldError::from)?;
     field.accepts(file.content_type(), size)?;
     let urls = urls(engine, &format!("{table}/{column}"))?;
-    engine.store(&field.store)?;
+    within_quota(engine, field, uploader, size).await?;
     let terms = UploadTerms {
         size,
         content_type: file.content_type().to_owned(),
@@ -62,12 +65,14 @@ pub async fn upload_url(
 }
 
 /// Finishes the upload of `file` (as [`upload_url`] answered it) into field `table.column`:
-/// registers it once the storage holds exactly its bytes, so that a record may hold it.
-/// Finishing twice answers the same file.
+/// registers it as `uploader`'s once the storage holds exactly its bytes, so that a record may
+/// hold it. Finishing twice answers the same file; another principal's finish of a file already
+/// registered is refused as no file of theirs.
 pub async fn finish_upload(
     engine: &Engine,
     (table, column): (&str, &str),
     file: &File,
+    uploader: &Principal,
 ) -> Result<File, FilesError> {
     let field = field(engine, (table, column))?;
     field.accepts(file.content_type(), file.size())?;
@@ -83,7 +88,7 @@ pub async fn finish_upload(
     if let Some(what) = mismatch(&head, file) {
         return Err(FilesError::Mismatch { id: id.to_owned(), what });
     }
-    register(engine, field, file).await
+    register(engine, field, file, uploader).await
 }
 
 /// How what the storage recorded differs from the declared file, if it does.

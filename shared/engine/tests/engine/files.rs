@@ -104,22 +104,33 @@ async fn presigned(env: Env, kind: Kind) {
     let field = ("docs", "attachment");
     let bytes = b"%PDF-1.7 presigned".to_vec();
     let sha = sha256_hex(&bytes);
-    let declare = |size| upload_url(engine, field, ("a.pdf", "application/pdf"), size, &sha);
+    let web = jadpo_core::model::principal::Principal::Service("web".into());
+    let declare =
+        |size| upload_url(engine, field, ("a.pdf", "application/pdf"), (size, &sha), &web);
 
     let (file, put) = declare(18).await.unwrap_or_else(|e| panic!("{kind:?}: {e}"));
     assert_eq!(stands(&env, file.id()).await, (false, None), "{kind:?}: signing stores nothing");
-    let early = finish_upload(engine, field, &file).await;
+    let early = finish_upload(engine, field, &file, &web).await;
     assert!(matches!(early, Err(FilesError::NotUploaded(_))), "{kind:?}: {early:?}");
     assert_eq!(follow(&put, &bytes).await, 200, "{kind:?}");
-    let done = finish_upload(engine, field, &file).await.unwrap_or_else(|e| panic!("{e}"));
+    let done = finish_upload(engine, field, &file, &web).await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(done, file, "{kind:?}");
     assert_eq!(stands(&env, file.id()).await, LIVE, "{kind:?}: registered");
-    let twice = finish_upload(engine, field, &file).await.unwrap_or_else(|e| panic!("{e}"));
+    let twice = finish_upload(engine, field, &file, &web).await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(twice, file, "{kind:?}: finishing twice answers the same file");
+    let someone = jadpo_core::model::principal::Principal::User("mallory".into());
+    let theirs = finish_upload(engine, field, &file, &someone).await;
+    assert!(
+        matches!(theirs, Err(FilesError::NotFound(_))),
+        "{kind:?}: another's finish {theirs:?}"
+    );
+    let kept = env.store("main").file_get(file.id()).await.unwrap_or_else(|e| panic!("{e}"));
+    let uploader = kept.and_then(|row| row.uploader);
+    assert_eq!(uploader.as_deref(), Some("service:web"), "{kind:?}: still the uploader's");
 
     let (other, put) = declare(18).await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(follow(&put, b"not the declared bytes").await, 200, "{kind:?}: moto takes any");
-    let wrong = finish_upload(engine, field, &other).await;
+    let wrong = finish_upload(engine, field, &other, &web).await;
     assert!(matches!(wrong, Err(FilesError::Mismatch { .. })), "{kind:?}: {wrong:?}");
     let listed = files_app::blobs(&env).list("", 100).await.unwrap_or_else(|e| panic!("{e}"));
     assert!(listed.iter().any(|b| b.id == other.id()), "{kind:?}: the bytes left for the sweep");
@@ -128,9 +139,10 @@ async fn presigned(env: Env, kind: Kind) {
 
     let big = declare(11 * 1024 * 1024).await;
     assert!(matches!(big, Err(FilesError::Refused(FieldError::TooLarge { .. }))), "{big:?}");
-    let unknown = upload_url(engine, ("docs", "nope"), ("a.pdf", "application/pdf"), 1, &sha).await;
+    let unknown =
+        upload_url(engine, ("docs", "nope"), ("a.pdf", "application/pdf"), (1, &sha), &web).await;
     assert!(matches!(unknown, Err(FilesError::UnknownField(_))), "{kind:?}: {unknown:?}");
-    let bad = upload_url(engine, field, ("a/b.pdf", "application/pdf"), 18, &sha).await;
+    let bad = upload_url(engine, field, ("a/b.pdf", "application/pdf"), (18, &sha), &web).await;
     assert!(matches!(bad, Err(FilesError::Refused(FieldError::File(_)))), "{kind:?}: {bad:?}");
 
     // A housekeeper took the bytes for an abandoned upload before the finish came.
@@ -149,12 +161,12 @@ async fn presigned(env: Env, kind: Kind) {
             .is_ok()
     );
     tx.commit().await.unwrap_or_else(|e| panic!("{e}"));
-    let late = finish_upload(engine, field, &claimed).await;
+    let late = finish_upload(engine, field, &claimed, &web).await;
     assert!(matches!(late, Err(FilesError::TooLate(_))), "{kind:?}: {late:?}");
     let (stale, put) = declare(18).await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(follow(&put, &bytes).await, 200);
     env.clock.advance(hours(2));
-    let stale = finish_upload(engine, field, &stale).await;
+    let stale = finish_upload(engine, field, &stale, &web).await;
     assert!(matches!(stale, Err(FilesError::TooLate(_))), "{kind:?}: past the upload grace");
 
     ok(hold(&env, "p1", file.id()).await);
@@ -200,13 +212,51 @@ async fn a_local_directory_hands_out_no_urls_and_serves_bytes_itself() {
         let engine = &env.engine;
         let field = ("docs", "attachment");
         let sha = sha256_hex(b"x");
-        let refused = upload_url(engine, field, ("a.txt", "text/plain"), 1, &sha).await;
+        let service = jadpo_core::model::principal::Principal::Service("ops".into());
+        let refused = upload_url(engine, field, ("a.txt", "text/plain"), (1, &sha), &service).await;
         assert!(matches!(refused, Err(FilesError::NoUrls(_))), "{kind:?}: {refused:?}");
-        let file = upload(engine, field, "a.txt", "text/plain", b"x").await;
+        let file = upload(engine, field, ("a.txt", "text/plain"), b"x", &service).await;
         let file = file.unwrap_or_else(|e| panic!("{e}"));
         ok(hold(&env, "d1", file.id()).await);
-        let service = jadpo_core::model::principal::Principal::Service("ops".into());
         let got = download(engine, file.id(), &service).await;
         assert!(matches!(got, Ok(Download::Bytes(_, ref b)) if b == b"x"), "{kind:?}: {got:?}");
+    }
+}
+
+/// A user keeps at most the quota's files and bytes uploaded; an upload past it stores nothing
+/// (no bytes, no row) and says how much is kept; another user, and a service, still upload.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_past_the_upload_quota_stores_nothing_on_both() {
+    use jadpo_core::model::file_field::{Quota, Usage};
+    use jadpo_core::model::principal::Principal;
+    use jadpo_engine::files::{FilesError, upload};
+    for kind in [Kind::Sqlite, Kind::Postgres] {
+        let env = env(kind).await;
+        let mut engine = env.engine.clone();
+        engine.settings.upload_quota = Quota { files: 2, bytes: 3 };
+        let field = ("docs", "attachment");
+        let (alice, bob) = (Principal::User("alice".into()), Principal::User("bob".into()));
+        let put = |bytes: &'static [u8], who: Principal| {
+            let engine = engine.clone();
+            async move { upload(&engine, field, ("a.txt", "text/plain"), bytes, &who).await }
+        };
+        assert!(put(b"x", alice.clone()).await.is_ok(), "{kind:?}");
+        let listed = || async { files_app::blobs(&env).list("", 100).await.map(|l| l.len()) };
+        let before = listed().await.unwrap_or_else(|e| panic!("{e}"));
+        let big = put(b"yyy", alice.clone()).await;
+        let used = Usage { files: 1, bytes: 1 };
+        assert!(
+            matches!(big, Err(FilesError::OverQuota { used: u, size: 3, .. }) if u == used),
+            "{kind:?}: 1 + 3 bytes is past 3: {big:?}"
+        );
+        assert!(put(b"yy", alice.clone()).await.is_ok(), "{kind:?}: 1 + 2 bytes fits");
+        let third = put(b"", alice.clone()).await;
+        assert!(matches!(third, Err(FilesError::OverQuota { .. })), "{kind:?}: {third:?}");
+        let said = third.map_err(|e| e.to_string()).err().unwrap_or_default();
+        assert!(said.contains("2 of 2 files, 3 of 3 bytes"), "{kind:?}: {said}");
+        assert_eq!(listed().await.ok(), Some(before + 1), "{kind:?}: refused bytes not stored");
+        assert!(put(b"zzz", bob).await.is_ok(), "{kind:?}: bob's quota is his own");
+        let service = Principal::Service("ops".into());
+        assert!(put(b"many bytes", service).await.is_ok(), "{kind:?}: services have no quota");
     }
 }

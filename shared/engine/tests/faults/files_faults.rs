@@ -44,9 +44,9 @@ async fn one_run(kind: Kind, crash: &[(&'static str, String)]) -> Result<(), Str
     let cut = jadpo_engine::files::upload(
         &env.engine,
         ("docs", "attachment"),
-        "a.txt",
-        "text/plain",
+        ("a.txt", "text/plain"),
         b"cut",
+        &jadpo_core::model::principal::Principal::Service("web".into()),
     )
     .await;
     fail::remove("files.after_bytes_stored");

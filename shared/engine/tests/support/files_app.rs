@@ -69,7 +69,10 @@ pub async fn upload(env: &Env, register: bool) -> String {
     let id = File::new_id(env.clock.as_ref());
     blobs(env).put(&id, id.as_bytes()).await.unwrap_or_else(|e| panic!("{e}"));
     if register {
-        store(env).file_register(&id, env.clock.now()).await.unwrap_or_else(|e| panic!("{e}"));
+        let file = File::new(&id, "a.txt", "text/plain", 34, SHA).unwrap_or_else(|e| panic!("{e}"));
+        let (by, quota) = ("service:test", jadpo_core::model::file_field::Quota::NONE);
+        let row = store(env).file_register(&file, by, quota, env.clock.now()).await;
+        assert!(row.unwrap_or_else(|e| panic!("{e}")).is_some(), "no quota refused it");
     }
     id
 }

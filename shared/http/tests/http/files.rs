@@ -158,6 +158,20 @@ async fn downloads_follow_the_order(kind: Kind) {
         "content_type": "application/pdf", "size": 1, "sha256": file["sha256"]});
     let fake = attach(alice.clone(), order_id.clone(), made_up).await;
     assert!(is_problem(&fake, StatusCode::UNPROCESSABLE_ENTITY), "{kind:?}: {}", fake.body);
+    // Bob's own upload, which alice learned of, is not hers to keep; nor is hers renamed.
+    let his = raw(&env, "POST", UPLOAD, Some(&bob), Some("application/pdf"), PDF.to_vec()).await;
+    assert_eq!(his.status, StatusCode::CREATED, "{kind:?}: {:?}", his.json());
+    let stolen = attach(alice.clone(), order_id.clone(), his.json()).await;
+    assert!(is_problem(&stolen, StatusCode::UNPROCESSABLE_ENTITY), "{kind:?}: {}", stolen.body);
+    assert_eq!(stolen.body["title"], "Not your upload", "{kind:?}: {}", stolen.body);
+    let mut renamed = file.clone();
+    renamed["name"] = json!("statement.pdf");
+    let altered = attach(alice.clone(), order_id.clone(), renamed).await;
+    assert!(is_problem(&altered, StatusCode::UNPROCESSABLE_ENTITY), "{kind:?}: {}", altered.body);
+    let detail = altered.body["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains("uploaded with name invoice 42.pdf"), "{kind:?}: {detail}");
+    let by_service = attach(web.clone(), order_id.clone(), file.clone()).await;
+    assert!(is_problem(&by_service, StatusCode::UNPROCESSABLE_ENTITY), "{kind:?}: a service");
     let attached = attach(alice.clone(), order_id.clone(), file.clone()).await;
     assert_eq!(attached.status, StatusCode::OK, "{kind:?}: {}", attached.body);
     let refs = "SELECT refs AS n FROM jadpo_files WHERE file_id = $1";
@@ -205,6 +219,27 @@ async fn downloads_follow_the_order(kind: Kind) {
     assert_eq!(jadpo_test_env::count_where(&env, "main", refs, &id).await, Ok(0), "{kind:?}");
     let erased = raw(&env, "GET", &path, Some(&web), None, Vec::new()).await;
     assert!(problem(&erased, StatusCode::NOT_FOUND), "{kind:?}: an erased order's file was served");
+}
+
+/// A customer at the upload quota is refused with `403`, and nothing more is kept.
+async fn the_upload_quota_holds(kind: Kind) {
+    let mut env = Env::shop(kind).await;
+    env.engine.settings.upload_quota =
+        jadpo_core::model::file_field::Quota { files: 1, bytes: 1 << 20 };
+    let alice = user_token(&env, "alice").await;
+    let up = || raw(&env, "POST", UPLOAD, Some(&alice), Some("application/pdf"), PDF.to_vec());
+    assert_eq!(up().await.status, StatusCode::CREATED, "{kind:?}");
+    let over = up().await;
+    assert!(problem(&over, StatusCode::FORBIDDEN), "{kind:?}: {:?}", over.json());
+    assert_eq!(over.json()["title"], "Upload quota reached", "{kind:?}");
+    assert_eq!(kept_files(&env).await, 1, "{kind:?}: the refused upload kept no row");
+}
+
+#[tokio::test]
+async fn the_upload_quota_holds_on_both() {
+    for kind in [Kind::Sqlite, Kind::Postgres] {
+        the_upload_quota_holds(kind).await;
+    }
 }
 
 #[tokio::test]

@@ -35,6 +35,7 @@ fn audit_row(r: &Row) -> Result<AuditRow, StoreError> {
         changed_at: r.get_timestamp("changed_at")?,
         kind: r.get_str("kind")?.to_owned(),
         actor: r.get_str("actor")?.to_owned(),
+        db_role: r.get_opt_str("db_role")?.map(str::to_owned),
         action: r.get_opt_str("action")?.map(str::to_owned),
         request_id: r.get_opt_str("request_id")?.map(str::to_owned),
         trace: r.get_opt_str("trace")?.map(str::to_owned),

@@ -6,9 +6,10 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use jadpo_core::error::StoreError;
-use jadpo_core::model::file_field::{FileField, FileState, StoredFile};
+use jadpo_core::model::file::File;
+use jadpo_core::model::file_field::{FileField, FileState, Quota, StoredFile, Usage};
 use jadpo_core::ports::FileStore;
-use jadpo_core::sql::Row;
+use jadpo_core::sql::{Row, SqlValue};
 use jadpo_core::transaction::{Transaction, TransactionalStore};
 
 use crate::store::SqlStore;
@@ -22,7 +23,39 @@ fn stored(r: &Row) -> Result<StoredFile, StoreError> {
             .ok_or_else(|| StoreError::internal(format!("unknown file state {state:?}")))?,
         unheld_since: r.get_opt_timestamp("unheld_since")?,
         updated_at: r.get_opt_timestamp("updated_at")?,
+        uploader: r.get_opt_str("uploader")?.map(str::to_owned),
+        registered: registered(r)?,
     })
+}
+
+/// The file as its upload registered it, if an upload did.
+fn registered(r: &Row) -> Result<Option<File>, StoreError> {
+    let (Some(name), Some(content_type), Some(size), Some(sha256)) = (
+        r.get_opt_str("name")?,
+        r.get_opt_str("content_type")?,
+        r.get_opt_i64("size")?,
+        r.get_opt_str("sha256")?,
+    ) else {
+        return Ok(None);
+    };
+    let id = r.get_str("file_id")?;
+    let size = u64::try_from(size)
+        .map_err(|_| StoreError::internal(format!("file {id} has a negative size")))?;
+    File::new(id, name, content_type, size, sha256)
+        .map(Some)
+        .map_err(|e| StoreError::internal(format!("file {id}'s registered metadata: {e}")))
+}
+
+/// A count or a size as a parameter: a quota without a limit is the largest the database keeps.
+fn count(n: u64) -> SqlValue {
+    SqlValue::from(i64::try_from(n).unwrap_or(i64::MAX))
+}
+
+fn usage_of(r: &Row) -> Result<Usage, StoreError> {
+    let as_count = |what: &str| -> Result<u64, StoreError> {
+        Ok(u64::try_from(r.get_i64(what)?).unwrap_or(0))
+    };
+    Ok(Usage { files: as_count("files")?, bytes: as_count("bytes")? })
 }
 
 fn ids(rows: &[Row]) -> Result<Vec<String>, StoreError> {
@@ -74,17 +107,42 @@ impl<C: TransactionalStore> FileStore for SqlStore<C> {
 
     async fn file_register(
         &self,
-        file_id: &str,
+        file: &File,
+        uploader: &str,
+        quota: Quota,
         now: DateTime<Utc>,
-    ) -> Result<StoredFile, StoreError> {
-        self.sql.files.register.execute_once(self, [file_id.into(), now.into()]).await?;
-        self.file_get(file_id)
-            .await?
-            .ok_or_else(|| StoreError::internal(format!("file {file_id} vanished on upload")))
+    ) -> Result<Option<StoredFile>, StoreError> {
+        let params = [
+            file.id().into(),
+            now.into(),
+            uploader.into(),
+            file.name().into(),
+            file.content_type().into(),
+            count(file.size()),
+            file.sha256().into(),
+            count(quota.files),
+            count(quota.bytes),
+        ];
+        self.sql.files.register.execute_once(self, params).await?;
+        self.file_get(file.id()).await
+    }
+
+    async fn file_usage(&self, uploader: &str) -> Result<Usage, StoreError> {
+        let rows = self.sql.files.usage.query_once(self, [uploader.into()]).await?;
+        rows.first().map_or_else(|| Ok(Usage::default()), usage_of)
     }
 
     async fn file_get(&self, file_id: &str) -> Result<Option<StoredFile>, StoreError> {
         let rows = self.sql.files.get.query_once(self, [file_id.into()]).await?;
+        rows.first().map(stored).transpose()
+    }
+
+    async fn file_get_in(
+        &self,
+        tx: &mut dyn Transaction,
+        file_id: &str,
+    ) -> Result<Option<StoredFile>, StoreError> {
+        let rows = self.sql.files.get.query(tx, [file_id.into()]).await?;
         rows.first().map(stored).transpose()
     }
 

@@ -6,9 +6,13 @@ statements! {
     /// One dialect's statements for `jadpo_files`. Batches pick at most `limit` rows in a
     /// subquery (PostgreSQL skips rows a writer holds, so a batch never waits on one).
     pub struct FileSql {
-        /// An upload's bytes are stored: its row, held by no field yet (nothing if it exists).
-        register(file_id, now),
-        /// Returns `file_id, refs, state, unheld_since, updated_at`.
+        /// An upload's bytes are stored: its row, held by no field yet (nothing if it exists, or
+        /// if the uploader's live files would exceed `max_files` or `max_bytes` with it).
+        register(file_id, now, uploader, name, content_type, size, sha256, max_files, max_bytes),
+        /// Returns `files, bytes`: the uploader's live files.
+        usage(uploader),
+        /// Returns `file_id, refs, state, unheld_since, updated_at, uploader, name,
+        /// content_type, size, sha256`.
         get(file_id),
         /// Live files held by no field and not yet seen so: seen now.
         mark_unheld(now, limit),

@@ -10,6 +10,7 @@ fn row(seq: i64, kind: &str, changes: serde_json::Value) -> AuditRow {
         changed_at: DateTime::from_timestamp(0, 0).unwrap_or_default(),
         kind: kind.into(),
         actor: "web".into(),
+        db_role: None,
         action: None,
         request_id: None,
         trace: None,
