@@ -169,6 +169,11 @@ def check_environment(resources):
 def check_load(template, resources):
     commit = resources["CommitFunction"]["Properties"]
     check("ReservedConcurrentExecutions" in commit, "CommitFunction: reserved concurrency set")
+    variables = commit.get("Environment", {}).get("Variables", {})
+    check(
+        variables.get("AWS_LAMBDA_HTTP_IGNORE_STAGE_IN_PATH") == "1",
+        "CommitFunction: routes the REST API's paths without their stage",
+    )
     mappings = [
         r["Properties"]
         for r in resources.values()
@@ -183,13 +188,77 @@ def check_load(template, resources):
             mapping.get("FunctionResponseTypes") == ["ReportBatchItemFailures"],
             "DeliveryQueue's event source: reports batch item failures",
         )
-    api = template["Resources"]["HttpApi"].get("Properties", {}).get("DefaultRouteSettings", {})
-    check(
-        "ThrottlingRateLimit" in api and "ThrottlingBurstLimit" in api,
-        "HttpApi: throttled (rate and burst) before any function",
-    )
+    stages = [r["Properties"] for r in resources.values() if r["Type"] == "AWS::ApiGateway::Stage"]
+    check(len(stages) == 1, f"Api: one stage ({len(stages)})")
+    for stage in stages:
+        throttled = [
+            m
+            for m in stage.get("MethodSettings", [])
+            if m.get("ResourcePath") == "/*" and m.get("HttpMethod") == "*"
+            and "ThrottlingRateLimit" in m and "ThrottlingBurstLimit" in m
+        ]
+        check(bool(throttled), "Api: every route throttled (rate and burst) before any function")
+        logs = stage.get("AccessLogSetting", {})
+        check(
+            "ApiAccessLogs" in refs(logs.get("DestinationArn"))
+            and "$context.identity.sourceIp" in logs.get("Format", ""),
+            "Api: access logs, naming each request's source address",
+        )
     tls = template["Parameters"].get("UnverifiedDatabaseTls", {})
     check(tls.get("Default") == "no", "UnverifiedDatabaseTls: off unless asked for")
+
+
+def rate_rules(acl):
+    """Each rate-based rule of a web ACL: (its limit's parameter, the paths it is scoped to)."""
+    for rule in acl.get("Rules", []):
+        rate = rule.get("Statement", {}).get("RateBasedStatement")
+        if not rate or "Block" not in rule.get("Action", {}) or rate.get("AggregateKeyType") != "IP":
+            continue
+        scope = rate.get("ScopeDownStatement", {})
+        matches = scope.get("OrStatement", {}).get("Statements", [scope] if scope else [])
+        paths = sorted(
+            m["ByteMatchStatement"]["SearchString"]
+            for m in matches
+            if "UriPath" in m.get("ByteMatchStatement", {}).get("FieldToMatch", {})
+        )
+        yield rate.get("Limit", {}).get("Ref"), paths
+
+
+def check_edge(template, resources):
+    """Per-source limits in a WAF web ACL on the API's stage, stricter on sign-in; the database
+    kept off the internet unless a parameter asks."""
+    acls = [r["Properties"] for r in resources.values() if r["Type"] == "AWS::WAFv2::WebACL"]
+    check(len(acls) == 1 and acls[0].get("Scope") == "REGIONAL", "ApiWebAcl: one regional web ACL")
+    rules = dict(rate_rules(acls[0])) if acls else {}
+    params = template["Parameters"]
+    default = lambda name: params.get(name, {}).get("Default", 0)
+    check(rules.get("SourceRateLimit") == [], "ApiWebAcl: every request limited per source address")
+    check(
+        rules.get("SignInSourceRateLimit") == ["/passkeys", "/sign-in/"],
+        "ApiWebAcl: /sign-in/ and /passkeys limited per source address",
+    )
+    check(
+        0 < default("SignInSourceRateLimit") < default("SourceRateLimit"),
+        "ApiWebAcl: the sign-in limit is the stricter by default",
+    )
+    associations = [
+        r["Properties"] for r in resources.values() if r["Type"] == "AWS::WAFv2::WebACLAssociation"
+    ]
+    check(
+        len(associations) == 1 and "Api" in refs(associations[0].get("ResourceArn"))
+        and "ApiWebAcl" in refs(associations[0].get("WebACLArn")),
+        "ApiWebAcl: associated with the API's stage",
+    )
+    public = params.get("PublicDatabaseEndpoint", {})
+    check(public.get("Default") == "no", "PublicDatabaseEndpoint: private unless asked for")
+    rule = template.get("Rules", {}).get("PrivateDatabase", {})
+    condition = rule.get("RuleCondition", {}).get("Fn::Equals", [])
+    asserted = [refs(a.get("Assert")) for a in rule.get("Assertions", [])]
+    check(
+        {"Ref": "PublicDatabaseEndpoint"} in condition and "no" in condition
+        and {"SubnetIds"} in asserted and {"SecurityGroupIds"} in asserted,
+        "Rules: no deployment without private subnets and security groups unless asked for",
+    )
 
 
 def alarm_metrics(alarm):
@@ -202,13 +271,35 @@ def alarm_metrics(alarm):
             yield stat["Namespace"], stat["MetricName"], refs(stat.get("Dimensions"))
 
 
+def api_alarms(resources):
+    """(namespace, metric, dimensions as written) of each single-metric alarm."""
+    for r in resources.values():
+        p = r.get("Properties", {})
+        if r["Type"] == "AWS::CloudWatch::Alarm" and "MetricName" in p:
+            yield p["Namespace"], p["MetricName"], p.get("Dimensions", [])
+
+
 def check_alarms(resources):
     watched = [m for r in resources.values() if r["Type"] == "AWS::CloudWatch::Alarm" for m in alarm_metrics(r)]
 
     def covered(namespace, metric, target):
         return any(n == namespace and m == metric and target in d for n, m, d in watched)
 
-    check(covered("AWS/ApiGateway", "5xx", "HttpApi"), "alarm: the API's 5xx answers")
+    names = [
+        r["Properties"].get("Name")
+        for r in resources.values()
+        if r["Type"] == "AWS::ApiGateway::RestApi"
+    ]
+    check(
+        any(
+            n == "AWS/ApiGateway" and m == "5XXError" and any(
+                dim.get("Name") == "ApiName" and dim.get("Value") in names
+                for dim in dims
+            )
+            for n, m, dims in api_alarms(resources)
+        ),
+        "alarm: the API's 5xx answers (by its name)",
+    )
     check(
         covered("AWS/SQS", "ApproximateAgeOfOldestMessage", "DeliveryQueue"),
         "alarm: the delivery queue's oldest message",
@@ -265,6 +356,7 @@ def main():
     check_environment(resources)
     check_load(template, resources)
     check_alarms(resources)
+    check_edge(template, resources)
     check_files_bucket(resources)
     if failures:
         print(f"\n{path}: {len(failures)} check(s) failed", file=sys.stderr)

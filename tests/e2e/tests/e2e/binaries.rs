@@ -7,6 +7,8 @@
 //! puts the deliveries on the queue → the SQS messages, one duplicated and one poisoned, as an SQS
 //! event → `delivery` (the poisoned message comes back as a batch item failure) → the effects in
 //! both databases and at the mailer; then `schedule-tick` and `housekeeping` on their events.
+//! The upload test also sends `commit` the REST API's payload (v1, its stage in the path), the
+//! API the template deploys, and shows it reaches the same routes.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -277,7 +279,9 @@ async fn a_deployed_upload_lands_in_the_bucket_and_is_served_to_its_reader() {
     use sha2::Digest;
     let backing = Backing::start().await;
     let key = backing.service_key().await;
-    let deployment = Deployment::start(&backing, &[]).await;
+    // As the template deploys it: behind a REST API, whose events carry the stage in the path.
+    let rest = [("AWS_LAMBDA_HTTP_IGNORE_STAGE_IN_PATH".to_owned(), "1".to_owned())];
+    let deployment = Deployment::start(&backing, &rest).await;
     let pdf = b"%PDF-1.4 a deployed invoice";
     let mut direct = commit_request(&key, "POST", "/files/shop_orders/invoice", Some("x".into()));
     direct["rawQueryString"] = json!("name=invoice.pdf");
@@ -320,4 +324,23 @@ async fn a_deployed_upload_lands_in_the_bucket_and_is_served_to_its_reader() {
     assert_eq!(served["statusCode"], 303, "{served}");
     let location = served["headers"]["location"].as_str().unwrap_or_default();
     assert_eq!(follow("GET", location, Vec::new(), b"").await, (200, pdf.to_vec()), "{served}");
+
+    // The REST API's own payload (v1, stage `live` in its context path) reaches the same routes.
+    let rest_order = |key: &str, idempotency: &str| {
+        let mut event = json_fixture("apigw_rest_place_order.json");
+        for headers in ["headers", "multiValueHeaders"] {
+            let auth = format!("Bearer {key}");
+            let one = |v: String| if headers == "headers" { json!(v) } else { json!([v]) };
+            event[headers]["Authorization"] = one(auth);
+            event[headers]["Idempotency-Key"] = one(idempotency.to_owned());
+        }
+        event
+    };
+    let anonymous = deployment.invoke("commit", &rest_order("not-a-key", "rest-1")).await;
+    assert_eq!(anonymous["statusCode"], 401, "{anonymous}");
+    let placed = deployment.invoke("commit", &rest_order(&key, "rest-1")).await;
+    assert_eq!(placed["statusCode"], 201, "through the REST API: {placed}");
+    let order_id = answer_json(&placed)["order_id"].as_str().unwrap_or_default().to_owned();
+    let kept = format!("SELECT count(*) AS n FROM shop_orders WHERE id = '{order_id}'");
+    assert_eq!(backing.count("main", &kept).await, 1, "the order is kept: {placed}");
 }
