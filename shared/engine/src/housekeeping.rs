@@ -32,7 +32,8 @@ impl HousekeepingSettings {
         let keep = match class {
             RecordClass::IdempotencyKeys
             | RecordClass::UserSessions
-            | RecordClass::PasskeyChallenges => Duration::ZERO,
+            | RecordClass::PasskeyChallenges
+            | RecordClass::UsedTokens => Duration::ZERO,
             RecordClass::HandledDeliveries => s.handled_retention,
             RecordClass::FinishedDeliveries | RecordClass::OutboxRows => s.finished_retention,
             RecordClass::DeadDeliveries => s.dead_retention,

@@ -8,6 +8,15 @@
 //! audience (and, when the audience names several clients, the authorized party `azp`, which must
 //! be this application's client id, as it must whenever it is present), expiry and start against
 //! the runtime's clock.
+//!
+//! A token is accepted once, and only by the browser it was asked for: before going to the
+//! provider, the browser asks this server for a nonce ([`new_nonce`]); the server answers the
+//! nonce (the SHA-256 of a secret) and sets the secret in an `HttpOnly` cookie that lives
+//! [`NONCE_TTL`]. The provider puts the nonce in the token; the sign-in accepts the token only
+//! with a cookie whose secret hashes to it, issued less than [`NONCE_TTL`] ago, so a token copied
+//! elsewhere (a log, a proxy, a page's script) signs in nobody. The token's SHA-256 is then
+//! recorded until it expires (`jadpo_used_tokens`), in the transaction that starts the session:
+//! the same token a second time is refused.
 //! Only asymmetric algorithms are accepted, so a token cannot be signed with a public key as an
 //! HMAC secret. The identity (issuer, subject) signs in the user it was linked to at its first
 //! sign-in (`jadpo_sign_in_links`); a first sign-in is decided by the application's policy: link
@@ -15,7 +24,7 @@
 
 use chrono::{DateTime, Utc};
 use jadpo_core::app::{FirstSignIn, OidcProvider, UserEntity};
-use jadpo_core::model::sign_in::{EmailAddress, TokenRefusal};
+use jadpo_core::model::sign_in::{EmailAddress, SignInError, TokenRefusal};
 use jadpo_core::model::user_session::BrowserSession;
 use jadpo_core::{Store, Transaction};
 use jsonwebtoken::jwk::JwkSet;
@@ -33,6 +42,35 @@ const LEEWAY_S: i64 = 60;
 pub const KEYS_KEPT: chrono::TimeDelta = chrono::TimeDelta::hours(1);
 /// The shortest time between two fetches of one issuer's keys for an unknown key id.
 pub const REFETCH_EVERY: chrono::TimeDelta = chrono::TimeDelta::seconds(30);
+/// How long a nonce (and the cookie holding its secret) may be used to sign in.
+pub const NONCE_TTL: chrono::TimeDelta = chrono::TimeDelta::minutes(10);
+
+/// A new nonce issued at `now`: the secret the browser's cookie keeps (the time it was issued
+/// and 32 random bytes), and the nonce the provider is given (the secret's SHA-256).
+pub fn new_nonce(now: DateTime<Utc>) -> Result<(String, String), SignInFlowError> {
+    let secret = jadpo_core::model::service_key::random_secret(&format!("{}.", now.timestamp()))
+        .map_err(|e| SignInFlowError::Request(SignInError::Random(e)))?;
+    let nonce = jadpo_core::model::service_key::verifier(&secret);
+    Ok((secret, nonce))
+}
+
+/// Whether `claimed` (the token's nonce) is the one issued with `secret` (the browser's cookie),
+/// less than [`NONCE_TTL`] before `now`.
+fn nonce_ok(secret: Option<&str>, claimed: Option<&str>, now: DateTime<Utc>) -> bool {
+    let (Some(secret), Some(claimed)) = (secret, claimed) else { return false };
+    let issued = secret.split_once('.').and_then(|(t, _)| t.parse::<i64>().ok());
+    let fresh = issued
+        .and_then(|t| DateTime::from_timestamp(t, 0))
+        .is_some_and(|at| at <= now && now - at < NONCE_TTL);
+    let hashed = jadpo_core::model::service_key::verifier(secret);
+    fresh
+        && hashed.len() == claimed.len()
+        && constant_time_eq(hashed.as_bytes(), claimed.as_bytes())
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.iter().zip(b).fold(0_u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
 
 /// Who a verified token names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,6 +79,10 @@ pub struct ExternalIdentity {
     pub subject: String,
     /// The token's email, only when the issuer says it is verified.
     pub verified_email: Option<EmailAddress>,
+    /// The nonce the token carries, if any.
+    pub nonce: Option<String>,
+    /// When the token expires (Unix seconds, with the leeway a clock may differ by).
+    pub expires_at: i64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -59,6 +101,8 @@ struct Claims {
     /// A boolean, or (some issuers) the string `"true"`.
     #[serde(default)]
     email_verified: Option<Value>,
+    #[serde(default)]
+    nonce: Option<String>,
 }
 
 const ACCEPTED: [Algorithm; 9] = [
@@ -116,7 +160,13 @@ pub fn verify(
     let verified = claims.email_verified.as_ref().is_some_and(|v| v == true || v == "true");
     let verified_email =
         claims.email.filter(|_| verified).and_then(|e| EmailAddress::parse(&e).ok());
-    Ok(ExternalIdentity { issuer: provider.issuer.clone(), subject: claims.sub, verified_email })
+    Ok(ExternalIdentity {
+        issuer: provider.issuer.clone(),
+        subject: claims.sub,
+        verified_email,
+        nonce: claims.nonce,
+        expires_at: claims.exp.saturating_add(LEEWAY_S),
+    })
 }
 
 fn refusal(e: &jsonwebtoken::errors::Error) -> TokenRefusal {
@@ -131,21 +181,41 @@ fn refusal(e: &jsonwebtoken::errors::Error) -> TokenRefusal {
     }
 }
 
-/// Signs in with `token` from the declared provider `name`: verifies it, finds the user its
+/// A nonce for a sign-in with provider `name` ([`new_nonce`]): `(secret, nonce)`, the secret
+/// for the browser's cookie. Refused for a provider the application does not declare.
+pub fn nonce_for(p: &Engine, name: &str) -> Result<(String, String), SignInFlowError> {
+    let users = p.app.users().ok_or(SignInFlowError::NotOffered)?;
+    users.provider(name).ok_or(SignInFlowError::NotOffered)?;
+    new_nonce(p.clock.now())
+}
+
+/// Signs in with `token` from the declared provider `name`, presented with `nonce_secret` (the
+/// browser's nonce cookie): verifies it and its nonce, records it as used, finds the user its
 /// identity is linked to (or links one, as the application's policy says) and starts a browser
-/// session, in one transaction of the users' store.
+/// session, in one transaction of the users' store. A token used before is refused, and
+/// nothing changes.
 pub async fn sign_in_with_token(
     p: &Engine,
     name: &str,
     token: &str,
+    nonce_secret: Option<&str>,
 ) -> Result<BrowserSession, SignInFlowError> {
     let users = p.app.users().ok_or(SignInFlowError::NotOffered)?;
     let provider = users.provider(name).ok_or(SignInFlowError::NotOffered)?;
     let now = p.clock.now();
     let identity = verified(p, name, provider, token, now).await?;
+    if !nonce_ok(nonce_secret, identity.nonce.as_deref(), now) {
+        return Err(TokenRefusal::Nonce.into());
+    }
     let store = p.store(&users.store)?;
     let mut tx = store.begin().await?;
-    let user = linked_user(p, store.as_ref(), tx.as_mut(), users, &identity).await;
+    let until = DateTime::from_timestamp(identity.expires_at, 0).unwrap_or(now + NONCE_TTL);
+    let digest = jadpo_core::model::service_key::verifier(token);
+    let user = match store.sign_in_token_spend(tx.as_mut(), &digest, until).await {
+        Ok(true) => linked_user(p, store.as_ref(), tx.as_mut(), users, &identity).await,
+        Ok(false) => Err(TokenRefusal::Replayed.into()),
+        Err(e) => Err(e.into()),
+    };
     start_session(p, store.as_ref(), tx, user).await
 }
 

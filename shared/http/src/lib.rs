@@ -90,6 +90,11 @@ impl WebSettings {
             (SESSION_COOKIE, CSRF_COOKIE)
         }
     }
+
+    /// The OpenID Connect nonce's cookie name, prefixed as [`WebSettings::cookie_names`].
+    pub fn nonce_cookie(&self) -> &'static str {
+        if self.secure_cookies { auth::SECURE_NONCE_COOKIE } else { auth::NONCE_COOKIE }
+    }
 }
 
 /// The commit router.

@@ -8,8 +8,12 @@
 //!   browser session: the session cookie (`HttpOnly`, `SameSite=Lax`; deployed `Secure` and
 //!   named `__Host-jadpo_session`, locally `jadpo_session`) and the CSRF token, in the body and in
 //!   the `__Host-jadpo_csrf` (`jadpo_csrf`) cookie the page reads.
+//! * `POST /sign-in/oidc/{provider}/nonce`: a nonce to give the provider (`{"nonce",
+//!   "expires_at"}`), its secret set in an `HttpOnly` cookie (`__Host-jadpo_oidc_nonce`
+//!   deployed, `jadpo_oidc_nonce` locally) for ten minutes.
 //! * `POST /sign-in/oidc/{provider}` `{"id_token"}`: signs in with an OpenID Connect ID token
-//!   from a declared provider (its user, or the one its first sign-in links).
+//!   from a declared provider (its user, or the one its first sign-in links), once, only with the
+//!   nonce cookie of the browser the token's nonce was issued to (the cookie is then cleared).
 //! * Passkeys: `crate::passkeys`.
 //! * `POST /sign-out`, `POST /sign-out/everywhere`: end this session, or every session of the
 //!   user; `GET /me`: who the request acts for.
@@ -23,7 +27,7 @@ use jadpo_core::model::passkey::PasskeyRefusal;
 use jadpo_core::model::principal::Principal;
 use jadpo_core::model::sign_in::SignInError;
 use jadpo_core::model::user_session::BrowserSession;
-use jadpo_engine::oidc::sign_in_with_token;
+use jadpo_engine::oidc::{NONCE_TTL, nonce_for, sign_in_with_token};
 use jadpo_engine::relay::enqueue_now;
 use jadpo_engine::sign_in::{
     Proof, SignInFlowError, request_mail, sign_in, sign_out, sign_out_everywhere,
@@ -41,6 +45,7 @@ pub(super) fn routes() -> Router<HttpState> {
         .route("/sign-in/link", get(link_page).post(with_link))
         .route("/sign-in/code", post(with_code))
         .route("/sign-in/oidc/{provider}", post(with_id_token))
+        .route("/sign-in/oidc/{provider}/nonce", post(oidc_nonce))
         .route("/sign-out", post(out))
         .route("/sign-out/everywhere", post(out_everywhere))
         .route("/me", get(me))
@@ -277,6 +282,24 @@ async fn with_code(
     result.await.into_response()
 }
 
+/// A nonce for a sign-in with `provider`: the nonce in the body, its secret in the cookie.
+async fn oidc_nonce(State(state): State<HttpState>, Path(provider): Path<String>) -> Response {
+    let (secret, nonce) = match nonce_for(&state.engine, &provider) {
+        Ok(made) => made,
+        Err(e) => return flow_problem("/sign-in/oidc/nonce", &e).into_response(),
+    };
+    let expires_at = state.engine.clock.now() + NONCE_TTL;
+    let cookie =
+        set_cookie(&state, state.web.nonce_cookie(), &secret, NONCE_TTL.num_seconds(), true);
+    let body = axum::Json(json!({"nonce": nonce, "expires_at": expires_at}));
+    let mut response =
+        (StatusCode::OK, [(header::CACHE_CONTROL, "no-store")], body).into_response();
+    if let Ok(value) = HeaderValue::from_str(&cookie) {
+        response.headers_mut().append(header::SET_COOKIE, value);
+    }
+    response
+}
+
 async fn with_id_token(
     State(state): State<HttpState>,
     Path(provider): Path<String>,
@@ -285,11 +308,16 @@ async fn with_id_token(
 ) -> Response {
     let result = async {
         let body: TokenBody = json_body(&headers, &bytes)?;
-        signed_in(
-            &state,
-            "/sign-in/oidc",
-            sign_in_with_token(&state.engine, &provider, &body.id_token).await,
-        )
+        let secret = crate::auth::cookie(&headers, state.web.nonce_cookie());
+        let started =
+            sign_in_with_token(&state.engine, &provider, &body.id_token, secret.as_deref()).await;
+        let mut answer = signed_in(&state, "/sign-in/oidc", started)?;
+        // The nonce is spent: the cookie goes with the sign-in.
+        let clear = set_cookie(&state, state.web.nonce_cookie(), "", 0, true);
+        if let Ok(value) = HeaderValue::from_str(&clear) {
+            answer.headers_mut().append(header::SET_COOKIE, value);
+        }
+        Ok::<_, Problem>(answer)
     };
     result.await.into_response()
 }

@@ -235,6 +235,12 @@ pub fn builtin_catalog() -> MigrationCatalog {
             "uploads_and_roles",
             include_str!("../../../migrations/postgres/0023_uploads_and_roles.sql"),
         ),
+        Migration::new(
+            Ledger::Jadpo,
+            24,
+            "used_tokens",
+            include_str!("../../../migrations/postgres/0024_used_tokens.sql"),
+        ),
     ];
     match MigrationCatalog::builtin(Dialect::Postgres, workflow, jadpo) {
         Ok(catalog) => catalog,
@@ -615,7 +621,7 @@ mod tests {
         let c = builtin_catalog();
         let versions: Vec<_> = c.all().map(|m| (m.ledger, m.version)).collect();
         let mut expected: Vec<_> = (1..=4).map(|v| (Ledger::Workflow, v)).collect();
-        expected.extend((1..=23).map(|v| (Ledger::Jadpo, v)));
+        expected.extend((1..=24).map(|v| (Ledger::Jadpo, v)));
         assert_eq!(versions, expected);
         assert!(c.all().all(|m| !m.sql.trim().is_empty()));
     }
@@ -623,7 +629,7 @@ mod tests {
     #[test]
     fn schema_script_guards_every_migration_and_quotes_names() {
         let sql = schema_sql(&builtin_catalog(), &[], &[]).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(sql.matches("DO $jadpo_block$").count(), 4 + 23);
+        assert_eq!(sql.matches("DO $jadpo_block$").count(), 4 + 24);
         assert!(sql.starts_with("-- Jadpo schema"));
         assert!(sql.contains("pg_advisory_xact_lock"));
         assert!(sql.trim_end().ends_with("COMMIT;"));

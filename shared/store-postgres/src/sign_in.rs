@@ -50,4 +50,8 @@ pub static SIGN_IN: SignInSql = SignInSql {
     link_seen: Statement::new(
         "UPDATE jadpo_sign_in_links SET last_signed_in = $3 WHERE issuer = $1 AND subject = $2",
     ),
+    token_spend: Statement::new(
+        "INSERT INTO jadpo_used_tokens (token_digest, expires_at) VALUES ($1, $2) \
+        ON CONFLICT (token_digest) DO NOTHING",
+    ),
 };

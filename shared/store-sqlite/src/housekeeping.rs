@@ -52,6 +52,10 @@ pub static HOUSEKEEPING: HousekeepingSql = HousekeepingSql {
         SELECT challenge_verifier FROM jadpo_passkey_challenges WHERE expires_at < $1 \
         LIMIT $2)",
     ),
+    delete_used_tokens: Statement::new(
+        "DELETE FROM jadpo_used_tokens WHERE token_digest IN ( \
+        SELECT token_digest FROM jadpo_used_tokens WHERE expires_at < $1 LIMIT $2)",
+    ),
     rescue: Statement::new(
         "UPDATE jadpo_deliveries SET enqueued_at = NULL WHERE id IN ( \
         SELECT id FROM jadpo_deliveries WHERE status = 'pending' AND enqueued_at < $1 \

@@ -238,6 +238,12 @@ pub fn builtin_catalog() -> MigrationCatalog {
             "uploads_and_roles",
             include_str!("../../../migrations/sqlite/0023_uploads_and_roles.sql"),
         ),
+        Migration::new(
+            Ledger::Jadpo,
+            24,
+            "used_tokens",
+            include_str!("../../../migrations/sqlite/0024_used_tokens.sql"),
+        ),
     ];
     match MigrationCatalog::builtin(Dialect::Sqlite, workflow, jadpo) {
         Ok(catalog) => catalog,

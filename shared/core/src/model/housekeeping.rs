@@ -28,6 +28,8 @@ pub enum RecordClass {
     SignInRequests,
     /// `jadpo_passkey_challenges` past their `expires_at`: ceremonies nobody finished.
     PasskeyChallenges,
+    /// `jadpo_used_tokens` whose token has expired (a replay would be refused as expired).
+    UsedTokens,
     /// `jadpo_step_records` (with their `jadpo_steps`) finished longer than
     /// `step_record_retention` ago.
     StepRecords,
@@ -49,7 +51,7 @@ pub enum RecordClass {
 impl RecordClass {
     /// Every class with a retention of its own, in the order a pass deletes them (deliveries
     /// before their outbox rows); audit rows follow, per entity.
-    pub const ALL: [Self; 10] = [
+    pub const ALL: [Self; 11] = [
         Self::IdempotencyKeys,
         Self::HandledDeliveries,
         Self::FinishedDeliveries,
@@ -59,6 +61,7 @@ impl RecordClass {
         Self::UserSessions,
         Self::SignInRequests,
         Self::PasskeyChallenges,
+        Self::UsedTokens,
         Self::StepRecords,
     ];
 
@@ -71,7 +74,10 @@ impl RecordClass {
             | Self::DeadDeliveries
             | Self::OutboxRows => Feature::Pipeline,
             Self::ScheduleRuns => Feature::Schedules,
-            Self::UserSessions | Self::SignInRequests | Self::PasskeyChallenges => Feature::SignIn,
+            Self::UserSessions
+            | Self::SignInRequests
+            | Self::PasskeyChallenges
+            | Self::UsedTokens => Feature::SignIn,
             Self::StepRecords => Feature::StepRecords,
             Self::AuditRows => Feature::Audit,
             Self::FinishedRuns | Self::IdleSessions => Feature::Workflows,
@@ -91,6 +97,7 @@ impl RecordClass {
             Self::UserSessions => "user_sessions",
             Self::SignInRequests => "sign_in_requests",
             Self::PasskeyChallenges => "passkey_challenges",
+            Self::UsedTokens => "used_tokens",
             Self::StepRecords => "step_records",
             Self::AuditRows => "audit_rows",
             Self::FinishedRuns => "finished_runs",

@@ -78,6 +78,7 @@ impl Feature {
                 "jadpo_passkey_challenges",
                 "jadpo_sign_in_requests",
                 "jadpo_sign_in_links",
+                "jadpo_used_tokens",
             ],
             Self::Audit => &["jadpo_audit"],
             Self::Schedules => &["jadpo_schedules", "jadpo_schedule_runs"],

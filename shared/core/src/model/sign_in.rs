@@ -167,6 +167,13 @@ pub enum TokenRefusal {
     Expired,
     #[error("the token is not valid yet")]
     NotYetValid,
+    #[error(
+        "the token carries no nonce this server issued to this browser: ask POST \
+         /sign-in/oidc/{{provider}}/nonce first and pass its nonce to the provider"
+    )]
+    Nonce,
+    #[error("the token was already used to sign in: sign in with the provider again")]
+    Replayed,
 }
 
 /// Why a sign-in step was refused.

@@ -66,6 +66,15 @@ pub trait SignInStore: TransactionalStore {
         now: DateTime<Utc>,
     ) -> Result<Option<String>, StoreError>;
 
+    /// Records the ID token whose SHA-256 is `token_digest` as used until `expires_at`; false
+    /// when it already was (a replay), and nothing changes.
+    async fn sign_in_token_spend(
+        &self,
+        tx: &mut dyn Transaction,
+        token_digest: &str,
+        expires_at: DateTime<Utc>,
+    ) -> Result<bool, StoreError>;
+
     /// Links external identity (`issuer`, `subject`) to `user_id` (its first sign-in).
     async fn sign_in_link_insert(
         &self,

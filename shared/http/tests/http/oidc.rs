@@ -80,9 +80,24 @@ async fn oidc_env(kind: Kind, app: Application, keys_url: &str) -> Env {
     env
 }
 
+/// A nonce secret as the server issues one at the clock's now (the server keeps none: the
+/// browser's cookie holds it), for the tests that are not about the nonce.
+fn nonce_secret(env: &Env) -> String {
+    format!("{}.{}", env.engine.clock.now().timestamp(), "5e".repeat(32))
+}
+
+fn nonce_of(secret: &str) -> String {
+    jadpo_core::model::service_key::verifier(secret)
+}
+
 fn claims(env: &Env, sub: &str, email: Option<&str>) -> Value {
     let now = env.engine.clock.now().timestamp();
-    let mut c = json!({"iss": ISSUER, "aud": AUDIENCE, "sub": sub, "iat": now, "exp": now + 300});
+    let nonce = nonce_of(&nonce_secret(env));
+    // Each token its own (an issuer never signs the same claims twice): one token signs in once.
+    static ISSUED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let jti = ISSUED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let mut c = json!({"iss": ISSUER, "aud": AUDIENCE, "sub": sub, "iat": now, "exp": now + 300,
+                       "nonce": nonce, "jti": jti.to_string()});
     if let Some(email) = email {
         c["email"] = json!(email);
         c["email_verified"] = json!(true);
@@ -91,7 +106,101 @@ fn claims(env: &Env, sub: &str, email: Option<&str>) -> Value {
 }
 
 async fn with_token(env: &Env, token: &str) -> Answer {
-    post(env, "/sign-in/oidc/test", json!({"id_token": token})).await
+    with_token_and(env, token, Some(&nonce_secret(env))).await
+}
+
+/// `token` posted with `secret` in the nonce cookie (or with no cookie).
+async fn with_token_and(env: &Env, token: &str, secret: Option<&str>) -> Answer {
+    let cookie = secret.map(|s| format!("theme=dark; __Host-jadpo_oidc_nonce={s}"));
+    let how = Req { raw_cookie: cookie.as_deref(), ..Req::default() };
+    send(env, "POST", "/sign-in/oidc/test", how, &json!({"id_token": token}).to_string()).await
+}
+
+/// The nonce the server issues, and the secret its cookie holds.
+async fn issued_nonce(env: &Env) -> (String, String, String) {
+    let answer = post(env, "/sign-in/oidc/test/nonce", json!({})).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+    let nonce = answer.body["nonce"].as_str().unwrap_or_default().to_owned();
+    let cookie = answer
+        .set_cookies
+        .iter()
+        .find(|c| c.starts_with("__Host-jadpo_oidc_nonce="))
+        .cloned()
+        .unwrap_or_else(|| panic!("no nonce cookie: {:?}", answer.set_cookies));
+    let secret = cookie
+        .trim_start_matches("__Host-jadpo_oidc_nonce=")
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    (nonce, secret, cookie)
+}
+
+/// A token signs in once, and only from the browser its nonce was issued to: the nonce in the
+/// body and its secret in an `HttpOnly` cookie; a replay, a token without the nonce, without the
+/// cookie, with another browser's cookie or with a nonce over ten minutes old is refused (401)
+/// and starts nothing; housekeeping forgets a used token once it has expired.
+async fn a_token_signs_in_once_and_only_with_its_browser_s_nonce(kind: Kind) {
+    use jadpo_core::model::housekeeping::RecordClass;
+    let issuer = Issuer::new("k1");
+    let keys_url = serve_keys(issuer.jwks.clone()).await;
+    let env = oidc_env(kind, oidc_app(FirstSignIn::Create), &keys_url).await;
+    let (nonce, secret, cookie) = issued_nonce(&env).await;
+    for part in ["HttpOnly", "Secure", "Path=/", "Max-Age=600", "SameSite=Lax"] {
+        assert!(cookie.contains(part), "{kind:?}: the nonce cookie lacks {part}: {cookie}");
+    }
+    assert_eq!(nonce, nonce_of(&secret), "{kind:?}: the nonce is the secret's digest");
+    let mut c = claims(&env, "sub-1", Some("kim@example.com"));
+    c["nonce"] = json!(nonce);
+    let token = issuer.token("k1", &c);
+    let sessions = "SELECT count(*) AS n FROM jadpo_sessions";
+
+    let no_cookie = with_token_and(&env, &token, None).await;
+    assert_eq!(no_cookie.status, StatusCode::UNAUTHORIZED, "{kind:?}: {}", no_cookie.body);
+    let (_, elsewhere, _) = issued_nonce(&env).await;
+    let other = with_token_and(&env, &token, Some(&elsewhere)).await;
+    assert_eq!(other.status, StatusCode::UNAUTHORIZED, "{kind:?}: another browser's cookie");
+    let mut bare = claims(&env, "sub-1", Some("kim@example.com"));
+    bare.as_object_mut().map(|o| o.remove("nonce"));
+    let without = with_token_and(&env, &issuer.token("k1", &bare), Some(&secret)).await;
+    assert_eq!(without.status, StatusCode::UNAUTHORIZED, "{kind:?}: a token with no nonce");
+    let said = without.body["detail"].as_str().unwrap_or_default();
+    assert!(said.contains("nonce"), "{kind:?}: {said}");
+    assert_eq!(env.count("main", sessions).await, 0, "{kind:?}: nothing started");
+
+    let first = with_token_and(&env, &token, Some(&secret)).await;
+    assert_eq!(first.status, StatusCode::OK, "{kind:?}: {}", first.body);
+    let cleared = first
+        .set_cookies
+        .iter()
+        .any(|c| c.starts_with("__Host-jadpo_oidc_nonce=;") && c.contains("Max-Age=0"));
+    assert!(cleared, "{kind:?}: the nonce cookie is cleared: {:?}", first.set_cookies);
+    let replay = with_token_and(&env, &token, Some(&secret)).await;
+    assert_eq!(replay.status, StatusCode::UNAUTHORIZED, "{kind:?}: a replay: {}", replay.body);
+    let said = replay.body["detail"].as_str().unwrap_or_default();
+    assert!(said.contains("already used"), "{kind:?}: {said}");
+    assert_eq!(env.count("main", sessions).await, 1, "{kind:?}: the replay started nothing");
+
+    let (nonce, secret, _) = issued_nonce(&env).await;
+    env.clock.advance(chrono::Duration::minutes(11));
+    let mut late = claims(&env, "sub-1", None);
+    late["nonce"] = json!(nonce);
+    let stale = with_token_and(&env, &issuer.token("k1", &late), Some(&secret)).await;
+    assert_eq!(stale.status, StatusCode::UNAUTHORIZED, "{kind:?}: an 11-minute-old nonce");
+    let unknown = post(&env, "/sign-in/oidc/nobody/nonce", json!({})).await;
+    assert_eq!(unknown.status, StatusCode::NOT_FOUND, "{kind:?}: no such provider");
+
+    let used = "SELECT count(*) AS n FROM jadpo_used_tokens";
+    assert_eq!(env.count("main", used).await, 1, "{kind:?}: the used token is remembered");
+    let store = env.store("main");
+    let forget = |at: chrono::DateTime<chrono::Utc>| async move {
+        let mut tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
+        let gone = store.housekeeping_delete(tx.as_mut(), RecordClass::UsedTokens, at, 100).await;
+        tx.commit().await.unwrap_or_else(|e| panic!("{e}"));
+        gone.unwrap_or_else(|e| panic!("{e}"))
+    };
+    assert_eq!(forget(env.engine.clock.now() - chrono::Duration::minutes(11)).await, 0, "{kind:?}");
+    assert_eq!(forget(env.engine.clock.now()).await, 1, "{kind:?}: gone once expired");
 }
 
 /// An ID token signs in the user its (issuer, subject) was linked to; the first sign-in links by
@@ -290,6 +399,7 @@ async fn several_audiences_need_this_application_as_the_authorized_party(kind: K
 }
 
 jadpo_test_env::both!(
+    a_token_signs_in_once_and_only_with_its_browser_s_nonce,
     an_id_token_signs_in_its_linked_user,
     a_first_sign_in_follows_the_policy,
     the_issuer_s_keys_are_kept_and_fetched_again_only_when_needed,

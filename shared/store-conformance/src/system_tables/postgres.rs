@@ -351,6 +351,16 @@ pub(super) static POSTGRES: &[SystemTable] = &[
         indexes: &[(&["expires_at"], false)],
     },
     SystemTable {
+        name: "jadpo_used_tokens",
+        columns: &[
+            ("token_digest", "text", true, None),
+            ("expires_at", "timestamp with time zone", true, None),
+        ],
+        primary_key: &["token_digest"],
+        foreign_keys: &[],
+        indexes: &[(&["expires_at"], false)],
+    },
+    SystemTable {
         name: "jadpo_step_records",
         columns: &[
             ("run_key", "text", true, None),

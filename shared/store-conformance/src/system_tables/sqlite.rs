@@ -373,6 +373,13 @@ pub(super) static SQLITE: &[SystemTable] = &[
         indexes: &[(&["expires_at"], false)],
     },
     SystemTable {
+        name: "jadpo_used_tokens",
+        columns: &[("token_digest", "TEXT", true, None), ("expires_at", "INTEGER", true, None)],
+        primary_key: &["token_digest"],
+        foreign_keys: &[],
+        indexes: &[(&["expires_at"], false)],
+    },
+    SystemTable {
         name: "jadpo_step_records",
         columns: &[
             ("run_key", "TEXT", true, None),

@@ -147,6 +147,16 @@ impl<C: TransactionalStore> SignInStore for SqlStore<C> {
         Ok(Some(row.get_str("user_id")?.to_owned()))
     }
 
+    async fn sign_in_token_spend(
+        &self,
+        tx: &mut dyn Transaction,
+        token_digest: &str,
+        expires_at: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let params = [token_digest.into(), expires_at.into()];
+        Ok(self.sql.sign_in.token_spend.execute(tx, params).await? == 1)
+    }
+
     async fn sign_in_link_insert(
         &self,
         tx: &mut dyn Transaction,

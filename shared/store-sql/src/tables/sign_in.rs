@@ -30,5 +30,7 @@ statements! {
         link_insert(issuer, subject, user_id, now),
         /// Records a sign-in through a link.
         link_seen(issuer, subject, now),
+        /// Records an ID token as used until it expires: one row, or none if it was used.
+        token_spend(token_digest, expires_at),
     }
 }
