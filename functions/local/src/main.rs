@@ -116,7 +116,9 @@ async fn main() -> anyhow::Result<()> {
             .method_not_allowed_fallback(jadpo_http::wrong_method)
             .layer(axum::middleware::map_response(jadpo_http::as_problem))
             // Its pages answer HTML, refusals included: merged past the API's problem layer.
-            .merge(console.router),
+            .merge(console.router)
+            // Each request knows its peer's address: sign-in counts per source address.
+            .into_make_service_with_connect_info::<std::net::SocketAddr>(),
     )
     .with_graceful_shutdown(shutdown)
     .await

@@ -40,7 +40,9 @@ impl HousekeepingSettings {
             RecordClass::ScheduleRuns => s.schedule_run_retention,
             RecordClass::StepRecords => s.step_record_retention,
             // The send window: a row younger than it still counts its address's sends.
-            RecordClass::SignInRequests => jadpo_core::model::sign_in::SEND_WINDOW,
+            RecordClass::SignInRequests | RecordClass::SignInSources => {
+                jadpo_core::model::sign_in::SEND_WINDOW
+            }
             // Per declaration: audited entity, workflow.
             RecordClass::AuditRows | RecordClass::FinishedRuns | RecordClass::IdleSessions => {
                 Duration::MAX

@@ -9,7 +9,9 @@
 use jadpo_core::app::{Emitted, FirstSignIn, UserEntity};
 use jadpo_core::id::new_id;
 use jadpo_core::model::delivery::QueuedDelivery;
-use jadpo_core::model::sign_in::{EmailAddress, MAIL_EVENT, Redeemed, SignInError, TokenRefusal};
+use jadpo_core::model::sign_in::{
+    EmailAddress, MAIL_EVENT, Redeemed, SEND_WINDOW, SignInError, SourceWindow, TokenRefusal,
+};
 use jadpo_core::model::user_session::{BrowserSession, TokenError};
 use jadpo_core::transaction::commit_or_rollback;
 use jadpo_core::{StoreError, Transaction};
@@ -85,12 +87,44 @@ pub(crate) async fn rollback<T>(
     Err(e)
 }
 
-/// Counts a mail to `email` and emits the event whose delivery mails a link and code pointing
-/// at `public_url`. Past the hourly limit: [`SignInError::TooMany`], nothing written.
+/// The digest a source address's counts are kept by (the table holds no address); requests
+/// whose edge gave no address share one count.
+fn source_digest(source: Option<&str>) -> String {
+    jadpo_core::model::service_key::verifier(&format!("source:{}", source.unwrap_or("unknown")))
+}
+
+/// Counts one more mail asked for by `source` in `tx`, refusing it past the source's hourly
+/// limit or past the hourly limit overall (nothing counted then).
+async fn count_source_send(
+    p: &Engine,
+    store: &dyn jadpo_core::Store,
+    tx: &mut dyn Transaction,
+    source: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<(), SignInFlowError> {
+    let limits = p.settings.sign_in;
+    let window = store.sign_in_source(tx, source, now).await?;
+    if window.sends >= limits.sends_per_source {
+        return Err(SignInError::TooManyFromSource.into());
+    }
+    let hour = chrono::Duration::from_std(SEND_WINDOW).unwrap_or(chrono::Duration::MAX);
+    let sent = store.sign_in_sends_since(tx, now - hour).await?;
+    if sent >= u64::from(limits.sends_overall) {
+        return Err(SignInError::TooManyOverall.into());
+    }
+    let counted = SourceWindow { sends: window.sends + 1, ..window };
+    Ok(store.sign_in_source_set(tx, source, counted).await?)
+}
+
+/// Counts a mail to `email` asked for from `source` (the client's address, as the edge saw it)
+/// and emits the event whose delivery mails a link and code pointing at `public_url`. Past the
+/// address's, the source's or the overall hourly limit: [`SignInError::TooMany`],
+/// [`SignInError::TooManyFromSource`], [`SignInError::TooManyOverall`], nothing written.
 pub async fn request_mail(
     p: &Engine,
     email: &str,
     public_url: &str,
+    source: Option<&str>,
 ) -> Result<MailRequested, SignInFlowError> {
     let users = email_users(p)?;
     let address = EmailAddress::parse(email)?;
@@ -100,13 +134,17 @@ pub async fn request_mail(
     let store = p.store(&users.store)?;
     let now = p.clock.now();
     let mut tx = store.begin().await?;
+    let source = source_digest(source);
+    if let Err(e) = count_source_send(p, store.as_ref(), tx.as_mut(), &source, now).await {
+        return rollback(tx, e).await;
+    }
     // Without an account to sign in to, and none made at first sign-in, no mail goes out (the
-    // answer is the same, so accounts cannot be enumerated by it).
+    // answer is the same, so accounts cannot be enumerated by it); the source's request counts.
     if users.first_sign_in != FirstSignIn::Create {
         match find_by_email(tx.as_mut(), users, &address).await {
             Ok(Some(_)) => {}
             Ok(None) => {
-                tx.rollback().await?;
+                tx.commit().await?;
                 return Ok(MailRequested { store: users.store.clone(), deliveries: Vec::new() });
             }
             Err(e) => return rollback(tx, e.into()).await,
@@ -147,12 +185,15 @@ pub async fn request_mail(
     Ok(MailRequested { store: users.store.clone(), deliveries })
 }
 
-/// Signs `email` in with `proof`: uses the link or code, finds or creates the user, and starts
-/// a browser session, in one transaction.
+/// Signs `email` in with `proof` sent from `source` (the client's address): uses the link or
+/// code, finds or creates the user, and starts a browser session, in one transaction. A source
+/// past its hourly wrong codes is refused ([`SignInError::TooManyFromSource`]) before its code is
+/// tried, so its guesses count against no address.
 pub async fn sign_in(
     p: &Engine,
     email: &str,
     proof: Proof<'_>,
+    source: Option<&str>,
 ) -> Result<BrowserSession, SignInFlowError> {
     let users = email_users(p)?;
     let address = EmailAddress::parse(email)?;
@@ -160,6 +201,17 @@ pub async fn sign_in(
     let now = p.clock.now();
     let digest = address.digest();
     let mut tx = store.begin().await?;
+    let source = source_digest(source);
+    let window = match proof {
+        Proof::Code(_) => match store.sign_in_source(tx.as_mut(), &source, now).await {
+            Ok(w) if w.wrong_codes >= p.settings.sign_in.wrong_codes_per_source => {
+                return rollback(tx, SignInError::TooManyFromSource.into()).await;
+            }
+            Ok(w) => Some(w),
+            Err(e) => return rollback(tx, e.into()).await,
+        },
+        Proof::Link(_) => None,
+    };
     let redeemed = match proof {
         Proof::Link(token) => store.sign_in_redeem_link(tx.as_mut(), &digest, token, now).await,
         Proof::Code(code) => {
@@ -169,6 +221,12 @@ pub async fn sign_in(
     match redeemed {
         Ok(Redeemed::SignedIn) => crate::fault!("sign_in.after_redeem"),
         Ok(Redeemed::Wrong { left }) => {
+            if let Some(w) = window {
+                let counted = SourceWindow { wrong_codes: w.wrong_codes + 1, ..w };
+                if let Err(e) = store.sign_in_source_set(tx.as_mut(), &source, counted).await {
+                    return rollback(tx, e.into()).await;
+                }
+            }
             tx.commit().await?;
             return Err(SignInFlowError::WrongCode { left });
         }

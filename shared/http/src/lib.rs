@@ -280,6 +280,22 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, Problem> {
 #[derive(Debug, Clone, Copy)]
 pub struct InvocationDeadline(pub DateTime<Utc>);
 
+/// The client's network address as the edge saw it (API Gateway's source IP, deployed), put on
+/// the request as an extension; sign-in counts mails and wrong codes per address. Without it
+/// the connection's peer address is used (the local server), else one shared count.
+#[derive(Debug, Clone, Copy)]
+pub struct ClientAddr(pub std::net::IpAddr);
+
+/// The client address of a request's `extensions`, as text: [`ClientAddr`], else the peer of
+/// the connection.
+pub(crate) fn client_source(extensions: &axum::http::Extensions) -> Option<String> {
+    if let Some(ClientAddr(ip)) = extensions.get::<ClientAddr>() {
+        return Some(ip.to_string());
+    }
+    let peer = extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>();
+    peer.map(|axum::extract::ConnectInfo(addr)| addr.ip().to_string())
+}
+
 async fn run_action(
     State(state): State<HttpState>,
     MaybeCaller(caller): MaybeCaller,

@@ -119,12 +119,14 @@ pub(crate) fn flow_problem_as(route: &str, kind: &str, e: &SignInFlowError) -> P
         SignInFlowError::Request(SignInError::BadAddress(_)) => {
             (StatusCode::BAD_REQUEST, "Not an email address", "bad address")
         }
-        SignInFlowError::Request(SignInError::TooMany) => {
+        SignInFlowError::Request(
+            SignInError::TooMany | SignInError::TooManyFromSource | SignInError::TooManyOverall,
+        ) => {
             let problem = Problem {
                 header: Some((header::RETRY_AFTER, "3600")),
-                ..Problem::new(StatusCode::TOO_MANY_REQUESTS, "Too many sign-in mails", detail)
+                ..Problem::new(StatusCode::TOO_MANY_REQUESTS, "Too many sign-in attempts", detail)
             };
-            refused(route, kind, "too many sign-in mails");
+            refused(route, kind, "too many sign-in attempts");
             return problem;
         }
         SignInFlowError::NotLive => {
@@ -192,9 +194,11 @@ fn passkey_refusal(refusal: &PasskeyRefusal) -> (StatusCode, &'static str, &'sta
 
 async fn request(
     State(state): State<HttpState>,
+    extensions: axum::http::Extensions,
     headers: HeaderMap,
     bytes: axum::body::Bytes,
 ) -> Response {
+    let source = crate::client_source(&extensions);
     let result = async {
         let body: EmailBody = json_body(&headers, &bytes)?;
         let public_url = state.web.public_url.as_deref().ok_or_else(|| {
@@ -204,7 +208,7 @@ async fn request(
                 "set JADPO_PUBLIC_URL to where people reach this server",
             )
         })?;
-        let requested = request_mail(&state.engine, &body.email, public_url)
+        let requested = request_mail(&state.engine, &body.email, public_url, source.as_deref())
             .await
             .map_err(|e| flow_problem("/sign-in/email", &e))?;
         enqueue_now(&state.engine, &requested.store, &requested.deliveries).await;
@@ -252,15 +256,17 @@ document.getElementById("go").onclick = async () => {
 
 async fn with_link(
     State(state): State<HttpState>,
+    extensions: axum::http::Extensions,
     headers: HeaderMap,
     bytes: axum::body::Bytes,
 ) -> Response {
+    let source = crate::client_source(&extensions);
     let result = async {
         let body: LinkBody = json_body(&headers, &bytes)?;
         signed_in(
             &state,
             "/sign-in/link",
-            sign_in(&state.engine, &body.email, Proof::Link(&body.token)).await,
+            sign_in(&state.engine, &body.email, Proof::Link(&body.token), source.as_deref()).await,
         )
     };
     result.await.into_response()
@@ -268,15 +274,17 @@ async fn with_link(
 
 async fn with_code(
     State(state): State<HttpState>,
+    extensions: axum::http::Extensions,
     headers: HeaderMap,
     bytes: axum::body::Bytes,
 ) -> Response {
+    let source = crate::client_source(&extensions);
     let result = async {
         let body: CodeBody = json_body(&headers, &bytes)?;
         signed_in(
             &state,
             "/sign-in/code",
-            sign_in(&state.engine, &body.email, Proof::Code(&body.code)).await,
+            sign_in(&state.engine, &body.email, Proof::Code(&body.code), source.as_deref()).await,
         )
     };
     result.await.into_response()

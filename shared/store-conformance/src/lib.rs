@@ -116,6 +116,7 @@ macro_rules! conformance_tests {
         );
         $crate::conformance_tests!(@sign_in $fixture;
             sign_in_requests_are_one_time_and_limited,
+            sign_in_sources_count_within_their_hour,
             browser_sessions_keep_verifiers_and_end,
             a_session_is_read_with_its_users_record,
             passkey_ceremonies_are_taken_once_and_expire,

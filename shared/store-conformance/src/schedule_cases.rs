@@ -449,13 +449,14 @@ pub async fn housekeeping_deletes_only_what_retention_allows(fx: &dyn Fixture) {
     assert_eq!(deleted(RecordClass::SignInRequests), 0);
     assert_eq!(deleted(RecordClass::PasskeyChallenges), 0);
     assert_eq!(deleted(RecordClass::UsedTokens), 0);
+    assert_eq!(deleted(RecordClass::SignInSources), 0);
     assert_eq!(deleted(RecordClass::StepRecords), 1);
     // Batches of 2: 3 for the keys, 2 each for handled records, finished deliveries, outbox rows
     // and runs, 1 each for dead, users' sessions (none), sign-in requests (none), passkey
-    // ceremonies (none), used tokens (none), step records, rescue and the four alert kinds.
+    // ceremonies (none), used tokens (none), sign-in sources (none), step records, rescue and the four alert kinds.
     assert_eq!(
         report.batches,
-        3 + 2 + 2 + 1 + 2 + 2 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1,
+        3 + 2 + 2 + 1 + 2 + 2 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1,
         "{report:?}"
     );
     assert_eq!(

@@ -49,7 +49,8 @@ async fn redeem(
     let result = match proof {
         Ok(link) => store.sign_in_redeem_link(tx.as_mut(), &d, link, at).await,
         Err(code) => {
-            store.sign_in_redeem_code(tx.as_mut(), &d, code, at, SignInLimits::default()).await
+            let limits = SignInLimits { wrong_codes: 5, ..SignInLimits::default() };
+            store.sign_in_redeem_code(tx.as_mut(), &d, code, at, limits).await
         }
     };
     ok(tx.commit().await, "commit");
@@ -295,5 +296,38 @@ pub async fn a_passkey_is_read_with_its_users_record(fx: &dyn Fixture) {
     assert!(ok(gone, "find").is_none(), "a deleted user's passkey was found");
     let alone = store.passkey_find(tx.as_mut(), &passkey.credential_id, None).await;
     assert!(ok(alone, "find").is_some(), "without a user table the passkey alone is read");
+    ok(tx.commit().await, "commit");
+}
+
+/// A source's counts start empty, are written and read back in their window, start again once
+/// it is over, and go with housekeeping after it; the mails counted across addresses' windows
+/// are summed by when those windows started.
+pub async fn sign_in_sources_count_within_their_hour(fx: &dyn Fixture) {
+    use jadpo_core::model::sign_in::SourceWindow;
+    let store = migrated(fx).await;
+    let s = store.as_ref();
+    let mut tx = ok(s.begin().await, "begin");
+    let fresh = ok(s.sign_in_source(tx.as_mut(), "src-a", t0()).await, "source");
+    assert_eq!(fresh, SourceWindow { started_at: t0(), sends: 0, wrong_codes: 0 });
+    let counted = SourceWindow { sends: 3, wrong_codes: 2, ..fresh };
+    ok(s.sign_in_source_set(tx.as_mut(), "src-a", counted).await, "set");
+    ok(tx.commit().await, "commit");
+    let mut tx = ok(s.begin().await, "begin");
+    let later = t0() + Duration::minutes(59);
+    assert_eq!(ok(s.sign_in_source(tx.as_mut(), "src-a", later).await, "again"), counted);
+    let next = t0() + Duration::minutes(60);
+    let anew = ok(s.sign_in_source(tx.as_mut(), "src-a", next).await, "next hour");
+    assert_eq!(anew, SourceWindow { started_at: next, sends: 0, wrong_codes: 0 });
+    ok(tx.rollback().await, "rollback");
+    armed(s, "a@example.com", t0()).await;
+    armed(s, "a@example.com", t0()).await;
+    armed(s, "b@example.com", t0() + Duration::minutes(30)).await;
+    let mut tx = ok(s.begin().await, "begin");
+    let since = |m: i64| t0() + Duration::minutes(m);
+    assert_eq!(ok(s.sign_in_sends_since(tx.as_mut(), since(-1)).await, "all"), 3);
+    assert_eq!(ok(s.sign_in_sends_since(tx.as_mut(), since(10)).await, "b's"), 1);
+    let cutoff = t0() + Duration::minutes(1);
+    let gone = s.housekeeping_delete(tx.as_mut(), RecordClass::SignInSources, cutoff, 100).await;
+    assert_eq!(ok(gone, "delete"), 1, "the source's window is over");
     ok(tx.commit().await, "commit");
 }

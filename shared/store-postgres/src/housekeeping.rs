@@ -52,6 +52,11 @@ pub static HOUSEKEEPING: HousekeepingSql = HousekeepingSql {
         SELECT challenge_verifier FROM jadpo_passkey_challenges WHERE expires_at < $1 \
         LIMIT $2 FOR UPDATE SKIP LOCKED)",
     ),
+    delete_sign_in_sources: Statement::new(
+        "DELETE FROM jadpo_sign_in_sources WHERE source_digest IN ( \
+        SELECT source_digest FROM jadpo_sign_in_sources WHERE window_started_at < $1 \
+        LIMIT $2 FOR UPDATE SKIP LOCKED)",
+    ),
     delete_used_tokens: Statement::new(
         "DELETE FROM jadpo_used_tokens WHERE token_digest IN ( \
         SELECT token_digest FROM jadpo_used_tokens WHERE expires_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED)",

@@ -241,6 +241,12 @@ pub fn builtin_catalog() -> MigrationCatalog {
             "used_tokens",
             include_str!("../../../migrations/postgres/0024_used_tokens.sql"),
         ),
+        Migration::new(
+            Ledger::Jadpo,
+            25,
+            "sign_in_sources",
+            include_str!("../../../migrations/postgres/0025_sign_in_sources.sql"),
+        ),
     ];
     match MigrationCatalog::builtin(Dialect::Postgres, workflow, jadpo) {
         Ok(catalog) => catalog,
@@ -621,7 +627,7 @@ mod tests {
         let c = builtin_catalog();
         let versions: Vec<_> = c.all().map(|m| (m.ledger, m.version)).collect();
         let mut expected: Vec<_> = (1..=4).map(|v| (Ledger::Workflow, v)).collect();
-        expected.extend((1..=24).map(|v| (Ledger::Jadpo, v)));
+        expected.extend((1..=25).map(|v| (Ledger::Jadpo, v)));
         assert_eq!(versions, expected);
         assert!(c.all().all(|m| !m.sql.trim().is_empty()));
     }
@@ -629,7 +635,7 @@ mod tests {
     #[test]
     fn schema_script_guards_every_migration_and_quotes_names() {
         let sql = schema_sql(&builtin_catalog(), &[], &[]).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(sql.matches("DO $jadpo_block$").count(), 4 + 24);
+        assert_eq!(sql.matches("DO $jadpo_block$").count(), 4 + 25);
         assert!(sql.starts_with("-- Jadpo schema"));
         assert!(sql.contains("pg_advisory_xact_lock"));
         assert!(sql.trim_end().ends_with("COMMIT;"));

@@ -244,6 +244,12 @@ pub fn builtin_catalog() -> MigrationCatalog {
             "used_tokens",
             include_str!("../../../migrations/sqlite/0024_used_tokens.sql"),
         ),
+        Migration::new(
+            Ledger::Jadpo,
+            25,
+            "sign_in_sources",
+            include_str!("../../../migrations/sqlite/0025_sign_in_sources.sql"),
+        ),
     ];
     match MigrationCatalog::builtin(Dialect::Sqlite, workflow, jadpo) {
         Ok(catalog) => catalog,

@@ -50,6 +50,22 @@ pub static SIGN_IN: SignInSql = SignInSql {
     link_seen: Statement::new(
         "UPDATE jadpo_sign_in_links SET last_signed_in = $3 WHERE issuer = $1 AND subject = $2",
     ),
+    source_ensure: Statement::new(
+        "INSERT INTO jadpo_sign_in_sources (source_digest, window_started_at, sends_in_window, \
+        wrong_codes) VALUES ($1, $2, 0, 0) ON CONFLICT (source_digest) DO NOTHING",
+    ),
+    source_find: Statement::new(
+        "SELECT window_started_at, sends_in_window, wrong_codes FROM jadpo_sign_in_sources \
+        WHERE source_digest = $1",
+    ),
+    source_set: Statement::new(
+        "UPDATE jadpo_sign_in_sources SET window_started_at = $2, sends_in_window = $3, \
+        wrong_codes = $4 WHERE source_digest = $1",
+    ),
+    sends_since: Statement::new(
+        "SELECT coalesce(sum(sends_in_window), 0) AS n FROM jadpo_sign_in_requests \
+        WHERE window_started_at > $1",
+    ),
     token_spend: Statement::new(
         "INSERT INTO jadpo_used_tokens (token_digest, expires_at) VALUES ($1, $2) \
         ON CONFLICT (token_digest) DO NOTHING",

@@ -30,6 +30,8 @@ pub enum RecordClass {
     PasskeyChallenges,
     /// `jadpo_used_tokens` whose token has expired (a replay would be refused as expired).
     UsedTokens,
+    /// `jadpo_sign_in_sources` whose hour's window is over.
+    SignInSources,
     /// `jadpo_step_records` (with their `jadpo_steps`) finished longer than
     /// `step_record_retention` ago.
     StepRecords,
@@ -51,7 +53,7 @@ pub enum RecordClass {
 impl RecordClass {
     /// Every class with a retention of its own, in the order a pass deletes them (deliveries
     /// before their outbox rows); audit rows follow, per entity.
-    pub const ALL: [Self; 11] = [
+    pub const ALL: [Self; 12] = [
         Self::IdempotencyKeys,
         Self::HandledDeliveries,
         Self::FinishedDeliveries,
@@ -62,6 +64,7 @@ impl RecordClass {
         Self::SignInRequests,
         Self::PasskeyChallenges,
         Self::UsedTokens,
+        Self::SignInSources,
         Self::StepRecords,
     ];
 
@@ -77,7 +80,8 @@ impl RecordClass {
             Self::UserSessions
             | Self::SignInRequests
             | Self::PasskeyChallenges
-            | Self::UsedTokens => Feature::SignIn,
+            | Self::UsedTokens
+            | Self::SignInSources => Feature::SignIn,
             Self::StepRecords => Feature::StepRecords,
             Self::AuditRows => Feature::Audit,
             Self::FinishedRuns | Self::IdleSessions => Feature::Workflows,
@@ -98,6 +102,7 @@ impl RecordClass {
             Self::SignInRequests => "sign_in_requests",
             Self::PasskeyChallenges => "passkey_challenges",
             Self::UsedTokens => "used_tokens",
+            Self::SignInSources => "sign_in_sources",
             Self::StepRecords => "step_records",
             Self::AuditRows => "audit_rows",
             Self::FinishedRuns => "finished_runs",

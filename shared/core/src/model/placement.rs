@@ -79,6 +79,7 @@ impl Feature {
                 "jadpo_sign_in_requests",
                 "jadpo_sign_in_links",
                 "jadpo_used_tokens",
+                "jadpo_sign_in_sources",
             ],
             Self::Audit => &["jadpo_audit"],
             Self::Schedules => &["jadpo_schedules", "jadpo_schedule_runs"],

@@ -16,6 +16,8 @@
 
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
+
 use sha2::{Digest, Sha256};
 
 use crate::error::StoreError;
@@ -37,15 +39,54 @@ pub const CODE_LEN: usize = 8;
 pub struct SignInLimits {
     /// Mails per address per hour; the next request in the hour is refused (`429`).
     pub sends_per_hour: u32,
-    /// Wrong codes before the request is locked (its link and code stop working).
+    /// Wrong codes before the request is locked (its link and code stop working), from every
+    /// source together: more than one source's [`SignInLimits::wrong_codes_per_source`], so no
+    /// one source can lock a person out.
     pub wrong_codes: u32,
     /// How long a link and code work after they are mailed.
     pub lifetime: Duration,
+    /// Mails one source address may ask for per hour, whatever the addresses.
+    pub sends_per_source: u32,
+    /// Wrong codes one source address may send per hour, whatever the addresses; past them its
+    /// tries are refused (`429`) and count against no request.
+    pub wrong_codes_per_source: u32,
+    /// Mails per hour overall: past it every request is refused (`429`) until the hour moves on.
+    pub sends_overall: u32,
 }
 
 impl Default for SignInLimits {
     fn default() -> Self {
-        Self { sends_per_hour: 5, wrong_codes: 5, lifetime: Duration::from_secs(15 * 60) }
+        Self {
+            sends_per_hour: 5,
+            wrong_codes: 20,
+            lifetime: Duration::from_secs(15 * 60),
+            sends_per_source: 20,
+            wrong_codes_per_source: 5,
+            sends_overall: 1_000,
+        }
+    }
+}
+
+/// One source address's counts in its current hour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SourceWindow {
+    /// When its window started.
+    pub started_at: DateTime<Utc>,
+    /// The mails it asked for in the window.
+    pub sends: u32,
+    /// The wrong codes it sent in the window.
+    pub wrong_codes: u32,
+}
+
+impl SourceWindow {
+    /// The window as it stands at `now`: one older than [`SEND_WINDOW`] starts again, empty.
+    pub fn at(self, now: DateTime<Utc>) -> Self {
+        let window = chrono::Duration::from_std(SEND_WINDOW).unwrap_or(chrono::Duration::MAX);
+        if self.started_at + window <= now {
+            Self { started_at: now, sends: 0, wrong_codes: 0 }
+        } else {
+            self
+        }
     }
 }
 
@@ -185,6 +226,12 @@ pub enum SignInError {
     /// Too many mails to this address this hour.
     #[error("too many sign-in mails to this address; try again within the hour")]
     TooMany,
+    /// Too many mails, or wrong codes, from this source address this hour.
+    #[error("too many sign-in attempts from your network address; try again within the hour")]
+    TooManyFromSource,
+    /// Too many sign-in mails overall this hour.
+    #[error("too many sign-in mails are being sent; try again within the hour")]
+    TooManyOverall,
     /// The operating system gave no randomness.
     #[error("no randomness available: {0}")]
     Random(String),

@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use crate::error::StoreError;
-use crate::model::sign_in::{Redeemed, Requested, SignInError, SignInLimits};
+use crate::model::sign_in::{Redeemed, Requested, SignInError, SignInLimits, SourceWindow};
 use crate::transaction::{Transaction, TransactionalStore};
 
 /// The role that keeps sign-in requests; it begins its own transactions (the sign-in mail arms
@@ -65,6 +65,31 @@ pub trait SignInStore: TransactionalStore {
         subject: &str,
         now: DateTime<Utc>,
     ) -> Result<Option<String>, StoreError>;
+
+    /// The counts of the source address whose digest is `source_digest` in its current hour
+    /// (a window over by `now` starts again), its row made if missing and locked for `tx` where
+    /// the dialect locks rows.
+    async fn sign_in_source(
+        &self,
+        tx: &mut dyn Transaction,
+        source_digest: &str,
+        now: DateTime<Utc>,
+    ) -> Result<SourceWindow, StoreError>;
+
+    /// Writes the source's counts.
+    async fn sign_in_source_set(
+        &self,
+        tx: &mut dyn Transaction,
+        source_digest: &str,
+        window: SourceWindow,
+    ) -> Result<(), StoreError>;
+
+    /// The mails counted in the addresses' send windows started after `since`.
+    async fn sign_in_sends_since(
+        &self,
+        tx: &mut dyn Transaction,
+        since: DateTime<Utc>,
+    ) -> Result<u64, StoreError>;
 
     /// Records the ID token whose SHA-256 is `token_digest` as used until `expires_at`; false
     /// when it already was (a replay), and nothing changes.

@@ -29,6 +29,9 @@ const POINTS: &[&str] = &[
     "sign_in.before_session_commit",
 ];
 
+/// The person's network address.
+const SOURCE: Option<&str> = Some("203.0.113.7");
+
 /// Links and codes live a day here: `settle` moves the clock twenty minutes a round.
 fn settings() -> EngineSettings {
     let sign_in = SignInLimits {
@@ -61,7 +64,7 @@ async fn run(kind: Kind, crash: &[&str]) -> Result<(), String> {
     // The person asks until they are told a mail is on its way.
     let mut answered = false;
     for _ in 0..3 {
-        if let Ok(requested) = request_mail(&env.engine, EMAIL, "https://shop.test").await {
+        if let Ok(requested) = request_mail(&env.engine, EMAIL, "https://shop.test", SOURCE).await {
             if !relay_only {
                 enqueue_now(&env.engine, &requested.store, &requested.deliveries).await;
             }
@@ -80,7 +83,7 @@ async fn run(kind: Kind, crash: &[&str]) -> Result<(), String> {
     // They sign in with the latest mail's link, retrying when the server fails.
     let mut signed_in = false;
     for _ in 0..3 {
-        match sign_in(&env.engine, EMAIL, Proof::Link(&token)).await {
+        match sign_in(&env.engine, EMAIL, Proof::Link(&token), SOURCE).await {
             Ok(_) => {
                 signed_in = true;
                 break;
@@ -97,7 +100,7 @@ async fn run(kind: Kind, crash: &[&str]) -> Result<(), String> {
     }
     for (token, code) in &sent {
         for proof in [Proof::Link(token), Proof::Code(code)] {
-            if sign_in(&env.engine, EMAIL, proof).await.is_ok() {
+            if sign_in(&env.engine, EMAIL, proof, SOURCE).await.is_ok() {
                 return Err(format!("repeated: a mailed {proof:?} signed in again"));
             }
         }

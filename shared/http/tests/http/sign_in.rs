@@ -104,34 +104,81 @@ async fn a_person_signs_in_by_link_and_orders_as_themself(kind: Kind) {
     assert_eq!(count(&env, "SELECT count(*) AS n FROM shop_customers").await, 1);
 }
 
-/// A code works once; wrong codes count, and the fifth locks the request's code and link.
+/// `body` posted to `path` from client address `client`.
+async fn from(env: &Env, client: &str, path: &str, body: Value) -> common::Answer {
+    send(env, "POST", path, Req { client: Some(client), ..Req::default() }, &body.to_string()).await
+}
+
+/// A code works once; wrong codes count per address and per source: one source past its five
+/// wrong codes an hour is refused (429) without counting against the address, so it cannot lock
+/// the person out, who still signs in from their own address; twenty wrong codes from several
+/// sources together lock the request's code and link.
 async fn wrong_codes_lock_the_request(kind: Kind) {
     let mut env = Env::shop(kind).await;
     let email = "bob@example.com";
     let (_, code) = mailed(&mut env, email).await;
-    for left in (1..=4).rev() {
-        let wrong = post(&env, "/sign-in/code", json!({"email": email, "code": "00000000"})).await;
-        assert_eq!(wrong.status, StatusCode::UNAUTHORIZED);
-        assert!(
-            wrong.body["detail"].as_str().unwrap_or_default().contains(&format!("{left} tries")),
-            "{}",
-            wrong.body
-        );
+    let wrong = json!({"email": email, "code": "00000000"});
+    for left in (15..=19).rev() {
+        let answer = from(&env, "198.51.100.1", "/sign-in/code", wrong.clone()).await;
+        assert_eq!(answer.status, StatusCode::UNAUTHORIZED);
+        let detail = answer.body["detail"].as_str().unwrap_or_default();
+        assert!(detail.contains(&format!("{left} tries")), "{}", answer.body);
     }
-    let right = post(&env, "/sign-in/code", json!({"email": email, "code": code})).await;
-    browser_of(&right);
+    for _ in 0..3 {
+        let refused = from(&env, "198.51.100.1", "/sign-in/code", wrong.clone()).await;
+        assert_eq!(refused.status, StatusCode::TOO_MANY_REQUESTS, "{}", refused.body);
+    }
+    let other = from(&env, "198.51.100.2", "/sign-in/code", wrong.clone()).await;
+    let detail = other.body["detail"].as_str().unwrap_or_default().to_owned();
+    assert!(detail.contains("14 tries"), "the refused tries counted against bob: {detail}");
+    let right = from(&env, "203.0.113.9", "/sign-in/code", json!({"email": email, "code": code}));
+    browser_of(&right.await);
     let replay = post(&env, "/sign-in/code", json!({"email": email, "code": code})).await;
     assert_eq!(replay.status, StatusCode::UNAUTHORIZED, "a used code worked");
 
     let (token, code) = mailed(&mut env, email).await;
-    for _ in 0..5 {
-        post(&env, "/sign-in/code", json!({"email": email, "code": "00000000"})).await;
+    for n in 0..20 {
+        let source = format!("192.0.2.{}", 10 + n / 5);
+        let answer = from(&env, &source, "/sign-in/code", wrong.clone()).await;
+        assert_eq!(answer.status, StatusCode::UNAUTHORIZED, "try {n}: {}", answer.body);
     }
     let locked = post(&env, "/sign-in/code", json!({"email": email, "code": code})).await;
     assert_eq!(locked.status, StatusCode::UNAUTHORIZED, "a locked code worked");
     let link = post(&env, "/sign-in/link", json!({"email": email, "token": token})).await;
     assert_eq!(link.status, StatusCode::UNAUTHORIZED, "a locked request's link worked");
     assert_eq!(count(&env, "SELECT count(*) AS n FROM jadpo_sessions").await, 1);
+}
+
+/// One source asks for at most `sends_per_source` mails an hour whatever the addresses, and
+/// everyone together for `sends_overall`; past either, 429 and nothing sent; the next hour
+/// starts again.
+async fn mails_are_limited_per_source_and_overall(kind: Kind) {
+    let mut env = Env::shop(kind).await;
+    let limits = &mut env.engine.settings.sign_in;
+    (limits.sends_per_source, limits.sends_overall) = (3, 5);
+    async fn ask(env: &Env, client: &str, n: usize) -> StatusCode {
+        let email = format!("p{n}@example.com");
+        from(env, client, "/sign-in/email", json!({"email": email})).await.status
+    }
+    for n in 0..3 {
+        assert_eq!(ask(&env, "198.51.100.1", n).await, StatusCode::ACCEPTED, "{kind:?}: mail {n}");
+    }
+    let fourth = ask(&env, "198.51.100.1", 3).await;
+    assert_eq!(fourth, StatusCode::TOO_MANY_REQUESTS, "{kind:?}: a fourth mail from one source");
+    for n in 4..6 {
+        assert_eq!(ask(&env, "198.51.100.2", n).await, StatusCode::ACCEPTED, "{kind:?}: mail {n}");
+    }
+    let over = from(&env, "198.51.100.3", "/sign-in/email", json!({"email": "q@example.com"}));
+    let over = over.await;
+    assert_eq!(over.status, StatusCode::TOO_MANY_REQUESTS, "{kind:?}: a sixth mail overall");
+    let said = over.body["detail"].as_str().unwrap_or_default();
+    assert!(said.contains("too many sign-in mails are being sent"), "{kind:?}: {said}");
+    env.drain().await;
+    assert_eq!(mails(&env).len(), 5, "{kind:?}: refused requests sent nothing");
+    let sources = "SELECT count(*) AS n FROM jadpo_sign_in_sources";
+    assert_eq!(count(&env, sources).await, 2, "{kind:?}: the refused source counted nothing");
+    env.clock.advance(chrono::Duration::minutes(61));
+    assert_eq!(ask(&env, "198.51.100.1", 7).await, StatusCode::ACCEPTED, "{kind:?}: the next hour");
 }
 
 /// Five mails per address per hour; the sixth is 429 and sends nothing; other addresses and the
@@ -418,6 +465,7 @@ jadpo_test_env::both!(
     no_table_holds_an_issued_secret,
     a_person_signs_in_by_link_and_orders_as_themself,
     wrong_codes_lock_the_request,
+    mails_are_limited_per_source_and_overall,
     mails_are_limited_replaced_and_expire,
     sign_out_here_and_everywhere,
     idle_sessions_end,

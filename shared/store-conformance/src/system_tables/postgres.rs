@@ -351,6 +351,18 @@ pub(super) static POSTGRES: &[SystemTable] = &[
         indexes: &[(&["expires_at"], false)],
     },
     SystemTable {
+        name: "jadpo_sign_in_sources",
+        columns: &[
+            ("source_digest", "text", true, None),
+            ("window_started_at", "timestamp with time zone", true, None),
+            ("sends_in_window", "integer", true, None),
+            ("wrong_codes", "integer", true, None),
+        ],
+        primary_key: &["source_digest"],
+        foreign_keys: &[],
+        indexes: &[(&["window_started_at"], false)],
+    },
+    SystemTable {
         name: "jadpo_used_tokens",
         columns: &[
             ("token_digest", "text", true, None),

@@ -373,6 +373,18 @@ pub(super) static SQLITE: &[SystemTable] = &[
         indexes: &[(&["expires_at"], false)],
     },
     SystemTable {
+        name: "jadpo_sign_in_sources",
+        columns: &[
+            ("source_digest", "TEXT", true, None),
+            ("window_started_at", "INTEGER", true, None),
+            ("sends_in_window", "INTEGER", true, None),
+            ("wrong_codes", "INTEGER", true, None),
+        ],
+        primary_key: &["source_digest"],
+        foreign_keys: &[],
+        indexes: &[(&["window_started_at"], false)],
+    },
+    SystemTable {
         name: "jadpo_used_tokens",
         columns: &[("token_digest", "TEXT", true, None), ("expires_at", "INTEGER", true, None)],
         primary_key: &["token_digest"],

@@ -32,6 +32,7 @@ impl<C: TransactionalStore> HousekeepingStore for SqlStore<C> {
             RecordClass::SignInRequests => sql.delete_sign_in_requests,
             RecordClass::PasskeyChallenges => sql.delete_passkey_challenges,
             RecordClass::UsedTokens => sql.delete_used_tokens,
+            RecordClass::SignInSources => sql.delete_sign_in_sources,
             RecordClass::StepRecords => {
                 // The runs' steps first, then the same runs (picked by the same ordered query).
                 let steps = self.sql.steps;

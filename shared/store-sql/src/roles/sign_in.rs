@@ -8,7 +8,8 @@ use chrono::{DateTime, Utc};
 use jadpo_core::error::StoreError;
 use jadpo_core::model::service_key::{random_secret, verifier};
 use jadpo_core::model::sign_in::{
-    Redeemed, Requested, SEND_WINDOW, SignInError, SignInLimits, code_verifier, is_link,
+    Redeemed, Requested, SEND_WINDOW, SignInError, SignInLimits, SourceWindow, code_verifier,
+    is_link,
 };
 use jadpo_core::ports::SignInStore;
 use jadpo_core::sql::Row;
@@ -145,6 +146,56 @@ impl<C: TransactionalStore> SignInStore for SqlStore<C> {
         };
         sql.link_seen.execute(tx, [issuer.into(), subject.into(), now.into()]).await?;
         Ok(Some(row.get_str("user_id")?.to_owned()))
+    }
+
+    async fn sign_in_source(
+        &self,
+        tx: &mut dyn Transaction,
+        source_digest: &str,
+        now: DateTime<Utc>,
+    ) -> Result<SourceWindow, StoreError> {
+        let sql = self.sql.sign_in;
+        sql.source_ensure.execute(tx, [source_digest.into(), now.into()]).await?;
+        let row = sql
+            .source_find
+            .query_opt(tx, [source_digest.into()])
+            .await?
+            .ok_or_else(|| StoreError::internal("a sign-in source row vanished"))?;
+        let count = |column: &str| -> Result<u32, StoreError> {
+            Ok(u32::try_from(row.get_i64(column)?).unwrap_or(u32::MAX))
+        };
+        let window = SourceWindow {
+            started_at: row.get_timestamp("window_started_at")?,
+            sends: count("sends_in_window")?,
+            wrong_codes: count("wrong_codes")?,
+        };
+        Ok(window.at(now))
+    }
+
+    async fn sign_in_source_set(
+        &self,
+        tx: &mut dyn Transaction,
+        source_digest: &str,
+        window: SourceWindow,
+    ) -> Result<(), StoreError> {
+        let params = [
+            source_digest.into(),
+            window.started_at.into(),
+            i64::from(window.sends).into(),
+            i64::from(window.wrong_codes).into(),
+        ];
+        self.sql.sign_in.source_set.execute(tx, params).await?;
+        Ok(())
+    }
+
+    async fn sign_in_sends_since(
+        &self,
+        tx: &mut dyn Transaction,
+        since: DateTime<Utc>,
+    ) -> Result<u64, StoreError> {
+        let row = self.sql.sign_in.sends_since.query_opt(tx, [since.into()]).await?;
+        let n = row.map(|r| r.get_i64("n")).transpose()?.unwrap_or(0);
+        Ok(u64::try_from(n).unwrap_or(0))
     }
 
     async fn sign_in_token_spend(

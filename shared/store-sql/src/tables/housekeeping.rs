@@ -24,6 +24,8 @@ statements! {
         delete_sign_in_requests(cutoff, limit),
         /// Passkey ceremonies past their end.
         delete_passkey_challenges(cutoff, limit),
+        /// Sign-in sources whose window started before `cutoff`.
+        delete_sign_in_sources(cutoff, limit),
         /// Used ID tokens that expired before `cutoff`.
         delete_used_tokens(cutoff, limit),
         /// Clear the queue stamp of pending deliveries put on the queue before `enqueued_before`, so

@@ -30,6 +30,15 @@ statements! {
         link_insert(issuer, subject, user_id, now),
         /// Records a sign-in through a link.
         link_seen(issuer, subject, now),
+        /// Makes the source's row if it has none (nothing counted yet).
+        source_ensure(source_digest, now),
+        /// Returns `window_started_at, sends_in_window, wrong_codes`, locked for this
+        /// transaction where the dialect locks rows.
+        source_find(source_digest),
+        /// Writes the source's window and counts.
+        source_set(source_digest, window_started_at, sends_in_window, wrong_codes),
+        /// Returns `n`: the mails counted in the send windows started after `since`.
+        sends_since(since),
         /// Records an ID token as used until it expires: one row, or none if it was used.
         token_spend(token_digest, expires_at),
     }

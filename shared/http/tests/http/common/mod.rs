@@ -45,6 +45,8 @@ pub struct Req<'a> {
     pub content_type: Option<&'a str>,
     /// A `Cookie` header sent as written (instead of the browser's).
     pub raw_cookie: Option<&'a str>,
+    /// The client's address, as the edge puts it on the request.
+    pub client: Option<&'a str>,
 }
 
 pub async fn send(env: &Env, method: &str, path: &str, how: Req<'_>, body: &str) -> Answer {
@@ -68,6 +70,10 @@ pub async fn send(env: &Env, method: &str, path: &str, how: Req<'_>, body: &str)
     }
     if let Some(key) = how.idempotency_key {
         request = request.header("idempotency-key", key);
+    }
+    if let Some(ip) = how.client {
+        let ip = ip.parse().unwrap_or_else(|e| panic!("{ip}: {e}"));
+        request = request.extension(jadpo_http::ClientAddr(ip));
     }
     let request = request.body(Body::from(body.to_owned())).unwrap_or_else(|e| panic!("{e}"));
     let response = router(state).oneshot(request).await.unwrap_or_else(|e| panic!("{e}"));
