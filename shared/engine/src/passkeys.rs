@@ -325,13 +325,62 @@ pub async fn register(
         counters: dynamic.encode().map_err(|e| unreadable("counters", format!("{e:?}")))?.to_vec(),
         encoding: Some(ENCODING),
     };
+    let now = p.clock.now();
     let mut tx = store.begin().await?;
-    let inserted = store.passkey_insert(tx.as_mut(), &passkey, p.clock.now()).await;
+    let inserted = async {
+        if !store.passkey_insert(tx.as_mut(), &passkey, now).await? {
+            return Ok(None);
+        }
+        let told = tell_user(p, store.as_ref(), tx.as_mut(), users, &passkey, now).await?;
+        Ok::<_, SignInFlowError>(Some(told))
+    }
+    .await;
     crate::fault!("passkey.before_register_commit");
     match commit_or_rollback(tx, inserted).await? {
-        true => Ok(passkey.credential_id),
-        false => Err(PasskeyRefusal::AlreadyRegistered.into()),
+        Some(deliveries) => {
+            crate::relay::enqueue_now(p, &users.store, &deliveries).await;
+            Ok(passkey.credential_id)
+        }
+        None => Err(PasskeyRefusal::AlreadyRegistered.into()),
     }
+}
+
+/// Emits, in the registering transaction, the event whose delivery mails the user that
+/// `passkey` was added (when the application mails its users and the user has an address): a
+/// passkey added by someone at a session left open does not go unnoticed. The deliveries to
+/// send once it commits.
+async fn tell_user(
+    p: &Engine,
+    store: &dyn Store,
+    tx: &mut dyn Transaction,
+    users: &UserEntity,
+    passkey: &StoredPasskey,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<Vec<jadpo_core::model::delivery::QueuedDelivery>, SignInFlowError> {
+    if users.mail_connection.is_none() {
+        return Ok(Vec::new());
+    }
+    let row = tx.query_opt(&users.email_by_id_sql(), &[passkey.user_id.as_str().into()]).await?;
+    let Some(to) = row.map(|r| r.get_str("email").map(str::to_owned)).transpose()? else {
+        return Ok(Vec::new());
+    };
+    let event = jadpo_core::app::Emitted {
+        event_type: jadpo_core::model::sign_in::PASSKEY_ADDED_EVENT.to_owned(),
+        payload: serde_json::json!({
+            "to": to,
+            "credential_id": passkey.credential_id,
+            "added_at": now,
+        }),
+    };
+    let origin = crate::commit::Origin {
+        source: "passkeys",
+        depth: 0,
+        request_id: None,
+        traceparent: None,
+        tracestate: None,
+    };
+    let written = crate::commit::write_emitted(p, store, tx, &[event], &origin, now).await?;
+    Ok(written.1)
 }
 
 /// Starts a sign-in with a passkey: the options for `navigator.credentials.get` (as JSON; the

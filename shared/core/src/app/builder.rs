@@ -90,6 +90,16 @@ impl ApplicationBuilder {
                 connection,
                 mail,
             );
+            let added = PasskeyAddedMail { connection: connection.clone() };
+            self.app.events.push(sign_in::PASSKEY_ADDED_EVENT.to_owned());
+            self = self.subscriber_via(
+                sign_in::PASSKEY_ADDED_SUBSCRIBER,
+                sign_in::PASSKEY_ADDED_EVENT,
+                &users.store,
+                RetryPolicy::default(),
+                connection,
+                added,
+            );
         }
         self.app.users = Some(users);
         self

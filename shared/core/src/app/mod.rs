@@ -28,7 +28,9 @@ pub use callers::{Callers, ServiceCallers};
 pub use placement::{Feature, Placed, SQLITE_ONLY};
 pub use retry::RetryPolicy;
 pub use services::ServiceEntity;
-pub use users::{FirstSignIn, OidcProvider, SignInMail, UserEntity, sign_in_link};
+pub use users::{
+    FirstSignIn, OidcProvider, PasskeyAddedMail, SignInMail, UserEntity, sign_in_link,
+};
 
 use crate::model::audit::AuditSpec;
 use crate::model::breaker::BreakerPolicy;

@@ -230,3 +230,41 @@ impl Subscriber for SignInMail {
         Ok(())
     }
 }
+
+/// The built-in subscriber that tells a user by mail that a passkey was added to their account
+/// (so a passkey someone else added from a session left open is noticed), through the mail
+/// connection, as one recorded call: a retried delivery sends the same mail once.
+#[derive(Debug, Clone)]
+pub struct PasskeyAddedMail {
+    /// The mail connection.
+    pub connection: String,
+}
+
+#[async_trait]
+impl Subscriber for PasskeyAddedMail {
+    async fn handle(
+        &self,
+        ctx: &mut HandlerContext<'_>,
+        event: &Event,
+    ) -> Result<(), HandlerError> {
+        let text = |key: &str| event.payload[key].as_str().map(str::to_owned);
+        let bad = |detail: &str| HandlerError::rejected(422, "Bad passkey event", detail);
+        let to = text("to").ok_or_else(|| bad("no address"))?;
+        let credential = text("credential_id").ok_or_else(|| bad("no credential_id"))?;
+        let added_at = text("added_at").ok_or_else(|| bad("no added_at"))?;
+        let address = EmailAddress::parse(&to).map_err(|e| bad(&e.to_string()))?;
+        let mail = json!({
+            "to": address.as_str(),
+            "subject": "A passkey was added to your account",
+            "text": format!(
+                "A passkey ({credential}) was added to your account at {added_at}. If it was not \
+                 you, sign out everywhere and remove your passkeys \
+                 (POST /sign-out/everywhere?passkeys=true), then sign in again."
+            ),
+            "credential_id": credential,
+            "added_at": added_at,
+        });
+        ctx.call(&self.connection, "", mail).await?;
+        Ok(())
+    }
+}

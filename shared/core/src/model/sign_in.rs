@@ -29,6 +29,10 @@ pub const LINK_PREFIX: &str = "jadpo_ml_";
 pub const MAIL_EVENT: &str = "jadpo.sign_in.requested";
 /// The subscriber that mails them (in the users' store, through the declared mail connection).
 pub const MAIL_SUBSCRIBER: &str = "jadpo_sign_in_mail";
+/// The event registering a passkey emits; its delivery tells the user by mail.
+pub const PASSKEY_ADDED_EVENT: &str = "jadpo.passkey.added";
+/// The subscriber that mails it (beside the sign-in mail's).
+pub const PASSKEY_ADDED_SUBSCRIBER: &str = "jadpo_passkey_added_mail";
 /// The letters a code is made of: no `0/O`, `1/I/L`, `U` (Crockford's base 32).
 const CODE_ALPHABET: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 /// A code's length.

@@ -47,6 +47,12 @@ async fn who(env: &Env, browser: &Browser) -> Value {
     me.body["owner"].clone()
 }
 
+/// The mails telling a user a passkey was added, oldest first (their bodies).
+fn passkey_mails(env: &Env) -> Vec<Value> {
+    let received = env.sinks.received("mailer").into_iter().map(|m| m["body"].clone());
+    received.filter(|b| b["subject"] == "A passkey was added to your account").collect()
+}
+
 async fn count(env: &Env, sql: &str) -> i64 {
     env.count("main", sql).await
 }
@@ -63,6 +69,11 @@ async fn a_customer_registers_a_passkey_and_signs_in_with_it(kind: Kind) {
     assert_eq!(registered.body["credential_id"], json!(device.credential_id()));
     assert_eq!(count(&env, "SELECT count(*) AS n FROM jadpo_passkeys").await, 1);
     assert_eq!(count(&env, "SELECT count(*) AS n FROM jadpo_passkey_challenges").await, 0);
+    env.drain().await;
+    let told = passkey_mails(&env);
+    assert_eq!(told.len(), 1, "{kind:?}: one mail tells alice: {told:?}");
+    assert_eq!(told[0]["to"], json!("alice@example.com"), "{kind:?}");
+    assert_eq!(told[0]["credential_id"], json!(device.credential_id()), "{kind:?}");
 
     let options = sign_in_options(&env).await;
     let assertion = device.get(&options).to_string();
@@ -261,6 +272,8 @@ async fn refused_passkey_responses_start_nothing(kind: Kind) {
     let twice = register(&env, &alice, &mut device).await;
     refused(twice, StatusCode::CONFLICT, "the same passkey twice");
     assert_eq!(count(&env, "SELECT count(*) AS n FROM jadpo_passkeys").await, 1);
+    env.drain().await;
+    assert_eq!(passkey_mails(&env).len(), 1, "{kind:?}: refused registrations mailed nobody");
 
     let owner = who(&env, &alice).await;
     let id = owner.as_str().unwrap_or_default().trim_start_matches("user:").to_owned();
