@@ -37,6 +37,7 @@ async fn env(kind: Kind) -> (Env, String) {
         .store("main")
         .connection("payments")
         .action("charge", "main", Charge)
+        .calls("charge", &["payments"])
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
     let env = Env::new(kind, app, EngineSettings::default()).await;

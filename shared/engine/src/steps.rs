@@ -584,6 +584,15 @@ impl RunServices for Run<'_> {
     }
 
     async fn call(&mut self, call: Call) -> Result<Value, HandlerError> {
+        // Its store keeps step records only if it is declared to call (placement).
+        if !self.p.app.declares_calls(self.action) {
+            return Err(HandlerError::Failed(format!(
+                "{} calls connection {:?} but is declared to make no calls: declare it with \
+                 `.calls({:?}, &[{:?}])` (or `subscriber_via` for a subscriber), so that its \
+                 store keeps the records its calls need",
+                self.action, call.connection, self.action, call.connection
+            )));
+        }
         let answer = match call.kind {
             CallKind::Changing => self.step(call).await,
             CallKind::ReadOnly => {

@@ -77,7 +77,9 @@ fn system_tables_are_placed_by_the_rules() {
     assert_eq!(stores_of("jadpo_schedules"), ["main"]);
     assert_eq!(stores_of("jadpo_flags"), ["main"]);
     assert_eq!(stores_of("jadpo_sessions"), ["main"]);
-    assert_eq!(stores_of("jadpo_steps"), ["main", "warehouse"], "every handler may call");
+    // Only main's subscribers call out (`reserve_stock` in warehouse makes no call).
+    assert_eq!(stores_of("jadpo_steps"), ["main"], "step records where calls are made");
+    assert_eq!(stores_of("jadpo_step_records"), ["main"]);
     assert!(stores_of("jadpo_migrations").is_empty(), "the ledger is the runtime's own");
     let features: BTreeSet<&str> = tables.iter().filter_map(|t| t["feature"].as_str()).collect();
     assert!(features.contains("pipeline") && features.contains("schedules"), "{features:?}");

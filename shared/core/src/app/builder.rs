@@ -12,6 +12,7 @@ pub struct ApplicationBuilder {
     duplicate_workflow: Option<String>,
     duplicate_flag: Option<String>,
     single_calls: Vec<String>,
+    calls: Vec<(String, Vec<String>)>,
 }
 
 impl ApplicationBuilder {
@@ -25,6 +26,7 @@ impl ApplicationBuilder {
             duplicate_workflow: None,
             duplicate_flag: None,
             single_calls: Vec::new(),
+            calls: Vec::new(),
         }
     }
 
@@ -172,6 +174,17 @@ impl ApplicationBuilder {
         self
     }
 
+    /// Declares that the action or subscriber `name` calls `connections` (beyond the connection
+    /// a subscriber is declared with, [`subscriber_via`](Self::subscriber_via), which it may call
+    /// already). Only a handler declared to call may make calls: its store keeps the step
+    /// records the calls are recorded in, and a store no calling handler writes keeps none.
+    #[must_use]
+    pub fn calls(mut self, name: &str, connections: &[&str]) -> Self {
+        let connections = connections.iter().map(|c| (*c).to_owned()).collect();
+        self.calls.push((name.to_owned(), connections));
+        self
+    }
+
     /// Declares a connection: an external HTTP service handlers call by this name; its base URL
     /// comes from `JADPO_CONNECTION_<NAME>_URL`.
     #[must_use]
@@ -301,6 +314,7 @@ impl ApplicationBuilder {
             duplicate_workflow,
             duplicate_flag,
             single_calls,
+            calls,
         } = self;
         if let Some(name) = duplicate_workflow {
             return Err(AppError::Duplicate { kind: "workflow", name });
@@ -325,6 +339,20 @@ impl ApplicationBuilder {
                 Some(steps) => *steps = StepMode::Dispatch,
                 None => return Err(AppError::UnknownHandler(name)),
             }
+        }
+        for (name, connections) in calls {
+            let known = actions.iter().any(|a| a.name == name)
+                || subscribers.iter().any(|s| s.name == name);
+            if !known {
+                return Err(AppError::UnknownHandler(name));
+            }
+            if let Some(c) = connections.iter().find(|c| !app.connections.contains(c)) {
+                return Err(AppError::UnknownConnection {
+                    subscriber: name,
+                    connection: c.clone(),
+                });
+            }
+            app.calls.entry(name).or_default().extend(connections);
         }
         let store_known = |what: String, store: &str| {
             if app.stores.iter().any(|s| s == store) {

@@ -51,7 +51,7 @@ use checks::{
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum AppError {
     /// A declaration names an action or subscriber that is not declared.
-    #[error("no action or subscriber named {0:?} is declared (single_keyed_call)")]
+    #[error("no action or subscriber named {0:?} is declared (single_keyed_call, calls)")]
     UnknownHandler(String),
     /// A store name is not usable (it becomes part of `DATABASE_URL_<STORE>`).
     #[error("store name {0:?} must be lower case letters, digits and '_', starting with a letter")]
@@ -84,8 +84,8 @@ pub enum AppError {
     /// A subscriber listens to an event nobody declared.
     #[error("subscriber {subscriber:?} listens to event {event:?}, which is not declared")]
     UnknownEvent { subscriber: String, event: String },
-    /// A subscriber calls a connection nobody declared.
-    #[error("subscriber {subscriber:?} calls connection {connection:?}, which is not declared")]
+    /// A subscriber (or a handler declared with `calls`) calls a connection nobody declared.
+    #[error("{subscriber:?} calls connection {connection:?}, which is not declared")]
     UnknownConnection { subscriber: String, connection: String },
     /// A workflow's id or version does not fit the stores, or an older version has no current
     /// one.
@@ -185,6 +185,8 @@ pub struct Application {
     actions: BTreeMap<String, ActionSpec>,
     subscribers: BTreeMap<String, SubscriberSpec>,
     connections: Vec<String>,
+    /// The connections each action or subscriber is declared to call ([`ApplicationBuilder::calls`]).
+    calls: BTreeMap<String, Vec<String>>,
     breakers: BTreeMap<String, BreakerPolicy>,
     key_windows: BTreeMap<String, std::time::Duration>,
     workflows: BTreeMap<String, (Arc<WorkflowDef>, String)>,
@@ -227,6 +229,7 @@ impl Application {
             actions: BTreeMap::new(),
             subscribers: BTreeMap::new(),
             connections: Vec::new(),
+            calls: BTreeMap::new(),
             breakers: BTreeMap::new(),
             key_windows: BTreeMap::new(),
             workflows: BTreeMap::new(),
@@ -403,6 +406,13 @@ impl Application {
     /// Declared connections (external HTTP services), by name.
     pub fn connections(&self) -> &[String] {
         &self.connections
+    }
+
+    /// Whether the action or subscriber `name` may make calls: a subscriber declared with a
+    /// connection, or a handler declared to call ([`ApplicationBuilder::calls`]).
+    pub fn declares_calls(&self, name: &str) -> bool {
+        self.calls.contains_key(name)
+            || self.subscribers.get(name).is_some_and(|s| s.connection.is_some())
     }
 
     /// The declared schedules, by name.

@@ -14,8 +14,10 @@
 //! * schedule state ([`Feature::Schedules`]) in the schedules' store, and flags
 //!   ([`Feature::Flags`]) in the flags' store, each only when one is declared (with several
 //!   stores, building the application requires that store to be named);
-//! * step records ([`Feature::StepRecords`]), when a connection is declared, in the store of
-//!   each action and subscriber, where the calls it may make are recorded;
+//! * step records ([`Feature::StepRecords`]) in the store of each action and subscriber that
+//!   may make calls (a subscriber declared with a connection, or a handler declared to call one:
+//!   `ApplicationBuilder::calls`), where its calls are recorded; a store no calling handler
+//!   writes keeps none;
 //! * workflow command dispatch ([`Feature::Workflows`]) in each store holding workflow runs;
 //! * the count of fields holding each file ([`Feature::Files`]) in each store with a declared
 //!   file field, where its trigger keeps it.
@@ -54,13 +56,13 @@ impl Application {
                 let declared = self.flags().next().is_some();
                 declared.then(|| self.flags_store()).into_iter().collect()
             }
-            // Any action or subscriber may call a declared connection (a subscriber's declared
-            // connection only puts its deliveries behind that breaker), and its calls are
-            // recorded in its own store.
-            Feature::StepRecords if self.connections().is_empty() => Vec::new(),
+            // Only a handler that may call records calls, in its own store.
             Feature::StepRecords => {
-                let actions = self.actions.values().map(|a| a.store.as_str());
-                actions.chain(self.subscribers.values().map(|s| s.store.as_str())).collect()
+                let actions = self.actions.values().filter(|a| self.declares_calls(&a.name));
+                let subscribers =
+                    self.subscribers.values().filter(|s| self.declares_calls(&s.name));
+                let stores = actions.map(|a| a.store.as_str());
+                stores.chain(subscribers.map(|s| s.store.as_str())).collect()
             }
             Feature::Workflows => self.workflow_stores(),
             Feature::Files => self.file_fields.iter().map(|f| f.store.as_str()).collect(),
@@ -175,5 +177,40 @@ mod tests {
         assert!(stores_of("jadpo_command_dispatch").is_empty(), "no workflows");
         assert_eq!(feature_of("jadpo_schedule_runs"), Some(Feature::Schedules));
         assert!(placed.iter().all(|p| p.table != "jadpo_migrations"), "the ledger is placed");
+    }
+
+    struct Quiet;
+
+    #[async_trait::async_trait]
+    impl crate::app::Action for Quiet {
+        async fn run(
+            &self,
+            _ctx: &mut crate::app::HandlerContext<'_>,
+            _input: serde_json::Value,
+        ) -> Result<crate::app::ActionOutput, crate::app::HandlerError> {
+            Ok(crate::app::ActionOutput::ok(serde_json::json!({})))
+        }
+    }
+
+    #[test]
+    fn step_records_go_only_where_a_handler_is_declared_to_call() {
+        let base = || Application::builder("a").store("main").store("side").connection("mailer");
+        let app = base()
+            .action("quiet", "main", Quiet)
+            .action("caller", "side", Quiet)
+            .calls("caller", &["mailer"])
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(app.feature_stores(Feature::StepRecords), ["side"]);
+        assert!(app.declares_calls("caller") && !app.declares_calls("quiet"));
+        let none = base().action("quiet", "main", Quiet).build().unwrap_or_else(|e| panic!("{e}"));
+        assert!(none.feature_stores(Feature::StepRecords).is_empty(), "a connection alone");
+        let unknown = base().action("quiet", "main", Quiet).calls("nobody", &["mailer"]).build();
+        assert!(matches!(unknown, Err(crate::app::AppError::UnknownHandler(_))), "{unknown:?}");
+        let undeclared = base().action("quiet", "main", Quiet).calls("quiet", &["sms"]).build();
+        assert!(
+            matches!(undeclared, Err(crate::app::AppError::UnknownConnection { .. })),
+            "{undeclared:?}"
+        );
     }
 }

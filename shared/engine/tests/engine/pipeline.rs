@@ -250,6 +250,50 @@ async fn a_failing_subscriber_ends_dead_with_its_attempts(kind: Kind) {
     assert_eq!(env.store("main").deliveries_list(&dead).await.map(|l| l.len()).ok(), Some(1));
 }
 
+/// An action that calls `mailer`.
+struct Calls;
+
+#[async_trait]
+impl Action for Calls {
+    async fn run(
+        &self,
+        ctx: &mut HandlerContext<'_>,
+        _input: Value,
+    ) -> Result<ActionOutput, HandlerError> {
+        ctx.call("mailer", "/x", json!({})).await?;
+        Ok(ActionOutput::ok(json!({})))
+    }
+}
+
+/// Only a handler declared to call may call: its store keeps step records; an action not
+/// declared so is refused before anything is sent, saying what to declare, and its store
+/// (which keeps no step records) is not touched.
+async fn only_handlers_declared_to_call_make_calls(kind: Kind) {
+    let app = Application::builder("t")
+        .store("main")
+        .store("side")
+        .connection("mailer")
+        .action("declared", "main", Calls)
+        .calls("declared", &["mailer"])
+        .action("undeclared", "side", Calls)
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(app.feature_stores(jadpo_core::app::Feature::StepRecords), ["main"]);
+    let env = Env::new(kind, app, EngineSettings::default()).await;
+    let request = |action: &str| CommitRequest {
+        action: action.to_owned(),
+        request_id: format!("req-{action}"),
+        ..order_request(None, json!({}))
+    };
+    let refused = commit(&env.engine, request("undeclared")).await;
+    let said = refused.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(said.contains(r#".calls("undeclared", &["mailer"])"#), "{kind:?}: {said}");
+    assert!(env.sinks.received("mailer").is_empty(), "{kind:?}: nothing was sent");
+    let made = commit(&env.engine, request("declared")).await;
+    assert!(made.is_ok(), "{kind:?}: {made:?}");
+    assert_eq!(env.sinks.received("mailer").len(), 1, "{kind:?}: the declared call was made");
+}
+
 /// A `ping` action and a subscriber echoing each ping, chains limited to depth 2.
 async fn echo_env(kind: Kind) -> Env {
     let app = Application::builder("t")
@@ -356,4 +400,5 @@ jadpo_test_env::both!(
     trace_context_follows_the_chain,
     a_failing_connection_is_retried_until_it_recovers,
     a_relay_pass_at_its_deadline_still_sends_a_batch,
+    only_handlers_declared_to_call_make_calls,
 );
