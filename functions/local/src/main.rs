@@ -48,7 +48,7 @@ async fn main() -> anyhow::Result<()> {
     let (config, stores) = (&wiring.config, &wiring.stores);
     migrate_all(&app, stores).await.context("migrating the stores")?;
     // Held until the process ends: the proof, while it lives, that it is alone on its files.
-    let _alone = take_over_step_leases(config, stores).await?;
+    let _alone = take_over_step_leases(&app, config, stores).await?;
     let (queue, rx, backlog) = InProcessQueue::counted();
     let engine = wiring.engine(Arc::new(queue), wiring.http_connections()?);
     let keys = Arc::clone(
@@ -126,17 +126,23 @@ async fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// For each SQLite file store this process is provably alone on (it holds the file's sole lock,
+/// For each SQLite file store holding step records that this process is provably alone on (it holds the file's sole lock,
 /// which a crashed predecessor's death released), ends every step lease left: a runner that held
 /// one is dead, so its runs are taken up at once instead of after their lease (two minutes by
 /// default). A PostgreSQL store, or a file another live process holds, keeps its leases: they
 /// are waited out, as deployed. The locks, to hold while the process lives.
 async fn take_over_step_leases(
+    app: &jadpo_core::app::Application,
     config: &Config,
     stores: &jadpo_runtime::Stores,
 ) -> anyhow::Result<Vec<jadpo_runtime_sqlite::files::SoleLock>> {
     let mut held = Vec::new();
+    let with_steps = app.feature_stores(jadpo_core::app::Feature::StepRecords);
     for store in &config.stores {
+        // A store no calling handler writes keeps no step records, so no leases.
+        if !with_steps.contains(&store.name.as_str()) {
+            continue;
+        }
         let jadpo_runtime::DatabaseUrl::Sqlite(jadpo_runtime::SqlitePath::File(path)) = &store.url
         else {
             continue;

@@ -138,6 +138,9 @@ async fn step_record(
     d: &Delivery,
 ) -> Result<Option<StepRecordView>, jadpo_core::StoreError> {
     let Some(spec) = state.engine.app.subscriber(&d.subscriber) else { return Ok(None) };
+    if !state.engine.app.declares_calls(&spec.name) {
+        return Ok(None);
+    }
     let Some(store) = state.engine.stores.get(&spec.store) else { return Ok(None) };
     store.step_run_get(&d.id).await
 }

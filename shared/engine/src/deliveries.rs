@@ -111,6 +111,10 @@ impl<'a> DeliveryOps<'a> {
         let Some(spec) = self.p.app.subscriber(&d.subscriber) else {
             return Ok(());
         };
+        // A subscriber declared to make no calls has no step record (nor, maybe, the table).
+        if !self.p.app.declares_calls(&spec.name) {
+            return Ok(());
+        }
         let Some(steps_store) = self.p.stores.get(&spec.store) else {
             // A subscriber declared with a connection may have a step record there.
             return match &spec.connection {
