@@ -15,8 +15,8 @@ use maud::{Markup, html};
 use serde::Deserialize;
 
 use crate::access::Signed;
-use crate::listing::{Filter, PAGE_MOST, refused};
-use crate::pages::page;
+use crate::filter::{Filter, PAGE_MOST, refused};
+use crate::layout::page;
 use crate::{ConsoleState, csrf_refusal};
 
 /// The most deliveries one change selects.

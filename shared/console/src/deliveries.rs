@@ -15,13 +15,11 @@ use maud::{Markup, html};
 use serde::Deserialize;
 
 use crate::access::Signed;
-use crate::pages::{maybe, page, when};
+use crate::layout::{maybe, page, when};
 use crate::{ConsoleState, csrf_refusal};
 
 pub(crate) fn routes() -> Router<ConsoleState> {
     Router::new()
-        .route("/console/deliveries", get(crate::listing::list))
-        .route("/console/deliveries/bulk", post(crate::bulk::bulk))
         .route("/console/deliveries/{id}", get(show))
         .route("/console/deliveries/{id}/retry", post(retry))
         .route("/console/deliveries/{id}/discard", post(discard))

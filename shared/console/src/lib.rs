@@ -15,6 +15,8 @@
 pub mod access;
 mod bulk;
 mod deliveries;
+mod filter;
+mod layout;
 mod listing;
 mod pages;
 mod records;
@@ -85,6 +87,7 @@ pub fn console(
         .route("/console/login-links", post(mint_link))
         .route("/console/logout", post(logout))
         .merge(deliveries::routes())
+        .merge(listing::routes())
         .merge(runs::routes())
         .merge(schedules::routes())
         .merge(records::routes())
@@ -98,7 +101,7 @@ pub fn console(
 /// link itself); hands a signed-in request its session.
 async fn guard(State(state): State<ConsoleState>, mut request: Request, next: Next) -> Response {
     if !state.access.host_ok(request.headers()) {
-        let page = pages::message(
+        let page = layout::message(
             "Not this console",
             "This console answers only to its own address: open it as jadpo console printed it.",
         );
@@ -109,7 +112,7 @@ async fn guard(State(state): State<ConsoleState>, mut request: Request, next: Ne
         return next.run(request).await;
     }
     let Some(signed) = state.access.signed(request.headers()) else {
-        let page = pages::message(
+        let page = layout::message(
             "Sign in",
             "Open the login link jadpo console printed when it started (it holds a token); \
              this browser has no session yet, or its session ended.",
@@ -147,7 +150,7 @@ async fn login_form(
         return login_refused(&access::LoginRefusal::NoSuchLink);
     }
     let suggested = state.access.default_operator().name().to_owned();
-    (StatusCode::OK, pages::login(&token, &suggested, None)).into_response()
+    (StatusCode::OK, layout::login(&token, &suggested, None)).into_response()
 }
 
 #[derive(Deserialize)]
@@ -171,7 +174,7 @@ async fn login(State(state): State<ConsoleState>, form: axum::Form<LoginForm>) -
                 .into_response()
         }
         Err(refusal @ access::LoginRefusal::BadName) => {
-            let page = pages::login(&form.token, form.operator.trim(), Some(&refusal.to_string()));
+            let page = layout::login(&form.token, form.operator.trim(), Some(&refusal.to_string()));
             (StatusCode::UNPROCESSABLE_ENTITY, page).into_response()
         }
         Err(refusal) => login_refused(&refusal),
@@ -183,7 +186,7 @@ fn login_refused(refusal: &access::LoginRefusal) -> Response {
         "{refusal}. Ask a signed-in operator for a new link (Overview, Login link for another \
          browser), or restart the console for a new printed one."
     );
-    (StatusCode::UNAUTHORIZED, pages::message("Sign in", &text)).into_response()
+    (StatusCode::UNAUTHORIZED, layout::message("Sign in", &text)).into_response()
 }
 
 /// A signed-in operator's link for another browser, shown once.
@@ -202,9 +205,9 @@ async fn mint_link(
             tracing::info!(operator = %signed.operator.name(), "console login link made");
             let link = format!("http://{host}/console/login?token={token}");
             let minutes = access::MINTED_LINK_TTL.as_secs() / 60;
-            (StatusCode::OK, pages::minted_link(&state, &signed, &link, minutes)).into_response()
+            (StatusCode::OK, layout::minted_link(&state, &signed, &link, minutes)).into_response()
         }
-        Err(e) => (StatusCode::SERVICE_UNAVAILABLE, pages::message("Login link", &e.to_string()))
+        Err(e) => (StatusCode::SERVICE_UNAVAILABLE, layout::message("Login link", &e.to_string()))
             .into_response(),
     }
 }
@@ -225,7 +228,7 @@ async fn logout(
         return refused;
     }
     state.access.logout(&headers);
-    let page = pages::message("Signed out", "This browser's session has ended.");
+    let page = layout::message("Signed out", "This browser's session has ended.");
     (StatusCode::OK, page).into_response()
 }
 
@@ -234,7 +237,7 @@ fn csrf_refusal(signed: &Signed, csrf: &str) -> Option<Response> {
     if !csrf.is_empty() && csrf == signed.csrf {
         return None;
     }
-    let page = pages::message(
+    let page = layout::message(
         "Refused",
         "This form did not carry this session's token: it came from another page, or an old \
          one. Nothing was changed; reload the page and try again.",

@@ -15,8 +15,8 @@ use maud::html;
 use serde::{Deserialize, Serialize};
 
 use crate::access::Signed;
-use crate::listing::given;
-use crate::pages::{maybe, page, unavailable, when};
+use crate::filter::given;
+use crate::layout::{maybe, page, unavailable, when};
 use crate::{ConsoleState, csrf_refusal};
 
 /// How many entries a history, a trail or the log shows.

@@ -17,8 +17,8 @@ use maud::{Markup, html};
 use serde::{Deserialize, Serialize};
 
 use crate::access::Signed;
-use crate::listing::given;
-use crate::pages::{page, when};
+use crate::filter::given;
+use crate::layout::{page, when};
 use crate::{ConsoleState, csrf_refusal};
 
 /// How many runs a page shows.

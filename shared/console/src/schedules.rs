@@ -18,7 +18,7 @@ use maud::html;
 use serde::Deserialize;
 
 use crate::access::Signed;
-use crate::pages::{maybe, page, unavailable, when};
+use crate::layout::{maybe, page, unavailable, when};
 use crate::{ConsoleState, csrf_refusal};
 
 /// How many runs and skipped ticks a schedule's page shows.
@@ -195,7 +195,7 @@ async fn act(
         "resume" => ops.resume(&name).await.map(|_| "resumed".to_owned()),
         "trigger" => ops.trigger(&name).await.map(|event| format!("triggered (event {event})")),
         _ => {
-            return (StatusCode::NOT_FOUND, crate::pages::message("Not found", "No such change."))
+            return (StatusCode::NOT_FOUND, crate::layout::message("Not found", "No such change."))
                 .into_response();
         }
     };
@@ -280,7 +280,7 @@ async fn force(
         "open" => ops.open(&connection).await,
         "close" => ops.close(&connection).await,
         _ => {
-            return (StatusCode::NOT_FOUND, crate::pages::message("Not found", "No such change."))
+            return (StatusCode::NOT_FOUND, crate::layout::message("Not found", "No such change."))
                 .into_response();
         }
     };

@@ -1,6 +1,7 @@
 //! Schedules at work: the tick pass ([`tick`]) that records runs and skipped ticks under each
 //! schedule's lease, and the operator verbs ([`ScheduleOps`]) that pause, resume and trigger them.
 
+mod emit;
 mod ops;
 mod tick;
 

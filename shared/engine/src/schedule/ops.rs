@@ -6,48 +6,14 @@ use std::sync::Arc;
 
 use jadpo_core::id::new_id;
 use jadpo_core::model::operator::OperatorAction;
-use jadpo_core::model::schedule::{ScheduleError, ScheduleRow, Trigger};
-use jadpo_core::{Store, StoreError, Transaction};
+use jadpo_core::model::schedule::{ScheduleRow, Trigger};
+use jadpo_core::{Store, Transaction};
 
-use crate::commit::CommitError;
+pub use super::emit::ScheduleOpError;
+use super::emit::{RunToEmit, emit_run};
 use crate::context::Engine;
 use crate::operator::{Change, Operator};
 use crate::relay::enqueue_now;
-
-/// Why a schedule operation did nothing.
-#[derive(Debug, thiserror::Error)]
-pub enum ScheduleOpError {
-    /// No stored schedule has that name.
-    #[error("no schedule named {0:?} (`jadpo schedules list` shows them)")]
-    Unknown(String),
-    /// The schedule is no longer declared by the application.
-    #[error("schedule {0:?} was removed from the application; it no longer runs")]
-    Removed(String),
-    /// Pausing a paused schedule.
-    #[error("schedule {0:?} is already paused")]
-    AlreadyPaused(String),
-    /// Resuming an active schedule.
-    #[error("schedule {0:?} is not paused")]
-    NotPaused(String),
-    /// The timing could not be evaluated.
-    #[error(transparent)]
-    Timing(#[from] ScheduleError),
-    /// The run's event could not be written.
-    #[error("the run's event was refused: {0}")]
-    Emit(String),
-    /// The database failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
-
-impl ScheduleOpError {
-    pub(super) fn from_commit(e: CommitError) -> Self {
-        match e {
-            CommitError::Store(e) => Self::Store(e),
-            other => Self::Emit(other.to_string()),
-        }
-    }
-}
 
 /// Operator verbs over an engine's schedule store.
 pub struct ScheduleOps<'a> {
@@ -130,18 +96,8 @@ impl<'a> ScheduleOps<'a> {
                 .await?;
             let now = change.now();
             let tx = change.tx();
-            super::tick::emit_run(
-                self.p,
-                store.as_ref(),
-                tx,
-                spec,
-                &run_id,
-                now,
-                Trigger::Operator,
-                now,
-                &mut queued,
-            )
-            .await?;
+            let run = RunToEmit { spec, id: &run_id, tick: now, trigger: Trigger::Operator };
+            emit_run(self.p, store.as_ref(), tx, run, now, &mut queued).await?;
             store.schedule_set_last_run(tx, name, &run_id, now).await?;
             Ok::<_, ScheduleOpError>(run_id)
         }

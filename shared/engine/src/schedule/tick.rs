@@ -7,7 +7,6 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use serde_json::json;
 
-use jadpo_core::app::Emitted;
 use jadpo_core::commit_or_rollback;
 use jadpo_core::model::delivery::QueuedDelivery;
 use jadpo_core::model::lease::{Lease, LeaseTable};
@@ -16,8 +15,7 @@ use jadpo_core::model::schedule::{
 };
 use jadpo_core::{Store, Transaction};
 
-use super::ops::ScheduleOpError;
-use crate::commit::{Origin, write_emitted};
+use super::emit::{RunToEmit, ScheduleOpError, emit_run};
 use crate::context::Engine;
 use crate::relay::enqueue_now;
 
@@ -227,7 +225,8 @@ async fn record(
     let mut queued = Vec::new();
     for (tick, trigger) in &decision.runs {
         let id = tick_id(&spec.name, *tick);
-        if !emit_run(p, store, tx, spec, &id, *tick, *trigger, now, &mut queued).await? {
+        let run = RunToEmit { spec, id: &id, tick: *tick, trigger: *trigger };
+        if !emit_run(p, store, tx, run, now, &mut queued).await? {
             return Ok(Recorded::Duplicate);
         }
         runs.push(id);
@@ -244,51 +243,4 @@ async fn record(
         )
         .await?;
     Ok(Recorded::Done { runs, skipped, queued })
-}
-
-/// Writes run `id`'s event and its row inside `tx`; `false` when that run was already recorded.
-#[allow(clippy::too_many_arguments)] // reason: one call site per trigger; a struct adds nothing
-pub(super) async fn emit_run(
-    p: &Engine,
-    store: &dyn Store,
-    tx: &mut dyn Transaction,
-    spec: &ScheduleSpec,
-    id: &str,
-    tick: DateTime<Utc>,
-    trigger: Trigger,
-    now: DateTime<Utc>,
-    queued: &mut Vec<QueuedDelivery>,
-) -> Result<bool, ScheduleOpError> {
-    let payload = json!({
-        "schedule": spec.name,
-        "run_id": id,
-        "tick_at": tick.to_rfc3339(),
-        "trigger": trigger.as_str(),
-        "data": spec.payload,
-    });
-    let emitted = [Emitted { event_type: spec.event.clone(), payload }];
-    let source = format!("schedule:{}", spec.name);
-    let origin = Origin {
-        source: &source,
-        depth: 0,
-        request_id: Some(id),
-        traceparent: None,
-        tracestate: None,
-    };
-    let (outbox_ids, deliveries) = write_emitted(p, store, tx, &emitted, &origin, now)
-        .await
-        .map_err(ScheduleOpError::from_commit)?;
-    let run = NewRun {
-        id,
-        schedule: &spec.name,
-        tick_at: tick,
-        skipped: None,
-        trigger: trigger.as_str(),
-        outbox_id: outbox_ids.first().map(String::as_str),
-    };
-    if !store.schedule_run_insert(tx, &run, now).await? {
-        return Ok(false);
-    }
-    queued.extend(deliveries);
-    Ok(true)
 }

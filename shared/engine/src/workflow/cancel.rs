@@ -14,7 +14,8 @@ use jadpo_core::model::workflow::rows::{TransitionError, TransitionWrite};
 use jadpo_core::model::workflow::state::ExecutionState;
 use serde_json::json;
 
-use super::runs::{EngineError, enqueue_commands, find_run, now_ms, run_graph};
+use super::base::now_ms;
+use super::runs::{EngineError, enqueue_commands, find_run, run_graph};
 use crate::context::Engine;
 use crate::operator::{Change, Operator};
 

@@ -6,7 +6,9 @@
 //! commands to the queue.
 
 pub mod adopt;
+mod base;
 pub mod cancel;
+mod commands;
 pub mod delete;
 pub mod events;
 pub mod runs;

@@ -8,66 +8,23 @@
 //! result as the next transition. A crash anywhere leaves the run resumable: the command stays
 //! `pending` until a transition acknowledges it.
 
-use std::collections::BTreeMap;
-
 use serde_json::Value;
 
 use jadpo_core::app::{CapabilityContext, CommandRequest, HandlerError};
-use jadpo_core::model::message::Pointer;
 use jadpo_core::model::principal::Principal;
 use jadpo_core::model::workflow::def::WorkflowDef;
-use jadpo_core::model::workflow::kernel::{Incoming, KernelError, NewCommand, decide};
+use jadpo_core::model::workflow::kernel::{Incoming, NewCommand, decide};
 use jadpo_core::model::workflow::rows::{
     CommandRow, LeaseEnd, LeaseFence, TransitionError, TransitionWrite,
 };
 use jadpo_core::model::workflow::state::{ExecutionState, RuntimeEvent};
-use jadpo_core::ports::QueueMessage;
 use jadpo_core::{Store, StoreError};
 
-use super::session::SessionError;
+use super::base::now_ms;
+pub use super::base::{EngineError, InSession};
+pub use super::commands::enqueue_commands;
+use super::commands::send_commands;
 use crate::context::Engine;
-
-/// Why a workflow request was refused. Nothing was written.
-#[derive(Debug, thiserror::Error)]
-pub enum EngineError {
-    /// No workflow has that id.
-    #[error("no workflow named {0:?}")]
-    UnknownWorkflow(String),
-    /// No run has that id.
-    #[error("no run {0}")]
-    NotFound(String),
-    /// The caller's expected revision is stale.
-    #[error("run {run_id} is at revision {actual}, not {expected}")]
-    Stale {
-        run_id: String,
-        /// What the caller expected.
-        expected: u64,
-        /// What the run is at.
-        actual: u64,
-    },
-    /// The run started on a workflow version this deployment does not register: it is parked,
-    /// and no other version's graph may advance it.
-    #[error("{0}")]
-    Parked(String),
-    /// The `Idempotency-Key` was used for another request.
-    #[error("Idempotency-Key {0:?} was used for a different request")]
-    KeyReused(String),
-    /// The kernel refused the event (it does not fit the run's state).
-    #[error(transparent)]
-    Rejected(#[from] KernelError),
-    /// The Session refused.
-    #[error(transparent)]
-    Session(#[from] SessionError),
-    /// The transition lost a race or a check.
-    #[error(transparent)]
-    Transition(#[from] TransitionError),
-    /// An operator's cancel gave no reason.
-    #[error("say why the run is cancelled: a reason is required")]
-    NoReason,
-    /// The store failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
 
 /// What became of a command message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,14 +53,6 @@ pub enum CommandError {
     /// A store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
-}
-
-pub(super) fn now_ms(p: &Engine) -> i64 {
-    p.clock.now().timestamp_millis()
-}
-
-pub(super) fn registered(p: &Engine) -> impl Fn(&str) -> bool + '_ {
-    |id: &str| p.app.workflow(id).is_some()
 }
 
 /// The graph run `state` advances on: its own workflow version's, never another's. `Err`: the
@@ -207,17 +156,6 @@ pub async fn run_events_page(
     Ok(p.store(&store)?.execution_events_page(run_id, after_seq, limit).await?)
 }
 
-/// The Session a new run starts in, and who may use it. A Session bound to a run that has not
-/// finished refuses the start ([`SessionError::Bound`](super::session::SessionError::Bound))
-/// unless `rebind` asks to bind it to the new run instead (the old run goes on, unbound).
-#[derive(Debug, Clone, Copy)]
-pub enum InSession<'a> {
-    /// Session `id` of user `user` (the application's own calls).
-    OfUser { id: &'a str, user: &'a str, rebind: bool },
-    /// Session `id`, which `principal` must own (a request's): another's is `NotFound`.
-    OwnedBy { id: &'a str, principal: &'a Principal, rebind: bool },
-}
-
 /// How many times a transition without an expected revision (a cancellation) is decided again
 /// on a run that moved meanwhile before the conflict is handed to the caller: the caller did not
 /// ask for a revision, so a command completing at that moment is not its conflict.
@@ -298,34 +236,6 @@ pub async fn cancel_run(
     transition(p, run_id, None, Incoming::Cancel { reason: reason.to_owned() }, actor).await
 }
 
-fn command_message(store: &str, index: usize, command_id: &str) -> QueueMessage {
-    QueueMessage {
-        id: index.to_string(),
-        body: Pointer::Command { store: store.to_owned(), command_id: command_id.to_owned() }
-            .to_body(),
-        attributes: BTreeMap::new(),
-    }
-}
-
-/// Puts new commands on the queue at once (best effort: the relay sends what fails here).
-pub async fn enqueue_commands(p: &Engine, store: &str, run_id: &str, commands: &[NewCommand]) {
-    if commands.is_empty() {
-        return;
-    }
-    let messages: Vec<QueueMessage> =
-        commands.iter().enumerate().map(|(i, c)| command_message(store, i, &c.id)).collect();
-    if p.queue.send_batch(&messages).await.is_err() {
-        return;
-    }
-    if let Ok(s) = p.store(store) {
-        for c in commands {
-            if let Err(e) = s.command_mark_enqueued(&c.id, run_id, p.clock.now()).await {
-                tracing::warn!(error = %e, "could not mark a command as enqueued; the relay will resend it");
-            }
-        }
-    }
-}
-
 /// One relay sweep over the commands of every store holding workflow runs: those never sent or
 /// lost are sent again.
 pub async fn relay_commands(p: &Engine) -> Result<usize, StoreError> {
@@ -343,20 +253,6 @@ pub async fn relay_commands(p: &Engine) -> Result<usize, StoreError> {
         crate::fault!("relay.commands.after_send");
     }
     Ok(sent)
-}
-
-/// Sends commands `ids` of store `store` in the queue's batches; returns how many went. A batch
-/// the queue refuses stays pending, for the relay's sweep for lost commands.
-async fn send_commands(p: &Engine, store: &str, ids: &[String]) -> usize {
-    let mut sent = 0;
-    for chunk in ids.chunks(p.queue.max_batch().max(1)) {
-        let messages: Vec<QueueMessage> =
-            chunk.iter().enumerate().map(|(i, id)| command_message(store, i, id)).collect();
-        if p.queue.send_batch(&messages).await.is_ok() {
-            sent += chunk.len();
-        }
-    }
-    sent
 }
 
 /// Runs the command `command_id` of store `store_name`: its capability, then the transition that

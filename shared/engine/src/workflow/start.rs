@@ -11,7 +11,8 @@ use jadpo_core::model::workflow::kernel::{Incoming, decide};
 use jadpo_core::model::workflow::rows::{SessionWrite, TransitionWrite};
 use jadpo_core::model::workflow::state::ExecutionState;
 
-use super::runs::{EngineError, InSession, enqueue_commands, now_ms, registered};
+use super::base::{EngineError, InSession, now_ms, registered};
+use super::commands::enqueue_commands;
 use super::session::{check_unbound, restore_owned, restore_session};
 use crate::context::Engine;
 
