@@ -30,9 +30,10 @@ test-build: ## Build every test binary (and the function binaries the end-to-end
 test-run: test-build ## Run every test on one throwaway PostgreSQL (or DATABASE_URL's), with cargo-nextest when installed
 	scripts/with-postgres.sh scripts/run-tests.sh all
 
-lint: ## rustfmt check, clippy with warnings denied, the layering of core and engine, cargo-deny (licenses, bans, sources; advisories where GitHub answers, saying so where not)
+lint: ## rustfmt check, clippy with warnings denied, the layering of core and engine and no module circle at any depth, cargo-deny (licenses, bans, sources; advisories where GitHub answers, saying so where not)
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	python3 scripts/check-layers.py --self-test
 	python3 scripts/check-layers.py
 	@$(CARGO) deny --version >/dev/null 2>&1 || { echo "cargo-deny is missing: run make prereqs" >&2; exit 1; }
 	$(CARGO) deny check --hide-inclusion-graph licenses bans sources

@@ -8,7 +8,12 @@ circle. References are read from `crate::name` paths and `use crate::{a, b}` gro
 a module's files, doc comments included (a doc link is a dependency too); test files (`tests.rs`,
 `tests/`) and inline `#[cfg(test)] mod tests` blocks at the end of a file are left out.
 
+No module file of any crate, at any nesting level, may reference another in a circle either:
+`crate::a::b` and `super::x` paths are resolved to module files (a module's references to its
+own ancestors and descendants, such as declaring and re-exporting children, do not count).
+
 usage: check-layers.py [REPO_ROOT]      exits 1 and names each broken rule
+       check-layers.py --self-test      shows the nested check finding a circle, then none
 """
 import os
 import re
@@ -115,6 +120,107 @@ def circles(refs):
     return out
 
 
+def crate_sources(root):
+    """Every crate's src folder under `root` (build output and hidden folders left out)."""
+    found = []
+    for folder, subs, files in os.walk(root):
+        parts = os.path.relpath(folder, root).split(os.sep)
+        if "target" in parts or any(p.startswith(".") and p != "." for p in parts):
+            subs[:] = []
+            continue
+        if os.path.basename(folder) == "src" and ("lib.rs" in files or "main.rs" in files):
+            found.append(folder)
+    return sorted(found)
+
+
+def module_path(src, path):
+    """The module a file is, as a tuple of names (`()` the crate root)."""
+    rel = os.path.relpath(path, src)[:-3].split(os.sep)
+    if rel[-1] in ("lib", "main", "mod"):
+        rel = rel[:-1]
+    return tuple(rel)
+
+
+def file_references(src, files):
+    """{module file: {module files it names through `crate::` or `super::` paths}}, a module's
+    references to its own ancestors and descendants left out (declaring and re-exporting
+    children is no circle)."""
+    mods = set(files)
+
+    def resolve(parts):
+        for n in range(len(parts), 0, -1):
+            if tuple(parts[:n]) in mods:
+                return tuple(parts[:n])
+        return None
+
+    edges = {m: set() for m in mods}
+    for m, path in files.items():
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+        text = re.sub(r"#\[cfg\(test\)\]\s*mod\s+\w+\s*\{.*", "", text, flags=re.S)
+        text = re.sub(r"//[^\n]*", "", text)
+        paths = re.findall(r"\b((?:crate|super)(?:::\w+)+)", text)
+        for head, group in re.findall(r"\buse\s+((?:crate|super)(?:::\w+)*)::\{([^;]*)\}", text, flags=re.S):
+            paths += [head + "::" + item for item in re.findall(r"(\w+(?:::\w+)*)", group)]
+        is_folder_root = os.path.basename(path) in ("mod.rs", "lib.rs", "main.rs")
+        for named in paths:
+            parts = named.split("::")
+            if parts[0] == "crate":
+                parts = parts[1:]
+            else:
+                base = list(m if is_folder_root else m[:-1])
+                parts = parts[1:]
+                while parts and parts[0] == "super":
+                    parts, base = parts[1:], base[:-1]
+                parts = base + parts
+            target = resolve(parts)
+            if target is None or target[: len(m)] == m or m[: len(target)] == target:
+                continue
+            edges[m].add(target)
+    return edges
+
+
+def nested_circles(root):
+    """Circles among the module files of every crate, at every nesting level."""
+    problems = []
+    for src in crate_sources(root):
+        files = {}
+        for folder, _, names in os.walk(src):
+            if "tests" in os.path.relpath(folder, src).split(os.sep):
+                continue
+            for f in names:
+                if f.endswith(".rs") and f != "tests.rs":
+                    path = os.path.join(folder, f)
+                    files[module_path(src, path)] = path
+        for group in circles(file_references(src, files)):
+            names = ", ".join("::".join(m) or "(crate root)" for m in group)
+            problems.append(f"{os.path.relpath(src, root)}: module files {names} reference each other in a circle")
+    return problems
+
+
+def self_test():
+    """The nested check finds a circle two levels down, and none once it is broken."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as root:
+        src = os.path.join(root, "demo", "src")
+        os.makedirs(os.path.join(src, "a"))
+        files = {
+            "lib.rs": "pub mod a;\n",
+            "a/mod.rs": "pub mod b;\npub mod c;\n",
+            "a/b.rs": "use super::c::C;\npub struct B;\n",
+            "a/c.rs": "use crate::a::b::B;\npub struct C;\n",
+        }
+        for name, text in files.items():
+            with open(os.path.join(src, name), "w") as fh:
+                fh.write(text)
+        found = nested_circles(root)
+        assert len(found) == 1 and "a::b, a::c" in found[0], found
+        with open(os.path.join(src, "a/c.rs"), "w") as fh:
+            fh.write("pub struct C;\n")
+        assert nested_circles(root) == [], "a broken circle is still reported"
+    print("check-layers self-test: ok")
+
+
 # Operators act through `jadpo` with a database role, never over HTTP. Every operator verb takes
 # an `Operator` (jadpo_engine::operator), which only `Operator::new` makes: code that serves HTTP
 # never names it, so no route can call a verb. jadpo-local's main.rs is left out: it issues the
@@ -140,7 +246,7 @@ def operator_over_http(root):
 
 
 def check(root):
-    problems = operator_over_http(root)
+    problems = operator_over_http(root) + nested_circles(root)
     for crate, rules in RULES.items():
         src = os.path.join(root, crate)
         mods = modules(src)
@@ -160,6 +266,9 @@ def check(root):
 
 
 def main():
+    if sys.argv[1:] == ["--self-test"]:
+        self_test()
+        return 0
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
     problems = check(os.path.abspath(root))
     for p in problems:
