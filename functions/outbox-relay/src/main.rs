@@ -2,7 +2,7 @@
 //! deadline. Wiring only: the work is `jadpo_runtime::passes::relay_pass`.
 
 use std::process::ExitCode;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Instant, SystemTime};
 
 use jadpo_lambda::{exit_code, scheduled_engine};
 use jadpo_runtime::passes::relay_pass;
@@ -24,7 +24,7 @@ async fn run() -> Result<(), Error> {
     lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| async move {
         let remaining =
             event.context.deadline().duration_since(SystemTime::now()).unwrap_or_default();
-        let report = relay_pass(engine, Instant::now() + remaining, Duration::from_secs(2)).await?;
+        let report = relay_pass(engine, Instant::now() + remaining).await?;
         Ok::<Value, Error>(json!({
             "sent": report.sent,
             "resent": report.resent,

@@ -42,6 +42,9 @@ pub struct EngineSettings {
     /// How long a connection's breaker this process last saw closed with no failures is
     /// trusted to be so without reading its row again (0 reads it for every delivery).
     pub breaker_trusted_for: Duration,
+    /// How long before its invocation's deadline a deployed relay pass stops starting batches, so
+    /// that the last batch's sends and marks finish inside the invocation.
+    pub relay_margin: Duration,
     /// How many files, and bytes, each user may keep uploaded (services have no limit).
     pub upload_quota: jadpo_core::model::file_field::Quota,
 }
@@ -63,6 +66,7 @@ impl Default for EngineSettings {
             workflows: WorkflowSettings::default(),
             breaker_trusted_for: Duration::from_secs(1),
             upload_quota: jadpo_core::model::file_field::Quota::default(),
+            relay_margin: Duration::from_secs(2),
         }
     }
 }

@@ -43,6 +43,7 @@
 //! | `JADPO_FILES_DIR` | the directory holding stored files' bytes | locally `./.jadpo/files` |
 //! | `JADPO_FILE_GRACE_SECS` | a stored file no record holds has its bytes deleted this long after housekeeping first saw it so (s) | 86400 |
 //! | `JADPO_UPLOAD_GRACE_SECS` | stored bytes no row names (an unfinished upload) are deleted once this old (s) | 3600 |
+//! | `JADPO_RELAY_MARGIN_MS` | how long before its invocation's deadline the deployed relay stops starting batches (ms) | 2000 |
 //! | `JADPO_UPLOAD_QUOTA_FILES` | how many files each user may keep uploaded (held by a record or not yet; services have no limit) | 1000 |
 //! | `JADPO_UPLOAD_QUOTA_BYTES` | how many bytes those files may hold together | 1073741824 (1 GiB) |
 //! | `JADPO_ORPHAN_WINDOW_SECS` | how far back before the upload grace each pass looks for such bytes (s) | 604800 |
@@ -410,6 +411,14 @@ impl Config {
                 60_000,
             )? as u64),
             upload_quota: upload_quota(env, d.upload_quota)?,
+            // At most a minute: a margin as long as the invocation would relay nothing.
+            relay_margin: Duration::from_millis(number(
+                env,
+                "JADPO_RELAY_MARGIN_MS",
+                d.relay_margin.as_millis() as usize,
+                0,
+                60_000,
+            )? as u64),
             ..d
         };
         let (handled, redelivery) =

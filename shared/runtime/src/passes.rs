@@ -2,7 +2,7 @@
 //! relay (bounded by the invocation's deadline), a schedule tick, housekeeping over every store,
 //! and the lease owner that names the process holding a lease.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use jadpo_core::SystemClock;
 use jadpo_engine::Engine;
@@ -39,11 +39,12 @@ pub async fn housekeeping_pass(
     if failures.is_empty() { Ok(reports) } else { Err(HousekeepingFailed(failures)) }
 }
 
-/// One relay pass, stopping `margin` before `deadline` (the invocation's own deadline).
+/// One relay pass, stopping the engine's `relay_margin` (`JADPO_RELAY_MARGIN_MS`) before
+/// `deadline` (the invocation's own deadline).
 pub async fn relay_pass(
     p: &Engine,
     deadline: Instant,
-    margin: Duration,
 ) -> Result<RelayReport, jadpo_core::StoreError> {
+    let margin = p.settings.relay_margin;
     relay(p, deadline.checked_sub(margin).unwrap_or_else(Instant::now)).await
 }

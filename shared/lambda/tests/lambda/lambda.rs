@@ -106,9 +106,7 @@ async fn an_api_gateway_request_flows_through_sqs_to_its_subscribers() {
     let _: EventBridgeEvent<Value> = serde_json::from_str(&fixture("eventbridge_scheduled.json"))
         .unwrap_or_else(|e| panic!("{e}"));
     env.clock.advance(chrono::Duration::minutes(16));
-    let report =
-        relay_pass(&env.engine, Instant::now() + Duration::from_secs(10), Duration::from_secs(1))
-            .await;
+    let report = relay_pass(&env.engine, Instant::now() + Duration::from_secs(10)).await;
     assert_eq!(report.map(|r| r.sent).ok(), Some(2));
 
     let mut records = receive_all(&sqs, &url).await;

@@ -43,7 +43,7 @@ async fn proxy(upstream: u16, down: Arc<AtomicBool>) -> u16 {
 
 async fn relay(env: &Env) -> jadpo_engine::relay::RelayReport {
     let deadline = Instant::now() + Duration::from_secs(10);
-    let report = relay_pass(&env.engine, deadline, Duration::from_secs(1)).await;
+    let report = relay_pass(&env.engine, deadline).await;
     report.unwrap_or_else(|e| panic!("{e}"))
 }
 

@@ -38,6 +38,16 @@ fn local_runs_default_every_store_to_a_file() {
     let c = Config::from_vars(&app(), &always_read, Mode::Local(Path::new(".jadpo")));
     let c = c.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(c.engine.breaker_trusted_for, std::time::Duration::ZERO, "0: read every time");
+    let two = std::time::Duration::from_secs(2);
+    assert_eq!(c.engine.relay_margin, two, "the relay's margin, by default");
+    let wide = vars(&[("JADPO_RELAY_MARGIN_MS", "5000")]);
+    let c = Config::from_vars(&app(), &wide, Mode::Local(Path::new(".jadpo")));
+    let margin = c.map(|c| c.engine.relay_margin).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(margin, std::time::Duration::from_secs(5));
+    let quota = vars(&[("JADPO_UPLOAD_QUOTA_FILES", "3"), ("JADPO_UPLOAD_QUOTA_BYTES", "4096")]);
+    let c = Config::from_vars(&app(), &quota, Mode::Local(Path::new(".jadpo")));
+    let quota = c.map(|c| c.engine.upload_quota).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((quota.files, quota.bytes), (3, 4096));
 }
 
 #[test]
@@ -127,6 +137,14 @@ fn bad_settings_are_refused_with_the_variable_named() {
     for trusted in ["-1", "60001", "1s"] {
         let refused = msg(&[("JADPO_BREAKER_TRUSTED_MS", trusted)]);
         assert!(refused.contains("JADPO_BREAKER_TRUSTED_MS must be a whole number"), "{refused}");
+    }
+    for margin in ["-1", "60001", "2s"] {
+        let refused = msg(&[("JADPO_RELAY_MARGIN_MS", margin)]);
+        assert!(refused.contains("JADPO_RELAY_MARGIN_MS must be a whole number"), "{refused}");
+    }
+    for (variable, bad) in [("JADPO_UPLOAD_QUOTA_FILES", "0"), ("JADPO_UPLOAD_QUOTA_BYTES", "-5")] {
+        let refused = msg(&[(variable, bad)]);
+        assert!(refused.contains(&format!("{variable} must be a whole number")), "{refused}");
     }
     for linger in ["-1", "101", "2ms"] {
         let refused = msg(&[("JADPO_DELIVERY_LINGER_MS", linger)]);
