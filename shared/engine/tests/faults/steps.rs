@@ -7,6 +7,7 @@
 //! Fault points are process-wide: each test holds `fail`'s scenario lock (`both!(faults: …)`),
 //! which runs them one at a time.
 
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration as StdDuration, Instant};
 
 use chrono::Duration;
@@ -72,6 +73,62 @@ fn fault(point: &str, action: &str) {
     fail::cfg(point, action).unwrap_or_else(|e| panic!("{e}"));
 }
 
+/// The first runner on the [`elsewhere`] thread to reach a fault point, held there until
+/// released; every other passes. Unlike `1*pause`, the hold cannot land on another runner that
+/// gets there first (the test's own dispatch, when the runner it meant to stall is slow to get
+/// its answer under load), and the test can wait until the runner it meant is held.
+struct Hold {
+    point: &'static str,
+    state: Arc<(Mutex<(bool, bool)>, Condvar)>,
+}
+
+impl Hold {
+    fn first_at(point: &'static str) -> Self {
+        let state = Arc::new((Mutex::new((false, false)), Condvar::new()));
+        let shared = Arc::clone(&state);
+        let callback = move || {
+            if std::thread::current().name() != Some(ELSEWHERE) {
+                return;
+            }
+            let (lock, wake) = &*shared;
+            let mut held = lock.lock().unwrap_or_else(|e| e.into_inner());
+            if held.0 {
+                return;
+            }
+            held.0 = true;
+            wake.notify_all();
+            while !held.1 {
+                held = wake.wait(held).unwrap_or_else(|e| e.into_inner());
+            }
+        };
+        fail::cfg_callback(point, callback).unwrap_or_else(|e| panic!("{e}"));
+        Self { point, state }
+    }
+
+    /// Whether the runner is held there (or was).
+    fn reached(&self) -> bool {
+        self.state.0.lock().map(|held| held.0).unwrap_or(false)
+    }
+
+    /// Lets the held runner go on, and removes the point.
+    fn release(&self) {
+        fail::remove(self.point);
+        let (lock, wake) = &*self.state;
+        lock.lock().unwrap_or_else(|e| e.into_inner()).1 = true;
+        wake.notify_all();
+    }
+}
+
+impl Drop for Hold {
+    /// A test that fails before releasing still lets its held runner go.
+    fn drop(&mut self) {
+        self.release();
+    }
+}
+
+/// The name of the thread [`elsewhere`] runs a runner on.
+const ELSEWHERE: &str = "elsewhere";
+
 /// An operator's `jadpo deliveries retry`, as its error text.
 async fn operator_retry(env: &Env, delivery: &str) -> Result<(), String> {
     let tess = Operator::new("tess").map_err(|e| e.to_string())?;
@@ -82,11 +139,12 @@ async fn operator_retry(env: &Env, delivery: &str) -> Result<(), String> {
 /// Dispatches `body` on a thread and runtime of its own, as another function instance would:
 /// a paused fault point there blocks that thread only, never a worker the sink server needs.
 fn elsewhere(engine: Engine, body: String) -> std::thread::JoinHandle<Result<Dispatched, String>> {
-    std::thread::spawn(move || {
+    let spawned = std::thread::Builder::new().name(ELSEWHERE.to_owned()).spawn(move || {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
         let runtime = runtime.unwrap_or_else(|e| panic!("{e}"));
         runtime.block_on(dispatch(&engine, &body)).map_err(|e| e.to_string())
-    })
+    });
+    spawned.unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn joined(
@@ -205,10 +263,10 @@ async fn a_runner_that_lost_its_lease_records_and_sends_nothing(kind: Kind) {
     let mut env = Env::shop(kind).await;
     let (order, delivery) = pay(&env).await;
     let body = message(&mut env);
-    fault("steps.after_call", "1*pause");
+    let hold = Hold::first_at("steps.after_call");
     let stalled = elsewhere(env.another_process(), body.clone());
-    let charged = || sent_to(&env, "payments", "order_id", &order).len() == 1;
-    until("the stalled runner has charged", charged).await;
+    until("the stalled runner has charged and is held", || hold.reached()).await;
+    assert_eq!(sent_to(&env, "payments", "order_id", &order).len(), 1, "it charged once");
     env.clock.advance(Duration::seconds(121));
     let second = dispatch(&env.engine, &body).await;
     assert!(
@@ -216,7 +274,7 @@ async fn a_runner_that_lost_its_lease_records_and_sends_nothing(kind: Kind) {
         "the next attempt took the run over: {second:?} {:?}",
         status(&env, &delivery).await
     );
-    fail::remove("steps.after_call");
+    hold.release();
     let first = joined(stalled);
     assert!(
         !matches!(first, Ok(Dispatched::Delivery(DeliveryResult::Handled))),
@@ -250,15 +308,13 @@ async fn a_deadline_starts_no_late_call_and_ends_the_lease(kind: Kind) {
     let again = body.clone();
     let mut timed = env.another_process();
     timed.runs.deadline = Some(env.clock.now() + Duration::seconds(60));
-    fault("steps.after_call", "1*pause");
+    let hold = Hold::first_at("steps.after_call");
     let stalled = elsewhere(timed, body);
-    until("the timed runner has charged", || {
-        sent_to(&env, "payments", "order_id", &order).len() == 1
-    })
-    .await;
+    until("the timed runner has charged and is held", || hold.reached()).await;
+    assert_eq!(sent_to(&env, "payments", "order_id", &order).len(), 1, "it charged once");
     env.clock.advance(Duration::seconds(61));
     let taken = dispatch(&env.engine, &again).await;
-    fail::remove("steps.after_call");
+    hold.release();
     let _ = joined(stalled);
     assert!(
         matches!(taken, Ok(Dispatched::Delivery(DeliveryResult::Handled))),
