@@ -403,22 +403,14 @@ impl Config {
                 ..d.schedules
             },
             housekeeping: housekeeping(env)?,
-            breaker_trusted_for: Duration::from_millis(number(
+            breaker_trusted_for: up_to_a_minute(
                 env,
                 "JADPO_BREAKER_TRUSTED_MS",
-                d.breaker_trusted_for.as_millis() as usize,
-                0,
-                60_000,
-            )? as u64),
+                d.breaker_trusted_for,
+            )?,
             upload_quota: upload_quota(env, d.upload_quota)?,
             // At most a minute: a margin as long as the invocation would relay nothing.
-            relay_margin: Duration::from_millis(number(
-                env,
-                "JADPO_RELAY_MARGIN_MS",
-                d.relay_margin.as_millis() as usize,
-                0,
-                60_000,
-            )? as u64),
+            relay_margin: up_to_a_minute(env, "JADPO_RELAY_MARGIN_MS", d.relay_margin)?,
             ..d
         };
         let (handled, redelivery) =
@@ -548,6 +540,16 @@ fn check_undeclared(app: &Application, vars: &Vars) -> Result<(), ConfigError> {
         }
     }
     Ok(())
+}
+
+/// Milliseconds from 0 to 60,000 in `variable`, else `default`.
+fn up_to_a_minute(
+    env: &dyn Fn(&str) -> Option<String>,
+    variable: &str,
+    default: Duration,
+) -> Result<Duration, ConfigError> {
+    let default = usize::try_from(default.as_millis()).unwrap_or(60_000);
+    Ok(Duration::from_millis(number(env, variable, default, 0, 60_000)? as u64))
 }
 
 /// How many files, and bytes, each user may keep uploaded.
