@@ -63,13 +63,10 @@ fn nonce_ok(secret: Option<&str>, claimed: Option<&str>, now: DateTime<Utc>) -> 
         .and_then(|t| DateTime::from_timestamp(t, 0))
         .is_some_and(|at| at <= now && now - at < NONCE_TTL);
     let hashed = jadpo_core::model::service_key::verifier(secret);
-    fresh
-        && hashed.len() == claimed.len()
-        && constant_time_eq(hashed.as_bytes(), claimed.as_bytes())
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.iter().zip(b).fold(0_u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    use subtle::ConstantTimeEq;
+    // `ct_eq` compares lengths first, then every byte, in time that does not depend on where
+    // they differ.
+    fresh && bool::from(hashed.as_bytes().ct_eq(claimed.as_bytes()))
 }
 
 /// Who a verified token names.

@@ -194,11 +194,10 @@ fn passkey_refusal(refusal: &PasskeyRefusal) -> (StatusCode, &'static str, &'sta
 
 async fn request(
     State(state): State<HttpState>,
-    extensions: axum::http::Extensions,
+    crate::ClientSource(source): crate::ClientSource,
     headers: HeaderMap,
     bytes: axum::body::Bytes,
 ) -> Response {
-    let source = crate::client_source(&extensions);
     let result = async {
         let body: EmailBody = json_body(&headers, &bytes)?;
         let public_url = state.web.public_url.as_deref().ok_or_else(|| {
@@ -256,11 +255,10 @@ document.getElementById("go").onclick = async () => {
 
 async fn with_link(
     State(state): State<HttpState>,
-    extensions: axum::http::Extensions,
+    crate::ClientSource(source): crate::ClientSource,
     headers: HeaderMap,
     bytes: axum::body::Bytes,
 ) -> Response {
-    let source = crate::client_source(&extensions);
     let result = async {
         let body: LinkBody = json_body(&headers, &bytes)?;
         signed_in(
@@ -274,11 +272,10 @@ async fn with_link(
 
 async fn with_code(
     State(state): State<HttpState>,
-    extensions: axum::http::Extensions,
+    crate::ClientSource(source): crate::ClientSource,
     headers: HeaderMap,
     bytes: axum::body::Bytes,
 ) -> Response {
-    let source = crate::client_source(&extensions);
     let result = async {
         let body: CodeBody = json_body(&headers, &bytes)?;
         signed_in(
@@ -300,12 +297,8 @@ async fn oidc_nonce(State(state): State<HttpState>, Path(provider): Path<String>
     let cookie =
         set_cookie(&state, state.web.nonce_cookie(), &secret, NONCE_TTL.num_seconds(), true);
     let body = axum::Json(json!({"nonce": nonce, "expires_at": expires_at}));
-    let mut response =
-        (StatusCode::OK, [(header::CACHE_CONTROL, "no-store")], body).into_response();
-    if let Ok(value) = HeaderValue::from_str(&cookie) {
-        response.headers_mut().append(header::SET_COOKIE, value);
-    }
-    response
+    let response = (StatusCode::OK, [(header::CACHE_CONTROL, "no-store")], body).into_response();
+    with_cookies(response, [cookie])
 }
 
 async fn with_id_token(
@@ -319,13 +312,10 @@ async fn with_id_token(
         let secret = crate::auth::cookie(&headers, state.web.nonce_cookie());
         let started =
             sign_in_with_token(&state.engine, &provider, &body.id_token, secret.as_deref()).await;
-        let mut answer = signed_in(&state, "/sign-in/oidc", started)?;
+        let answer = signed_in(&state, "/sign-in/oidc", started)?;
         // The nonce is spent: the cookie goes with the sign-in.
         let clear = set_cookie(&state, state.web.nonce_cookie(), "", 0, true);
-        if let Ok(value) = HeaderValue::from_str(&clear) {
-            answer.headers_mut().append(header::SET_COOKIE, value);
-        }
-        Ok::<_, Problem>(answer)
+        Ok::<_, Problem>(with_cookies(answer, [clear]))
     };
     result.await.into_response()
 }
@@ -343,7 +333,7 @@ fn set_cookie(state: &HttpState, name: &str, value: &str, max_age: i64, http_onl
     cookie
 }
 
-fn with_cookies(mut response: Response, cookies: [String; 2]) -> Response {
+fn with_cookies<const N: usize>(mut response: Response, cookies: [String; N]) -> Response {
     for c in cookies {
         if let Ok(value) = HeaderValue::from_str(&c) {
             response.headers_mut().append(header::SET_COOKIE, value);

@@ -166,6 +166,11 @@ fn bad_event(detail: &str) -> HandlerError {
     HandlerError::rejected(422, "Bad sign-in event", detail)
 }
 
+/// The text at `key` of the runtime's own event's payload.
+fn payload_text(event: &Event, key: &str) -> Option<String> {
+    event.payload[key].as_str().map(str::to_owned)
+}
+
 /// The link a mail carries: the public URL, the address and the token.
 pub fn sign_in_link(public_url: &str, address: &str, token: &str) -> String {
     let query = form_urlencoded::Serializer::new(String::new())
@@ -182,7 +187,7 @@ impl Subscriber for SignInMail {
         ctx: &mut HandlerContext<'_>,
         event: &Event,
     ) -> Result<(), HandlerError> {
-        let text = |key: &str| event.payload[key].as_str().map(str::to_owned);
+        let text = |key: &str| payload_text(event, key);
         let to = text("to").ok_or_else(|| bad_event("no address"))?;
         let nonce = text("nonce").ok_or_else(|| bad_event("no nonce"))?;
         let public_url = text("public_url").ok_or_else(|| bad_event("no public_url"))?;
@@ -247,7 +252,7 @@ impl Subscriber for PasskeyAddedMail {
         ctx: &mut HandlerContext<'_>,
         event: &Event,
     ) -> Result<(), HandlerError> {
-        let text = |key: &str| event.payload[key].as_str().map(str::to_owned);
+        let text = |key: &str| payload_text(event, key);
         let bad = |detail: &str| HandlerError::rejected(422, "Bad passkey event", detail);
         let to = text("to").ok_or_else(|| bad("no address"))?;
         let credential = text("credential_id").ok_or_else(|| bad("no credential_id"))?;
