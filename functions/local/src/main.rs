@@ -10,22 +10,21 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::Context;
 use jadpo_core::SystemClock;
-use jadpo_core::model::service_key::{IssuedKey, Scopes};
+use jadpo_core::model::service_key::IssuedKey;
 use jadpo_engine::keys::KeyOps;
 use jadpo_engine::operator::Operator;
 use jadpo_http::{HttpState, WebSettings, router};
-use jadpo_local::loops::{Inbox, delivery_loop, housekeeping_loop, relay_loop, schedule_loop};
+use jadpo_local::loops::Inbox;
 use jadpo_local::page;
 use jadpo_local::queue::InProcessQueue;
 use jadpo_local::sink::{self, Sinks};
+use jadpo_local::stopping::{Intervals, Loops};
 use jadpo_runtime::config::Vars;
 use jadpo_runtime::{Config, Mode, Wiring, migrate_all, telemetry};
-use tokio::sync::watch;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
@@ -48,64 +47,37 @@ async fn main() -> anyhow::Result<()> {
     let (config, stores) = (&wiring.config, &wiring.stores);
     migrate_all(&app, stores).await.context("migrating the stores")?;
     // Held until the process ends: the proof, while it lives, that it is alone on its files.
-    let _alone = take_over_step_leases(&app, config, stores).await?;
+    let _alone = jadpo_runtime_sqlite::take_over_step_leases(&app, config, stores, &SystemClock)
+        .await
+        .context("taking over the step leases of a stopped process")?;
     let (queue, rx, backlog) = InProcessQueue::counted();
     let engine = wiring.engine(Arc::new(queue), wiring.http_connections()?);
-    let keys = Arc::clone(
-        stores.get(app.services_store()).context("the services' store is not configured")?,
-    );
-    let key = local_key(&engine, keys.as_ref()).await?;
+    let key = KeyOps::new(&engine)
+        .issue_local(&Operator::new("jadpo-local")?)
+        .await
+        .context("issuing the local service key")?;
     let public_url = public_url(config);
     let console = local_console(&engine, listener.local_addr().context("the listener")?)?;
-    print_banner(config, &key, keys.name(), &public_url, console.login_path.as_deref());
+    print_banner(config, &key, app.services_store(), &public_url, console.login_path.as_deref());
 
-    let (stop, stopped) = watch::channel(false);
-    let relay = tokio::spawn(relay_loop(engine.clone(), Duration::from_secs(1), stopped.clone()));
-    let ticks = tokio::spawn(schedule_loop(engine.clone(), config.tick_interval, stopped.clone()));
-    let housekeeping = tokio::spawn(housekeeping_loop(
-        engine.clone(),
-        config.housekeeping_interval,
-        stopped.clone(),
-    ));
-    let workers = config.delivery_workers;
     let inbox = Inbox {
         rx,
         backlog: Some(backlog),
         batch: config.delivery_batch,
         linger: config.delivery_linger,
     };
-    let worker = tokio::spawn(delivery_loop(engine.clone(), inbox, stopped, workers));
+    let intervals = Intervals {
+        relay: Duration::from_secs(1),
+        tick: config.tick_interval,
+        housekeeping: config.housekeeping_interval,
+    };
+    let loops = Loops::start(&engine, &intervals, inbox, config.delivery_workers);
     let web = WebSettings { public_url: Some(public_url), secure_cookies: false };
-    let state = HttpState::new(engine, web)?;
-    // Stopping drains the queued deliveries while the server still answers the sink that stands
-    // in for their services (else each would fail as unreachable and open its breaker); the
-    // application's routes answer 503 meanwhile.
-    let draining = Arc::new(AtomicBool::new(false));
-    let refuse = Arc::clone(&draining);
-    let app_routes = router(state).layer(axum::middleware::from_fn(
-        move |request: axum::extract::Request, next: axum::middleware::Next| {
-            let stopping = refuse.load(Ordering::SeqCst);
-            async move {
-                if stopping {
-                    return jadpo_http::problem(
-                        axum::http::StatusCode::SERVICE_UNAVAILABLE,
-                        "Stopping",
-                        "the local process is stopping: try again once it has restarted",
-                    );
-                }
-                next.run(request).await
-            }
-        },
-    ));
+    let app_routes = loops.refusing_while_stopping(router(HttpState::new(engine, web)?));
     let shutdown = async move {
         let signal = stop_signal.wait().await;
         tracing::info!(signal, "stopping: no new requests; draining queued deliveries");
-        draining.store(true, Ordering::SeqCst);
-        let _ = stop.send(true);
-        let _ = relay.await;
-        let _ = ticks.await;
-        let _ = housekeeping.await;
-        let drained = worker.await.unwrap_or(0);
+        let drained = loops.drain().await;
         tracing::info!(deliveries = drained, "stopped");
     };
     axum::serve(
@@ -126,43 +98,6 @@ async fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// For each SQLite file store holding step records that this process is provably alone on (it holds the file's sole lock,
-/// which a crashed predecessor's death released), ends every step lease left: a runner that held
-/// one is dead, so its runs are taken up at once instead of after their lease (two minutes by
-/// default). A PostgreSQL store, or a file another live process holds, keeps its leases: they
-/// are waited out, as deployed. The locks, to hold while the process lives.
-async fn take_over_step_leases(
-    app: &jadpo_core::app::Application,
-    config: &Config,
-    stores: &jadpo_runtime::Stores,
-) -> anyhow::Result<Vec<jadpo_runtime_sqlite::files::SoleLock>> {
-    let mut held = Vec::new();
-    let with_steps = app.feature_stores(jadpo_core::app::Feature::StepRecords);
-    for store in &config.stores {
-        // A store no calling handler writes keeps no step records, so no leases.
-        if !with_steps.contains(&store.name.as_str()) {
-            continue;
-        }
-        let jadpo_runtime::DatabaseUrl::Sqlite(jadpo_runtime::SqlitePath::File(path)) = &store.url
-        else {
-            continue;
-        };
-        let lock = jadpo_runtime_sqlite::files::sole_lock(path)
-            .with_context(|| format!("the lock beside {}", path.display()))?;
-        let Some(lock) = lock else {
-            tracing::warn!(store = %store.name, "another process holds these files: its step leases are waited out");
-            continue;
-        };
-        let opened = stores.get(&store.name).context("a configured store is not open")?;
-        let ended = opened.step_leases_release_all(jadpo_core::Clock::now(&SystemClock)).await?;
-        if ended > 0 {
-            tracing::info!(store = %store.name, ended, "step leases of a stopped process taken over");
-        }
-        held.push(lock);
-    }
-    Ok(held)
-}
-
 /// The operator console at `/console`, behind the login link the banner prints (each login
 /// names its operator; `JADPO_OPERATOR`, else `local`, suggested).
 fn local_console(
@@ -180,31 +115,6 @@ fn local_console(
         plain_http_on_network: !listen.ip().is_loopback(),
     };
     Ok(jadpo_console::console(engine.clone(), operator, &settings)?)
-}
-
-/// The local run's service key, for service `local` (added to the application's service table
-/// when it declares one): every action the application declares, runs and Sessions — each named,
-/// not `*`, so the key shows what a scoped key looks like. Its issue is recorded as an operator
-/// action by `jadpo-local`.
-async fn local_key(
-    engine: &jadpo_engine::Engine,
-    keys: &dyn jadpo_core::Store,
-) -> anyhow::Result<IssuedKey> {
-    if let Some(services) = engine.app.services() {
-        let sql = services.insert_if_missing_sql();
-        keys.execute_once(&sql, &["local".into()]).await.with_context(|| {
-            format!("adding service \"local\" to the services' table {}", services.table)
-        })?;
-    }
-    let mut scopes: Vec<String> =
-        engine.app.action_names().map(|a| format!("action:{a}")).collect();
-    scopes.extend(["runs".to_owned(), "sessions".to_owned()]);
-    if !engine.app.file_fields().is_empty() {
-        scopes.push("files".to_owned());
-    }
-    let scopes = Scopes::parse(&scopes)?;
-    let operator = Operator::new("jadpo-local")?;
-    Ok(KeyOps::new(engine).issue("local", None, &scopes, &operator).await?)
 }
 
 /// The configuration and the listener bound to its address. `JADPO_LISTEN` may name port 0 (any

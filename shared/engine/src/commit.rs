@@ -13,6 +13,7 @@ use jadpo_core::{Store, StoreError, Transaction};
 
 use crate::context::Engine;
 pub use crate::digest::request_digest;
+use crate::relay::enqueue_now;
 use crate::steps::{Interrupt, OpenError, Opener, Run, Runner, action_run_key};
 
 /// One request to run an action.
@@ -198,9 +199,23 @@ fn interrupted(interrupt: Interrupt, store: &str) -> Result<CommitOutcome, Commi
     }
 }
 
-/// Runs `request`: the action's calls first (recorded steps, outside any transaction), then its
-/// writes in one transaction on its store with the idempotency record and the events.
+/// The use case an edge calls: runs `request` ([`commit_unsent`]), then puts its new deliveries
+/// on the queue at once. What the queue refuses is left to the relay's sweep, which sends every
+/// delivery committed and not marked sent: an edge never sends after a commit itself.
 pub async fn commit(p: &Engine, request: CommitRequest) -> Result<CommitOutcome, CommitError> {
+    let outcome = commit_unsent(p, request).await?;
+    enqueue_now(p, &outcome.store, &outcome.deliveries).await;
+    Ok(outcome)
+}
+
+/// Runs `request`: the action's calls first (recorded steps, outside any transaction), then its
+/// writes in one transaction on its store with the idempotency record and the events. Its
+/// deliveries are left unsent (in `deliveries`, for the relay's sweep): for a caller that sends
+/// them its own way, as the benches and the tests of the relay do.
+pub async fn commit_unsent(
+    p: &Engine,
+    request: CommitRequest,
+) -> Result<CommitOutcome, CommitError> {
     let spec = p
         .app
         .action(&request.action)

@@ -123,6 +123,25 @@ impl<'a> KeyOps<'a> {
         change.finish(result).await
     }
 
+    /// The local process's key for service `local`, issued as `operator` at each start (added to
+    /// the application's service table first, when it declares one): every declared action,
+    /// runs and Sessions (and files, where the application takes uploads), each named rather than
+    /// `*`, so the key shows what a scoped key looks like.
+    pub async fn issue_local(&self, operator: &Operator) -> Result<IssuedKey, KeyOpError> {
+        const LOCAL: &str = "local";
+        if let Some(services) = self.p.app.services() {
+            let sql = services.insert_if_missing_sql();
+            self.store()?.execute_once(&sql, &[LOCAL.into()]).await?;
+        }
+        let mut scopes: Vec<String> =
+            self.p.app.action_names().map(|a| format!("action:{a}")).collect();
+        scopes.extend(["runs".to_owned(), "sessions".to_owned()]);
+        if !self.p.app.file_fields().is_empty() {
+            scopes.push("files".to_owned());
+        }
+        self.issue(LOCAL, None, &Scopes::parse(&scopes)?, operator).await
+    }
+
     /// Every key, newest first, without secrets.
     pub async fn list(&self) -> Result<Vec<KeyInfo>, KeyOpError> {
         Ok(self.store()?.service_keys_list().await?)

@@ -37,6 +37,7 @@ pub(crate) use fault;
 pub mod fault_points;
 
 pub mod audit;
+pub mod authenticate;
 pub mod batch;
 pub mod breaker;
 pub mod breakers;

@@ -119,8 +119,22 @@ async fn count_source_send(
 /// Counts a mail to `email` asked for from `source` (the client's address, as the edge saw it)
 /// and emits the event whose delivery mails a link and code pointing at `public_url`. Past the
 /// address's, the source's or the overall hourly limit: [`SignInError::TooMany`],
-/// [`SignInError::TooManyFromSource`], [`SignInError::TooManyOverall`], nothing written.
+/// [`SignInError::TooManyFromSource`], [`SignInError::TooManyOverall`], nothing written. The
+/// mail's delivery is put on the queue at once (what the queue refuses, the relay sends).
 pub async fn request_mail(
+    p: &Engine,
+    email: &str,
+    public_url: &str,
+    source: Option<&str>,
+) -> Result<MailRequested, SignInFlowError> {
+    let requested = request_mail_unsent(p, email, public_url, source).await?;
+    crate::relay::enqueue_now(p, &requested.store, &requested.deliveries).await;
+    Ok(requested)
+}
+
+/// [`request_mail`] with the mail's delivery left unsent, for the relay's sweep (its crash
+/// loop's relay-only runs).
+pub async fn request_mail_unsent(
     p: &Engine,
     email: &str,
     public_url: &str,

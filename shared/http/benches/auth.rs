@@ -11,7 +11,7 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use jadpo_core::model::principal::Principal;
 use jadpo_core::model::service_key::Scopes;
-use jadpo_engine::commit::{CommitRequest, commit, request_digest};
+use jadpo_engine::commit::{CommitRequest, commit_unsent, request_digest};
 use jadpo_engine::relay::enqueue_now;
 use jadpo_http::{HttpState, WebSettings, router};
 use jadpo_test_env::{Env, Kind};
@@ -75,8 +75,9 @@ async fn one(env: &Env, app: &Router, credential: &Credential) {
         Credential::Direct => {
             // What the route does after authenticating: commit, then put the deliveries on the
             // queue (which marks them enqueued).
-            let outcome =
-                commit(&env.engine, direct_request()).await.unwrap_or_else(|e| panic!("{e}"));
+            let outcome = commit_unsent(&env.engine, direct_request())
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
             enqueue_now(&env.engine, &outcome.store, &outcome.deliveries).await;
         }
         other => {

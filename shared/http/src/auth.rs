@@ -13,10 +13,11 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use chrono::{DateTime, Utc};
 use jadpo_core::app::Callers;
-use jadpo_core::model::principal::EntityRecord;
 use jadpo_core::model::principal::Principal;
-use jadpo_core::model::service_key::{Scope, Scopes, verifier};
-use jadpo_core::model::user_session::{LiveSession, SessionKind, is_token};
+use jadpo_core::model::service_key::{Scope, Scopes};
+use jadpo_engine::authenticate::{
+    AuthError, Authenticated, Credential, CredentialKind, authenticate as engine_authenticate,
+};
 
 use crate::{HttpState, Problem, store_problem};
 
@@ -37,8 +38,6 @@ pub const NONCE_COOKIE: &str = "jadpo_oidc_nonce";
 pub const SECURE_NONCE_COOKIE: &str = "__Host-jadpo_oidc_nonce";
 /// The header a browser session's write carries its CSRF token in.
 pub const CSRF_HEADER: &str = "x-csrf-token";
-/// A browser session's `last_seen_at` is written at most this often.
-const TOUCH_EVERY: chrono::Duration = chrono::Duration::seconds(60);
 
 /// The principal a request acts for: a handler that names `Caller` never runs for a request
 /// without a live credential (`401`). A service key also says what it may do ([`Caller::may`]).
@@ -146,7 +145,7 @@ impl FromRequestParts<HttpState> for MaybeCaller {
         let route = parts.uri.path().to_owned();
         match authenticate(state, &parts.method, &parts.headers).await {
             Ok(None) => Ok(Self(None)),
-            Ok(Some((principal, scopes, session))) => {
+            Ok(Some(Authenticated { principal, scopes, session })) => {
                 let (session, session_started) = session.unzip();
                 Ok(Self(Some(Caller { principal, scopes, route, session, session_started })))
             }
@@ -159,124 +158,84 @@ impl FromRequestParts<HttpState> for MaybeCaller {
     }
 }
 
-type Authenticated = (Principal, Option<Scopes>, Option<(String, DateTime<Utc>)>);
 /// Who was refused (principal kind), why, and the answer; boxed, as it is the rare path.
 type Refusal = Box<(&'static str, &'static str, Problem)>;
 
+/// The request's credential, read from its headers, resolved by the engine's one use case.
 async fn authenticate(
     state: &HttpState,
     method: &Method,
     headers: &HeaderMap,
 ) -> Result<Option<Authenticated>, Refusal> {
-    let now = state.engine.clock.now();
-    if let Some(value) = headers.get(header::AUTHORIZATION) {
+    let credential = if let Some(value) = headers.get(header::AUTHORIZATION) {
         let presented =
             value.to_str().ok().and_then(|v| v.strip_prefix("Bearer ")).map(str::trim).ok_or_else(
                 || ("none", "malformed credential", unauthorized("Authorization must be Bearer")),
             )?;
-        return bearer(state, presented, now).await.map(Some);
-    }
-    let Some(cookie) = cookie(headers, state.web.cookie_names().0) else {
-        return Ok(None);
-    };
-    let session = browser(state, &cookie, now).await?;
-    if !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS) {
-        csrf(headers, &session)?;
-    }
-    if now - session.last_seen_at >= TOUCH_EVERY {
-        // A failed touch costs the session a minute of idle allowance, not the request.
-        if let Err(e) = users(state).user_session_touch(&session.id, now).await {
-            tracing::warn!(error = %e, "browser session not touched");
-        }
-    }
-    Ok(Some((Principal::User(session.user_id), None, Some((session.id, session.started_at)))))
-}
-
-fn users(state: &HttpState) -> &dyn jadpo_core::Store {
-    state.users.as_ref()
-}
-
-/// Where the application's users are, if it declares them: a session is read with its user's
-/// record, so a deleted user's sessions authenticate nobody.
-fn records(state: &HttpState) -> Option<EntityRecord<'_>> {
-    state.engine.app.users().map(jadpo_core::app::UserEntity::record)
-}
-
-async fn bearer(
-    state: &HttpState,
-    presented: &str,
-    now: DateTime<Utc>,
-) -> Result<Authenticated, Refusal> {
-    let store_failure =
-        |e: &jadpo_core::StoreError| Box::new(("none", "store failure", store_problem(e)));
-    if is_token(presented) {
-        if state.engine.app.users().is_none() {
-            return Err(no_users("API token"));
-        }
-        let verified =
-            users(state).user_session_verify(presented, SessionKind::ApiToken, now, records(state));
-        return match verified.await {
-            Ok(Some(s)) => Ok((Principal::User(s.user_id), None, Some((s.id, s.started_at)))),
-            Ok(None) => Err(Box::new((
-                "none",
-                "unknown, ended or expired API token",
-                unauthorized("the API token is unknown, ended or expired"),
-            ))),
-            Err(e) => Err(store_failure(&e)),
+        Presented::Bearer(presented)
+    } else {
+        let Some(token) = cookie(headers, state.web.cookie_names().0) else {
+            return Ok(None);
         };
+        let write = !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS);
+        let csrf = headers.get(CSRF_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned);
+        Presented::Browser { token, write, csrf }
+    };
+    engine_authenticate(&state.engine, credential.as_credential()).await.map(Some).map_err(refusal)
+}
+
+/// A credential as read from the headers (the cookie's value is parsed out, so owned).
+enum Presented<'a> {
+    Bearer(&'a str),
+    Browser { token: String, write: bool, csrf: Option<String> },
+}
+
+impl Presented<'_> {
+    fn as_credential(&self) -> Credential<'_> {
+        match self {
+            Self::Bearer(presented) => Credential::Bearer(presented),
+            Self::Browser { token, write, csrf } => {
+                Credential::Browser { token, write: *write, csrf: csrf.as_deref() }
+            }
+        }
     }
-    let services = state.engine.app.services().map(jadpo_core::app::ServiceEntity::record);
-    match state.keys.service_key_verify(presented, now, services).await {
-        Ok(Some(key)) => Ok((Principal::Service(key.service), Some(key.scopes), None)),
-        Ok(None) => Err(Box::new((
+}
+
+/// How each refusal is answered and logged (never with the credential).
+fn refusal(e: AuthError) -> Refusal {
+    let (kind, reason, problem) = match &e {
+        AuthError::NoUsers(_) => (
+            "none",
+            "user credential where the application declares no users",
+            unauthorized(&e.to_string()),
+        ),
+        AuthError::Unknown(CredentialKind::ServiceKey) => (
             "none",
             "unknown, expired or revoked service key",
             unauthorized("the service key is unknown, expired or revoked"),
-        ))),
-        Err(e) => Err(store_failure(&e)),
-    }
-}
-
-async fn browser(
-    state: &HttpState,
-    token: &str,
-    now: DateTime<Utc>,
-) -> Result<LiveSession, Refusal> {
-    if state.engine.app.users().is_none() {
-        return Err(no_users("browser session"));
-    }
-    match users(state).user_session_verify(token, SessionKind::Browser, now, records(state)).await {
-        Ok(Some(session)) => Ok(session),
-        Ok(None) => Err(Box::new((
+        ),
+        AuthError::Unknown(CredentialKind::ApiToken) => (
+            "none",
+            "unknown, ended or expired API token",
+            unauthorized("the API token is unknown, ended or expired"),
+        ),
+        AuthError::Unknown(CredentialKind::BrowserSession) => (
             "none",
             "unknown, ended or expired browser session",
             unauthorized("the session is over: sign in again"),
-        ))),
-        Err(e) => Err(Box::new(("none", "store failure", store_problem(&e)))),
-    }
-}
-
-/// The refusal of a user's credential by an application that declares no users: its stores have
-/// no sessions table to read, and a credential of a kind nobody can hold authenticates nobody.
-fn no_users(kind: &str) -> Refusal {
-    let problem = unauthorized(&format!("this application has no users: a {kind} is refused"));
-    Box::new(("none", "user credential where the application declares no users", problem))
-}
-
-fn csrf(headers: &HeaderMap, session: &LiveSession) -> Result<(), Refusal> {
-    let presented = headers.get(CSRF_HEADER).and_then(|v| v.to_str().ok());
-    let matches = presented
-        .zip(session.csrf_verifier.as_deref())
-        .is_some_and(|(token, stored)| verifier(token.trim()) == stored);
-    if matches {
-        return Ok(());
-    }
-    let problem = Problem::new(
-        StatusCode::FORBIDDEN,
-        "CSRF token missing or wrong",
-        "a write through a browser session carries its CSRF token in X-CSRF-Token",
-    );
-    Err(Box::new(("user", "csrf", problem)))
+        ),
+        AuthError::Csrf => (
+            "user",
+            "csrf",
+            Problem::new(
+                StatusCode::FORBIDDEN,
+                "CSRF token missing or wrong",
+                "a write through a browser session carries its CSRF token in X-CSRF-Token",
+            ),
+        ),
+        AuthError::Store(e) => ("none", "store failure", store_problem(e)),
+    };
+    Box::new((kind, reason, problem))
 }
 
 /// The value of cookie `name` in the request's `Cookie` headers.

@@ -31,7 +31,6 @@ use jadpo_core::model::service_key::Scope;
 use jadpo_core::{Store, id::new_id};
 use jadpo_engine::Engine;
 use jadpo_engine::commit::{CommitError, CommitRequest, commit, request_digest};
-use jadpo_engine::relay::enqueue_now;
 use serde_json::{Value, json};
 
 mod auth;
@@ -379,7 +378,6 @@ async fn run_action(
     };
     match commit(&engine, request).await {
         Ok(outcome) => {
-            enqueue_now(&state.engine, &outcome.store, &outcome.deliveries).await;
             let status = StatusCode::from_u16(outcome.status).unwrap_or(StatusCode::OK);
             let mut response = (status, axum::Json(outcome.body)).into_response();
             if outcome.replayed {

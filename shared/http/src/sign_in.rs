@@ -28,7 +28,6 @@ use jadpo_core::model::principal::Principal;
 use jadpo_core::model::sign_in::SignInError;
 use jadpo_core::model::user_session::BrowserSession;
 use jadpo_engine::oidc::{NONCE_TTL, nonce_for, sign_in_with_token};
-use jadpo_engine::relay::enqueue_now;
 use jadpo_engine::sign_in::{
     Proof, SignInFlowError, request_mail, sign_in, sign_out, sign_out_everywhere,
 };
@@ -207,10 +206,9 @@ async fn request(
                 "set JADPO_PUBLIC_URL to where people reach this server",
             )
         })?;
-        let requested = request_mail(&state.engine, &body.email, public_url, source.as_deref())
+        request_mail(&state.engine, &body.email, public_url, source.as_deref())
             .await
             .map_err(|e| flow_problem("/sign-in/email", &e))?;
-        enqueue_now(&state.engine, &requested.store, &requested.deliveries).await;
         Ok::<_, Problem>((
             StatusCode::ACCEPTED,
             axum::Json(json!({

@@ -22,7 +22,7 @@ use jadpo_core::app::{
 use jadpo_core::model::housekeeping::RecordClass;
 use jadpo_core::ports::NoConnections;
 use jadpo_core::{Store, SystemClock};
-use jadpo_engine::commit::{CommitRequest, commit};
+use jadpo_engine::commit::{CommitRequest, commit_unsent};
 use jadpo_engine::housekeeping::{HousekeepingSettings, housekeep};
 use jadpo_engine::migrate;
 use jadpo_engine::{Engine, EngineSettings};
@@ -106,7 +106,7 @@ async fn writer(p: &Engine, first: u64, stop: &AtomicBool, limit: Duration) -> W
     let mut i = first;
     while !stop.load(Ordering::Relaxed) && started.elapsed() < limit {
         let t = Instant::now();
-        commit(p, request(i)).await.unwrap_or_else(|e| panic!("{e}"));
+        commit_unsent(p, request(i)).await.unwrap_or_else(|e| panic!("{e}"));
         latencies_ms.push(t.elapsed().as_secs_f64() * 1000.0);
         i += 1;
     }

@@ -31,7 +31,7 @@ use jadpo_core::app::{
 };
 use jadpo_core::model::workflow::def::{Node, WorkflowDef};
 use jadpo_engine::Engine;
-use jadpo_engine::commit::{CommitRequest, commit};
+use jadpo_engine::commit::{CommitRequest, commit_unsent};
 use jadpo_engine::relay::enqueue_now;
 use jadpo_local::queue::InProcessQueue;
 use jadpo_test_harness::PgTestDb;
@@ -103,7 +103,8 @@ async fn drain(base: &Engine, jobs: usize) -> (usize, f64) {
             let share = jobs / CLIENTS + usize::from(c < jobs % CLIENTS);
             tokio::spawn(async move {
                 for _ in 0..share {
-                    let outcome = commit(&p, request(c)).await.unwrap_or_else(|e| panic!("{e}"));
+                    let outcome =
+                        commit_unsent(&p, request(c)).await.unwrap_or_else(|e| panic!("{e}"));
                     enqueue_now(&p, &outcome.store, &outcome.deliveries).await;
                 }
             })

@@ -25,7 +25,7 @@ use jadpo_core::app::{
 use jadpo_core::model::migrate::{Ledger, Migration};
 use jadpo_core::{Dialect, SystemClock};
 use jadpo_engine::Engine;
-use jadpo_engine::commit::{CommitRequest, commit};
+use jadpo_engine::commit::{CommitRequest, commit_unsent};
 use jadpo_test_harness::PgTestDb;
 use serde_json::{Value, json};
 
@@ -192,7 +192,7 @@ async fn commit_rate(
             tokio::spawn(async move {
                 let mut n = 0_usize;
                 while Instant::now() < stop {
-                    commit(&p, request(c)).await.unwrap_or_else(|e| panic!("{e}"));
+                    commit_unsent(&p, request(c)).await.unwrap_or_else(|e| panic!("{e}"));
                     n += 1;
                 }
                 n

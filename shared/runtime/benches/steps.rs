@@ -25,7 +25,7 @@ use jadpo_core::app::{
 use jadpo_core::model::migrate::{Ledger, Migration};
 use jadpo_core::ports::ConnectionRequest;
 use jadpo_engine::Engine;
-use jadpo_engine::commit::{CommitRequest, commit};
+use jadpo_engine::commit::{CommitRequest, commit_unsent};
 use jadpo_engine::relay::enqueue_now;
 use jadpo_local::queue::InProcessQueue;
 use jadpo_local::sink::{self, Sinks};
@@ -127,7 +127,7 @@ async fn deliveries_per_s(base: &Engine, calls: usize, workers: usize, batch: us
     let mut p = base.clone();
     p.queue = Arc::new(queue);
     for _ in 0..DELIVERIES {
-        let outcome = commit(&p, request(calls)).await.unwrap_or_else(|e| panic!("{e}"));
+        let outcome = commit_unsent(&p, request(calls)).await.unwrap_or_else(|e| panic!("{e}"));
         enqueue_now(&p, &outcome.store, &outcome.deliveries).await;
     }
     analyze(&p).await;

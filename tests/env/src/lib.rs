@@ -323,7 +323,7 @@ pub async fn commit_retried(
         let mut asked = request(action, body.clone());
         asked.idempotency_key = Some(key.to_owned());
         asked.request_id = format!("{key}-{attempt}");
-        if let Ok(outcome) = jadpo_engine::commit::commit(&env.engine, asked).await {
+        if let Ok(outcome) = jadpo_engine::commit::commit_unsent(&env.engine, asked).await {
             jadpo_engine::relay::enqueue_now(&env.engine, &outcome.store, &outcome.deliveries)
                 .await;
             return outcome.body["order_id"].as_str().map(str::to_owned);
@@ -369,8 +369,9 @@ pub async fn shop_orders_took_effect_once(
 
 /// Commits `request` and puts its deliveries on the in-process queue, as the HTTP surface does.
 pub async fn commit_and_enqueue(env: &Env, request: jadpo_engine::commit::CommitRequest) {
-    let outcome =
-        jadpo_engine::commit::commit(&env.engine, request).await.unwrap_or_else(|e| panic!("{e}"));
+    let outcome = jadpo_engine::commit::commit_unsent(&env.engine, request)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     jadpo_engine::relay::enqueue_now(&env.engine, &outcome.store, &outcome.deliveries).await;
 }
 

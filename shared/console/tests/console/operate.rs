@@ -11,7 +11,7 @@ use axum::http::StatusCode;
 use jadpo_core::model::breaker::State as BreakerState;
 use jadpo_core::model::operator::ActionFilter;
 use jadpo_core::model::workflow::state::ExecutionStatus;
-use jadpo_engine::commit::commit;
+use jadpo_engine::commit::commit_unsent;
 use jadpo_engine::workflow::runs::start_run;
 use jadpo_test_env::{Env, Kind};
 use serde_json::json;
@@ -190,7 +190,7 @@ async fn schedules_breakers_flags_and_the_record(kind: Kind) {
 
     // An order's audit trail.
     let body = json!({"customer": "c1", "items": [{"sku": "A", "qty": 2}]});
-    let placed = commit(&env.engine, jadpo_test_env::request("place_order", body)).await;
+    let placed = commit_unsent(&env.engine, jadpo_test_env::request("place_order", body)).await;
     let order = placed.unwrap_or_else(|e| panic!("{e}")).body["order_id"].clone();
     let order = order.as_str().unwrap_or_default();
     let path = format!("/console/audit?entity=order&id={order}");

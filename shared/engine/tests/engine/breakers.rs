@@ -138,15 +138,16 @@ async fn a_failure_here_forgets_the_breaker_seen_closed(kind: Kind) {
 /// Places an order and delivers what it emits, then asks to pay it; the payment's delivery id,
 /// queued.
 async fn pay(env: &mut Env) -> String {
-    use jadpo_engine::commit::commit;
+    use jadpo_engine::commit::commit_unsent;
     let body = json!({"customer": "c1", "items": [{"sku": "A", "qty": 1}]});
-    let placed = commit(&env.engine, request("place_order", body)).await;
+    let placed = commit_unsent(&env.engine, request("place_order", body)).await;
     let placed = placed.unwrap_or_else(|e| panic!("{e}"));
     jadpo_engine::relay::enqueue_now(&env.engine, &placed.store, &placed.deliveries).await;
     let delivered = env.drain().await;
     assert!(delivered.iter().all(Result::is_ok), "{delivered:?}");
     let order = placed.body["order_id"].clone();
-    let paid = commit(&env.engine, request("pay_order", json!({"order_id": order, "amount": 9})));
+    let paid =
+        commit_unsent(&env.engine, request("pay_order", json!({"order_id": order, "amount": 9})));
     let paid = paid.await.unwrap_or_else(|e| panic!("{e}"));
     jadpo_engine::relay::enqueue_now(&env.engine, &paid.store, &paid.deliveries).await;
     paid.deliveries.first().map(|d| d.id.clone()).unwrap_or_else(|| panic!("no delivery"))

@@ -4,7 +4,7 @@
 //! a retried request still replays its answer across the backward jump, every delivery ends
 //! handled once, and housekeeping deletes only what its retention allows.
 
-use jadpo_engine::commit::{CommitRequest, commit};
+use jadpo_engine::commit::{CommitRequest, commit_unsent};
 use jadpo_engine::housekeeping::housekeep_all;
 use jadpo_engine::relay::enqueue_now;
 use jadpo_test_env::{Env, Kind, request};
@@ -20,7 +20,8 @@ fn order(n: usize) -> CommitRequest {
 }
 
 async fn place(env: &Env, n: usize) -> serde_json::Value {
-    let outcome = commit(&env.engine, order(n)).await.unwrap_or_else(|e| panic!("order {n}: {e}"));
+    let outcome =
+        commit_unsent(&env.engine, order(n)).await.unwrap_or_else(|e| panic!("order {n}: {e}"));
     enqueue_now(&env.engine, &outcome.store, &outcome.deliveries).await;
     outcome.body
 }
@@ -43,7 +44,7 @@ async fn the_clock_jumps_back_then_forward(kind: Kind) {
     for n in 5..10 {
         answers.push(place(&env, n).await);
     }
-    let retried = commit(&env.engine, order(2)).await.unwrap_or_else(|e| panic!("{e}"));
+    let retried = commit_unsent(&env.engine, order(2)).await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(retried.body, answers[2], "{kind:?}: the retry across the jump was not replayed");
     housekeep(&env, kind).await;
     env.settle().await;
@@ -55,7 +56,7 @@ async fn the_clock_jumps_back_then_forward(kind: Kind) {
     // A month forward, with one more order in flight: housekeeping deletes what has aged out,
     // never the new order's unfinished deliveries.
     env.clock.advance(chrono::Duration::days(30));
-    let _ = commit(&env.engine, order(10)).await.unwrap_or_else(|e| panic!("{e}"));
+    let _ = commit_unsent(&env.engine, order(10)).await.unwrap_or_else(|e| panic!("{e}"));
     housekeep(&env, kind).await;
     let live = "SELECT count(*) AS n FROM jadpo_deliveries WHERE status = 'pending'";
     assert_eq!(env.count("main", live).await, 2, "{kind:?}: housekeeping took a live delivery");

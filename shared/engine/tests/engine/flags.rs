@@ -9,7 +9,7 @@ use jadpo_core::Store;
 use jadpo_core::app::{Action, ActionOutput, Application, HandlerContext, HandlerError};
 use jadpo_core::model::flags::Rollout;
 use jadpo_engine::EngineSettings;
-use jadpo_engine::commit::commit;
+use jadpo_engine::commit::commit_unsent;
 use jadpo_engine::flags::FlagOps;
 use jadpo_engine::operator::Operator;
 use jadpo_test_env::{Env, Kind, commit_and_enqueue, request};
@@ -55,15 +55,17 @@ async fn a_flag_reads_the_same_within_a_transaction(kind: Kind, flags_store: &st
         .unwrap_or_else(|e| panic!("{e}"));
     let env = Env::new(kind, app, EngineSettings::default()).await;
     let _ = handle.set(Arc::clone(env.store(flags_store)));
-    let out =
-        commit(&env.engine, request("peek", json!({}))).await.unwrap_or_else(|e| panic!("{e}"));
+    let out = commit_unsent(&env.engine, request("peek", json!({})))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
         out.body,
         json!({"first": false, "second": false, "undeclared": true}),
         "one value per transaction"
     );
-    let next =
-        commit(&env.engine, request("peek", json!({}))).await.unwrap_or_else(|e| panic!("{e}"));
+    let next = commit_unsent(&env.engine, request("peek", json!({})))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(next.body["first"], true, "the next transaction sees the change");
 }
 

@@ -6,7 +6,7 @@ use jadpo_core::app::{
 };
 use jadpo_core::model::delivery::{DeliveryFilter, DeliveryStatus};
 use jadpo_engine::EngineSettings;
-use jadpo_engine::commit::{CommitError, CommitRequest, commit};
+use jadpo_engine::commit::{CommitError, CommitRequest, commit_unsent};
 use jadpo_engine::deliver::DeliveryResult;
 use jadpo_engine::dispatch::{DispatchError, Dispatched};
 use jadpo_engine::relay::enqueue_now;
@@ -37,7 +37,7 @@ async fn place(
     key: Option<&str>,
     body: Value,
 ) -> Result<jadpo_engine::commit::CommitOutcome, CommitError> {
-    let outcome = commit(&env.engine, order_request(key, body)).await?;
+    let outcome = commit_unsent(&env.engine, order_request(key, body)).await?;
     enqueue_now(&env.engine, &outcome.store, &outcome.deliveries).await;
     Ok(outcome)
 }
@@ -164,7 +164,7 @@ async fn a_rejected_action_writes_nothing(kind: Kind) {
     assert!(matches!(bad, Some(CommitError::Rejected { status: 422, .. })), "{bad:?}");
     assert_eq!(env.count("main", ORDERS).await, 0);
     assert_eq!(env.count("main", "SELECT count(*) AS n FROM jadpo_idempotency_keys").await, 0);
-    let unknown = commit(
+    let unknown = commit_unsent(
         &env.engine,
         CommitRequest { action: "nope".to_owned(), ..order_request(None, json!({})) },
     )
@@ -239,7 +239,8 @@ async fn a_failing_subscriber_ends_dead_with_its_attempts(kind: Kind) {
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
     let mut env = Env::new(kind, app, EngineSettings::default()).await;
-    let outcome = commit(&env.engine, ping_request()).await.unwrap_or_else(|e| panic!("{e}"));
+    let outcome =
+        commit_unsent(&env.engine, ping_request()).await.unwrap_or_else(|e| panic!("{e}"));
     enqueue_now(&env.engine, &outcome.store, &outcome.deliveries).await;
     env.settle().await;
     let d = env.store("main").delivery_get(&outcome.deliveries[0].id).await.ok().flatten();
@@ -285,11 +286,11 @@ async fn only_handlers_declared_to_call_make_calls(kind: Kind) {
         request_id: format!("req-{action}"),
         ..order_request(None, json!({}))
     };
-    let refused = commit(&env.engine, request("undeclared")).await;
+    let refused = commit_unsent(&env.engine, request("undeclared")).await;
     let said = refused.err().map(|e| e.to_string()).unwrap_or_default();
     assert!(said.contains(r#".calls("undeclared", &["mailer"])"#), "{kind:?}: {said}");
     assert!(env.sinks.received("mailer").is_empty(), "{kind:?}: nothing was sent");
-    let made = commit(&env.engine, request("declared")).await;
+    let made = commit_unsent(&env.engine, request("declared")).await;
     assert!(made.is_ok(), "{kind:?}: {made:?}");
     assert_eq!(env.sinks.received("mailer").len(), 1, "{kind:?}: the declared call was made");
 }
@@ -309,7 +310,8 @@ async fn echo_env(kind: Kind) -> Env {
 
 async fn a_chain_deeper_than_the_limit_is_refused(kind: Kind) {
     let mut env = echo_env(kind).await;
-    let outcome = commit(&env.engine, ping_request()).await.unwrap_or_else(|e| panic!("{e}"));
+    let outcome =
+        commit_unsent(&env.engine, ping_request()).await.unwrap_or_else(|e| panic!("{e}"));
     enqueue_now(&env.engine, &outcome.store, &outcome.deliveries).await;
     env.settle().await;
     assert_eq!(
@@ -331,7 +333,7 @@ async fn trace_context_follows_the_chain(kind: Kind) {
     let mut env = echo_env(kind).await;
     let traced =
         CommitRequest { tracestate: Some("vendor=abc,other=1".to_owned()), ..ping_request() };
-    let outcome = commit(&env.engine, traced).await.unwrap_or_else(|e| panic!("{e}"));
+    let outcome = commit_unsent(&env.engine, traced).await.unwrap_or_else(|e| panic!("{e}"));
     enqueue_now(&env.engine, &outcome.store, &outcome.deliveries).await;
     env.settle().await;
     let traced = "SELECT count(*) AS n FROM jadpo_outbox WHERE tracestate = 'vendor=abc,other=1' \
@@ -378,7 +380,9 @@ async fn a_failing_connection_is_retried_until_it_recovers(kind: Kind) {
 /// send would put a second message on the queue.
 async fn a_relay_pass_at_its_deadline_still_sends_a_batch(kind: Kind) {
     let env = Env::shop(kind).await;
-    commit(&env.engine, order_request(None, two_items())).await.unwrap_or_else(|e| panic!("{e}"));
+    commit_unsent(&env.engine, order_request(None, two_items()))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     let report = jadpo_engine::relay::relay(&env.engine, std::time::Instant::now()).await;
     assert_eq!(report.map(|r| r.sent).ok(), Some(0), "{kind:?}: within the grace");
     let grace = chrono::Duration::from_std(env.engine.settings.relay_grace).unwrap_or_default();

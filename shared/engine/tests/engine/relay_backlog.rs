@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use jadpo_core::ports::{Queue, QueueError, QueueMessage, SendReport};
-use jadpo_engine::commit::commit;
+use jadpo_engine::commit::commit_unsent;
 use jadpo_engine::housekeeping::housekeep_all;
 use jadpo_engine::relay::{RelayReport, enqueue_now, relay};
 use jadpo_test_env::{Env, Kind, request};
@@ -64,7 +64,7 @@ async fn a_backlog_is_waited_for_and_a_lost_message_is_resent(kind: Kind) {
     env.engine.queue = Arc::clone(&queue) as Arc<dyn Queue>;
     for _ in 0..3 {
         let order = json!({"customer": "c1", "items": [{"sku": "A", "qty": 1}]});
-        let outcome = commit(&env.engine, request("place_order", order)).await;
+        let outcome = commit_unsent(&env.engine, request("place_order", order)).await;
         let outcome = outcome.unwrap_or_else(|e| panic!("{e}"));
         enqueue_now(&env.engine, &outcome.store, &outcome.deliveries).await;
     }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use jadpo_core::ports::{Queue, QueueError, QueueMessage, SendReport};
-use jadpo_engine::commit::commit;
+use jadpo_engine::commit::commit_unsent;
 use jadpo_engine::relay::{RelayReport, relay};
 use jadpo_test_env::{Env, Kind, request};
 use serde_json::json;
@@ -90,7 +90,9 @@ async fn refused_deliveries_are_unstamped_and_sent_again_alone(kind: Kind) {
     env.engine.queue = Arc::clone(&queue) as Arc<dyn Queue>;
     for _ in 0..3 {
         let order = json!({"customer": "c1", "items": [{"sku": "A", "qty": 1}]});
-        commit(&env.engine, request("place_order", order)).await.unwrap_or_else(|e| panic!("{e}"));
+        commit_unsent(&env.engine, request("place_order", order))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
     }
     // Past the relay's grace after a commit: all six deliveries are due.
     env.clock.advance(chrono::Duration::seconds(10));

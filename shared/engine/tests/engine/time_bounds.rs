@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use jadpo_core::model::housekeeping::RecordClass;
-use jadpo_engine::commit::commit;
+use jadpo_engine::commit::commit_unsent;
 use jadpo_engine::housekeeping::{housekeep, housekeep_all};
 use jadpo_engine::relay::enqueue_now;
 use jadpo_test_env::{Env, Kind, request};
@@ -34,7 +34,8 @@ async fn spans_past_the_calendar_keep_everything_and_panic_nothing(kind: Kind) {
     let mut order =
         request("place_order", json!({"customer": "c1", "items": [{"sku": "A", "qty": 1}]}));
     order.idempotency_key = Some("order-1".to_owned());
-    let outcome = commit(&env.engine, order).await.unwrap_or_else(|e| panic!("{kind:?}: {e}"));
+    let outcome =
+        commit_unsent(&env.engine, order).await.unwrap_or_else(|e| panic!("{kind:?}: {e}"));
     enqueue_now(&env.engine, &outcome.store, &outcome.deliveries).await;
     env.drain().await;
     env.clock.advance(chrono::Duration::days(365 * 50));

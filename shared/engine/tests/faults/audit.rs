@@ -4,7 +4,7 @@
 //! its write leaves no audit row.
 
 use jadpo_core::model::audit::replay;
-use jadpo_engine::commit::{CommitRequest, commit};
+use jadpo_engine::commit::{CommitRequest, commit_unsent};
 use jadpo_test_env::{Env, Kind};
 use serde_json::json;
 
@@ -20,7 +20,7 @@ async fn an_orders_audit_trail_names_who_and_replays(kind: Kind) {
         request_id: "req-42".to_owned(),
         ..jadpo_test_env::request("place_order", body)
     };
-    let out = commit(&env.engine, request).await.unwrap_or_else(|e| panic!("{e}"));
+    let out = commit_unsent(&env.engine, request).await.unwrap_or_else(|e| panic!("{e}"));
     let id = out.body["order_id"].as_str().unwrap_or_default().to_owned();
     let main = env.store("main");
     let rows = main.audit_rows("order", &id).await.unwrap_or_else(|e| panic!("{e}"));
@@ -44,7 +44,7 @@ async fn an_orders_audit_trail_names_who_and_replays(kind: Kind) {
         "place_order",
         json!({"customer": "c2", "items": [{"sku": "B", "qty": 1}]}),
     );
-    let failed = commit(&env.engine, failed).await;
+    let failed = commit_unsent(&env.engine, failed).await;
     scenario.teardown();
     let error = failed.err().map(|e| e.to_string()).unwrap_or_default();
     assert!(error.contains("fault injected at commit.before_commit"), "{error}");

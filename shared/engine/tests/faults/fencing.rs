@@ -17,7 +17,7 @@ use jadpo_core::model::housekeeping::LEASE_KEY;
 use jadpo_core::model::lease::LeaseTable;
 use jadpo_core::model::message::Pointer;
 use jadpo_core::model::workflow::state::ExecutionStatus;
-use jadpo_engine::commit::{CommitRequest, commit, request_digest};
+use jadpo_engine::commit::{CommitRequest, commit_unsent, request_digest};
 use jadpo_engine::deliver::DeliveryResult;
 use jadpo_engine::dispatch::{DispatchError, Dispatched, dispatch};
 use jadpo_engine::housekeeping::{HousekeepingSettings, housekeep};
@@ -107,7 +107,7 @@ async fn a_housekeeper_that_lost_its_lease_deletes_nothing(kind: Kind) {
     let _turn = POINTS.lock().await;
     let env = Env::shop(kind).await;
     for i in 0..3 {
-        commit(&env.engine, keyed_order(&format!("order-{i}")))
+        commit_unsent(&env.engine, keyed_order(&format!("order-{i}")))
             .await
             .unwrap_or_else(|e| panic!("{e}"));
     }

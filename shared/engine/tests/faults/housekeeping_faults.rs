@@ -9,7 +9,7 @@
 
 use chrono::Duration;
 use jadpo_engine::EngineSettings;
-use jadpo_engine::commit::commit;
+use jadpo_engine::commit::commit_unsent;
 use jadpo_engine::housekeeping::HousekeepingSettings;
 use jadpo_test_env::{Env, Kind, commit_and_enqueue, request};
 use serde_json::json;
@@ -41,7 +41,9 @@ async fn aged(kind: Kind) -> Env {
     }
     env.settle().await;
     env.clock.advance(Duration::days(15));
-    commit(&env.engine, request("place_order", order())).await.unwrap_or_else(|e| panic!("{e}"));
+    commit_unsent(&env.engine, request("place_order", order()))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     env
 }
 

@@ -4,7 +4,7 @@
 //! Fault points are process-wide: the test holds `fail`'s scenario lock while it arms them.
 
 use jadpo_core::model::delivery::{DeliveryFilter, DeliveryStatus};
-use jadpo_engine::commit::{CommitRequest, commit, request_digest};
+use jadpo_engine::commit::{CommitRequest, commit_unsent, request_digest};
 use jadpo_engine::relay::enqueue_now;
 use jadpo_test_env::{Env, Kind};
 use serde_json::json;
@@ -29,7 +29,7 @@ fn request() -> CommitRequest {
 /// A client that retries with its idempotency key until it gets an answer.
 async fn client(env: &Env, seen: &mut Vec<String>) -> serde_json::Value {
     for _ in 0..3 {
-        match commit(&env.engine, request()).await {
+        match commit_unsent(&env.engine, request()).await {
             Ok(outcome) => {
                 // For the relay's points, lose the immediate send so the sweep does the work.
                 if !seen.is_empty() || !fail_is_on("relay.") {

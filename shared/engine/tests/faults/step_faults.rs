@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 
 use jadpo_core::{Clock, Dialect, SqlValue};
-use jadpo_engine::commit::commit;
+use jadpo_engine::commit::commit_unsent;
 use jadpo_engine::relay::enqueue_now;
 use jadpo_test_env::{Env, Kind, request};
 use serde_json::{Value, json};
@@ -55,7 +55,7 @@ async fn client(env: &Env, order: &str, n: usize) -> bool {
         let mut asked = request("pay_order", json!({"order_id": order, "amount": 1250}));
         asked.idempotency_key = Some(format!("pay-{order}"));
         asked.request_id = format!("req-{n}-{attempt}");
-        if let Ok(outcome) = commit(&env.engine, asked).await {
+        if let Ok(outcome) = commit_unsent(&env.engine, asked).await {
             enqueue_now(&env.engine, &outcome.store, &outcome.deliveries).await;
             return true;
         }

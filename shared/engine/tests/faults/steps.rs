@@ -15,7 +15,7 @@ use jadpo_core::Clock;
 use jadpo_core::model::delivery::DeliveryStatus;
 use jadpo_core::model::step::StepRecordView;
 use jadpo_engine::Engine;
-use jadpo_engine::commit::commit;
+use jadpo_engine::commit::commit_unsent;
 use jadpo_engine::deliver::DeliveryResult;
 use jadpo_engine::deliveries::DeliveryOps;
 use jadpo_engine::dispatch::{Dispatched, dispatch};
@@ -28,12 +28,14 @@ use serde_json::{Value, json};
 /// is on the queue. Returns the order id and the payment delivery's id.
 async fn pay(env: &Env) -> (String, String) {
     let body = json!({"customer": "c1", "items": [{"sku": "A", "qty": 1}]});
-    let placed = commit(&env.engine, request("place_order", body)).await;
+    let placed = commit_unsent(&env.engine, request("place_order", body)).await;
     let order =
         placed.unwrap_or_else(|e| panic!("{e}")).body["order_id"].as_str().map(str::to_owned);
     let order = order.unwrap_or_else(|| panic!("no order id"));
-    let paid =
-        commit(&env.engine, request("pay_order", json!({"order_id": order, "amount": 1250})));
+    let paid = commit_unsent(
+        &env.engine,
+        request("pay_order", json!({"order_id": order, "amount": 1250})),
+    );
     let paid = paid.await.unwrap_or_else(|e| panic!("{e}"));
     enqueue_now(&env.engine, &paid.store, &paid.deliveries).await;
     let delivery = paid.deliveries.first().map(|d| d.id.clone());

@@ -9,7 +9,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use aws_lambda_events::event::sqs::{SqsEvent, SqsMessage, SqsMessageAttribute};
-use jadpo_engine::commit::commit;
+use jadpo_engine::commit::commit_unsent;
 use jadpo_lambda::deliver_batch;
 use jadpo_test_env::{Env, Kind, request};
 use proptest::prelude::*;
@@ -84,7 +84,7 @@ fn no_batch_panics_and_only_real_work_is_done_once() {
     // One real order: its reservation and its receipt are the only real deliveries.
     let real: Vec<String> = rt.block_on(async {
         let order = json!({"customer": "c1", "items": [{"sku": "A", "qty": 1}]});
-        let outcome = commit(&env.engine, request("place_order", order)).await;
+        let outcome = commit_unsent(&env.engine, request("place_order", order)).await;
         let outcome = outcome.unwrap_or_else(|e| panic!("{e}"));
         outcome.deliveries.iter().map(|d| d.id.clone()).collect()
     });

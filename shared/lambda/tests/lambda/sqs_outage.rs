@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use aws_lambda_events::event::sqs::{SqsEvent, SqsMessage};
-use jadpo_engine::commit::commit;
+use jadpo_engine::commit::commit_unsent;
 use jadpo_engine::relay::enqueue_now;
 use jadpo_lambda::deliver_batch;
 use jadpo_queue_sqs::{SqsQueue, client_for_endpoint};
@@ -66,7 +66,7 @@ async fn deliveries_wait_in_the_outbox_while_sqs_is_down_and_are_relayed_after()
     let mut refused_at_commit = 0;
     for n in 0..ORDERS {
         let order = json!({"customer": format!("c{n}"), "items": [{"sku": "A", "qty": 1}]});
-        let outcome = commit(&env.engine, request("place_order", order)).await;
+        let outcome = commit_unsent(&env.engine, request("place_order", order)).await;
         let outcome =
             outcome.unwrap_or_else(|e| panic!("order {n} was refused while SQS was down: {e}"));
         refused_at_commit +=

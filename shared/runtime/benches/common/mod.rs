@@ -16,7 +16,7 @@ use jadpo_core::model::workflow::def::Node;
 use jadpo_core::ports::NoConnections;
 use jadpo_core::ports::QueueMessage;
 use jadpo_core::{Store, SystemClock};
-use jadpo_engine::commit::{CommitRequest, commit};
+use jadpo_engine::commit::{CommitRequest, commit_unsent};
 use jadpo_engine::migrate;
 use jadpo_engine::relay::enqueue_now;
 use jadpo_engine::workflow::runs::start_run;
@@ -224,7 +224,8 @@ pub async fn end_to_end(
             tokio::spawn(async move {
                 let mut n = 0;
                 while load.more(n, start) {
-                    let outcome = commit(&p, request(c)).await.unwrap_or_else(|e| panic!("{e}"));
+                    let outcome =
+                        commit_unsent(&p, request(c)).await.unwrap_or_else(|e| panic!("{e}"));
                     let at = Instant::now();
                     let id = outcome.body["order_id"].as_str().unwrap_or_default().to_owned();
                     committed.lock().unwrap_or_else(|e| e.into_inner()).insert(id, at);
