@@ -222,7 +222,7 @@ def self_test():
 
 
 # Operators act through `jadpo` with a database role, never over HTTP. Every operator verb takes
-# an `Operator` (jadpo_engine::operator), which only `Operator::new` makes: code that serves HTTP
+# an `Operator` (jadpo_engine::operate), which only `Operator::new` makes: code that serves HTTP
 # never names it, so no route can call a verb. jadpo-local's main.rs is left out: it issues the
 # local key as an operator at start, before it serves anything.
 HTTP_EDGES = ["shared/http/src", "functions/commit/src", "functions/local/src"]
@@ -240,7 +240,7 @@ def operator_over_http(root):
                     continue
                 with open(path, encoding="utf-8", errors="replace") as fh:
                     for n, line in enumerate(fh, 1):
-                        if re.search(r"\bOperator\b|\boperator::", line.split("//")[0]):
+                        if re.search(r"\bOperator\b|\boperate::", line.split("//")[0]):
                             problems.append(f"{rel}:{n}: an HTTP edge names an operator verb's Operator")
     return problems
 

@@ -9,7 +9,7 @@ use jadpo_core::Clock;
 use jadpo_core::app::{Action, ActionOutput, Application, HandlerContext, HandlerError};
 use jadpo_core::model::service_key::Scopes;
 use jadpo_engine::EngineSettings;
-use jadpo_engine::keys::issue_unrecorded;
+use jadpo_engine::operate::keys::issue_unrecorded;
 use jadpo_fn_commit::with_invocation_deadline;
 use jadpo_http::{HttpState, WebSettings, router};
 use jadpo_test_env::{Env, Kind};

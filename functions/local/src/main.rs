@@ -15,8 +15,8 @@ use std::time::Duration;
 use anyhow::Context;
 use jadpo_core::SystemClock;
 use jadpo_core::model::service_key::IssuedKey;
-use jadpo_engine::keys::KeyOps;
-use jadpo_engine::operator::Operator;
+use jadpo_engine::operate::Operator;
+use jadpo_engine::operate::keys::KeyOps;
 use jadpo_http::{HttpState, WebSettings, router};
 use jadpo_local::loops::Inbox;
 use jadpo_local::page;
@@ -105,7 +105,7 @@ fn local_console(
     listen: std::net::SocketAddr,
 ) -> anyhow::Result<jadpo_console::Console> {
     let name = std::env::var("JADPO_OPERATOR").ok().filter(|n| !n.trim().is_empty());
-    let operator = jadpo_engine::operator::Operator::new(name.as_deref().unwrap_or("local"))
+    let operator = jadpo_engine::operate::Operator::new(name.as_deref().unwrap_or("local"))
         .context("JADPO_OPERATOR is not an operator name")?;
     // Off loopback only after JADPO_LISTEN_PUBLIC=1, the explicit flag plain HTTP there needs.
     let settings = jadpo_console::ConsoleSettings {

@@ -2,7 +2,7 @@
 //! and forcing one open or closed, recorded in `jadpo_operator_actions`.
 
 use clap::Subcommand;
-use jadpo_engine::breakers::{BreakerOps, state_json};
+use jadpo_engine::operate::breakers::{BreakerOps, state_json};
 use serde_json::json;
 
 #[derive(Debug, Subcommand)]

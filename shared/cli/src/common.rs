@@ -7,7 +7,7 @@ use jadpo_core::SystemClock;
 use jadpo_core::app::Application;
 use jadpo_core::ports::NoConnections;
 use jadpo_engine::Engine;
-use jadpo_engine::operator::Operator;
+use jadpo_engine::operate::Operator;
 use jadpo_runtime::queue::RelayLater;
 use jadpo_runtime::{Config, Mode, Wiring};
 

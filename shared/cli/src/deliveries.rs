@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use jadpo_core::app::Application;
 use jadpo_core::model::delivery::{Delivery, DeliveryFilter, DeliveryStatus};
-use jadpo_engine::deliveries::{DeliveryOpError, DeliveryOps};
+use jadpo_engine::operate::deliveries::{DeliveryOpError, DeliveryOps};
 use serde_json::{Value, json};
 
 #[derive(Debug, Subcommand)]

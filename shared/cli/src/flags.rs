@@ -4,7 +4,7 @@
 use anyhow::Context;
 use clap::Subcommand;
 use jadpo_core::model::flags::Rollout;
-use jadpo_engine::flags::FlagOps;
+use jadpo_engine::operate::flags::FlagOps;
 use serde_json::json;
 
 #[derive(Debug, Subcommand)]

@@ -5,7 +5,7 @@
 use chrono::Duration;
 use clap::Subcommand;
 use jadpo_core::model::service_key::{IssuedKey, KeyInfo, Scopes};
-use jadpo_engine::keys::KeyOps;
+use jadpo_engine::operate::keys::KeyOps;
 use serde_json::json;
 
 #[derive(Debug, Subcommand)]

@@ -3,7 +3,7 @@
 
 use chrono::Duration;
 use clap::Subcommand;
-use jadpo_engine::tokens::TokenOps;
+use jadpo_engine::operate::tokens::TokenOps;
 use serde_json::json;
 
 #[derive(Debug, Subcommand)]

@@ -18,7 +18,7 @@ use jadpo_core::app::Application;
 use jadpo_core::model::workflow::def::{Node, WorkflowDef};
 use jadpo_core::ports::NoConnections;
 use jadpo_core::{Store, SystemClock, TransactionalStore};
-use jadpo_engine::operator::Operator;
+use jadpo_engine::operate::Operator;
 use jadpo_engine::{Engine, EngineSettings, migrate};
 use jadpo_store_postgres::{PgOptions, Postgres};
 use jadpo_test_harness::{PgTestDb, SqliteTestDb};

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use axum::http::{HeaderMap, header};
 use data_encoding::HEXLOWER;
-use jadpo_engine::operator::Operator;
+use jadpo_engine::operate::Operator;
 use sha2::{Digest, Sha256};
 
 /// How long a session lasts from its login.

@@ -10,7 +10,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use jadpo_core::model::delivery::DeliveryQuery;
-use jadpo_engine::deliveries::{DeliveryOpError, DeliveryOps};
+use jadpo_engine::operate::deliveries::{DeliveryOpError, DeliveryOps};
 use maud::{Markup, html};
 use serde::Deserialize;
 

@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use jadpo_core::model::delivery::{Delivery, DeliveryStatus};
 use jadpo_core::model::step::StepRecordView;
-use jadpo_engine::deliveries::{DeliveryOpError, DeliveryOps};
+use jadpo_engine::operate::deliveries::{DeliveryOpError, DeliveryOps};
 use maud::{Markup, html};
 use serde::Deserialize;
 

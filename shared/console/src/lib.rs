@@ -33,7 +33,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use jadpo_engine::Engine;
-use jadpo_engine::operator::Operator;
+use jadpo_engine::operate::Operator;
 use serde::Deserialize;
 
 use access::{Access, Signed, session_cookie};

@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 use jadpo_core::model::flags::Rollout;
 use jadpo_core::model::operator::ActionFilter;
-use jadpo_engine::flags::{FlagOpError, FlagOps};
+use jadpo_engine::operate::flags::{FlagOpError, FlagOps};
 use maud::html;
 use serde::{Deserialize, Serialize};
 

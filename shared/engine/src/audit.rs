@@ -9,7 +9,7 @@ use jadpo_core::model::operator::OperatorAction;
 use jadpo_core::{Store, StoreError, Transaction};
 use serde_json::json;
 
-use crate::operator::{Change, Operator};
+use crate::operate::{Change, Operator};
 
 /// Why an audit operation did nothing.
 #[derive(Debug, thiserror::Error)]

@@ -14,8 +14,12 @@
 //! * background work: [`schedule`] (tick passes, operator verbs), [`housekeeping`] (retention,
 //!   rescue, alerts), each under fenced leases;
 //! * [`workflow`]: runs, Sessions and `jadpo verify`;
-//! * operators: [`deliveries`], [`breakers`], [`flags`], [`audit`], [`keys`] and [`tokens`] verbs,
-//!   each change recorded through [`operator`] in the same transaction.
+//! * the edges' other use cases: [`authenticate`] (a credential to its principal), sign-in
+//!   ([`sign_in`], [`passkeys`], [`oidc`]) and [`files`];
+//! * operators: the verbs under [`operate`] (deliveries, breakers, flags, service keys, API
+//!   tokens), each change recorded through [`operate::Change`] in the same transaction; the
+//!   verbs that belong to one domain's internals stay beside it (`schedule::ops`,
+//!   `workflow::cancel`, `workflow::delete`, `workflow::adopt`, [`audit`]'s erase).
 
 /// A named fault-injection point: with the `failpoints` feature and the point configured
 /// (`fail::cfg(name, "return")`), the enclosing function returns an "unavailable" error there,
@@ -40,23 +44,19 @@ pub mod audit;
 pub mod authenticate;
 pub mod batch;
 pub mod breaker;
-pub mod breakers;
 pub mod check;
 pub mod commit;
 pub mod context;
 pub mod deliver;
-pub mod deliveries;
 pub mod digest;
 pub mod dispatch;
 pub mod files;
-pub mod flags;
 mod gates;
 pub mod housekeeping;
 pub mod key_sets;
-pub mod keys;
 pub mod migrate;
 pub mod oidc;
-pub mod operator;
+pub mod operate;
 pub mod passkeys;
 pub mod relay;
 pub mod schedule;
@@ -64,7 +64,6 @@ pub mod sealing;
 pub mod settings;
 pub mod sign_in;
 pub mod steps;
-pub mod tokens;
 pub mod workflow;
 
 pub use context::Engine;

@@ -492,7 +492,7 @@ pub async fn remove(
 /// is not the user's is refused (`UnknownPasskey`) with nothing removed or recorded.
 pub async fn remove_as_operator(
     p: &Engine,
-    operator: &crate::operator::Operator,
+    operator: &crate::operate::Operator,
     user_id: &str,
     credential_id: Option<&str>,
 ) -> Result<u64, SignInFlowError> {
@@ -500,7 +500,7 @@ pub async fn remove_as_operator(
     let store = p.store(&users.store)?;
     let before = store.passkeys_listed(user_id).await?;
     let mut change =
-        crate::operator::Change::begin(store.as_ref(), operator, p.clock.as_ref()).await?;
+        crate::operate::Change::begin(store.as_ref(), operator, p.clock.as_ref()).await?;
     let result = async {
         let removed = match credential_id {
             Some(id) if !store.passkey_remove(change.tx(), user_id, id).await? => {

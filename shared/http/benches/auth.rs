@@ -121,12 +121,16 @@ async fn credentials(env: &Env) -> [Credential; 4] {
     let store = env.store("main");
     let clock = env.engine.clock.as_ref();
     let all = Scopes::parse(&["*"]).unwrap_or_else(|e| panic!("{e}"));
-    let key = jadpo_engine::keys::issue_unrecorded(store.as_ref(), "web", None, &all, clock).await;
+    let key =
+        jadpo_engine::operate::keys::issue_unrecorded(store.as_ref(), "web", None, &all, clock)
+            .await;
     let key = key.unwrap_or_else(|e| panic!("{e}")).secret;
     let customer = "INSERT INTO shop_customers (id, email) VALUES ('alice', 'alice@example.com')";
     store.execute_once(customer, &[]).await.unwrap_or_else(|e| panic!("{e}"));
     let until = clock.now() + chrono::Duration::days(1);
-    let token = jadpo_engine::tokens::issue_unrecorded(store.as_ref(), "alice", until, clock).await;
+    let token =
+        jadpo_engine::operate::tokens::issue_unrecorded(store.as_ref(), "alice", until, clock)
+            .await;
     let token = token.unwrap_or_else(|e| panic!("{e}")).secret;
     let mut tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
     let limits = jadpo_core::model::user_session::BrowserLimits::default();

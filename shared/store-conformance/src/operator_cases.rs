@@ -9,7 +9,7 @@ use jadpo_core::model::housekeeping::RecordClass;
 use jadpo_core::model::operator::ActionFilter;
 use jadpo_core::{ManualClock, SqlValue};
 use jadpo_engine::housekeeping::housekeep;
-use jadpo_engine::operator::{NoOperator, Operator};
+use jadpo_engine::operate::{NoOperator, Operator};
 
 use crate::Fixture;
 use crate::cases::{migrated, ok, race};
@@ -20,7 +20,7 @@ use crate::schedule_cases::{count, engine, exec, hk_settings, seed, t0};
 /// hold), and refusals record nothing.
 pub async fn delivery_operations_are_recorded_and_refused_when_final(fx: &dyn Fixture) {
     use jadpo_core::model::delivery::DeliveryStatus;
-    use jadpo_engine::deliveries::{DeliveryOpError, DeliveryOps};
+    use jadpo_engine::operate::deliveries::{DeliveryOpError, DeliveryOps};
     let store = migrated(fx).await;
     let now = t0() + Duration::days(1);
     seed(store.as_ref(), now).await;
@@ -340,7 +340,7 @@ pub async fn breakers_let_one_probe_through_and_release_held_deliveries_once(fx:
 /// flag already has records nothing; an undeclared flag is refused.
 pub async fn flag_changes_are_recorded_with_who_made_them(fx: &dyn Fixture) {
     use jadpo_core::model::flags::Rollout;
-    use jadpo_engine::flags::{FlagOpError, FlagOps};
+    use jadpo_engine::operate::flags::{FlagOpError, FlagOps};
     let store = migrated(fx).await;
     let clock = Arc::new(ManualClock::new(t0()));
     let declared = Application::builder("flags")

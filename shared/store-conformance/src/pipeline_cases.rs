@@ -1,7 +1,7 @@
 //! Conformance cases for the pipeline role: outbox, deliveries, handled records, idempotency.
 
 use jadpo_core::model::service_key::{Scopes, VerifiedKey};
-use jadpo_engine::keys::issue_unrecorded;
+use jadpo_engine::operate::keys::issue_unrecorded;
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
@@ -340,7 +340,7 @@ pub async fn a_key_is_read_with_its_services_record(fx: &dyn Fixture) {
 /// is signed out everywhere, and another user's sign-out leaves it alone.
 pub async fn user_tokens_are_stored_as_verifiers(fx: &dyn Fixture) {
     use jadpo_core::model::user_session::{SessionKind, TokenError};
-    use jadpo_engine::tokens::issue_unrecorded as issue;
+    use jadpo_engine::operate::tokens::issue_unrecorded as issue;
     let store = migrated(fx).await;
     let clock = jadpo_core::ManualClock::new(t0());
     let until = t0() + Duration::hours(1);

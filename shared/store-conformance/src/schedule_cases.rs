@@ -15,7 +15,7 @@ use jadpo_core::ports::NoConnections;
 use jadpo_core::ports::{Queue, QueueError, QueueMessage, SendReport};
 use jadpo_core::{Clock, ManualClock, SqlValue, Store};
 use jadpo_engine::housekeeping::{HousekeepingSettings, housekeep};
-use jadpo_engine::operator::{NoOperator, Operator};
+use jadpo_engine::operate::{NoOperator, Operator};
 use jadpo_engine::schedule::{ScheduleOpError, ScheduleOps, tick};
 use jadpo_engine::{Engine, EngineSettings};
 

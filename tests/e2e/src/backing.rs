@@ -229,7 +229,7 @@ impl Backing {
     pub async fn service_key(&self) -> String {
         let scopes = jadpo_core::model::service_key::Scopes::all();
         let store = self.store("main");
-        let key = jadpo_engine::keys::issue_unrecorded(
+        let key = jadpo_engine::operate::keys::issue_unrecorded(
             store.as_ref(),
             "web",
             None,

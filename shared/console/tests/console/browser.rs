@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use jadpo_console::{ConsoleSettings, console};
 use jadpo_core::model::delivery::{DeliveryQuery, DeliveryStatus};
 use jadpo_core::model::operator::ActionFilter;
-use jadpo_engine::operator::Operator;
+use jadpo_engine::operate::Operator;
 use jadpo_engine::workflow::runs::start_run;
 use jadpo_test_env::{Env, Kind, commit_and_enqueue, request};
 use jadpo_test_harness::Browser;

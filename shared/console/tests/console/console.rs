@@ -9,7 +9,7 @@ use chrono::Utc;
 use jadpo_console::{ConsoleSettings, console};
 use jadpo_core::model::delivery::{DeliveryStatus, NewDelivery, NewEvent, Outcome};
 use jadpo_core::model::operator::ActionFilter;
-use jadpo_engine::operator::Operator;
+use jadpo_engine::operate::Operator;
 use jadpo_test_env::{Env, Kind};
 use serde_json::json;
 

@@ -12,7 +12,7 @@ use jadpo_core::{Store, Transaction};
 pub use super::emit::ScheduleOpError;
 use super::emit::{RunToEmit, emit_run};
 use crate::context::Engine;
-use crate::operator::{Change, Operator};
+use crate::operate::{Change, Operator};
 use crate::relay::enqueue_now;
 
 /// Operator verbs over an engine's schedule store.

@@ -14,7 +14,7 @@ use jadpo_core::model::principal::Principal;
 use jadpo_core::{Store, StoreError};
 use serde_json::json;
 
-use crate::operator::{Change, Operator};
+use crate::operate::{Change, Operator};
 
 /// Why nothing was adopted; nothing changed.
 #[derive(Debug, thiserror::Error)]

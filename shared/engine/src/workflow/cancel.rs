@@ -17,7 +17,7 @@ use serde_json::json;
 use super::base::now_ms;
 use super::runs::{EngineError, enqueue_commands, find_run, run_graph};
 use crate::context::Engine;
-use crate::operator::{Change, Operator};
+use crate::operate::{Change, Operator};
 
 /// How many times a cancel is tried when the run moves between its read and its commit.
 const TRIES: usize = 5;

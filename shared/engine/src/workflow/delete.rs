@@ -13,7 +13,7 @@ use jadpo_core::model::workflow::rows::RunDeleted;
 use jadpo_core::{Store, StoreError};
 use serde_json::json;
 
-use crate::operator::{Change, Operator};
+use crate::operate::{Change, Operator};
 
 /// Why a run was not deleted; nothing changed.
 #[derive(Debug, thiserror::Error)]

@@ -10,8 +10,8 @@ use jadpo_core::app::{Action, ActionOutput, Application, HandlerContext, Handler
 use jadpo_core::model::flags::Rollout;
 use jadpo_engine::EngineSettings;
 use jadpo_engine::commit::commit_unsent;
-use jadpo_engine::flags::FlagOps;
-use jadpo_engine::operator::Operator;
+use jadpo_engine::operate::Operator;
+use jadpo_engine::operate::flags::FlagOps;
 use jadpo_test_env::{Env, Kind, commit_and_enqueue, request};
 use serde_json::{Value, json};
 

@@ -13,7 +13,7 @@ use jadpo_core::model::operator::ActionFilter;
 use jadpo_core::model::workflow::state::ExecutionStatus;
 use jadpo_engine::dispatch::Dispatched;
 use jadpo_engine::housekeeping::housekeep_all;
-use jadpo_engine::operator::Operator;
+use jadpo_engine::operate::Operator;
 use jadpo_engine::workflow::delete::{DeleteError, delete_run};
 use jadpo_engine::workflow::runs::{CommandResult, find_run};
 use jadpo_test_env::{Env, Kind};

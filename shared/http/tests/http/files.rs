@@ -75,7 +75,8 @@ async fn user_token(env: &Env, user: &'static str) -> String {
     store.execute_once(sql, &[user.into(), email.into()]).await.unwrap_or_else(|e| panic!("{e}"));
     let until = jadpo_test_env::t0() + chrono::Duration::days(400);
     let clock = env.engine.clock.as_ref();
-    let issued = jadpo_engine::tokens::issue_unrecorded(store.as_ref(), user, until, clock);
+    let issued =
+        jadpo_engine::operate::tokens::issue_unrecorded(store.as_ref(), user, until, clock);
     issued.await.unwrap_or_else(|e| panic!("{e}")).secret
 }
 

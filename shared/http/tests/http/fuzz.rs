@@ -7,7 +7,7 @@
 use axum::body::Body;
 use axum::http::{HeaderValue, Request};
 use jadpo_core::model::service_key::Scopes;
-use jadpo_engine::keys::issue_unrecorded;
+use jadpo_engine::operate::keys::issue_unrecorded;
 use jadpo_http::{HttpState, WebSettings, router};
 use jadpo_test_env::{Env, Kind};
 use proptest::prelude::*;

@@ -398,7 +398,8 @@ async fn a_user_acts_as_themself(kind: Kind) {
     let token = |user: &'static str| {
         let store = Arc::clone(store);
         async move {
-            let issued = jadpo_engine::tokens::issue_unrecorded(store.as_ref(), user, until, clock);
+            let issued =
+                jadpo_engine::operate::tokens::issue_unrecorded(store.as_ref(), user, until, clock);
             issued.await.unwrap_or_else(|e| panic!("{e}")).secret
         }
     };

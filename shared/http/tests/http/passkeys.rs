@@ -118,8 +118,13 @@ async fn registering_acts_for_a_signed_in_user_only(kind: Kind) {
     let alice = signed_in(&mut env, "alice@example.com").await;
     let clock = env.engine.clock.as_ref();
     let all = Scopes::parse(&["*"]).unwrap_or_else(|e| panic!("{e}"));
-    let key =
-        jadpo_engine::keys::issue_unrecorded(env.store("main").as_ref(), "web", None, &all, clock);
+    let key = jadpo_engine::operate::keys::issue_unrecorded(
+        env.store("main").as_ref(),
+        "web",
+        None,
+        &all,
+        clock,
+    );
     let key = key.await.unwrap_or_else(|e| panic!("{e}")).secret;
     for path in ["/passkeys/options", "/passkeys"] {
         let nobody = send(&env, "POST", path, Req::default(), "{}").await;
@@ -174,8 +179,13 @@ async fn a_customer_lists_and_removes_their_passkeys(kind: Kind) {
     let path = format!("/passkeys/{id}");
     let clock = env.engine.clock.as_ref();
     let all = Scopes::parse(&["*"]).unwrap_or_else(|e| panic!("{e}"));
-    let key =
-        jadpo_engine::keys::issue_unrecorded(env.store("main").as_ref(), "web", None, &all, clock);
+    let key = jadpo_engine::operate::keys::issue_unrecorded(
+        env.store("main").as_ref(),
+        "web",
+        None,
+        &all,
+        clock,
+    );
     let key = key.await.unwrap_or_else(|e| panic!("{e}")).secret;
     let refused = [
         ("no one", Req::default(), StatusCode::UNAUTHORIZED),

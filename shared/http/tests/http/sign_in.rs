@@ -220,7 +220,7 @@ async fn sign_out_here_and_everywhere(kind: Kind) {
     let user = me(&env, &first).await.body["id"].as_str().unwrap_or_default().to_owned();
     let until = env.engine.clock.now() + chrono::Duration::days(1);
     let store = env.store("main");
-    let issued = jadpo_engine::tokens::issue_unrecorded(
+    let issued = jadpo_engine::operate::tokens::issue_unrecorded(
         store.as_ref(),
         &user,
         until,
@@ -250,7 +250,7 @@ async fn sign_out_here_and_everywhere(kind: Kind) {
     assert_eq!(me(&env, &second).await.status, StatusCode::OK, "sign-out ended another session");
 
     let key = Scopes::parse(&["*"]).unwrap_or_else(|e| panic!("{e}"));
-    let issued = jadpo_engine::keys::issue_unrecorded(
+    let issued = jadpo_engine::operate::keys::issue_unrecorded(
         store.as_ref(),
         "web",
         None,
@@ -315,7 +315,7 @@ async fn a_deleted_customers_sessions_end(kind: Kind) {
     let user = me(&env, &browser).await.body["id"].as_str().unwrap_or_default().to_owned();
     let until = env.engine.clock.now() + chrono::Duration::days(1);
     let store = env.store("main");
-    let api = jadpo_engine::tokens::issue_unrecorded(
+    let api = jadpo_engine::operate::tokens::issue_unrecorded(
         store.as_ref(),
         &user,
         until,
@@ -395,7 +395,7 @@ async fn no_table_holds_an_issued_secret(kind: Kind) {
     let (a, b) = (browser_of(&by_link), browser_of(&by_code));
     let store = env.store("main");
     let until = env.engine.clock.now() + chrono::Duration::days(1);
-    let api = jadpo_engine::tokens::issue_unrecorded(
+    let api = jadpo_engine::operate::tokens::issue_unrecorded(
         store.as_ref(),
         "hana",
         until,
@@ -498,7 +498,7 @@ fn members_app() -> Application {
 
 async fn key_for(env: &Env, service: &str) -> String {
     let all = Scopes::parse(&["*"]).unwrap_or_else(|e| panic!("{e}"));
-    let issued = jadpo_engine::keys::issue_unrecorded(
+    let issued = jadpo_engine::operate::keys::issue_unrecorded(
         env.store("main").as_ref(),
         service,
         None,

@@ -10,7 +10,7 @@ use aws_lambda_events::event::sqs::{SqsEvent, SqsMessage};
 use jadpo_core::Clock;
 use jadpo_core::model::delivery::{DeliveryFilter, DeliveryStatus};
 use jadpo_core::model::service_key::Scopes;
-use jadpo_engine::keys::issue_unrecorded;
+use jadpo_engine::operate::keys::issue_unrecorded;
 use jadpo_http::{HttpState, WebSettings, router};
 use jadpo_lambda::deliver_batch;
 use jadpo_queue_sqs::{SqsQueue, client_for_endpoint};

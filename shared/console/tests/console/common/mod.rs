@@ -4,7 +4,7 @@
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use jadpo_console::{Console, ConsoleSettings, console};
-use jadpo_engine::operator::Operator;
+use jadpo_engine::operate::Operator;
 use jadpo_test_env::Env;
 use tower::ServiceExt;
 

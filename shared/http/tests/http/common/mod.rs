@@ -14,7 +14,7 @@ use jadpo_core::app::{
 };
 use jadpo_core::model::migrate::{Ledger, Migration};
 use jadpo_core::model::service_key::Scopes;
-use jadpo_engine::keys::issue_unrecorded;
+use jadpo_engine::operate::keys::issue_unrecorded;
 use jadpo_http::{HttpState, WebSettings, router};
 use jadpo_test_env::Env;
 use serde_json::{Value, json};

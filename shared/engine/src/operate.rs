@@ -3,6 +3,18 @@
 //! action in `jadpo_operator_actions` with the item's state before it, the operator's name and
 //! the database role, then commit, or roll all of it back. A change is never made without its
 //! record, and a record never describes a change that did not commit.
+//!
+//! The verbs themselves, one file per thing operated on: [`deliveries`] (retry, discard,
+//! release), [`breakers`] (open, close), [`flags`] (set, history), [`keys`] (service keys) and
+//! [`tokens`] (users' API tokens). They are told apart from the use cases they act on by where
+//! they live, not by a plural (`deliver` delivers; `operate::deliveries` is what operators do to
+//! deliveries).
+
+pub mod breakers;
+pub mod deliveries;
+pub mod flags;
+pub mod keys;
+pub mod tokens;
 
 use chrono::{DateTime, Utc};
 use jadpo_core::clock::Clock;

@@ -10,7 +10,7 @@ use jadpo_core::model::flags::{FlagChange, Rollout, StoredFlag};
 use jadpo_core::{Store, StoreError};
 
 use crate::context::Engine;
-use crate::operator::{Change, Operator};
+use crate::operate::{Change, Operator};
 
 /// Why a flag operation did nothing.
 #[derive(Debug, thiserror::Error)]

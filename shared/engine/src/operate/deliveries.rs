@@ -16,7 +16,7 @@ use jadpo_core::{Store, StoreError};
 use serde_json::json;
 
 use crate::context::Engine;
-use crate::operator::{Change, Operator};
+use crate::operate::{Change, Operator};
 
 /// Why an operator's change to a delivery was refused; nothing was changed or recorded.
 #[derive(Debug, thiserror::Error)]

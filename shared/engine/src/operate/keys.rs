@@ -13,7 +13,7 @@ use jadpo_core::{Store, StoreError};
 use serde_json::{Value, json};
 
 use crate::context::Engine;
-use crate::operator::{Change, Operator};
+use crate::operate::{Change, Operator};
 
 /// Why a key operation did nothing.
 #[derive(Debug, thiserror::Error)]

@@ -12,7 +12,7 @@ use jadpo_core::{Store, StoreError};
 use serde_json::{Value, json};
 
 use crate::context::Engine;
-use crate::operator::{Change, Operator};
+use crate::operate::{Change, Operator};
 
 /// Users' API tokens as operators see and change them.
 pub struct TokenOps<'a> {

@@ -8,7 +8,7 @@ use jadpo_core::model::operator::OperatorAction;
 use jadpo_core::{Store, StoreError};
 
 use crate::context::Engine;
-use crate::operator::{Change, Operator};
+use crate::operate::{Change, Operator};
 
 /// Why an operator's change to a breaker was refused; nothing was changed.
 #[derive(Debug, thiserror::Error)]
