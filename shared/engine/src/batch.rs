@@ -47,7 +47,7 @@ pub const MAX_SPLITS: usize = 2;
 /// What became of each of `ids` (deliveries of `event_store`), in the same order. An error is
 /// a fault of the infrastructure: that message should be retried by the queue.
 pub async fn deliver_many(
-    p: &Engine,
+    engine: &Engine,
     event_store: &Arc<dyn Store>,
     ids: &[String],
 ) -> Vec<Result<DeliveryResult, StoreError>> {
@@ -83,7 +83,7 @@ pub async fn deliver_many(
             results[at] = Some(Ok(DeliveryResult::Finished(delivery.status)));
             continue;
         }
-        match p.app.subscriber(&delivery.subscriber) {
+        match engine.app.subscriber(&delivery.subscriber) {
             Some(spec) if batchable(spec) && delivery.unreadable.is_none() => {
                 groups.entry(spec.store.as_str()).or_default().push(Item { at, spec, delivery });
             }
@@ -92,14 +92,14 @@ pub async fn deliver_many(
     }
     let mut handled = Vec::new();
     for (store, group) in groups {
-        if p.near_deadline() {
+        if engine.near_deadline() {
             alone.extend(group.into_iter().map(|i| (i.at, i.delivery)));
             continue;
         }
         // Where the delivery rows live in the subscribers' store, their outcomes commit with
         // the subscribers' writes; else they are recorded after, in one statement.
         let in_tx = store == event_store.name();
-        match deliver_group(p, store, group, in_tx).await {
+        match deliver_group(engine, store, group, in_tx).await {
             Ok(Grouped { done, left }) => {
                 if in_tx {
                     for (at, already) in done {
@@ -117,12 +117,12 @@ pub async fn deliver_many(
             }
         }
     }
-    record_handled(p, event_store, ids, handled, &mut results).await;
-    for (at, result) in deliver_alone(p, event_store, alone).await {
+    record_handled(engine, event_store, ids, handled, &mut results).await;
+    for (at, result) in deliver_alone(engine, event_store, alone).await {
         results[at] = Some(result);
     }
     for at in again {
-        results[at] = Some(deliver(p, event_store, &ids[at]).await);
+        results[at] = Some(deliver(engine, event_store, &ids[at]).await);
     }
     results
         .into_iter()
@@ -136,15 +136,15 @@ pub async fn deliver_many(
 /// flushes). Run one after another, a batch of deliveries making calls cost each its every
 /// synced write.
 async fn deliver_alone(
-    p: &Engine,
+    engine: &Engine,
     event_store: &Arc<dyn Store>,
     alone: Vec<(usize, &Delivery)>,
 ) -> Vec<(usize, Result<DeliveryResult, StoreError>)> {
     let runs = alone.into_iter().map(|(at, delivery)| async move {
-        if p.near_deadline() {
+        if engine.near_deadline() {
             return (at, Err(not_started()));
         }
-        (at, deliver_loaded(p, event_store, delivery).await)
+        (at, deliver_loaded(engine, event_store, delivery).await)
     });
     futures_util::future::join_all(runs).await
 }
@@ -191,7 +191,7 @@ type GroupFailed<'d> = (StoreError, Vec<(usize, &'d Delivery)>);
 /// Delivers the deliveries of subscribers writing to `store` in one transaction, shedding
 /// failed ones to be delivered alone; `in_tx`: their rows live in `store` too.
 async fn deliver_group<'d>(
-    p: &Engine,
+    engine: &Engine,
     store: &str,
     mut group: Vec<Item<'d>>,
     in_tx: bool,
@@ -201,7 +201,7 @@ async fn deliver_group<'d>(
         if group.is_empty() {
             break;
         }
-        match run_batch(p, store, &group, in_tx).await {
+        match run_batch(engine, store, &group, in_tx).await {
             Ok(Batch::Committed(already)) => {
                 let done =
                     group.into_iter().map(|i| (i.at, already.contains(&i.delivery.id))).collect();
@@ -233,13 +233,13 @@ enum Batch {
 /// One transaction on `store` over `items`: the handled records, then each handler with the
 /// events it emits, then (`in_tx`) the deliveries' outcomes.
 async fn run_batch(
-    p: &Engine,
+    engine: &Engine,
     store_name: &str,
     items: &[Item<'_>],
     in_tx: bool,
 ) -> Result<Batch, StoreError> {
-    let store = p.store(store_name)?;
-    let now = p.clock.now();
+    let store = engine.store(store_name)?;
+    let now = engine.clock.now();
     let rows: Vec<(&str, &str)> =
         items.iter().map(|i| (i.delivery.id.as_str(), i.spec.name.as_str())).collect();
     let mut tx = store.begin().await?;
@@ -262,7 +262,7 @@ async fn run_batch(
         if !fresh.contains(&item.delivery.id) {
             continue;
         }
-        match run_one(p, store.as_ref(), item.spec, item.delivery, tx).await {
+        match run_one(engine, store.as_ref(), item.spec, item.delivery, tx).await {
             Ran::Done(back, more) => {
                 tx = back;
                 queued.extend(more);
@@ -277,7 +277,7 @@ async fn run_batch(
         }
     }
     let ids: Vec<String> = items.iter().map(|i| i.delivery.id.clone()).collect();
-    let audited = p.app.has_audited(store_name);
+    let audited = engine.app.has_audited(store_name);
     let handled: &[String] = if in_tx { &ids } else { &[] };
     let tx = close_for_commit(store.as_ref(), tx, audited, handled, now, || {
         crate::fault!("deliver.batch.before_commit");
@@ -285,7 +285,7 @@ async fn run_batch(
     });
     tx.await?.commit().await?;
     crate::fault!("deliver.batch.after_commit");
-    enqueue_now(p, store_name, &queued).await;
+    enqueue_now(engine, store_name, &queued).await;
     Ok(Batch::Committed(ids.into_iter().filter(|id| !fresh.contains(id)).collect()))
 }
 
@@ -297,20 +297,20 @@ enum Ran {
 }
 
 async fn run_one(
-    p: &Engine,
+    engine: &Engine,
     store: &dyn Store,
     spec: &SubscriberSpec,
     delivery: &Delivery,
     mut tx: Box<dyn Transaction>,
 ) -> Ran {
-    let now = p.clock.now();
-    if p.app.has_audited(&spec.store) {
+    let now = engine.clock.now();
+    if engine.app.has_audited(&spec.store) {
         if let Err(e) = set_audit_context(store, tx.as_mut(), spec, delivery, now).await {
             return Ran::Failed(Some(tx), e.to_string());
         }
     }
     let mut shared = Shared { tx: Some(tx), key: delivery.id.clone(), calls: false };
-    let mut ctx = HandlerContext::new(&mut shared, now).with_flags(p.flag_access(&spec.store));
+    let mut ctx = HandlerContext::new(&mut shared, now).with_flags(engine.flag_access(&spec.store));
     let result = spec.handler.handle(&mut ctx, &delivery.event).await;
     let (opened, emitted) = ctx.into_parts();
     let Some(mut tx) = opened.or_else(|| shared.tx.take()) else {
@@ -322,7 +322,7 @@ async fn run_one(
     if shared.calls {
         return Ran::Failed(Some(tx), "it makes calls".to_owned());
     }
-    match write_emitted(p, store, tx.as_mut(), &emitted, &origin(spec, delivery), now).await {
+    match write_emitted(engine, store, tx.as_mut(), &emitted, &origin(spec, delivery), now).await {
         Ok((_, queued)) => Ran::Done(tx, queued),
         Err(e) => Ran::Failed(Some(tx), e.to_string()),
     }
@@ -357,7 +357,7 @@ impl RunServices for Shared {
 
 /// Records the batches' handled deliveries (places in `ids`) on `event_store` in one statement.
 async fn record_handled(
-    p: &Engine,
+    engine: &Engine,
     event_store: &Arc<dyn Store>,
     ids: &[String],
     handled: Vec<Done>,
@@ -367,7 +367,7 @@ async fn record_handled(
         return;
     }
     let handled_ids: Vec<String> = handled.iter().map(|(at, _)| ids[*at].clone()).collect();
-    let recorded = mark_handled(p, event_store.as_ref(), &handled_ids).await;
+    let recorded = mark_handled(engine, event_store.as_ref(), &handled_ids).await;
     for (at, already) in handled {
         results[at] = Some(match &recorded {
             Ok(_) => Ok(handled_result(already)),
@@ -376,8 +376,12 @@ async fn record_handled(
     }
 }
 
-async fn mark_handled(p: &Engine, store: &dyn Store, ids: &[String]) -> Result<u64, StoreError> {
-    let changed = store.deliveries_record_handled(ids, p.clock.now()).await?;
+async fn mark_handled(
+    engine: &Engine,
+    store: &dyn Store,
+    ids: &[String],
+) -> Result<u64, StoreError> {
+    let changed = store.deliveries_record_handled(ids, engine.clock.now()).await?;
     crate::fault!("deliver.batch.after_outcomes");
     Ok(changed)
 }

@@ -99,12 +99,12 @@ pub enum CommitError {
 /// Refuses the commit while the queue holds at least the admission limit: accepting work
 /// faster than it can be delivered only grows a backlog that ages past the queue's redelivery
 /// window and retention. A queue that cannot tell its depth, or cannot be read now, admits.
-pub(crate) async fn admit(p: &Engine) -> Result<(), CommitError> {
-    let limit = p.settings.max_backlog;
+pub(crate) async fn admit(engine: &Engine) -> Result<(), CommitError> {
+    let limit = engine.settings.max_backlog;
     if limit == 0 {
         return Ok(());
     }
-    match p.queue.backlog_recent().await {
+    match engine.queue.backlog_recent().await {
         Ok(Some(backlog)) if backlog >= limit => Err(CommitError::Overloaded { backlog, limit }),
         Ok(_) => Ok(()),
         Err(e) => {
@@ -118,7 +118,7 @@ pub(crate) async fn admit(p: &Engine) -> Result<(), CommitError> {
 /// the audit context, and written at the end with the events, the stored response and the step
 /// record's finish.
 struct ActionRows<'a> {
-    p: &'a Engine,
+    engine: &'a Engine,
     store: &'a dyn Store,
     request: &'a CommitRequest,
     audited: bool,
@@ -127,11 +127,11 @@ struct ActionRows<'a> {
 #[async_trait]
 impl Opener for ActionRows<'_> {
     async fn open(&self) -> Result<Box<dyn Transaction>, OpenError> {
-        let (p, store, request) = (self.p, self.store, self.request);
-        let now = p.clock.now();
+        let (engine, store, request) = (self.engine, self.store, self.request);
+        let now = engine.clock.now();
         let mut tx = store.begin().await?;
         if let Some(key) = &request.idempotency_key {
-            let expires = jadpo_core::clock::after(now, p.settings.idempotency_retention);
+            let expires = jadpo_core::clock::after(now, engine.settings.idempotency_retention);
             let digest = &request.request_digest;
             let claim = store
                 .idempotency_claim(tx.as_mut(), &request.caller, key, digest, now, expires)
@@ -202,9 +202,9 @@ fn interrupted(interrupt: Interrupt, store: &str) -> Result<CommitOutcome, Commi
 /// The use case an edge calls: runs `request` ([`commit_unsent`]), then puts its new deliveries
 /// on the queue at once. What the queue refuses is left to the relay's sweep, which sends every
 /// delivery committed and not marked sent: an edge never sends after a commit itself.
-pub async fn commit(p: &Engine, request: CommitRequest) -> Result<CommitOutcome, CommitError> {
-    let outcome = commit_unsent(p, request).await?;
-    enqueue_now(p, &outcome.store, &outcome.deliveries).await;
+pub async fn commit(engine: &Engine, request: CommitRequest) -> Result<CommitOutcome, CommitError> {
+    let outcome = commit_unsent(engine, request).await?;
+    enqueue_now(engine, &outcome.store, &outcome.deliveries).await;
     Ok(outcome)
 }
 
@@ -213,26 +213,26 @@ pub async fn commit(p: &Engine, request: CommitRequest) -> Result<CommitOutcome,
 /// deliveries are left unsent (in `deliveries`, for the relay's sweep): for a caller that sends
 /// them its own way, as the benches and the tests of the relay do.
 pub async fn commit_unsent(
-    p: &Engine,
+    engine: &Engine,
     request: CommitRequest,
 ) -> Result<CommitOutcome, CommitError> {
-    let spec = p
+    let spec = engine
         .app
         .action(&request.action)
         .ok_or_else(|| CommitError::UnknownAction(request.action.clone()))?;
-    let store = p.store(&spec.store)?;
-    admit(p).await?;
-    let now = p.clock.now();
-    let audited = p.app.has_audited(&spec.store);
-    let rows = ActionRows { p, store: store.as_ref(), request: &request, audited };
+    let store = engine.store(&spec.store)?;
+    admit(engine).await?;
+    let now = engine.clock.now();
+    let audited = engine.app.has_audited(&spec.store);
+    let rows = ActionRows { engine, store: store.as_ref(), request: &request, audited };
     let run_key =
         action_run_key(&request.caller, request.idempotency_key.as_deref(), &request.request_id);
-    let mut run = Run::new(p, store.as_ref(), &rows, Runner::Action, run_key, &spec.name, 1)
+    let mut run = Run::new(engine, store.as_ref(), &rows, Runner::Action, run_key, &spec.name, 1)
         .with_mode(spec.steps);
     let mut ctx = HandlerContext::new(&mut run, now)
-        .with_flags(p.flag_access(&spec.store))
+        .with_flags(engine.flag_access(&spec.store))
         .with_principal(request.principal.as_ref())
-        .with_files(p.file_access(&spec.store, store.as_ref()));
+        .with_files(engine.file_access(&spec.store, store.as_ref()));
     let output = spec.handler.run(&mut ctx, request.input.clone()).await;
     let (tx, emitted) = ctx.into_parts();
     if let Some(interrupt) = run.interrupt.take() {
@@ -299,7 +299,7 @@ impl ActionRows<'_> {
         emitted: &[Emitted],
         now: DateTime<Utc>,
     ) -> Result<Vec<QueuedDelivery>, CommitError> {
-        let (p, store, request) = (self.p, self.store, self.request);
+        let (engine, store, request) = (self.engine, self.store, self.request);
         let origin = Origin {
             source: &request.action,
             depth: 0,
@@ -307,7 +307,7 @@ impl ActionRows<'_> {
             traceparent: request.traceparent.as_deref(),
             tracestate: request.tracestate.as_deref(),
         };
-        let (_, deliveries) = write_emitted(p, store, tx, emitted, &origin, now).await?;
+        let (_, deliveries) = write_emitted(engine, store, tx, emitted, &origin, now).await?;
         crate::fault!("commit.after_outbox");
         if let Some(key) = &request.idempotency_key {
             let body = output.body.to_string();
@@ -339,7 +339,7 @@ pub(crate) struct Origin<'a> {
 /// Writes the outbox row and deliveries of each emitted event inside `tx`; returns the outbox
 /// rows' ids, in order, and the deliveries to put on the queue after commit.
 pub(crate) async fn write_emitted(
-    p: &Engine,
+    engine: &Engine,
     store: &dyn Store,
     tx: &mut dyn Transaction,
     emitted: &[Emitted],
@@ -349,21 +349,21 @@ pub(crate) async fn write_emitted(
     let mut queued = Vec::new();
     let mut outbox_ids = Vec::with_capacity(emitted.len());
     for e in emitted {
-        if !p.app.has_event(&e.event_type) {
+        if !engine.app.has_event(&e.event_type) {
             return Err(CommitError::UndeclaredEvent {
                 action: origin.source.to_owned(),
                 event: e.event_type.clone(),
             });
         }
-        if origin.depth > p.settings.max_chain_depth {
+        if origin.depth > engine.settings.max_chain_depth {
             return Err(CommitError::ChainTooDeep {
                 event: e.event_type.clone(),
                 depth: origin.depth,
-                limit: p.settings.max_chain_depth,
+                limit: engine.settings.max_chain_depth,
             });
         }
         let event = NewEvent {
-            id: new_id(p.clock.as_ref()).to_string(),
+            id: new_id(engine.clock.as_ref()).to_string(),
             event_type: e.event_type.clone(),
             payload: e.payload.clone(),
             traceparent: origin.traceparent.map(str::to_owned),
@@ -373,11 +373,11 @@ pub(crate) async fn write_emitted(
             request_id: origin.request_id.map(str::to_owned),
             created_at: now,
         };
-        let deliveries: Vec<NewDelivery> = p
+        let deliveries: Vec<NewDelivery> = engine
             .app
             .subscribers_of(&e.event_type)
             .map(|s| NewDelivery {
-                id: new_id(p.clock.as_ref()).to_string(),
+                id: new_id(engine.clock.as_ref()).to_string(),
                 outbox_id: event.id.clone(),
                 subscriber: s.name.clone(),
                 created_at: now,

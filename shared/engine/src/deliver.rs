@@ -44,7 +44,7 @@ pub enum DeliveryResult {
 /// Delivers `delivery_id` of `event_store` (the store its event was written to) to its subscriber.
 /// An error is a fault of the infrastructure: the message should be retried by the queue.
 pub async fn deliver(
-    p: &Engine,
+    engine: &Engine,
     event_store: &Arc<dyn Store>,
     delivery_id: &str,
 ) -> Result<DeliveryResult, StoreError> {
@@ -52,25 +52,25 @@ pub async fn deliver(
         return Ok(DeliveryResult::Gone);
     };
     crate::fault!("deliver.after_load");
-    deliver_loaded(p, event_store, &delivery).await
+    deliver_loaded(engine, event_store, &delivery).await
 }
 
 /// Delivers `delivery`, as loaded from `event_store`, to its subscriber on its own.
 pub(crate) async fn deliver_loaded(
-    p: &Engine,
+    engine: &Engine,
     event_store: &Arc<dyn Store>,
     delivery: &Delivery,
 ) -> Result<DeliveryResult, StoreError> {
     if delivery.status != DeliveryStatus::Pending {
         return Ok(DeliveryResult::Finished(delivery.status));
     }
-    let Some(spec) = p.app.subscriber(&delivery.subscriber) else {
+    let Some(spec) = engine.app.subscriber(&delivery.subscriber) else {
         let failure = format!(
             "subscriber {:?} is no longer declared by the application",
             delivery.subscriber
         );
         return finish(
-            p,
+            engine,
             event_store.as_ref(),
             delivery,
             Outcome::Failed { failure, retry_at: None },
@@ -79,25 +79,26 @@ pub(crate) async fn deliver_loaded(
     };
     if let Some(failure) = &delivery.unreadable {
         let retry_at = spec.retry.delay_after(delivery.attempts + 1);
-        let retry_at = retry_at.map(|d| jadpo_core::clock::after(p.clock.now(), d));
+        let retry_at = retry_at.map(|d| jadpo_core::clock::after(engine.clock.now(), d));
         let outcome = Outcome::Failed { failure: failure.clone(), retry_at };
-        return finish(p, event_store.as_ref(), delivery, outcome).await;
+        return finish(engine, event_store.as_ref(), delivery, outcome).await;
     }
     let mut gates = CallGates::new(event_store, &delivery.id);
     if let Some(connection) = &spec.connection {
-        if gates.admit(p, connection).await?.is_some() {
+        if gates.admit(engine, connection).await?.is_some() {
             return Ok(DeliveryResult::Held);
         }
     }
-    let (attempt, gates) = run_subscriber(p, event_store.name(), spec, delivery, gates).await?;
+    let (attempt, gates) =
+        run_subscriber(engine, event_store.name(), spec, delivery, gates).await?;
     let ended = match &attempt {
         Attempt::AlreadyHandled | Attempt::Done { .. } => Ended::Succeeded,
         Attempt::Failed { .. } | Attempt::Deferred { .. } | Attempt::Held => Ended::NotSucceeded,
     };
-    gates.settle_all(p, ended).await;
+    gates.settle_all(engine, ended).await;
     let outcome = match attempt {
         Attempt::AlreadyHandled => {
-            record(p, event_store.as_ref(), delivery, &Outcome::Handled).await?;
+            record(engine, event_store.as_ref(), delivery, &Outcome::Handled).await?;
             return Ok(DeliveryResult::AlreadyHandled);
         }
         Attempt::Done { recorded: true } => {
@@ -109,14 +110,14 @@ pub(crate) async fn deliver_loaded(
             let retry_at = retryable
                 .then(|| spec.retry.delay_after(delivery.attempts + 1))
                 .flatten()
-                .map(|d| jadpo_core::clock::after(p.clock.now(), d));
+                .map(|d| jadpo_core::clock::after(engine.clock.now(), d));
             Outcome::Failed { failure, retry_at }
         }
         Attempt::Deferred { reason, until } => Outcome::Deferred { reason, until },
         // Its hold was written with the gate that held it.
         Attempt::Held => return Ok(DeliveryResult::Held),
     };
-    finish(p, event_store.as_ref(), delivery, outcome).await
+    finish(engine, event_store.as_ref(), delivery, outcome).await
 }
 
 enum Attempt {
@@ -140,7 +141,7 @@ enum Attempt {
 
 /// Opens a subscriber's transaction: its handled record first, then the audit context.
 struct SubscriberOpener<'a> {
-    p: &'a Engine,
+    engine: &'a Engine,
     store: &'a dyn Store,
     spec: &'a SubscriberSpec,
     delivery: &'a Delivery,
@@ -150,7 +151,7 @@ struct SubscriberOpener<'a> {
 impl Opener for SubscriberOpener<'_> {
     async fn open(&self) -> Result<Box<dyn Transaction>, OpenError> {
         let (store, spec, delivery) = (self.store, self.spec, self.delivery);
-        let now = self.p.clock.now();
+        let now = self.engine.clock.now();
         let mut tx = store.begin().await?;
         match store.handled_insert(tx.as_mut(), &delivery.id, &spec.name, now).await {
             Ok(true) => {}
@@ -164,7 +165,7 @@ impl Opener for SubscriberOpener<'_> {
             }
         }
         crate::fault!("deliver.after_handled_insert");
-        if self.p.app.has_audited(&spec.store) {
+        if self.engine.app.has_audited(&spec.store) {
             set_audit_context(store, tx.as_mut(), spec, delivery, now).await?;
         }
         Ok(tx)
@@ -202,18 +203,18 @@ pub(crate) async fn set_audit_context(
 }
 
 async fn run_subscriber(
-    p: &Engine,
+    engine: &Engine,
     event_store: &str,
     spec: &SubscriberSpec,
     delivery: &Delivery,
     gates: CallGates,
 ) -> Result<(Attempt, CallGates), StoreError> {
-    let store = p.store(&spec.store)?;
-    let now = p.clock.now();
-    let opener = SubscriberOpener { p, store: store.as_ref(), spec, delivery };
+    let store = engine.store(&spec.store)?;
+    let now = engine.clock.now();
+    let opener = SubscriberOpener { engine, store: store.as_ref(), spec, delivery };
     let attempt = delivery.attempts + 1;
     let mut run = Run::new(
-        p,
+        engine,
         store.as_ref(),
         &opener,
         Runner::Subscriber,
@@ -224,17 +225,17 @@ async fn run_subscriber(
     .with_mode(spec.steps)
     .with_gates(gates);
     let mut ctx = HandlerContext::new(&mut run, now)
-        .with_flags(p.flag_access(&spec.store))
+        .with_flags(engine.flag_access(&spec.store))
         .with_sign_in(
             (spec.name == sign_in::MAIL_SUBSCRIBER)
                 .then_some(store.as_ref() as &dyn jadpo_core::ports::SignInStore),
         )
-        .with_files(p.file_access(&spec.store, store.as_ref()));
+        .with_files(engine.file_access(&spec.store, store.as_ref()));
     let result = spec.handler.handle(&mut ctx, &delivery.event).await;
     let (tx, emitted) = ctx.into_parts();
     let gates = match run.gates.take() {
         Some(gates) => gates,
-        None => CallGates::new(p.store(event_store)?, &delivery.id),
+        None => CallGates::new(engine.store(event_store)?, &delivery.id),
     };
     if run.interrupt.is_some() {
         // Only a handled record interrupts a subscriber.
@@ -260,7 +261,7 @@ async fn run_subscriber(
         Ok(()) => {
             crate::fault!("deliver.after_subscriber");
             let at = Delivering { event_store, spec, delivery };
-            finish_run(p, &at, &mut run, tx, &emitted).await?
+            finish_run(engine, &at, &mut run, tx, &emitted).await?
         }
         Err(e) => {
             if let Some(tx) = tx {
@@ -314,14 +315,14 @@ struct Delivering<'a> {
 /// events it emitted, its step record finished, and the delivery marked handled where its row
 /// lives in the subscriber's store.
 async fn finish_run(
-    p: &Engine,
+    engine: &Engine,
     at: &Delivering<'_>,
     run: &mut Run<'_>,
     tx: Option<Box<dyn Transaction>>,
     emitted: &[jadpo_core::app::Emitted],
 ) -> Result<Finished, StoreError> {
     let (spec, delivery) = (at.spec, at.delivery);
-    let store = p.store(&spec.store)?;
+    let store = engine.store(&spec.store)?;
     let mut tx = match tx {
         Some(tx) => tx,
         None => match run.begin_writes().await {
@@ -336,44 +337,45 @@ async fn finish_run(
             }
         },
     };
-    let now = p.clock.now();
+    let now = engine.clock.now();
     let origin = origin(spec, delivery);
-    let failure = match write_emitted(p, store.as_ref(), tx.as_mut(), emitted, &origin, now).await {
-        Ok((_, queued)) => match run.finish(tx.as_mut()).await {
-            Ok(()) => {
-                let recorded = at.event_store == spec.store;
-                let handled = if recorded { std::slice::from_ref(&delivery.id) } else { &[] };
-                let audited = p.app.has_audited(&spec.store);
-                let answered = run.answers_with_finish();
-                let tx = close_for_commit(store.as_ref(), tx, audited, handled, now, || {
-                    if answered {
-                        crate::fault!("steps.after_answer");
+    let failure =
+        match write_emitted(engine, store.as_ref(), tx.as_mut(), emitted, &origin, now).await {
+            Ok((_, queued)) => match run.finish(tx.as_mut()).await {
+                Ok(()) => {
+                    let recorded = at.event_store == spec.store;
+                    let handled = if recorded { std::slice::from_ref(&delivery.id) } else { &[] };
+                    let audited = engine.app.has_audited(&spec.store);
+                    let answered = run.answers_with_finish();
+                    let tx = close_for_commit(store.as_ref(), tx, audited, handled, now, || {
+                        if answered {
+                            crate::fault!("steps.after_answer");
+                        }
+                        crate::fault!("deliver.before_subscriber_commit");
+                        Ok(())
+                    });
+                    let committed = async { tx.await?.commit().await }.await;
+                    if let Err(e) = committed {
+                        // Not committed: the run's held answer is written as it is given up.
+                        run.release().await;
+                        return Err(e);
                     }
-                    crate::fault!("deliver.before_subscriber_commit");
-                    Ok(())
-                });
-                let committed = async { tx.await?.commit().await }.await;
-                if let Err(e) = committed {
-                    // Not committed: the run's held answer is written as it is given up.
-                    run.release().await;
-                    return Err(e);
+                    crate::fault!("deliver.after_subscriber_commit");
+                    enqueue_now(engine, &spec.store, &queued).await;
+                    return Ok(Finished::Done { recorded });
                 }
-                crate::fault!("deliver.after_subscriber_commit");
-                enqueue_now(p, &spec.store, &queued).await;
-                return Ok(Finished::Done { recorded });
+                Err(e) => failed(e),
+            },
+            Err(CommitError::Store(e)) if e.is_retryable() => {
+                let _ = tx.rollback().await;
+                run.release().await;
+                return Err(e);
             }
-            Err(e) => failed(e),
-        },
-        Err(CommitError::Store(e)) if e.is_retryable() => {
-            let _ = tx.rollback().await;
-            run.release().await;
-            return Err(e);
-        }
-        Err(e @ (CommitError::ChainTooDeep { .. } | CommitError::UndeclaredEvent { .. })) => {
-            (e.to_string(), false)
-        }
-        Err(e) => (e.to_string(), true),
-    };
+            Err(e @ (CommitError::ChainTooDeep { .. } | CommitError::UndeclaredEvent { .. })) => {
+                (e.to_string(), false)
+            }
+            Err(e) => (e.to_string(), true),
+        };
     tx.rollback().await?;
     Ok(Finished::Failed(failure))
 }
@@ -416,21 +418,21 @@ pub(crate) fn checkpoint(point: impl FnOnce() -> Result<(), StoreError>) -> Resu
 }
 
 async fn record(
-    p: &Engine,
+    engine: &Engine,
     store: &dyn Store,
     delivery: &Delivery,
     outcome: &Outcome,
 ) -> Result<bool, StoreError> {
-    store.delivery_record_outcome(&delivery.id, outcome, p.clock.now()).await
+    store.delivery_record_outcome(&delivery.id, outcome, engine.clock.now()).await
 }
 
 async fn finish(
-    p: &Engine,
+    engine: &Engine,
     store: &dyn Store,
     delivery: &Delivery,
     outcome: Outcome,
 ) -> Result<DeliveryResult, StoreError> {
-    record(p, store, delivery, &outcome).await?;
+    record(engine, store, delivery, &outcome).await?;
     if let Outcome::Failed { failure, retry_at } = &outcome {
         // Every failed attempt, not only a breaker's transitions: what an operator reads first.
         let attempt = delivery.attempts + 1;

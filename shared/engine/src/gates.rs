@@ -86,17 +86,17 @@ impl CallGates {
     /// breaker holds the delivery (the hold is written with the gate's transaction).
     pub(crate) async fn admit(
         &mut self,
-        p: &Engine,
+        engine: &Engine,
         connection: &str,
     ) -> Result<Option<DateTime<Utc>>, StoreError> {
         if self.admitted.contains_key(connection)
-            || !p.app.connections().iter().any(|c| c == connection)
+            || !engine.app.connections().iter().any(|c| c == connection)
         {
             return Ok(None);
         }
-        let policy = p.app.breaker_policy(connection).unwrap_or_default();
+        let policy = engine.app.breaker_policy(connection).unwrap_or_default();
         let at = (connection, self.delivery.as_str());
-        let (gate, passed_on) = pass_or_admit(p, self.store.as_ref(), at, &policy).await?;
+        let (gate, passed_on) = pass_or_admit(engine, self.store.as_ref(), at, &policy).await?;
         if let Gate::Hold { until } = gate {
             tracing::debug!(delivery = %self.delivery, %connection, %until, "held by the circuit breaker");
             self.held = Some((connection.to_owned(), until));
@@ -111,10 +111,10 @@ impl CallGates {
     /// fails the call (the hold is recorded, [`CallGates::held`] says so).
     pub(crate) async fn before_call(
         &mut self,
-        p: &Engine,
+        engine: &Engine,
         connection: &str,
     ) -> Result<(), HandlerError> {
-        match self.admit(p, connection).await? {
+        match self.admit(engine, connection).await? {
             None => Ok(()),
             Some(until) => Err(HandlerError::Failed(format!(
                 "the circuit breaker of connection {connection:?} is open: held until {until}"
@@ -138,7 +138,7 @@ impl CallGates {
     /// Records the attempt on every admitted connection's breaker: a failure where a call to it
     /// failed on the service's side; a success where the attempt succeeded or a call to it
     /// answered; neither otherwise. A breaker not reached costs its count, never the delivery.
-    pub(crate) async fn settle_all(self, p: &Engine, ended: Ended) {
+    pub(crate) async fn settle_all(self, engine: &Engine, ended: Ended) {
         for (connection, admitted) in &self.admitted {
             let result = if admitted.failed {
                 AttemptResult::ConnectionFailed
@@ -150,7 +150,7 @@ impl CallGates {
             let at = (connection.as_str(), self.delivery.as_str());
             let passed_on = admitted.passed_on.as_ref();
             let settled =
-                settle_noting(p, self.store.as_ref(), at, result, passed_on, &admitted.policy);
+                settle_noting(engine, self.store.as_ref(), at, result, passed_on, &admitted.policy);
             if let Err(e) = settled.await {
                 // The attempt itself is recorded apart; a lost probe result frees the probe
                 // after the policy's probe timeout.
@@ -163,15 +163,16 @@ impl CallGates {
 /// The breaker's gate for a delivery calling `at.0`: a pass on the row this process last saw
 /// closed, while it is trusted (no read); else [`admit`], its row remembered when it passed.
 async fn pass_or_admit(
-    p: &Engine,
+    engine: &Engine,
     store: &dyn Store,
     at: (&str, &str),
     policy: &BreakerPolicy,
 ) -> Result<(Gate, Option<Breaker>), StoreError> {
     let (connection, delivery) = at;
-    let now = p.clock.now();
-    let trusted_for = p.settings.breaker_trusted_for;
-    if let Some(mut seen) = p.breakers_seen.closed(store.name(), connection, now, trusted_for) {
+    let now = engine.clock.now();
+    let trusted_for = engine.settings.breaker_trusted_for;
+    if let Some(mut seen) = engine.breakers_seen.closed(store.name(), connection, now, trusted_for)
+    {
         let before = seen.clone();
         if seen.gate(delivery, now, policy) == Gate::Pass && seen == before {
             return Ok((Gate::Pass, Some(before)));
@@ -179,8 +180,8 @@ async fn pass_or_admit(
     }
     let (gate, passed_on) = admit(store, connection, delivery, now, policy).await?;
     match &passed_on {
-        Some(row) => p.breakers_seen.note(store.name(), row, now),
-        None => p.breakers_seen.forget(store.name(), connection),
+        Some(row) => engine.breakers_seen.note(store.name(), row, now),
+        None => engine.breakers_seen.forget(store.name(), connection),
     }
     Ok((gate, passed_on))
 }
@@ -188,16 +189,16 @@ async fn pass_or_admit(
 /// [`settle`]s the attempt; anything but a success that changed nothing makes this process
 /// forget the breaker it saw closed, so the next delivery reads the row.
 async fn settle_noting(
-    p: &Engine,
+    engine: &Engine,
     store: &dyn Store,
     at: (&str, &str),
     result: AttemptResult,
     passed_on: Option<&Breaker>,
     policy: &BreakerPolicy,
 ) -> Result<(Transition, u64), StoreError> {
-    let settled = settle(store, at, result, passed_on, p.clock.now(), policy).await;
+    let settled = settle(store, at, result, passed_on, engine.clock.now(), policy).await;
     if result != AttemptResult::Success || !matches!(settled, Ok((Transition::None, _))) {
-        p.breakers_seen.forget(store.name(), at.0);
+        engine.breakers_seen.forget(store.name(), at.0);
     }
     settled
 }

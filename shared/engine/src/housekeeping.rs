@@ -267,38 +267,38 @@ async fn run_pass(
     Ok(report)
 }
 
-/// One pass over every store of `p`, one after the other; a store that fails does not stop the
+/// One pass over every store of `engine`, one after the other; a store that fails does not stop the
 /// others. Returns each store's report and each failure.
 pub async fn housekeep_all(
-    p: &Engine,
+    engine: &Engine,
     owner: &str,
 ) -> (Vec<HousekeepingReport>, Vec<HousekeepingError>) {
     let mut reports = Vec::new();
     let mut failures = Vec::new();
     // While the queue holds messages, unfinished deliveries may be waiting in it: the relay
     // re-sends only what the queue's depth cannot account for, and nothing is handed back here.
-    let rescue_after = match p.queue.backlog().await {
+    let rescue_after = match engine.queue.backlog().await {
         Ok(Some(n)) if n > 0 => None,
-        _ => Some(p.settings.redelivery_after),
+        _ => Some(engine.settings.redelivery_after),
     };
-    let file_stores: Vec<&dyn Store> = p
+    let file_stores: Vec<&dyn Store> = engine
         .app
         .feature_stores(Feature::Files)
         .iter()
-        .filter_map(|name| p.stores.get(*name).map(|s| s.as_ref()))
+        .filter_map(|name| engine.stores.get(*name).map(|s| s.as_ref()))
         .collect();
-    for store in p.stores.values() {
-        let settings = &p.settings.housekeeping;
-        let audit: Vec<(String, Duration)> = p
+    for store in engine.stores.values() {
+        let settings = &engine.settings.housekeeping;
+        let audit: Vec<(String, Duration)> = engine
             .app
             .audited_in(store.name())
             .iter()
             .map(|a| (a.entity.clone(), a.retention))
             .collect();
-        let clock = p.clock.as_ref();
-        let features = Some(p.app.store_features(store.name()));
-        let retain = Retain::declared_in(&p.app, store.name());
-        let files = p.blobs.as_deref().map(|blobs| FileWork { blobs, stores: &file_stores });
+        let clock = engine.clock.as_ref();
+        let features = Some(engine.app.store_features(store.name()));
+        let retain = Retain::declared_in(&engine.app, store.name());
+        let files = engine.blobs.as_deref().map(|blobs| FileWork { blobs, stores: &file_stores });
         let pass = Pass { settings, rescue_after, audit: &audit, retain: &retain, features, files };
         match run_pass(store.as_ref(), clock, &pass, owner).await {
             Ok(report) => reports.push(report),

@@ -180,10 +180,10 @@ fn refusal(e: &jsonwebtoken::errors::Error) -> TokenRefusal {
 
 /// A nonce for a sign-in with provider `name` ([`new_nonce`]): `(secret, nonce)`, the secret
 /// for the browser's cookie. Refused for a provider the application does not declare.
-pub fn nonce_for(p: &Engine, name: &str) -> Result<(String, String), SignInFlowError> {
-    let users = p.app.users().ok_or(SignInFlowError::NotOffered)?;
+pub fn nonce_for(engine: &Engine, name: &str) -> Result<(String, String), SignInFlowError> {
+    let users = engine.app.users().ok_or(SignInFlowError::NotOffered)?;
     users.provider(name).ok_or(SignInFlowError::NotOffered)?;
-    new_nonce(p.clock.now())
+    new_nonce(engine.clock.now())
 }
 
 /// Signs in with `token` from the declared provider `name`, presented with `nonce_secret` (the
@@ -192,48 +192,48 @@ pub fn nonce_for(p: &Engine, name: &str) -> Result<(String, String), SignInFlowE
 /// session, in one transaction of the users' store. A token used before is refused, and
 /// nothing changes.
 pub async fn sign_in_with_token(
-    p: &Engine,
+    engine: &Engine,
     name: &str,
     token: &str,
     nonce_secret: Option<&str>,
 ) -> Result<BrowserSession, SignInFlowError> {
-    let users = p.app.users().ok_or(SignInFlowError::NotOffered)?;
+    let users = engine.app.users().ok_or(SignInFlowError::NotOffered)?;
     let provider = users.provider(name).ok_or(SignInFlowError::NotOffered)?;
-    let now = p.clock.now();
-    let identity = verified(p, name, provider, token, now).await?;
+    let now = engine.clock.now();
+    let identity = verified(engine, name, provider, token, now).await?;
     if !nonce_ok(nonce_secret, identity.nonce.as_deref(), now) {
         return Err(TokenRefusal::Nonce.into());
     }
-    let store = p.store(&users.store)?;
+    let store = engine.store(&users.store)?;
     let mut tx = store.begin().await?;
     let until = DateTime::from_timestamp(identity.expires_at, 0).unwrap_or(now + NONCE_TTL);
     let digest = jadpo_core::model::service_key::verifier(token);
     let user = match store.sign_in_token_spend(tx.as_mut(), &digest, until).await {
-        Ok(true) => linked_user(p, store.as_ref(), tx.as_mut(), users, &identity).await,
+        Ok(true) => linked_user(engine, store.as_ref(), tx.as_mut(), users, &identity).await,
         Ok(false) => Err(TokenRefusal::Replayed.into()),
         Err(e) => Err(e.into()),
     };
-    start_session(p, store.as_ref(), tx, user).await
+    start_session(engine, store.as_ref(), tx, user).await
 }
 
 /// `token` verified against `provider`'s kept key set, fetched when none is kept or it is older
 /// than [`KEYS_KEPT`], and fetched again for a key id it lacks when the last fetch is older than
 /// [`REFETCH_EVERY`].
 async fn verified(
-    p: &Engine,
+    engine: &Engine,
     name: &str,
     provider: &OidcProvider,
     token: &str,
     now: DateTime<Utc>,
 ) -> Result<ExternalIdentity, SignInFlowError> {
-    let kept = p.key_sets.kept(name).filter(|(_, at)| now - *at < KEYS_KEPT);
+    let kept = engine.key_sets.kept(name).filter(|(_, at)| now - *at < KEYS_KEPT);
     let (keys, fetched_at) = match kept {
         Some(kept) => kept,
-        None => (fetch_keys(p, name, provider, now).await?, now),
+        None => (fetch_keys(engine, name, provider, now).await?, now),
     };
     match verify(provider, &keys, token, now.timestamp()) {
         Err(TokenRefusal::UnknownKey) if now - fetched_at >= REFETCH_EVERY => {
-            let keys = fetch_keys(p, name, provider, now).await?;
+            let keys = fetch_keys(engine, name, provider, now).await?;
             Ok(verify(provider, &keys, token, now.timestamp())?)
         }
         other => Ok(other?),
@@ -242,31 +242,31 @@ async fn verified(
 
 /// Fetches `provider`'s key set through its connection and keeps it as fetched at `now`.
 async fn fetch_keys(
-    p: &Engine,
+    engine: &Engine,
     name: &str,
     provider: &OidcProvider,
     now: DateTime<Utc>,
 ) -> Result<JwkSet, SignInFlowError> {
-    let answer = p
+    let answer = engine
         .connections
         .get(&provider.keys_connection, "")
         .await
         .map_err(|e| SignInFlowError::KeysUnavailable(e.to_string()))?;
     let keys: JwkSet = serde_json::from_value(answer.body)
         .map_err(|e| SignInFlowError::KeysUnavailable(format!("not a key set: {e}")))?;
-    p.key_sets.keep(name, keys.clone(), now);
+    engine.key_sets.keep(name, keys.clone(), now);
     Ok(keys)
 }
 
 /// The user `identity` is linked to; at its first sign-in, the one the policy links it to.
 async fn linked_user(
-    p: &Engine,
+    engine: &Engine,
     store: &dyn Store,
     tx: &mut dyn Transaction,
     users: &UserEntity,
     identity: &ExternalIdentity,
 ) -> Result<String, SignInFlowError> {
-    let now = p.clock.now();
+    let now = engine.clock.now();
     let (issuer, subject) = (identity.issuer.as_str(), identity.subject.as_str());
     if let Some(user) = store.sign_in_link_find(tx, issuer, subject, now).await? {
         return Ok(user);
@@ -278,7 +278,7 @@ async fn linked_user(
     let user = match find_by_email(tx, users, email).await? {
         Some(user) => user,
         None if users.first_sign_in == FirstSignIn::Create => {
-            create_user(p, tx, users, email).await?
+            create_user(engine, tx, users, email).await?
         }
         None => return Err(SignInFlowError::NoAccount),
     };

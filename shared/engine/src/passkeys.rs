@@ -94,8 +94,8 @@ fn public_key(options: Value) -> Value {
     serde_json::json!({ "publicKey": options })
 }
 
-fn users(p: &Engine) -> Result<&UserEntity, SignInFlowError> {
-    p.app.users().ok_or(SignInFlowError::NotOffered)
+fn users(engine: &Engine) -> Result<&UserEntity, SignInFlowError> {
+    engine.app.users().ok_or(SignInFlowError::NotOffered)
 }
 
 fn unreadable(what: &str, e: impl std::fmt::Display) -> PasskeyRefusal {
@@ -170,7 +170,7 @@ async fn keep(
 /// presented, it is used up, whatever comes of the response. Refuses one that expired or is
 /// bound to someone else than `bound_to`. Its state, the challenge put back.
 async fn take(
-    p: &Engine,
+    engine: &Engine,
     store: &dyn Store,
     sent: SentChallenge,
     purpose: Purpose,
@@ -182,7 +182,7 @@ async fn take(
     let taken = commit_or_rollback(tx, taken).await?;
     crate::fault!("passkey.after_take");
     match taken {
-        Some(t) if t.expires_at > p.clock.now() && t.bound_to.as_deref() == bound_to => {
+        Some(t) if t.expires_at > engine.clock.now() && t.bound_to.as_deref() == bound_to => {
             Ok(restore(t, purpose, sent)?)
         }
         _ => Err(PasskeyRefusal::NoCeremony.into()),
@@ -201,7 +201,7 @@ impl Begun {
     /// minutes by the engine's clock) and its `options` as the browser gets them.
     fn kept(
         self,
-        p: &Engine,
+        engine: &Engine,
         bound_to: Option<&str>,
         options: serde_json::Result<Value>,
     ) -> Result<(NewChallenge, Value), PasskeyRefusal> {
@@ -211,7 +211,7 @@ impl Begun {
             purpose: self.purpose,
             bound_to: bound_to.map(str::to_owned),
             state,
-            expires_at: p.clock.now() + CEREMONY,
+            expires_at: engine.clock.now() + CEREMONY,
         };
         Ok((challenge, options.map(public_key).map_err(malformed)?))
     }
@@ -239,12 +239,12 @@ fn descriptor(k: &StoredPasskey) -> Result<PublicKeyCredentialDescriptor<Vec<u8>
 /// its `publicKey`). The user's passkeys are excluded, and a second passkey gets the first one's
 /// user handle.
 pub async fn register_options(
-    p: &Engine,
+    engine: &Engine,
     rp: &RelyingParty,
     user_id: &str,
 ) -> Result<Value, SignInFlowError> {
-    let users = users(p)?;
-    let store = p.store(&users.store)?;
+    let users = users(engine)?;
+    let store = engine.store(&users.store)?;
     let mut tx = store.begin().await?;
     let prepared = prepare_registration(store.as_ref(), tx.as_mut(), users, user_id).await;
     let (email, handle, exclude) = match prepared {
@@ -262,7 +262,7 @@ pub async fn register_options(
         .and_then(|(server, client)| {
             let state = server.encode().map_err(|e| unreadable("ceremony", e));
             let begun = Begun { purpose: Purpose::Register, sent: server.sent_challenge(), state };
-            begun.kept(p, Some(user_id), serde_json::to_value(&client))
+            begun.kept(engine, Some(user_id), serde_json::to_value(&client))
         });
     match begun {
         Ok((challenge, options)) => {
@@ -297,16 +297,16 @@ async fn prepare_registration(
 /// Finishes registering: verifies the browser's response (`PublicKeyCredential.toJSON()`)
 /// against the ceremony `user_id` started, and stores the passkey. Its credential id, base64url.
 pub async fn register(
-    p: &Engine,
+    engine: &Engine,
     rp: &RelyingParty,
     user_id: &str,
     response: &[u8],
 ) -> Result<String, SignInFlowError> {
-    let users = users(p)?;
+    let users = users(engine)?;
     let registration = Registration::from_json_relaxed(response).map_err(malformed)?;
     let sent = registration.challenge_relaxed().map_err(malformed)?;
-    let store = p.store(&users.store)?;
-    let state = take(p, store.as_ref(), sent, Purpose::Register, Some(user_id)).await?;
+    let store = engine.store(&users.store)?;
+    let state = take(engine, store.as_ref(), sent, Purpose::Register, Some(user_id)).await?;
     let server = RegistrationServerState::<USER_HANDLE_MAX_LEN>::decode(state.as_slice())
         .map_err(|e| unreadable("ceremony", e))?;
     let options = RegistrationVerificationOptions::<&str, &str> {
@@ -325,20 +325,20 @@ pub async fn register(
         counters: dynamic.encode().map_err(|e| unreadable("counters", format!("{e:?}")))?.to_vec(),
         encoding: Some(ENCODING),
     };
-    let now = p.clock.now();
+    let now = engine.clock.now();
     let mut tx = store.begin().await?;
     let inserted = async {
         if !store.passkey_insert(tx.as_mut(), &passkey, now).await? {
             return Ok(None);
         }
-        let told = tell_user(p, store.as_ref(), tx.as_mut(), users, &passkey, now).await?;
+        let told = tell_user(engine, store.as_ref(), tx.as_mut(), users, &passkey, now).await?;
         Ok::<_, SignInFlowError>(Some(told))
     }
     .await;
     crate::fault!("passkey.before_register_commit");
     match commit_or_rollback(tx, inserted).await? {
         Some(deliveries) => {
-            crate::relay::enqueue_now(p, &users.store, &deliveries).await;
+            crate::relay::enqueue_now(engine, &users.store, &deliveries).await;
             Ok(passkey.credential_id)
         }
         None => Err(PasskeyRefusal::AlreadyRegistered.into()),
@@ -350,7 +350,7 @@ pub async fn register(
 /// passkey added by someone at a session left open does not go unnoticed. The deliveries to
 /// send once it commits.
 async fn tell_user(
-    p: &Engine,
+    engine: &Engine,
     store: &dyn Store,
     tx: &mut dyn Transaction,
     users: &UserEntity,
@@ -379,21 +379,21 @@ async fn tell_user(
         traceparent: None,
         tracestate: None,
     };
-    let written = crate::commit::write_emitted(p, store, tx, &[event], &origin, now).await?;
+    let written = crate::commit::write_emitted(engine, store, tx, &[event], &origin, now).await?;
     Ok(written.1)
 }
 
 /// Starts a sign-in with a passkey: the options for `navigator.credentials.get` (as JSON; the
 /// browser's `parseRequestOptionsFromJSON` reads its `publicKey`). The device offers its
 /// passkeys for this site; the response says which, and whose.
-pub async fn sign_in_options(p: &Engine, rp: &RelyingParty) -> Result<Value, SignInFlowError> {
-    let users = users(p)?;
+pub async fn sign_in_options(engine: &Engine, rp: &RelyingParty) -> Result<Value, SignInFlowError> {
+    let users = users(engine)?;
     let (server, client) =
         DiscoverableCredentialRequestOptions::passkey(&rp.id).start_ceremony().map_err(refused)?;
     let state = server.encode().map_err(|e| unreadable("ceremony", e));
     let begun = Begun { purpose: Purpose::SignIn, sent: server.sent_challenge(), state };
-    let (challenge, options) = begun.kept(p, None, serde_json::to_value(&client))?;
-    let store = p.store(&users.store)?;
+    let (challenge, options) = begun.kept(engine, None, serde_json::to_value(&client))?;
+    let store = engine.store(&users.store)?;
     let tx = store.begin().await?;
     keep(store.as_ref(), tx, challenge).await?;
     Ok(options)
@@ -403,15 +403,15 @@ pub async fn sign_in_options(p: &Engine, rp: &RelyingParty) -> Result<Value, Sig
 /// passkey it names (read with its user's record), records the passkey's new counters and starts
 /// a browser session, in one transaction.
 pub async fn sign_in(
-    p: &Engine,
+    engine: &Engine,
     rp: &RelyingParty,
     response: &[u8],
 ) -> Result<BrowserSession, SignInFlowError> {
-    let users = users(p)?;
+    let users = users(engine)?;
     let auth = DiscoverableAuthentication64::from_json_relaxed(response).map_err(malformed)?;
     let sent = auth.challenge_relaxed().map_err(malformed)?;
-    let store = p.store(&users.store)?;
-    let state = take(p, store.as_ref(), sent, Purpose::SignIn, None).await?;
+    let store = engine.store(&users.store)?;
+    let state = take(engine, store.as_ref(), sent, Purpose::SignIn, None).await?;
     let server = DiscoverableAuthenticationServerState::decode(state.as_slice())
         .map_err(|e| unreadable("ceremony", e))?;
     let mut tx = store.begin().await?;
@@ -426,9 +426,9 @@ pub async fn sign_in(
         Ok(pair) => pair,
         Err(e) => return rollback(tx, e).await,
     };
-    let used = store.passkey_used(tx.as_mut(), &credential_id, &counters, p.clock.now()).await;
+    let used = store.passkey_used(tx.as_mut(), &credential_id, &counters, engine.clock.now()).await;
     let user = used.map(|()| passkey.user_id).map_err(SignInFlowError::from);
-    start_session(p, store.as_ref(), tx, user).await
+    start_session(engine, store.as_ref(), tx, user).await
 }
 
 /// Checks an assertion against the stored passkey; its new counters.
@@ -464,20 +464,20 @@ fn verify_assertion(
 }
 
 /// The passkeys `user_id` registered, oldest first (never their keys).
-pub async fn list(p: &Engine, user_id: &str) -> Result<Vec<PasskeyInfo>, SignInFlowError> {
-    let users = users(p)?;
-    Ok(p.store(&users.store)?.passkeys_listed(user_id).await?)
+pub async fn list(engine: &Engine, user_id: &str) -> Result<Vec<PasskeyInfo>, SignInFlowError> {
+    let users = users(engine)?;
+    Ok(engine.store(&users.store)?.passkeys_listed(user_id).await?)
 }
 
 /// Removes `user_id`'s passkey `credential_id`: it signs nobody in from now on. `false` when the
 /// user has no such passkey (none, or another user's: nothing changes).
 pub async fn remove(
-    p: &Engine,
+    engine: &Engine,
     user_id: &str,
     credential_id: &str,
 ) -> Result<bool, SignInFlowError> {
-    let users = users(p)?;
-    let store = p.store(&users.store)?;
+    let users = users(engine)?;
+    let store = engine.store(&users.store)?;
     let mut tx = store.begin().await?;
     let removed = store.passkey_remove(tx.as_mut(), user_id, credential_id).await;
     let removed = jadpo_core::transaction::commit_or_rollback(tx, removed).await?;
@@ -491,16 +491,16 @@ pub async fn remove(
 /// recorded as `passkeys.remove` in the same transaction: how many went. A credential id that
 /// is not the user's is refused (`UnknownPasskey`) with nothing removed or recorded.
 pub async fn remove_as_operator(
-    p: &Engine,
+    engine: &Engine,
     operator: &crate::operate::Operator,
     user_id: &str,
     credential_id: Option<&str>,
 ) -> Result<u64, SignInFlowError> {
-    let users = users(p)?;
-    let store = p.store(&users.store)?;
+    let users = users(engine)?;
+    let store = engine.store(&users.store)?;
     let before = store.passkeys_listed(user_id).await?;
     let mut change =
-        crate::operate::Change::begin(store.as_ref(), operator, p.clock.as_ref()).await?;
+        crate::operate::Change::begin(store.as_ref(), operator, engine.clock.as_ref()).await?;
     let result = async {
         let removed = match credential_id {
             Some(id) if !store.passkey_remove(change.tx(), user_id, id).await? => {

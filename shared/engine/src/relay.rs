@@ -39,14 +39,14 @@ pub struct RelayReport {
 }
 
 /// One sweep over every store, stopping early at `deadline` (after at least one batch per store).
-pub async fn relay(p: &Engine, deadline: Instant) -> Result<RelayReport, StoreError> {
+pub async fn relay(engine: &Engine, deadline: Instant) -> Result<RelayReport, StoreError> {
     let mut report = RelayReport::default();
-    let now = p.clock.now();
-    let lost_before = jadpo_core::clock::before(now, p.settings.redelivery_after);
-    let mut allowance = lost_allowance(p, lost_before, &mut report).await?;
-    for (name, store) in &p.stores {
+    let now = engine.clock.now();
+    let lost_before = jadpo_core::clock::before(now, engine.settings.redelivery_after);
+    let mut allowance = lost_allowance(engine, lost_before, &mut report).await?;
+    for (name, store) in &engine.stores {
         // Never sent, or due again after a failed attempt: nothing stamped is claimed.
-        let sweep = Sweep { p, name, store: store.as_ref(), deadline };
+        let sweep = Sweep { engine, name, store: store.as_ref(), deadline };
         sweep.run(DateTime::<Utc>::UNIX_EPOCH, None, &mut report).await?;
         if report.failed > 0 {
             break; // the queue is refusing: what is left waits for the next pass, not a retry now
@@ -59,19 +59,19 @@ pub async fn relay(p: &Engine, deadline: Instant) -> Result<RelayReport, StoreEr
             break;
         }
     }
-    report.sent += crate::workflow::runs::relay_commands(p).await?;
-    report.sent += crate::workflow::runs::resume_expired_runs(p).await?;
+    report.sent += crate::workflow::runs::relay_commands(engine).await?;
+    report.sent += crate::workflow::runs::resume_expired_runs(engine).await?;
     Ok(report)
 }
 
 /// How many deliveries sent before `lost_before` may be re-sent: all of them (`None`) when the
 /// queue cannot tell its backlog or holds nothing; else those beyond what it holds.
 async fn lost_allowance(
-    p: &Engine,
+    engine: &Engine,
     lost_before: DateTime<Utc>,
     report: &mut RelayReport,
 ) -> Result<Option<usize>, StoreError> {
-    let backlog = match p.queue.backlog().await {
+    let backlog = match engine.queue.backlog().await {
         Ok(Some(n)) if n > 0 => n,
         Ok(_) => return Ok(None),
         Err(e) => {
@@ -80,7 +80,7 @@ async fn lost_allowance(
         }
     };
     let mut stale = 0_u64;
-    for store in p.stores.values() {
+    for store in engine.stores.values() {
         stale += store.deliveries_count_sent_before(lost_before).await?;
     }
     let allowed = stale.saturating_sub(backlog);
@@ -90,7 +90,7 @@ async fn lost_allowance(
 
 /// Claims and sends one store's due deliveries in batches.
 struct Sweep<'a> {
-    p: &'a Engine,
+    engine: &'a Engine,
     name: &'a str,
     store: &'a dyn Store,
     deadline: Instant,
@@ -107,27 +107,28 @@ impl Sweep<'_> {
         limit: Option<usize>,
         report: &mut RelayReport,
     ) -> Result<usize, StoreError> {
-        let (p, store) = (self.p, self.store);
+        let (engine, store) = (self.engine, self.store);
         // Due as of `relay_grace` ago, so that the send right after a commit (which marks its
         // deliveries sent) is not raced; the claim is stamped that much earlier too, which
         // brings its redelivery window forward by as little.
-        let grace = chrono::Duration::from_std(p.settings.relay_grace).unwrap_or_default();
+        let grace = chrono::Duration::from_std(engine.settings.relay_grace).unwrap_or_default();
         let mut total = 0;
         let mut first = true;
         while first || Instant::now() < self.deadline {
             first = false;
-            let batch =
-                limit.map_or(p.settings.relay_batch, |l| (l - total).min(p.settings.relay_batch));
+            let batch = limit.map_or(engine.settings.relay_batch, |l| {
+                (l - total).min(engine.settings.relay_batch)
+            });
             if batch == 0 {
                 break;
             }
-            let as_of = p.clock.now() - grace;
+            let as_of = engine.clock.now() - grace;
             let claimed = store.deliveries_claim_due(as_of, lost_before, batch).await?;
             if claimed.is_empty() {
                 break;
             }
             crate::fault!("relay.after_claim");
-            let (sent, failed) = send(p, self.name, &claimed).await;
+            let (sent, failed) = send(engine, self.name, &claimed).await;
             crate::fault!("relay.after_send");
             if !failed.is_empty() {
                 store.deliveries_unmark_enqueued(&failed).await?;
@@ -145,19 +146,23 @@ impl Sweep<'_> {
 
 /// Puts new deliveries on the queue right after their commit (best effort: what fails here is
 /// left to the relay's sweep).
-pub async fn enqueue_now(p: &Engine, store: &str, deliveries: &[QueuedDelivery]) -> RelayReport {
+pub async fn enqueue_now(
+    engine: &Engine,
+    store: &str,
+    deliveries: &[QueuedDelivery],
+) -> RelayReport {
     if deliveries.is_empty() {
         return RelayReport::default();
     }
-    let (sent, failed) = send(p, store, deliveries).await;
+    let (sent, failed) = send(engine, store, deliveries).await;
     // A crash here leaves the messages sent and unmarked: the relay sends them again after its
     // grace, and delivery dedupes the repeat.
     fail::fail_point!("enqueue.after_send", |_| {
         crate::fault_points::record("enqueue.after_send");
         RelayReport::default()
     });
-    if let Ok(s) = p.store(store) {
-        if let Err(e) = s.deliveries_mark_enqueued(&sent, p.clock.now()).await {
+    if let Ok(s) = engine.store(store) {
+        if let Err(e) = s.deliveries_mark_enqueued(&sent, engine.clock.now()).await {
             tracing::warn!(error = %e, "could not mark deliveries as enqueued; the relay will resend them");
         }
     }
@@ -166,16 +171,16 @@ pub async fn enqueue_now(p: &Engine, store: &str, deliveries: &[QueuedDelivery])
 
 /// Sends `deliveries` in queue-sized batches; returns the ids sent and the ids refused.
 async fn send(
-    p: &Engine,
+    engine: &Engine,
     store: &str,
     deliveries: &[QueuedDelivery],
 ) -> (Vec<String>, Vec<String>) {
     let mut sent = Vec::new();
     let mut failed = Vec::new();
-    for batch in deliveries.chunks(p.queue.max_batch().max(1)) {
+    for batch in deliveries.chunks(engine.queue.max_batch().max(1)) {
         let messages: Vec<QueueMessage> =
             batch.iter().enumerate().map(|(i, d)| message(store, i, d)).collect();
-        match p.queue.send_batch(&messages).await {
+        match engine.queue.send_batch(&messages).await {
             Ok(report) => {
                 let refused: Vec<usize> = report
                     .failed

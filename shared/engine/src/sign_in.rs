@@ -74,8 +74,8 @@ pub enum Proof<'a> {
     Code(&'a str),
 }
 
-fn email_users(p: &Engine) -> Result<&UserEntity, SignInFlowError> {
-    p.app.users().filter(|u| u.mail_connection.is_some()).ok_or(SignInFlowError::NotOffered)
+fn email_users(engine: &Engine) -> Result<&UserEntity, SignInFlowError> {
+    engine.app.users().filter(|u| u.mail_connection.is_some()).ok_or(SignInFlowError::NotOffered)
 }
 
 pub(crate) async fn rollback<T>(
@@ -96,13 +96,13 @@ fn source_digest(source: Option<&str>) -> String {
 /// Counts one more mail asked for by `source` in `tx`, refusing it past the source's hourly
 /// limit or past the hourly limit overall (nothing counted then).
 async fn count_source_send(
-    p: &Engine,
+    engine: &Engine,
     store: &dyn jadpo_core::Store,
     tx: &mut dyn Transaction,
     source: &str,
     now: chrono::DateTime<chrono::Utc>,
 ) -> Result<(), SignInFlowError> {
-    let limits = p.settings.sign_in;
+    let limits = engine.settings.sign_in;
     let window = store.sign_in_source(tx, source, now).await?;
     if window.sends >= limits.sends_per_source {
         return Err(SignInError::TooManyFromSource.into());
@@ -122,34 +122,34 @@ async fn count_source_send(
 /// [`SignInError::TooManyFromSource`], [`SignInError::TooManyOverall`], nothing written. The
 /// mail's delivery is put on the queue at once (what the queue refuses, the relay sends).
 pub async fn request_mail(
-    p: &Engine,
+    engine: &Engine,
     email: &str,
     public_url: &str,
     source: Option<&str>,
 ) -> Result<MailRequested, SignInFlowError> {
-    let requested = request_mail_unsent(p, email, public_url, source).await?;
-    crate::relay::enqueue_now(p, &requested.store, &requested.deliveries).await;
+    let requested = request_mail_unsent(engine, email, public_url, source).await?;
+    crate::relay::enqueue_now(engine, &requested.store, &requested.deliveries).await;
     Ok(requested)
 }
 
 /// [`request_mail`] with the mail's delivery left unsent, for the relay's sweep (its crash
 /// loop's relay-only runs).
 pub async fn request_mail_unsent(
-    p: &Engine,
+    engine: &Engine,
     email: &str,
     public_url: &str,
     source: Option<&str>,
 ) -> Result<MailRequested, SignInFlowError> {
-    let users = email_users(p)?;
+    let users = email_users(engine)?;
     let address = EmailAddress::parse(email)?;
     // A mail is work for the delivery side, as an action's events are: refused while the queue
     // is at its admission limit, so a flood of requests cannot crowd out every action.
-    crate::commit::admit(p).await?;
-    let store = p.store(&users.store)?;
-    let now = p.clock.now();
+    crate::commit::admit(engine).await?;
+    let store = engine.store(&users.store)?;
+    let now = engine.clock.now();
     let mut tx = store.begin().await?;
     let source = source_digest(source);
-    if let Err(e) = count_source_send(p, store.as_ref(), tx.as_mut(), &source, now).await {
+    if let Err(e) = count_source_send(engine, store.as_ref(), tx.as_mut(), &source, now).await {
         return rollback(tx, e).await;
     }
     // Without an account to sign in to, and none made at first sign-in, no mail goes out (the
@@ -165,14 +165,14 @@ pub async fn request_mail_unsent(
         }
     }
     let requested = match store
-        .sign_in_request(tx.as_mut(), &address.digest(), now, p.settings.sign_in)
+        .sign_in_request(tx.as_mut(), &address.digest(), now, engine.settings.sign_in)
         .await
     {
         Ok(r) => r,
         Err(e) => return rollback(tx, e.into()).await,
     };
     crate::fault!("sign_in.after_request");
-    let expires_at = jadpo_core::clock::after(now, p.settings.sign_in.lifetime);
+    let expires_at = jadpo_core::clock::after(now, engine.settings.sign_in.lifetime);
     let mail = Emitted {
         event_type: MAIL_EVENT.to_owned(),
         payload: json!({
@@ -189,7 +189,7 @@ pub async fn request_mail_unsent(
         traceparent: None,
         tracestate: None,
     };
-    let written = write_emitted(p, store.as_ref(), tx.as_mut(), &[mail], &origin, now).await;
+    let written = write_emitted(engine, store.as_ref(), tx.as_mut(), &[mail], &origin, now).await;
     let deliveries = match written {
         Ok((_, deliveries)) => deliveries,
         Err(e) => return rollback(tx, e.into()).await,
@@ -204,21 +204,21 @@ pub async fn request_mail_unsent(
 /// past its hourly wrong codes is refused ([`SignInError::TooManyFromSource`]) before its code is
 /// tried, so its guesses count against no address.
 pub async fn sign_in(
-    p: &Engine,
+    engine: &Engine,
     email: &str,
     proof: Proof<'_>,
     source: Option<&str>,
 ) -> Result<BrowserSession, SignInFlowError> {
-    let users = email_users(p)?;
+    let users = email_users(engine)?;
     let address = EmailAddress::parse(email)?;
-    let store = p.store(&users.store)?;
-    let now = p.clock.now();
+    let store = engine.store(&users.store)?;
+    let now = engine.clock.now();
     let digest = address.digest();
     let mut tx = store.begin().await?;
     let source = source_digest(source);
     let window = match proof {
         Proof::Code(_) => match store.sign_in_source(tx.as_mut(), &source, now).await {
-            Ok(w) if w.wrong_codes >= p.settings.sign_in.wrong_codes_per_source => {
+            Ok(w) if w.wrong_codes >= engine.settings.sign_in.wrong_codes_per_source => {
                 return rollback(tx, SignInError::TooManyFromSource.into()).await;
             }
             Ok(w) => Some(w),
@@ -229,7 +229,9 @@ pub async fn sign_in(
     let redeemed = match proof {
         Proof::Link(token) => store.sign_in_redeem_link(tx.as_mut(), &digest, token, now).await,
         Proof::Code(code) => {
-            store.sign_in_redeem_code(tx.as_mut(), &digest, code, now, p.settings.sign_in).await
+            store
+                .sign_in_redeem_code(tx.as_mut(), &digest, code, now, engine.settings.sign_in)
+                .await
         }
     };
     match redeemed {
@@ -247,14 +249,14 @@ pub async fn sign_in(
         Ok(Redeemed::NotLive) => return rollback(tx, SignInFlowError::NotLive).await,
         Err(e) => return rollback(tx, e.into()).await,
     }
-    let user = find_or_create(p, tx.as_mut(), users, &address).await;
-    start_session(p, store.as_ref(), tx, user).await
+    let user = find_or_create(engine, tx.as_mut(), users, &address).await;
+    start_session(engine, store.as_ref(), tx, user).await
 }
 
 /// Starts a browser session for `user` (or rolls back on its error) and commits `tx`: the last
 /// step of every sign-in.
 pub(crate) async fn start_session(
-    p: &Engine,
+    engine: &Engine,
     store: &dyn jadpo_core::Store,
     mut tx: Box<dyn Transaction>,
     user: Result<String, SignInFlowError>,
@@ -264,7 +266,12 @@ pub(crate) async fn start_session(
         Err(e) => return rollback(tx, e).await,
     };
     let started = store
-        .browser_session_start(tx.as_mut(), &user, p.settings.browser_sessions, p.clock.as_ref())
+        .browser_session_start(
+            tx.as_mut(),
+            &user,
+            engine.settings.browser_sessions,
+            engine.clock.as_ref(),
+        )
         .await
         .map_err(SignInFlowError::from);
     crate::fault!("sign_in.before_session_commit");
@@ -273,7 +280,7 @@ pub(crate) async fn start_session(
 
 /// The user whose email is `address`, created when the application says so.
 async fn find_or_create(
-    p: &Engine,
+    engine: &Engine,
     tx: &mut dyn Transaction,
     users: &UserEntity,
     address: &EmailAddress,
@@ -284,7 +291,7 @@ async fn find_or_create(
     if users.first_sign_in != FirstSignIn::Create {
         return Err(SignInFlowError::NoAccount);
     }
-    create_user(p, tx, users, address).await
+    create_user(engine, tx, users, address).await
 }
 
 /// The user whose email is `address`, if any.
@@ -299,34 +306,34 @@ pub(crate) async fn find_by_email(
 
 /// A new user with `address`.
 pub(crate) async fn create_user(
-    p: &Engine,
+    engine: &Engine,
     tx: &mut dyn Transaction,
     users: &UserEntity,
     address: &EmailAddress,
 ) -> Result<String, SignInFlowError> {
-    let id = new_id(p.clock.as_ref()).to_string();
+    let id = new_id(engine.clock.as_ref()).to_string();
     tx.execute(&users.insert_sql(), &[id.as_str().into(), address.as_str().into()]).await?;
     Ok(id)
 }
 
 /// Ends session `id` (sign-out); whether it was live.
-pub async fn sign_out(p: &Engine, id: &str) -> Result<bool, StoreError> {
-    let store = p.store(p.app.users_store())?;
+pub async fn sign_out(engine: &Engine, id: &str) -> Result<bool, StoreError> {
+    let store = engine.store(engine.app.users_store())?;
     let mut tx = store.begin().await?;
-    let ended = store.user_session_end(tx.as_mut(), id, p.clock.now()).await;
+    let ended = store.user_session_end(tx.as_mut(), id, engine.clock.now()).await;
     commit_or_rollback(tx, ended).await
 }
 
 /// Ends every live session of `user` ("sign out everywhere"); how many.
 pub async fn sign_out_everywhere(
-    p: &Engine,
+    engine: &Engine,
     user: &str,
     with_passkeys: bool,
 ) -> Result<SignedOut, StoreError> {
-    let store = p.store(p.app.users_store())?;
+    let store = engine.store(engine.app.users_store())?;
     let mut tx = store.begin().await?;
     let ended = async {
-        let sessions = store.user_sessions_end(tx.as_mut(), user, p.clock.now()).await?;
+        let sessions = store.user_sessions_end(tx.as_mut(), user, engine.clock.now()).await?;
         let passkeys =
             if with_passkeys { store.passkeys_remove_all(tx.as_mut(), user).await? } else { 0 };
         Ok(SignedOut { sessions, passkeys })

@@ -110,7 +110,7 @@ struct HeldAnswer {
 
 /// One run of a handler, as the context's [`RunServices`].
 pub(crate) struct Run<'a> {
-    p: &'a Engine,
+    engine: &'a Engine,
     store: &'a dyn Store,
     opener: &'a dyn Opener,
     runner: Runner,
@@ -152,7 +152,7 @@ impl<'a> Run<'a> {
     }
 
     pub(crate) fn new(
-        p: &'a Engine,
+        engine: &'a Engine,
         store: &'a dyn Store,
         opener: &'a dyn Opener,
         runner: Runner,
@@ -161,7 +161,7 @@ impl<'a> Run<'a> {
         attempt: u32,
     ) -> Self {
         Self {
-            p,
+            engine,
             store,
             opener,
             runner,
@@ -201,7 +201,7 @@ impl<'a> Run<'a> {
         let Some(holding) = &self.holding else {
             return Ok(());
         };
-        let now = self.p.clock.now();
+        let now = self.engine.clock.now();
         let answered = self.held.as_ref().map(|held| self.answered(held));
         let finished =
             self.store.step_run_finish(tx, &self.key, holding.generation, answered.as_ref(), now);
@@ -230,7 +230,7 @@ impl<'a> Run<'a> {
                 return;
             }
         }
-        let now = self.p.clock.now();
+        let now = self.engine.clock.now();
         if let Err(e) = self.store.step_run_release(&self.key, self.generation(), now).await {
             // The lease then ends when it expires.
             tracing::warn!(run = %self.key, error = %e, "could not release a run's lease");
@@ -253,16 +253,16 @@ impl<'a> Run<'a> {
     }
 
     fn lease_until(&self, now: DateTime<Utc>) -> DateTime<Utc> {
-        let until = jadpo_core::clock::after(now, self.p.settings.steps.lease);
-        self.p.runs.deadline.map_or(until, |deadline| deadline.min(until))
+        let until = jadpo_core::clock::after(now, self.engine.settings.steps.lease);
+        self.engine.runs.deadline.map_or(until, |deadline| deadline.min(until))
     }
 
     /// Refuses a call that could not finish before the invocation's deadline.
     fn check_deadline(&self, call: &Call, now: DateTime<Utc>) -> Result<(), HandlerError> {
-        let Some(deadline) = self.p.runs.deadline else {
+        let Some(deadline) = self.engine.runs.deadline else {
             return Ok(());
         };
-        let s = &self.p.settings.steps;
+        let s = &self.engine.settings.steps;
         let needed = s.call_budget.saturating_add(s.deadline_margin);
         if jadpo_core::clock::after(now, needed) > deadline {
             return Err(HandlerError::Later(format!(
@@ -343,7 +343,7 @@ impl<'a> Run<'a> {
     }
 
     fn sealing(&self) -> Result<&SealingKeys, HandlerError> {
-        self.p.runs.sealing.as_deref().ok_or_else(|| {
+        self.engine.runs.sealing.as_deref().ok_or_else(|| {
             HandlerError::Failed(
                 "no sealing keys are configured (JADPO_SEALING_KEYS): a changing call cannot \
                  record its answer"
@@ -354,7 +354,7 @@ impl<'a> Run<'a> {
 
     async fn send(&mut self, call: Call, key: Option<String>) -> Result<Value, HandlerError> {
         if let Some(gates) = &mut self.gates {
-            gates.before_call(self.p, &call.connection).await?;
+            gates.before_call(self.engine, &call.connection).await?;
         }
         let connection = call.connection.clone();
         let request = ConnectionRequest {
@@ -363,7 +363,7 @@ impl<'a> Run<'a> {
             body: call.body,
             idempotency_key: key,
         };
-        let answered = self.p.connections.call(request).await;
+        let answered = self.engine.connections.call(request).await;
         if let Some(gates) = &mut self.gates {
             gates.note(&connection, CallSeen::of(&answered));
         }
@@ -375,7 +375,7 @@ impl<'a> Run<'a> {
     /// transaction that records the step sent (one synced write for both); a call that sends
     /// nothing commits the taking alone.
     async fn step(&mut self, call: Call) -> Result<Value, HandlerError> {
-        let now = self.p.clock.now();
+        let now = self.engine.clock.now();
         let fresh = match self.holding {
             None => self.start_sending(&call, now).await?,
             Some(_) => None,
@@ -458,7 +458,7 @@ impl<'a> Run<'a> {
         RunStart {
             run_key: &self.key,
             action: self.action,
-            build: &self.p.runs.build,
+            build: &self.engine.runs.build,
             mode: self.mode,
             now,
             lease_until: self.lease_until(now),
@@ -536,7 +536,7 @@ impl<'a> Run<'a> {
             }
             None => None,
         };
-        Ok(HeldAnswer { step_no, sealed, at: self.p.clock.now() })
+        Ok(HeldAnswer { step_no, sealed, at: self.engine.clock.now() })
     }
 
     /// A held answer as the store writes it.
@@ -585,7 +585,7 @@ impl RunServices for Run<'_> {
 
     async fn call(&mut self, call: Call) -> Result<Value, HandlerError> {
         // Its store keeps step records only if it is declared to call (placement).
-        if !self.p.app.declares_calls(self.action) {
+        if !self.engine.app.declares_calls(self.action) {
             return Err(HandlerError::Failed(format!(
                 "{} calls connection {:?} but is declared to make no calls: declare it with \
                  `.calls({:?}, &[{:?}])` (or `subscriber_via` for a subscriber), so that its \
@@ -596,11 +596,11 @@ impl RunServices for Run<'_> {
         let answer = match call.kind {
             CallKind::Changing => self.step(call).await,
             CallKind::ReadOnly => {
-                self.check_deadline(&call, self.p.clock.now())?;
+                self.check_deadline(&call, self.engine.clock.now())?;
                 self.send(call, None).await
             }
             CallKind::EachAttempt => {
-                self.check_deadline(&call, self.p.clock.now())?;
+                self.check_deadline(&call, self.engine.clock.now())?;
                 let key = format!("{}.a{}", self.key, self.attempt);
                 self.send(call, Some(key)).await
             }

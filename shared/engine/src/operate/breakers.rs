@@ -33,14 +33,14 @@ pub struct Forced {
 
 /// Operator verbs over breakers.
 pub struct BreakerOps<'a> {
-    p: &'a Engine,
+    engine: &'a Engine,
     operator: &'a Operator,
 }
 
 impl<'a> BreakerOps<'a> {
     /// Verbs acting as `operator`.
-    pub fn new(p: &'a Engine, operator: &'a Operator) -> Self {
-        Self { p, operator }
+    pub fn new(engine: &'a Engine, operator: &'a Operator) -> Self {
+        Self { engine, operator }
     }
 
     /// Opens `connection`'s breakers: its deliveries are held for the policy's longest pause,
@@ -56,17 +56,17 @@ impl<'a> BreakerOps<'a> {
 
     async fn force(&self, connection: &str, open: bool) -> Result<Vec<Forced>, BreakerOpError> {
         let policy = self
-            .p
+            .engine
             .app
             .breaker_policy(connection)
             .ok_or_else(|| BreakerOpError::UnknownConnection(connection.to_owned()))?;
         let mut out = Vec::new();
-        for store in self.p.stores.values() {
+        for store in self.engine.stores.values() {
             let mut change =
-                Change::begin(store.as_ref(), self.operator, self.p.clock.as_ref()).await?;
+                Change::begin(store.as_ref(), self.operator, self.engine.clock.as_ref()).await?;
             let result = force_in(store.as_ref(), &mut change, connection, open, &policy).await;
             out.push(change.finish(result).await?);
-            self.p.breakers_seen.forget(store.name(), connection);
+            self.engine.breakers_seen.forget(store.name(), connection);
         }
         Ok(out)
     }

@@ -73,14 +73,14 @@ pub enum DeliveryOpError {
 
 /// Operator verbs over deliveries in every store of an engine.
 pub struct DeliveryOps<'a> {
-    p: &'a Engine,
+    engine: &'a Engine,
     operator: &'a Operator,
 }
 
 impl<'a> DeliveryOps<'a> {
     /// Verbs acting as `operator`.
-    pub fn new(p: &'a Engine, operator: &'a Operator) -> Self {
-        Self { p, operator }
+    pub fn new(engine: &'a Engine, operator: &'a Operator) -> Self {
+        Self { engine, operator }
     }
 
     /// The store holding delivery `id`, and the delivery as read there.
@@ -88,7 +88,7 @@ impl<'a> DeliveryOps<'a> {
         &self,
         id: &str,
     ) -> Result<(&'a std::sync::Arc<dyn Store>, Delivery), DeliveryOpError> {
-        for store in self.p.stores.values() {
+        for store in self.engine.stores.values() {
             if let Some(d) = store.delivery_get(id).await? {
                 return Ok((store, d));
             }
@@ -108,14 +108,14 @@ impl<'a> DeliveryOps<'a> {
     /// sent and unanswered past its connection's key window.
     async fn refuse_unsafe_retry(&self, d: &Delivery) -> Result<(), DeliveryOpError> {
         let id = d.id.as_str();
-        let Some(spec) = self.p.app.subscriber(&d.subscriber) else {
+        let Some(spec) = self.engine.app.subscriber(&d.subscriber) else {
             return Ok(());
         };
         // A subscriber declared to make no calls has no step record (nor, maybe, the table).
-        if !self.p.app.declares_calls(&spec.name) {
+        if !self.engine.app.declares_calls(&spec.name) {
             return Ok(());
         }
-        let Some(steps_store) = self.p.stores.get(&spec.store) else {
+        let Some(steps_store) = self.engine.stores.get(&spec.store) else {
             // A subscriber declared with a connection may have a step record there.
             return match &spec.connection {
                 Some(_) => {
@@ -131,10 +131,10 @@ impl<'a> DeliveryOps<'a> {
             let why = run.divergence.unwrap_or_else(|| "no reason recorded".to_owned());
             return Err(DeliveryOpError::Diverged(id.to_owned(), why));
         }
-        let now = self.p.clock.now();
+        let now = self.engine.clock.now();
         for step in run.steps.iter().filter(|s| s.answered_at.is_none()) {
             let connection = step.operation.split(':').next().unwrap_or_default();
-            let Some(window) = self.p.app.key_window(connection) else {
+            let Some(window) = self.engine.app.key_window(connection) else {
                 continue;
             };
             if jadpo_core::clock::after(step.first_sent_at, window) < now {
@@ -169,7 +169,7 @@ impl<'a> DeliveryOps<'a> {
         reason: Option<&str>,
     ) -> Result<Delivery, DeliveryOpError> {
         let mut change =
-            Change::begin(store.as_ref(), self.operator, self.p.clock.as_ref()).await?;
+            Change::begin(store.as_ref(), self.operator, self.engine.clock.as_ref()).await?;
         let result = async {
             let d = store
                 .delivery_get_locked(change.tx(), id)
@@ -211,13 +211,13 @@ impl<'a> DeliveryOps<'a> {
         &self,
         connection: &str,
     ) -> Result<Vec<(String, Vec<String>)>, DeliveryOpError> {
-        if !self.p.app.connections().iter().any(|c| c == connection) {
+        if !self.engine.app.connections().iter().any(|c| c == connection) {
             return Err(DeliveryOpError::UnknownConnection(connection.to_owned()));
         }
         let mut released = Vec::new();
-        for store in self.p.stores.values() {
+        for store in self.engine.stores.values() {
             let mut change =
-                Change::begin(store.as_ref(), self.operator, self.p.clock.as_ref()).await?;
+                Change::begin(store.as_ref(), self.operator, self.engine.clock.as_ref()).await?;
             let result = async {
                 let now = change.now();
                 let ids = store.breaker_release_held(change.tx(), connection, now).await?;
@@ -245,7 +245,7 @@ impl<'a> DeliveryOps<'a> {
     /// retried or released there is held again at its next attempt, until the breaker closes.
     pub async fn holding_breakers(&self, connection: &str) -> Result<Vec<String>, StoreError> {
         let mut holding = Vec::new();
-        for store in self.p.stores.values() {
+        for store in self.engine.stores.values() {
             let breakers = store.breakers_list().await?;
             if breakers.iter().any(|b| b.connection == connection && b.state != State::Closed) {
                 holding.push(store.name().to_owned());

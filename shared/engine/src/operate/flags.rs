@@ -29,23 +29,29 @@ pub enum FlagOpError {
 
 /// Flags as operators see and change them.
 pub struct FlagOps<'a> {
-    p: &'a Engine,
+    engine: &'a Engine,
 }
 
 impl<'a> FlagOps<'a> {
-    /// The flags of `p`'s application.
-    pub fn new(p: &'a Engine) -> Self {
-        Self { p }
+    /// The flags of `engine`'s application.
+    pub fn new(engine: &'a Engine) -> Self {
+        Self { engine }
     }
 
     fn store(&self) -> Result<Arc<dyn Store>, FlagOpError> {
-        Ok(Arc::clone(self.p.store(self.p.app.flags_store())?))
+        Ok(Arc::clone(self.engine.store(self.engine.app.flags_store())?))
     }
 
     fn declared(&self, name: &str) -> Result<Rollout, FlagOpError> {
-        self.p.app.flag_default(name).ok_or_else(|| FlagOpError::Unknown {
+        self.engine.app.flag_default(name).ok_or_else(|| FlagOpError::Unknown {
             name: name.to_owned(),
-            declared: self.p.app.flags().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", "),
+            declared: self
+                .engine
+                .app
+                .flags()
+                .map(|(n, _)| n.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
         })
     }
 
@@ -59,7 +65,8 @@ impl<'a> FlagOps<'a> {
     ) -> Result<Option<FlagChange>, FlagOpError> {
         let default = self.declared(name)?;
         let store = self.store()?;
-        let mut change = Change::begin(store.as_ref(), operator, self.p.clock.as_ref()).await?;
+        let mut change =
+            Change::begin(store.as_ref(), operator, self.engine.clock.as_ref()).await?;
         let result = async {
             let before =
                 store.flag_read(On::Tx(change.tx()), name).await?.map_or(default, |f| f.rollout);
@@ -68,7 +75,7 @@ impl<'a> FlagOps<'a> {
             }
             let now = change.now();
             let record = FlagChange {
-                id: new_id(self.p.clock.as_ref()).to_string(),
+                id: new_id(self.engine.clock.as_ref()).to_string(),
                 flag: name.to_owned(),
                 changed_at: now,
                 before: before.describe(),
@@ -91,7 +98,7 @@ impl<'a> FlagOps<'a> {
     pub async fn list(&self) -> Result<Vec<(String, Rollout, Option<StoredFlag>)>, FlagOpError> {
         let stored = self.store()?.flags_list().await?;
         let mut out: Vec<_> = self
-            .p
+            .engine
             .app
             .flags()
             .map(|(name, default)| {
@@ -99,7 +106,7 @@ impl<'a> FlagOps<'a> {
                 (name.clone(), s.as_ref().map_or(*default, |f| f.rollout), s)
             })
             .collect();
-        for s in stored.into_iter().filter(|s| self.p.app.flag_default(&s.name).is_none()) {
+        for s in stored.into_iter().filter(|s| self.engine.app.flag_default(&s.name).is_none()) {
             out.push((s.name.clone(), s.rollout, Some(s)));
         }
         Ok(out)

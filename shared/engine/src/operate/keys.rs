@@ -55,17 +55,17 @@ fn state(k: &KeyInfo) -> Value {
 
 /// Service keys as operators see and change them.
 pub struct KeyOps<'a> {
-    p: &'a Engine,
+    engine: &'a Engine,
 }
 
 impl<'a> KeyOps<'a> {
-    /// The keys of `p`'s application (in its services' store).
-    pub fn new(p: &'a Engine) -> Self {
-        Self { p }
+    /// The keys of `engine`'s application (in its services' store).
+    pub fn new(engine: &'a Engine) -> Self {
+        Self { engine }
     }
 
     fn store(&self) -> Result<Arc<dyn Store>, KeyOpError> {
-        Ok(Arc::clone(self.p.store(self.p.app.services_store())?))
+        Ok(Arc::clone(self.engine.store(self.engine.app.services_store())?))
     }
 
     /// Refuses a service the application's service entity does not hold (read in `change`'s
@@ -75,7 +75,7 @@ impl<'a> KeyOps<'a> {
         change: &mut Change<'_>,
         service: &str,
     ) -> Result<(), KeyOpError> {
-        let Some(services) = self.p.app.services() else { return Ok(()) };
+        let Some(services) = self.engine.app.services() else { return Ok(()) };
         let sql = services.record().find_by_id_sql();
         match change.tx().query_opt(&sql, &[service.into()]).await? {
             Some(_) => Ok(()),
@@ -86,13 +86,13 @@ impl<'a> KeyOps<'a> {
     /// Refuses a scope naming an action the application does not declare.
     pub fn check_scopes(&self, scopes: &Scopes) -> Result<(), KeyOpError> {
         let unknown = scopes.iter().find_map(|scope| match scope {
-            Scope::Action(name) if self.p.app.action(name).is_none() => Some(name.clone()),
+            Scope::Action(name) if self.engine.app.action(name).is_none() => Some(name.clone()),
             _ => None,
         });
         match unknown {
             Some(name) => Err(KeyOpError::UnknownAction {
                 name,
-                declared: self.p.app.action_names().collect::<Vec<_>>().join(", "),
+                declared: self.engine.app.action_names().collect::<Vec<_>>().join(", "),
             }),
             None => Ok(()),
         }
@@ -108,7 +108,7 @@ impl<'a> KeyOps<'a> {
     ) -> Result<IssuedKey, KeyOpError> {
         self.check_scopes(scopes)?;
         let store = self.store()?;
-        let clock = self.p.clock.as_ref();
+        let clock = self.engine.clock.as_ref();
         let mut change = Change::begin(store.as_ref(), operator, clock).await?;
         let result = async {
             valid(service)?;
@@ -129,14 +129,14 @@ impl<'a> KeyOps<'a> {
     /// `*`, so the key shows what a scoped key looks like.
     pub async fn issue_local(&self, operator: &Operator) -> Result<IssuedKey, KeyOpError> {
         const LOCAL: &str = "local";
-        if let Some(services) = self.p.app.services() {
+        if let Some(services) = self.engine.app.services() {
             let sql = services.insert_if_missing_sql();
             self.store()?.execute_once(&sql, &[LOCAL.into()]).await?;
         }
         let mut scopes: Vec<String> =
-            self.p.app.action_names().map(|a| format!("action:{a}")).collect();
+            self.engine.app.action_names().map(|a| format!("action:{a}")).collect();
         scopes.extend(["runs".to_owned(), "sessions".to_owned()]);
-        if !self.p.app.file_fields().is_empty() {
+        if !self.engine.app.file_fields().is_empty() {
             scopes.push("files".to_owned());
         }
         self.issue(LOCAL, None, &Scopes::parse(&scopes)?, operator).await
@@ -150,7 +150,8 @@ impl<'a> KeyOps<'a> {
     /// Revokes key `id` as `operator`: it authenticates nobody from now on.
     pub async fn revoke(&self, id: &str, operator: &Operator) -> Result<KeyInfo, KeyOpError> {
         let store = self.store()?;
-        let mut change = Change::begin(store.as_ref(), operator, self.p.clock.as_ref()).await?;
+        let mut change =
+            Change::begin(store.as_ref(), operator, self.engine.clock.as_ref()).await?;
         let result = async {
             let before = live(store.service_key_get(change.tx(), id).await?, id)?;
             let now = change.now();
@@ -166,7 +167,7 @@ impl<'a> KeyOps<'a> {
     /// and revokes the old one, in one transaction; the new secret is in the result, shown once.
     pub async fn rotate(&self, id: &str, operator: &Operator) -> Result<IssuedKey, KeyOpError> {
         let store = self.store()?;
-        let clock = self.p.clock.as_ref();
+        let clock = self.engine.clock.as_ref();
         let mut change = Change::begin(store.as_ref(), operator, clock).await?;
         let result = async {
             let old = live(store.service_key_get(change.tx(), id).await?, id)?;

@@ -16,18 +16,18 @@ use crate::operate::{Change, Operator};
 
 /// Users' API tokens as operators see and change them.
 pub struct TokenOps<'a> {
-    p: &'a Engine,
+    engine: &'a Engine,
 }
 
 impl<'a> TokenOps<'a> {
-    /// The tokens of `p`'s application (in its users' store).
-    pub fn new(p: &'a Engine) -> Self {
-        Self { p }
+    /// The tokens of `engine`'s application (in its users' store).
+    pub fn new(engine: &'a Engine) -> Self {
+        Self { engine }
     }
 
     /// The users' store: tokens live beside the users they belong to.
     fn store(&self) -> Result<Arc<dyn Store>, StoreError> {
-        Ok(Arc::clone(self.p.store(self.p.app.users_store())?))
+        Ok(Arc::clone(self.engine.store(self.engine.app.users_store())?))
     }
 
     /// Issues an API token for `user_id` as `operator`, working until `expires_at`; the secret
@@ -39,13 +39,13 @@ impl<'a> TokenOps<'a> {
         operator: &Operator,
     ) -> Result<IssuedToken, TokenError> {
         let store = self.store()?;
-        let clock = self.p.clock.as_ref();
+        let clock = self.engine.clock.as_ref();
         let mut change = Change::begin(store.as_ref(), operator, clock).await?;
         let result = async {
             if !valid_user(user_id) {
                 return Err(TokenError::BadUser(user_id.to_owned()));
             }
-            if let Some(users) = self.p.app.users() {
+            if let Some(users) = self.engine.app.users() {
                 let found = change
                     .tx()
                     .query_opt(&users.record().find_by_id_sql(), &[user_id.into()])
@@ -66,7 +66,8 @@ impl<'a> TokenOps<'a> {
     /// Ends every live session of `user_id` as `operator` ("sign out everywhere"); how many.
     pub async fn end_all(&self, user_id: &str, operator: &Operator) -> Result<u64, TokenError> {
         let store = self.store()?;
-        let mut change = Change::begin(store.as_ref(), operator, self.p.clock.as_ref()).await?;
+        let mut change =
+            Change::begin(store.as_ref(), operator, self.engine.clock.as_ref()).await?;
         let result = async {
             let now = change.now();
             let ended = store.user_sessions_end(change.tx(), user_id, now).await?;

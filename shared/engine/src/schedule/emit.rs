@@ -61,7 +61,7 @@ pub(super) struct RunToEmit<'a> {
 /// Writes `run`'s event and its row inside `tx`, adding its deliveries to `queued`; `false`
 /// when that run was already recorded.
 pub(super) async fn emit_run(
-    p: &Engine,
+    engine: &Engine,
     store: &dyn Store,
     tx: &mut dyn Transaction,
     run: RunToEmit<'_>,
@@ -85,7 +85,7 @@ pub(super) async fn emit_run(
         traceparent: None,
         tracestate: None,
     };
-    let (outbox_ids, deliveries) = write_emitted(p, store, tx, &emitted, &origin, now)
+    let (outbox_ids, deliveries) = write_emitted(engine, store, tx, &emitted, &origin, now)
         .await
         .map_err(ScheduleOpError::from_commit)?;
     let run = NewRun {

@@ -17,18 +17,18 @@ use crate::relay::enqueue_now;
 
 /// Operator verbs over an engine's schedule store.
 pub struct ScheduleOps<'a> {
-    p: &'a Engine,
+    engine: &'a Engine,
     operator: &'a Operator,
 }
 
 impl<'a> ScheduleOps<'a> {
     /// Verbs acting as `operator`.
-    pub fn new(p: &'a Engine, operator: &'a Operator) -> Self {
-        Self { p, operator }
+    pub fn new(engine: &'a Engine, operator: &'a Operator) -> Self {
+        Self { engine, operator }
     }
 
     fn store(&self) -> Result<Arc<dyn Store>, ScheduleOpError> {
-        Ok(Arc::clone(self.p.store(self.p.app.schedule_store())?))
+        Ok(Arc::clone(self.engine.store(self.engine.app.schedule_store())?))
     }
 
     /// Pauses `name`: its ticks are recorded as skipped until it is resumed.
@@ -44,7 +44,7 @@ impl<'a> ScheduleOps<'a> {
     async fn set_paused(&self, name: &str, pause: bool) -> Result<ScheduleRow, ScheduleOpError> {
         let store = self.store()?;
         let mut change =
-            Change::begin(store.as_ref(), self.operator, self.p.clock.as_ref()).await?;
+            Change::begin(store.as_ref(), self.operator, self.engine.clock.as_ref()).await?;
         let result = async {
             let row = self.current(store.as_ref(), change.tx(), name).await?;
             match (pause, row.paused_at.is_some()) {
@@ -76,15 +76,15 @@ impl<'a> ScheduleOps<'a> {
         let store = self.store()?;
         let mut queued = Vec::new();
         let mut change =
-            Change::begin(store.as_ref(), self.operator, self.p.clock.as_ref()).await?;
+            Change::begin(store.as_ref(), self.operator, self.engine.clock.as_ref()).await?;
         let result = async {
             let row = self.current(store.as_ref(), change.tx(), name).await?;
             let spec = self
-                .p
+                .engine
                 .app
                 .schedule(name)
                 .ok_or_else(|| ScheduleOpError::Removed(name.to_owned()))?;
-            let run_id = format!("{name}@operator@{}", new_id(self.p.clock.as_ref()));
+            let run_id = format!("{name}@operator@{}", new_id(self.engine.clock.as_ref()));
             change
                 .record(&OperatorAction {
                     action: "schedule.trigger",
@@ -97,13 +97,13 @@ impl<'a> ScheduleOps<'a> {
             let now = change.now();
             let tx = change.tx();
             let run = RunToEmit { spec, id: &run_id, tick: now, trigger: Trigger::Operator };
-            emit_run(self.p, store.as_ref(), tx, run, now, &mut queued).await?;
+            emit_run(self.engine, store.as_ref(), tx, run, now, &mut queued).await?;
             store.schedule_set_last_run(tx, name, &run_id, now).await?;
             Ok::<_, ScheduleOpError>(run_id)
         }
         .await;
         let run_id = change.finish(result).await?;
-        enqueue_now(self.p, self.p.app.schedule_store(), &queued).await;
+        enqueue_now(self.engine, self.engine.app.schedule_store(), &queued).await;
         Ok(run_id)
     }
 

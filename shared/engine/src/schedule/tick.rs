@@ -73,39 +73,39 @@ enum Recorded {
 }
 
 /// One pass over the schedule store, holding leases as `owner`.
-pub async fn tick(p: &Engine, owner: &str) -> Result<TickReport, ScheduleOpError> {
-    let store = Arc::clone(p.store(p.app.schedule_store())?);
-    let now = p.clock.now();
+pub async fn tick(engine: &Engine, owner: &str) -> Result<TickReport, ScheduleOpError> {
+    let store = Arc::clone(engine.store(engine.app.schedule_store())?);
+    let now = engine.clock.now();
     let mut report = TickReport::default();
-    sync_into(p, store.as_ref(), now, &mut report).await?;
-    let settings = p.settings.schedules;
+    sync_into(engine, store.as_ref(), now, &mut report).await?;
+    let settings = engine.settings.schedules;
     for name in store.schedules_due(now, settings.due_batch).await? {
-        let Some(spec) = p.app.schedule(&name) else { continue };
-        tick_one(p, &store, spec, owner, now, &mut report).await?;
+        let Some(spec) = engine.app.schedule(&name) else { continue };
+        tick_one(engine, &store, spec, owner, now, &mut report).await?;
     }
     Ok(report)
 }
 
 /// Brings the stored schedules in line with the declaration (what every tick pass does first):
 /// returns how many were created and how many marked removed.
-pub async fn sync(p: &Engine) -> Result<(u64, u64), ScheduleOpError> {
-    let store = Arc::clone(p.store(p.app.schedule_store())?);
+pub async fn sync(engine: &Engine) -> Result<(u64, u64), ScheduleOpError> {
+    let store = Arc::clone(engine.store(engine.app.schedule_store())?);
     let mut report = TickReport::default();
-    sync_into(p, store.as_ref(), p.clock.now(), &mut report).await?;
+    sync_into(engine, store.as_ref(), engine.clock.now(), &mut report).await?;
     Ok((report.created, report.removed))
 }
 
 /// Stores newly declared schedules (first due at their next tick), records changed expressions
 /// (in force after the stored next due time), and marks undeclared schedules removed.
 async fn sync_into(
-    p: &Engine,
+    engine: &Engine,
     store: &dyn Store,
     now: DateTime<Utc>,
     report: &mut TickReport,
 ) -> Result<(), ScheduleOpError> {
     let stored: BTreeMap<String, _> =
         store.schedules_list().await?.into_iter().map(|s| (s.name.clone(), s)).collect();
-    for spec in p.app.schedules() {
+    for spec in engine.app.schedules() {
         let expression = spec.when.describe();
         let declared = NewSchedule {
             name: &spec.name,
@@ -125,20 +125,20 @@ async fn sync_into(
             }
         }
     }
-    let names: Vec<String> = p.app.schedules().map(|s| s.name.clone()).collect();
+    let names: Vec<String> = engine.app.schedules().map(|s| s.name.clone()).collect();
     report.removed = store.schedules_mark_removed(&names, now).await?;
     Ok(())
 }
 
 async fn tick_one(
-    p: &Engine,
+    engine: &Engine,
     store: &Arc<dyn Store>,
     spec: &ScheduleSpec,
     owner: &str,
     now: DateTime<Utc>,
     report: &mut TickReport,
 ) -> Result<(), ScheduleOpError> {
-    let ttl = chrono::Duration::from_std(p.settings.schedules.lease_ttl)
+    let ttl = chrono::Duration::from_std(engine.settings.schedules.lease_ttl)
         .unwrap_or(chrono::Duration::seconds(60));
     let Some(lease) = store.lease_take(LeaseTable::Schedules, &spec.name, owner, now, ttl).await?
     else {
@@ -148,7 +148,7 @@ async fn tick_one(
     crate::fault!("tick.after_lease");
     let mut tx = store.begin().await?;
     let result = async {
-        let recorded = record(p, store.as_ref(), tx.as_mut(), spec, &lease, now).await?;
+        let recorded = record(engine, store.as_ref(), tx.as_mut(), spec, &lease, now).await?;
         crate::fault!("tick.before_commit");
         Ok::<_, ScheduleOpError>(recorded)
     }
@@ -172,7 +172,7 @@ async fn tick_one(
             }
             report.runs.extend(runs);
             report.skipped.extend(skipped);
-            enqueue_now(p, p.app.schedule_store(), &queued).await;
+            enqueue_now(engine, engine.app.schedule_store(), &queued).await;
         }
     }
     Ok(())
@@ -180,7 +180,7 @@ async fn tick_one(
 
 /// Inside `tx`: fence, read, decide, record, emit, advance.
 async fn record(
-    p: &Engine,
+    engine: &Engine,
     store: &dyn Store,
     tx: &mut dyn Transaction,
     spec: &ScheduleSpec,
@@ -193,7 +193,7 @@ async fn record(
     let Some(row) = store.schedule_get(tx, &spec.name).await? else {
         return Ok(Recorded::NotDue);
     };
-    let cap = p.settings.schedules.max_listed_ticks;
+    let cap = engine.settings.schedules.max_listed_ticks;
     let Some(due) = due_ticks(&spec.when, row.next_due_at, now, cap)? else {
         return Ok(Recorded::NotDue);
     };
@@ -226,7 +226,7 @@ async fn record(
     for (tick, trigger) in &decision.runs {
         let id = tick_id(&spec.name, *tick);
         let run = RunToEmit { spec, id: &id, tick: *tick, trigger: *trigger };
-        if !emit_run(p, store, tx, run, now, &mut queued).await? {
+        if !emit_run(engine, store, tx, run, now, &mut queued).await? {
             return Ok(Recorded::Duplicate);
         }
         runs.push(id);

@@ -98,7 +98,8 @@ impl Run<'_> {
         recorded: Option<&StoredStep>,
         now: DateTime<Utc>,
     ) -> Result<(), HandlerError> {
-        let (Some(window), Some(step)) = (self.p.app.key_window(&call.connection), recorded) else {
+        let (Some(window), Some(step)) = (self.engine.app.key_window(&call.connection), recorded)
+        else {
             return Ok(());
         };
         if jadpo_core::clock::after(step.first_sent_at, window) >= now {

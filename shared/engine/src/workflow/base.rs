@@ -65,11 +65,11 @@ pub enum InSession<'a> {
 }
 
 /// The engine's clock in Unix milliseconds, as the kernel reads time.
-pub(super) fn now_ms(p: &Engine) -> i64 {
-    p.clock.now().timestamp_millis()
+pub(super) fn now_ms(engine: &Engine) -> i64 {
+    engine.clock.now().timestamp_millis()
 }
 
 /// Whether a workflow id is registered in this deployment.
-pub(super) fn registered(p: &Engine) -> impl Fn(&str) -> bool + '_ {
-    |id: &str| p.app.workflow(id).is_some()
+pub(super) fn registered(engine: &Engine) -> impl Fn(&str) -> bool + '_ {
+    |id: &str| engine.app.workflow(id).is_some()
 }

@@ -27,7 +27,7 @@ const TRIES: usize = 5;
 /// first, as for any cancel. Refused (nothing written) when the run is missing, parked, or
 /// already finished.
 pub async fn cancel_as_operator(
-    p: &Engine,
+    engine: &Engine,
     operator: &Operator,
     run_id: &str,
     reason: &str,
@@ -39,7 +39,7 @@ pub async fn cancel_as_operator(
     let mut tried = 0;
     loop {
         tried += 1;
-        match cancel_once(p, operator, run_id, reason).await {
+        match cancel_once(engine, operator, run_id, reason).await {
             Err(EngineError::Transition(TransitionError::StaleRevision { .. }))
                 if tried < TRIES => {}
             other => return other,
@@ -48,18 +48,18 @@ pub async fn cancel_as_operator(
 }
 
 async fn cancel_once(
-    p: &Engine,
+    engine: &Engine,
     operator: &Operator,
     run_id: &str,
     reason: &str,
 ) -> Result<ExecutionState, EngineError> {
-    let (store_name, state) = find_run(p, run_id).await?;
-    let def = run_graph(p, &state).map_err(EngineError::Parked)?;
+    let (store_name, state) = find_run(engine, run_id).await?;
+    let def = run_graph(engine, &state).map_err(EngineError::Parked)?;
     let incoming = Incoming::Cancel { reason: reason.to_owned() };
-    let t = decide(def, Some(&state), &incoming, run_id, now_ms(p))?;
-    let store = p.store(&store_name)?;
+    let t = decide(def, Some(&state), &incoming, run_id, now_ms(engine))?;
+    let store = engine.store(&store_name)?;
     let owner = store.execution_owner(run_id).await?;
-    let mut change = Change::begin(store.as_ref(), operator, p.clock.as_ref()).await?;
+    let mut change = Change::begin(store.as_ref(), operator, engine.clock.as_ref()).await?;
     let result = async {
         let write = TransitionWrite {
             owner: None,
@@ -86,6 +86,6 @@ async fn cancel_once(
     }
     .await;
     change.finish(result).await?;
-    enqueue_commands(p, &store_name, run_id, &t.commands).await;
+    enqueue_commands(engine, &store_name, run_id, &t.commands).await;
     Ok(t.state)
 }

@@ -58,14 +58,16 @@ pub enum CommandError {
 /// The graph run `state` advances on: its own workflow version's, never another's. `Err`: the
 /// operator message saying why the run is parked.
 pub(super) fn run_graph<'a>(
-    p: &'a Engine,
+    engine: &'a Engine,
     state: &ExecutionState,
 ) -> Result<&'a WorkflowDef, String> {
-    p.app
+    engine
+        .app
         .workflow_version(&state.workflow_id, &state.workflow_version)
         .map(AsRef::as_ref)
         .ok_or_else(|| {
-            p.app
+            engine
+                .app
                 .parked_reason(&state.run_id, &state.workflow_id, &state.workflow_version)
                 .unwrap_or_default()
         })
@@ -74,17 +76,20 @@ pub(super) fn run_graph<'a>(
 /// Why run `state` is parked here, if it is (see [`Application::parked`]).
 ///
 /// [`Application::parked`]: jadpo_core::app::Application::parked
-pub fn parked(p: &Engine, state: &ExecutionState) -> Option<String> {
-    p.app.parked(state)
+pub fn parked(engine: &Engine, state: &ExecutionState) -> Option<String> {
+    engine.app.parked(state)
 }
 
 /// Starting a run lives in `start`; its names stay reachable here, where callers look for them.
 pub use super::start::{StartKey, Started, start_run, start_run_once, started_response};
 
 /// Finds a run in the stores holding workflows.
-pub async fn find_run(p: &Engine, run_id: &str) -> Result<(String, ExecutionState), EngineError> {
-    for store in p.app.workflow_stores() {
-        if let Some(state) = p.store(store)?.execution_get(run_id).await? {
+pub async fn find_run(
+    engine: &Engine,
+    run_id: &str,
+) -> Result<(String, ExecutionState), EngineError> {
+    for store in engine.app.workflow_stores() {
+        if let Some(state) = engine.store(store)?.execution_get(run_id).await? {
             return Ok((store.to_owned(), state));
         }
     }
@@ -95,12 +100,12 @@ pub async fn find_run(p: &Engine, run_id: &str) -> Result<(String, ExecutionStat
 /// column, not the state): [`EngineError::NotFound`] otherwise, so another principal cannot even
 /// tell that it exists. The routes that then transition the run read its state once, there.
 pub async fn check_owned_run(
-    p: &Engine,
+    engine: &Engine,
     run_id: &str,
     principal: &Principal,
 ) -> Result<(), EngineError> {
-    for store in p.app.workflow_stores() {
-        let Some(owner) = p.store(store)?.execution_owner(run_id).await? else { continue };
+    for store in engine.app.workflow_stores() {
+        let Some(owner) = engine.store(store)?.execution_owner(run_id).await? else { continue };
         if principal.owns(Some(&owner)) {
             return Ok(());
         }
@@ -118,21 +123,21 @@ pub async fn check_owned_run(
 
 /// Finds run `run_id` for `principal` ([`check_owned_run`], then its state).
 pub async fn find_owned_run(
-    p: &Engine,
+    engine: &Engine,
     run_id: &str,
     principal: &Principal,
 ) -> Result<(String, ExecutionState), EngineError> {
-    check_owned_run(p, run_id, principal).await?;
-    find_run(p, run_id).await
+    check_owned_run(engine, run_id, principal).await?;
+    find_run(engine, run_id).await
 }
 
 /// A run's events, in `seq` order, each with the principal that made it (`None`: the runtime).
 pub async fn run_events(
-    p: &Engine,
+    engine: &Engine,
     run_id: &str,
 ) -> Result<Vec<(RuntimeEvent, Option<String>)>, EngineError> {
-    let (store, _) = find_run(p, run_id).await?;
-    let store = p.store(&store)?;
+    let (store, _) = find_run(engine, run_id).await?;
+    let store = engine.store(&store)?;
     let mut actors = store.execution_event_actors(run_id).await?;
     let events = store.execution_events(run_id).await?;
     Ok(events
@@ -147,13 +152,13 @@ pub async fn run_events(
 /// At most `limit` of a run's events after `after_seq`, in `seq` order, each with the
 /// principal that made it: the bounded read behind `GET /runs/{id}/events`.
 pub async fn run_events_page(
-    p: &Engine,
+    engine: &Engine,
     run_id: &str,
     after_seq: u64,
     limit: u32,
 ) -> Result<Vec<(RuntimeEvent, Option<String>)>, EngineError> {
-    let (store, _) = find_run(p, run_id).await?;
-    Ok(p.store(&store)?.execution_events_page(run_id, after_seq, limit).await?)
+    let (store, _) = find_run(engine, run_id).await?;
+    Ok(engine.store(&store)?.execution_events_page(run_id, after_seq, limit).await?)
 }
 
 /// How many times a transition without an expected revision (a cancellation) is decided again
@@ -162,7 +167,7 @@ pub async fn run_events_page(
 const UNGUARDED_TRIES: usize = 5;
 
 async fn transition(
-    p: &Engine,
+    engine: &Engine,
     run_id: &str,
     expected: Option<u64>,
     incoming: Incoming,
@@ -172,7 +177,7 @@ async fn transition(
     let mut tried = 0;
     loop {
         tried += 1;
-        match transition_once(p, run_id, expected, &incoming, actor).await {
+        match transition_once(engine, run_id, expected, &incoming, actor).await {
             Err(EngineError::Transition(TransitionError::StaleRevision { .. }))
                 if tried < tries => {}
             other => return other,
@@ -181,13 +186,13 @@ async fn transition(
 }
 
 async fn transition_once(
-    p: &Engine,
+    engine: &Engine,
     run_id: &str,
     expected: Option<u64>,
     incoming: &Incoming,
     actor: Option<&Principal>,
 ) -> Result<ExecutionState, EngineError> {
-    let (store_name, state) = find_run(p, run_id).await?;
+    let (store_name, state) = find_run(engine, run_id).await?;
     if let Some(expected) = expected.filter(|e| *e != state.revision) {
         return Err(EngineError::Stale {
             run_id: run_id.to_owned(),
@@ -195,8 +200,8 @@ async fn transition_once(
             actual: state.revision,
         });
     }
-    let def = run_graph(p, &state).map_err(EngineError::Parked)?;
-    let t = decide(def, Some(&state), incoming, run_id, now_ms(p))?;
+    let def = run_graph(engine, &state).map_err(EngineError::Parked)?;
+    let t = decide(def, Some(&state), incoming, run_id, now_ms(engine))?;
     let actor = actor.map(Principal::owner);
     let write = TransitionWrite {
         owner: None,
@@ -208,14 +213,14 @@ async fn transition_once(
         lease: None,
     };
     crate::fault!("workflow.before_transition_commit");
-    p.store(&store_name)?.commit_transition(&write).await?;
-    enqueue_commands(p, &store_name, run_id, &t.commands).await;
+    engine.store(&store_name)?.commit_transition(&write).await?;
+    enqueue_commands(engine, &store_name, run_id, &t.commands).await;
     Ok(t.state)
 }
 
 /// Delivers an external event to a run, guarded by the caller's expected revision.
 pub async fn post_event(
-    p: &Engine,
+    engine: &Engine,
     run_id: &str,
     event_type: &str,
     payload: Value,
@@ -223,33 +228,33 @@ pub async fn post_event(
     actor: Option<&Principal>,
 ) -> Result<ExecutionState, EngineError> {
     let incoming = Incoming::External { event_type: event_type.to_owned(), payload };
-    transition(p, run_id, Some(expected_revision), incoming, actor).await
+    transition(engine, run_id, Some(expected_revision), incoming, actor).await
 }
 
 /// Cancels a run; completed steps with a compensation are compensated, latest first.
 pub async fn cancel_run(
-    p: &Engine,
+    engine: &Engine,
     run_id: &str,
     reason: &str,
     actor: Option<&Principal>,
 ) -> Result<ExecutionState, EngineError> {
-    transition(p, run_id, None, Incoming::Cancel { reason: reason.to_owned() }, actor).await
+    transition(engine, run_id, None, Incoming::Cancel { reason: reason.to_owned() }, actor).await
 }
 
 /// One relay sweep over the commands of every store holding workflow runs: those never sent or
 /// lost are sent again.
-pub async fn relay_commands(p: &Engine) -> Result<usize, StoreError> {
+pub async fn relay_commands(engine: &Engine) -> Result<usize, StoreError> {
     let mut sent = 0;
-    for name in p.app.workflow_stores() {
-        let Some(store) = p.stores.get(name) else { continue };
-        let now = p.clock.now();
-        let lost_before = jadpo_core::clock::before(now, p.settings.redelivery_after);
-        let ids = store.commands_claim_due(now, lost_before, p.settings.relay_batch).await?;
+    for name in engine.app.workflow_stores() {
+        let Some(store) = engine.stores.get(name) else { continue };
+        let now = engine.clock.now();
+        let lost_before = jadpo_core::clock::before(now, engine.settings.redelivery_after);
+        let ids = store.commands_claim_due(now, lost_before, engine.settings.relay_batch).await?;
         if ids.is_empty() {
             continue;
         }
         crate::fault!("relay.commands.after_claim");
-        sent += send_commands(p, name, &ids).await;
+        sent += send_commands(engine, name, &ids).await;
         crate::fault!("relay.commands.after_send");
     }
     Ok(sent)
@@ -258,11 +263,11 @@ pub async fn relay_commands(p: &Engine) -> Result<usize, StoreError> {
 /// Runs the command `command_id` of store `store_name`: its capability, then the transition that
 /// records the result, under the run's execution lease.
 pub async fn run_command(
-    p: &Engine,
+    engine: &Engine,
     store_name: &str,
     command_id: &str,
 ) -> Result<CommandResult, CommandError> {
-    let store = p.store(store_name)?;
+    let store = engine.store(store_name)?;
     let Some(command) = store.command_get(command_id).await? else {
         return Ok(CommandResult::Gone);
     };
@@ -278,7 +283,7 @@ pub async fn run_command(
     if state.status.is_terminal() {
         return Ok(CommandResult::Finished);
     }
-    let def = match run_graph(p, &state) {
+    let def = match run_graph(engine, &state) {
         Ok(def) => def,
         Err(reason) => {
             tracing::warn!(run_id = command.run_id, command_id, "{reason}");
@@ -286,14 +291,14 @@ pub async fn run_command(
         }
     };
     let worker = format!("pid-{}", std::process::id());
-    let start = now_ms(p);
+    let start = now_ms(engine);
     let Some(lease) =
-        store.run_lease_take(&command.run_id, &worker, start, start + lease_ms(p)).await?
+        store.run_lease_take(&command.run_id, &worker, start, start + lease_ms(engine)).await?
     else {
         return Err(CommandError::Busy(command.run_id.clone()));
     };
     let run = Leased { store_name, store: store.as_ref(), def, lease_id: &lease.lease_id };
-    execute_chain(p, &run, command, state).await
+    execute_chain(engine, &run, command, state).await
 }
 
 /// Most commands one executor runs back to back on a run it holds, before it gives the run up
@@ -306,15 +311,15 @@ const CHAIN_MAX: usize = 16;
 /// without a committed last result gives the lease up; a command that failed to run behind
 /// another (it has no message of its own) is then queued for another try.
 async fn execute_chain(
-    p: &Engine,
+    engine: &Engine,
     run: &Leased<'_>,
     mut command: CommandRow,
     mut state: ExecutionState,
 ) -> Result<CommandResult, CommandError> {
     let mut ran = 1;
     let outcome = loop {
-        let go_on = ran < CHAIN_MAX && !p.near_deadline();
-        match execute(p, run, &command, state, go_on).await {
+        let go_on = ran < CHAIN_MAX && !engine.near_deadline();
+        match execute(engine, run, &command, state, go_on).await {
             Ok(Executed::Then(next, at)) => (command, state) = (*next, *at),
             Ok(Executed::Done(result)) => break Ok(result),
             Err(e) => break Err(e),
@@ -325,7 +330,7 @@ async fn execute_chain(
     if !matches!(outcome, Ok(CommandResult::Committed)) {
         let _ = run.store.run_lease_give_up(&command.run_id, run.lease_id).await;
         if ran > 1 && outcome.is_err() {
-            enqueue_commands(p, run.store_name, &command.run_id, &[continued(&command)]).await;
+            enqueue_commands(engine, run.store_name, &command.run_id, &[continued(&command)]).await;
         }
     }
     outcome
@@ -374,8 +379,8 @@ fn next_in_chain(
     })
 }
 
-fn lease_ms(p: &Engine) -> i64 {
-    i64::try_from(p.settings.workflows.run_lease.as_millis()).unwrap_or(i64::MAX)
+fn lease_ms(engine: &Engine) -> i64 {
+    i64::try_from(engine.settings.workflows.run_lease.as_millis()).unwrap_or(i64::MAX)
 }
 
 /// How a capability's run ended while its executor held the lease.
@@ -392,27 +397,31 @@ enum Held<T> {
 /// capability deadline. A renewal the store fails is tried again at the next tick; one the store
 /// refuses (the lease is gone) stops the work.
 async fn holding_lease<T>(
-    p: &Engine,
+    engine: &Engine,
     run: &Leased<'_>,
     run_id: &str,
     work: impl std::future::Future<Output = T>,
 ) -> Held<T> {
-    let every = (p.settings.workflows.run_lease / 3).max(std::time::Duration::from_millis(1));
+    let every = (engine.settings.workflows.run_lease / 3).max(std::time::Duration::from_millis(1));
     let renew = async {
         let mut tick = tokio::time::interval(every);
         tick.tick().await; // the first tick is now: the lease was just taken
         loop {
             tick.tick().await;
-            let now = now_ms(p);
+            let now = now_ms(engine);
             crate::fault!("command.before_lease_renewal");
-            match run.store.run_lease_extend(run_id, run.lease_id, now, now + lease_ms(p)).await {
+            match run
+                .store
+                .run_lease_extend(run_id, run.lease_id, now, now + lease_ms(engine))
+                .await
+            {
                 Ok(true) => {}
                 Ok(false) => return Ok::<(), StoreError>(()),
                 Err(e) => tracing::warn!(run_id, error = %e, "could not renew the run's lease"),
             }
         }
     };
-    let deadline = p.settings.workflows.capability_deadline;
+    let deadline = engine.settings.workflows.capability_deadline;
     tokio::select! {
         done = tokio::time::timeout(deadline, work) => match done {
             Ok(value) => Held::Done(value),
@@ -425,19 +434,19 @@ async fn holding_lease<T>(
 /// One sweep over runs whose executor stopped mid-capability (its lease expired unreleased):
 /// each lease is cleared and the run's pending commands are sent again at once, so another
 /// executor takes the run over. Returns how many commands were sent.
-pub async fn resume_expired_runs(p: &Engine) -> Result<usize, StoreError> {
+pub async fn resume_expired_runs(engine: &Engine) -> Result<usize, StoreError> {
     let mut sent = 0;
-    for name in p.app.workflow_stores() {
-        let Some(store) = p.stores.get(name) else { continue };
-        let now = now_ms(p);
-        let limit = u32::try_from(p.settings.relay_batch).unwrap_or(u32::MAX);
+    for name in engine.app.workflow_stores() {
+        let Some(store) = engine.stores.get(name) else { continue };
+        let now = now_ms(engine);
+        let limit = u32::try_from(engine.settings.relay_batch).unwrap_or(u32::MAX);
         for lease in store.run_leases_expired(now, limit).await? {
             if !store.run_lease_clear_expired(&lease.run_id, &lease.lease_id, now).await? {
                 continue; // renewed or taken over meanwhile
             }
             crate::fault!("relay.after_lease_cleared");
-            let ids = store.commands_resend_for_run(&lease.run_id, p.clock.now()).await?;
-            let went = send_commands(p, name, &ids).await;
+            let ids = store.commands_resend_for_run(&lease.run_id, engine.clock.now()).await?;
+            let went = send_commands(engine, name, &ids).await;
             if went < ids.len() {
                 tracing::warn!(run_id = lease.run_id, "could not resend a resumed run's commands");
             }
@@ -468,7 +477,7 @@ const RESULT_TRIES: usize = 3;
 /// Runs the command's capability, then commits its result under the lease, deciding it on the
 /// state read before the lease was taken; a run that moved since is read again.
 async fn execute(
-    p: &Engine,
+    engine: &Engine,
     run: &Leased<'_>,
     command: &CommandRow,
     mut state: ExecutionState,
@@ -482,20 +491,22 @@ async fn execute(
         idempotency_key: command.idempotency_key.clone().unwrap_or_else(|| command.id.clone()),
     };
     crate::fault!("command.before_capability");
-    let result = match p.app.capability(&command.command_type) {
+    let result = match engine.app.capability(&command.command_type) {
         Some(capability) => {
             let mut ctx = CapabilityContext::new(
-                p.connections.as_ref(),
+                engine.connections.as_ref(),
                 request.idempotency_key.clone(),
-                p.clock.now(),
+                engine.clock.now(),
             );
-            match holding_lease(p, run, &command.run_id, capability.run(&mut ctx, &request)).await {
+            match holding_lease(engine, run, &command.run_id, capability.run(&mut ctx, &request))
+                .await
+            {
                 Held::Done(result) => result,
                 Held::Lost => return Err(CommandError::Busy(command.run_id.clone())),
                 Held::TimedOut => Err(HandlerError::Failed(format!(
                     "capability {:?} did not finish within {} s",
                     command.command_type,
-                    p.settings.workflows.capability_deadline.as_secs_f64()
+                    engine.settings.workflows.capability_deadline.as_secs_f64()
                 ))),
             }
         }
@@ -519,12 +530,12 @@ async fn execute(
     };
     crate::fault!("command.before_result_commit");
     for _ in 0..RESULT_TRIES {
-        let now = now_ms(p);
+        let now = now_ms(engine);
         let t = decide(run.def, Some(&state), &incoming, &command.run_id, now)
             .map_err(|e| CommandError::Unrunnable(format!("run {}: {e}", command.run_id)))?;
         let next = next_in_chain(&t, &command.run_id).filter(|_| go_on);
         let end = match next {
-            Some(_) => LeaseEnd::Renew { expires_at: now + lease_ms(p) },
+            Some(_) => LeaseEnd::Renew { expires_at: now + lease_ms(engine) },
             None => LeaseEnd::Release,
         };
         let lease = LeaseFence { lease_id: run.lease_id.to_owned(), now_ms: now, end };
@@ -541,7 +552,7 @@ async fn execute(
             Ok(()) => {
                 crate::fault!("command.after_result_commit");
                 let Some(next) = next else {
-                    enqueue_commands(p, run.store_name, &command.run_id, &t.commands).await;
+                    enqueue_commands(engine, run.store_name, &command.run_id, &t.commands).await;
                     return Ok(Executed::Done(CommandResult::Committed));
                 };
                 return Ok(Executed::Then(Box::new(next), Box::new(t.state)));

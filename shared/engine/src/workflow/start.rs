@@ -19,16 +19,16 @@ use crate::context::Engine;
 /// Starts `workflow` with `input`, bound to `session` when given, owned by `owner` when given (a
 /// run started over HTTP is its caller's).
 pub async fn start_run(
-    p: &Engine,
+    engine: &Engine,
     workflow: &str,
     input: Value,
     session: Option<InSession<'_>>,
     owner: Option<&Principal>,
 ) -> Result<ExecutionState, EngineError> {
-    let start = prepare_start(p, workflow, input, session, owner).await?;
-    let store = p.store(&start.store)?;
+    let start = prepare_start(engine, workflow, input, session, owner).await?;
+    let store = engine.store(&start.store)?;
     store.commit_transition(&start.write()).await?;
-    enqueue_commands(p, &start.store, &start.run_id, &start.transition.commands).await;
+    enqueue_commands(engine, &start.store, &start.run_id, &start.transition.commands).await;
     Ok(start.transition.state)
 }
 
@@ -66,17 +66,17 @@ pub fn started_response(state: &ExecutionState) -> (u16, Value) {
 /// racing the first) gets the first one's response and never starts a second run; the same key
 /// with another request is [`EngineError::KeyReused`].
 pub async fn start_run_once(
-    p: &Engine,
+    engine: &Engine,
     workflow: &str,
     input: Value,
     session: Option<InSession<'_>>,
     owner: Option<&Principal>,
     key: StartKey<'_>,
 ) -> Result<Started, EngineError> {
-    let start = prepare_start(p, workflow, input, session, owner).await?;
-    let store = p.store(&start.store)?;
-    let now = p.clock.now();
-    let expires = jadpo_core::clock::after(now, p.settings.idempotency_retention);
+    let start = prepare_start(engine, workflow, input, session, owner).await?;
+    let store = engine.store(&start.store)?;
+    let now = engine.clock.now();
+    let expires = jadpo_core::clock::after(now, engine.settings.idempotency_retention);
     let mut tx = store.begin().await?;
     let claim = store.idempotency_claim(tx.as_mut(), key.scope, key.key, key.digest, now, expires);
     let stored = match claim.await {
@@ -102,7 +102,7 @@ pub async fn start_run_once(
     .await;
     jadpo_core::commit_or_rollback(tx, written).await?;
     crate::fault!("workflow.after_start_commit");
-    enqueue_commands(p, &start.store, &start.run_id, &start.transition.commands).await;
+    enqueue_commands(engine, &start.store, &start.run_id, &start.transition.commands).await;
     Ok(Started::New { status, body })
 }
 
@@ -131,24 +131,24 @@ impl Start {
 
 /// Resolves the workflow's current version and the Session, and decides the first transition.
 async fn prepare_start(
-    p: &Engine,
+    engine: &Engine,
     workflow: &str,
     input: Value,
     session: Option<InSession<'_>>,
     owner: Option<&Principal>,
 ) -> Result<Start, EngineError> {
-    let (def, store_name) = p
+    let (def, store_name) = engine
         .app
         .workflow(workflow)
         .ok_or_else(|| EngineError::UnknownWorkflow(workflow.to_owned()))?;
-    let store = p.store(store_name)?;
-    let run_id = new_id(p.clock.as_ref()).to_string();
+    let store = engine.store(store_name)?;
+    let run_id = new_id(engine.clock.as_ref()).to_string();
     let s = match session {
         Some(InSession::OfUser { id, user, rebind }) => {
-            Some((restore_session(store.as_ref(), id, user, &registered(p)).await?, rebind))
+            Some((restore_session(store.as_ref(), id, user, &registered(engine)).await?, rebind))
         }
         Some(InSession::OwnedBy { id, principal, rebind }) => {
-            Some((restore_owned(store.as_ref(), id, principal, &registered(p)).await?, rebind))
+            Some((restore_owned(store.as_ref(), id, principal, &registered(engine)).await?, rebind))
         }
         None => None,
     };
@@ -160,7 +160,7 @@ async fn prepare_start(
         user_id: s.user_id,
         expected_revision: s.revision,
     });
-    let transition = decide(def, None, &Incoming::Start { input }, &run_id, now_ms(p))?;
+    let transition = decide(def, None, &Incoming::Start { input }, &run_id, now_ms(engine))?;
     Ok(Start {
         store: store_name.to_owned(),
         run_id,
