@@ -7,6 +7,7 @@ mod retention_app;
 #[path = "../support/steps_app.rs"]
 mod steps_app;
 
+mod authenticate;
 mod breakers;
 mod clock_jumps;
 mod files;

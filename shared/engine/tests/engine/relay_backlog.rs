@@ -112,3 +112,31 @@ async fn sqlite_a_backlog_is_waited_for_and_a_lost_message_is_resent() {
 async fn postgres_a_backlog_is_waited_for_and_a_lost_message_is_resent() {
     a_backlog_is_waited_for_and_a_lost_message_is_resent(Kind::Postgres).await;
 }
+
+/// The edges' commit sends its own deliveries and marks them sent, so the relay has nothing to
+/// send for them; one left unsent is the relay's to send.
+async fn commit_sends_its_own_deliveries(kind: Kind) {
+    let mut env = Env::shop(kind).await;
+    let queue = Arc::new(Deep::default());
+    env.engine.queue = Arc::clone(&queue) as Arc<dyn Queue>;
+    let order = || json!({"customer": "c1", "items": [{"sku": "A", "qty": 1}]});
+    let sent = jadpo_engine::commit::commit(&env.engine, request("place_order", order())).await;
+    let sent = sent.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((sent.deliveries.len(), queue.taken()), (2, 2), "{kind:?}: sent at commit");
+    let grace = env.engine.settings.relay_grace * 2;
+    env.clock.advance(chrono::Duration::from_std(grace).unwrap_or_default());
+    let report = pass(&env).await;
+    assert_eq!((report.sent, queue.taken()), (0, 0), "{kind:?}: marked sent, not sent again");
+
+    let unsent = commit_unsent(&env.engine, request("place_order", order())).await;
+    let unsent = unsent.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((unsent.deliveries.len(), queue.taken()), (2, 0), "{kind:?}: left unsent");
+    let report = pass(&env).await;
+    assert_eq!(report.sent, 0, "{kind:?}: within the grace a sender may still be sending");
+    let grace = env.engine.settings.relay_grace * 2;
+    env.clock.advance(chrono::Duration::from_std(grace).unwrap_or_default());
+    let report = pass(&env).await;
+    assert_eq!((report.sent, queue.taken()), (2, 2), "{kind:?}: the relay sends them");
+}
+
+jadpo_test_env::both!(commit_sends_its_own_deliveries);
