@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use jadpo_core::app::{Action, ActionOutput, Event, HandlerContext, HandlerError, Subscriber};
 use jadpo_core::model::principal::Principal;
-use jadpo_core::{Dialect, SqlValue};
+use jadpo_core::SqlValue;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -75,10 +75,8 @@ impl Action for PlaceOrder {
         let items = json!(order.items);
         let now = ctx.now();
         let tx = ctx.tx().await?;
-        let items_value = match tx.dialect() {
-            Dialect::Postgres => SqlValue::Json(items.clone()),
-            Dialect::Sqlite => SqlValue::Text(items.to_string()),
-        };
+        // A JSON value binds on either adapter (JSONB on PostgreSQL, its text on SQLite).
+        let items_value = SqlValue::Json(items.clone());
         tx.execute(
             "INSERT INTO shop_orders (id, customer, items, created_at) VALUES ($1, $2, $3, $4)",
             &[id.as_str().into(), order.customer.as_str().into(), items_value, now.into()],
