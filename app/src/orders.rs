@@ -1,15 +1,15 @@
 //! Orders: the `place_order` action and the `reserve_stock` subscriber.
 
 use async_trait::async_trait;
+use jadpo_core::SqlValue;
 use jadpo_core::app::{Action, ActionOutput, Event, HandlerContext, HandlerError, Subscriber};
 use jadpo_core::model::principal::Principal;
-use jadpo_core::SqlValue;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 /// One line of an order.
 #[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq, Eq)]
-pub struct Item {
+pub(crate) struct Item {
     /// Stock-keeping unit.
     pub sku: String,
     /// Quantity, at least 1.

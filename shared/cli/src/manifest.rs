@@ -17,7 +17,7 @@ use jadpo_core::model::schedule::Overlap;
 use serde_json::{Value, json};
 
 /// The manifest format's version.
-pub const VERSION: u32 = 1;
+pub(crate) const VERSION: u32 = 1;
 
 #[derive(Debug, Args)]
 pub(crate) struct ManifestArgs {

@@ -33,9 +33,9 @@ pub const SECURE_SESSION_COOKIE: &str = "__Host-jadpo_session";
 /// The CSRF token's cookie where cookies are `Secure`.
 pub const SECURE_CSRF_COOKIE: &str = "__Host-jadpo_csrf";
 /// The cookie holding an OpenID Connect sign-in's nonce secret (`HttpOnly`) over plain HTTP.
-pub const NONCE_COOKIE: &str = "jadpo_oidc_nonce";
+pub(crate) const NONCE_COOKIE: &str = "jadpo_oidc_nonce";
 /// The same where cookies are `Secure`.
-pub const SECURE_NONCE_COOKIE: &str = "__Host-jadpo_oidc_nonce";
+pub(crate) const SECURE_NONCE_COOKIE: &str = "__Host-jadpo_oidc_nonce";
 /// The header a browser session's write carries its CSRF token in.
 pub const CSRF_HEADER: &str = "x-csrf-token";
 

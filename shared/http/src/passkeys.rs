@@ -30,7 +30,7 @@ const FOR_USERS: &str = "only a signed-in user registers a passkey";
 
 /// How recent a sign-in must be to register a passkey: a session left open on a shared or
 /// stolen device cannot add a way back in.
-pub const RECENT_SIGN_IN: chrono::TimeDelta = chrono::TimeDelta::minutes(10);
+pub(crate) const RECENT_SIGN_IN: chrono::TimeDelta = chrono::TimeDelta::minutes(10);
 
 /// Refuses (`401`) a registration from a session that began longer than [`RECENT_SIGN_IN`] ago.
 fn recently_signed_in(state: &HttpState, caller: &Caller, route: &str) -> Result<(), Problem> {

@@ -8,7 +8,7 @@ use jadpo_store_sql::{AuditSql, AuditStatements, Statement};
 
 /// The static audit statements. The context lives in transaction-local settings, gone with the
 /// transaction.
-pub static AUDIT: AuditSql = AuditSql {
+pub(crate) static AUDIT: AuditSql = AuditSql {
     set_context: Statement::new(
         "SELECT set_config('jadpo.actor', $1, true), set_config('jadpo.action', $2, true), \
         set_config('jadpo.request', COALESCE($3::text, ''), true), \
@@ -29,7 +29,7 @@ pub static AUDIT: AuditSql = AuditSql {
 };
 
 /// The audit statements generated per audited entity.
-pub const GENERATED: AuditStatements = AuditStatements { trigger_ddl, current, erase };
+pub(crate) const GENERATED: AuditStatements = AuditStatements { trigger_ddl, current, erase };
 
 fn trigger_ddl(spec: &AuditSpec) -> Vec<String> {
     vec![

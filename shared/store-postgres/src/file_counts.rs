@@ -10,7 +10,7 @@ const ROW: &str = "SELECT file_id, refs, state, unheld_since, updated_at, upload
     content_type, size, sha256 FROM jadpo_files";
 
 /// The static file-count statements.
-pub static FILES: FileSql = FileSql {
+pub(crate) static FILES: FileSql = FileSql {
     // The quota's sums are cast to bigint: PostgreSQL sums bigints as numeric.
     register: Statement::new(
         "INSERT INTO jadpo_files (file_id, refs, state, updated_at, uploader, name, content_type, \
@@ -57,7 +57,7 @@ pub static FILES: FileSql = FileSql {
 };
 
 /// The statements generated per declared file field.
-pub const GENERATED: FileStatements =
+pub(crate) const GENERATED: FileStatements =
     FileStatements { lock, trigger_count, trigger_ddl, count_existing, holders };
 
 fn trigger_name(field: &FileField) -> String {

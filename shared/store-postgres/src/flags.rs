@@ -5,7 +5,7 @@ use jadpo_store_sql::{FlagSql, Statement};
 const FLAG: &str = "SELECT name, mode, percentage, updated_at, updated_by FROM jadpo_flags";
 
 /// The flag statements.
-pub static FLAGS: FlagSql = FlagSql {
+pub(crate) static FLAGS: FlagSql = FlagSql {
     get: Statement::new(const_format::concatcp!(FLAG, " WHERE name = $1")),
     list: Statement::new(const_format::concatcp!(FLAG, " ORDER BY name")),
     upsert: Statement::new(

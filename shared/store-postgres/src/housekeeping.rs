@@ -4,7 +4,7 @@
 use jadpo_store_sql::{HousekeepingSql, Statement};
 
 /// The housekeeping statements.
-pub static HOUSEKEEPING: HousekeepingSql = HousekeepingSql {
+pub(crate) static HOUSEKEEPING: HousekeepingSql = HousekeepingSql {
     delete_idempotency_keys: Statement::new(
         "DELETE FROM jadpo_idempotency_keys WHERE (scope, key) IN ( \
         SELECT scope, key FROM jadpo_idempotency_keys WHERE expires_at <= $1 \

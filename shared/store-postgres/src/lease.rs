@@ -40,7 +40,7 @@ macro_rules! lease_sql {
 }
 
 /// `jadpo_housekeeping`'s lease statements; the row is created on first use.
-pub static HOUSEKEEPING: LeaseSql = lease_sql!(
+pub(crate) static HOUSEKEEPING: LeaseSql = lease_sql!(
     "jadpo_housekeeping",
     Some(Statement::new(
         "INSERT INTO jadpo_housekeeping (name) VALUES ($1) ON CONFLICT (name) DO NOTHING"
@@ -49,10 +49,10 @@ pub static HOUSEKEEPING: LeaseSql = lease_sql!(
 
 /// `jadpo_schedules`'s lease statements; rows are created by the tick pass from the
 /// declaration before anyone leases them.
-pub static SCHEDULES: LeaseSql = lease_sql!("jadpo_schedules", None);
+pub(crate) static SCHEDULES: LeaseSql = lease_sql!("jadpo_schedules", None);
 
 /// The statements of each leased table.
-pub fn leases(table: LeaseTable) -> &'static LeaseSql {
+pub(crate) fn leases(table: LeaseTable) -> &'static LeaseSql {
     match table {
         LeaseTable::Housekeeping => &HOUSEKEEPING,
         LeaseTable::Schedules => &SCHEDULES,

@@ -4,7 +4,7 @@
 use jadpo_store_sql::{PasskeySql, Statement};
 
 /// The passkey statements.
-pub static PASSKEYS: PasskeySql = PasskeySql {
+pub(crate) static PASSKEYS: PasskeySql = PasskeySql {
     challenge_insert: Statement::new(
         "INSERT INTO jadpo_passkey_challenges (challenge_verifier, purpose, bound_to, state, \
         encoding, expires_at) VALUES ($1, $2, $3, $4, $5, $6)",

@@ -7,7 +7,7 @@ const SCHEDULE: &str = "SELECT name, expression, event_type, next_due_at, last_t
     last_run_id, paused_at, removed_at, lease_owner, lease_expires_at FROM jadpo_schedules";
 
 /// The schedule statements.
-pub static SCHEDULES: ScheduleSql = ScheduleSql {
+pub(crate) static SCHEDULES: ScheduleSql = ScheduleSql {
     list: Statement::new(const_format::concatcp!(SCHEDULE, " ORDER BY name")),
     get: Statement::new(const_format::concatcp!(SCHEDULE, " WHERE name = $1")),
     insert: Statement::new(

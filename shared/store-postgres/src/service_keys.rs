@@ -6,7 +6,7 @@ const KEY: &str =
     "SELECT id, service, scopes, issued_at, expires_at, revoked_at FROM jadpo_service_keys";
 
 /// The service-key statements.
-pub static SERVICE_KEYS: ServiceKeySql = ServiceKeySql {
+pub(crate) static SERVICE_KEYS: ServiceKeySql = ServiceKeySql {
     key_insert: Statement::new(
         "INSERT INTO jadpo_service_keys (id, service, verifier, issued_at, expires_at, scopes) \
         VALUES ($1, $2, $3, $4, $5, $6)",

@@ -3,7 +3,7 @@
 use jadpo_store_sql::{SignInSql, Statement};
 
 /// The sign-in request statements.
-pub static SIGN_IN: SignInSql = SignInSql {
+pub(crate) static SIGN_IN: SignInSql = SignInSql {
     request_ensure: Statement::new(
         "INSERT INTO jadpo_sign_in_requests (address_digest, nonce, window_started_at, \
         sends_in_window, wrong_codes, requested_at, expires_at) VALUES ($1, '', $2, 0, 0, $2, $2) \

@@ -3,7 +3,7 @@
 use jadpo_store_sql::{Statement, UserSessionSql};
 
 /// The users' session statements.
-pub static USER_SESSIONS: UserSessionSql = UserSessionSql {
+pub(crate) static USER_SESSIONS: UserSessionSql = UserSessionSql {
     session_insert: Statement::new(
         "INSERT INTO jadpo_sessions (id, user_id, kind, token_verifier, csrf_verifier, \
         started_at, last_seen_at, idle_limit_s, expires_at) \

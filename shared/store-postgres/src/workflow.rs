@@ -6,7 +6,7 @@ use jadpo_store_sql::{ExecutionLayout, Statement, WorkflowSql, execution_head, m
 use serde_json::{Map, Value};
 
 /// The workflow statements.
-pub static SQL: WorkflowSql = WorkflowSql {
+pub(crate) static SQL: WorkflowSql = WorkflowSql {
     execution_lock: Statement::new(
         "SELECT revision FROM workflow_executions WHERE run_id = $1 FOR UPDATE",
     ),
@@ -249,7 +249,7 @@ pub static SQL: WorkflowSql = WorkflowSql {
 /// The execution row in typed and JSONB columns: after [`execution_head`]'s six, `$7` input, `$8`
 /// data, `$9` error, `$10` cancellation_state, `$11` loop_state, `$12` created_at, `$13`
 /// updated_at; the insert's `$14` is the owner, the update's `$14` the revision it replaces.
-pub const EXECUTION: ExecutionLayout = ExecutionLayout {
+pub(crate) const EXECUTION: ExecutionLayout = ExecutionLayout {
     insert: INSERT,
     update: UPDATE,
     params: execution_params,

@@ -10,7 +10,7 @@ use jadpo_core::model::audit::AuditSpec;
 use jadpo_store_sql::{AuditSql, AuditStatements, Statement};
 
 /// The static audit statements.
-pub static AUDIT: AuditSql = AuditSql {
+pub(crate) static AUDIT: AuditSql = AuditSql {
     set_context: Statement::new(
         "INSERT OR REPLACE INTO jadpo_audit_context \
         (id, actor, action, request_id, trace, now) VALUES (1, $1, $2, $3, $4, $5)",
@@ -86,7 +86,7 @@ fn trigger(spec: &AuditSpec, kind: &str) -> [String; 2] {
 }
 
 /// The audit statements generated per audited entity.
-pub const GENERATED: AuditStatements = AuditStatements { trigger_ddl, current, erase };
+pub(crate) const GENERATED: AuditStatements = AuditStatements { trigger_ddl, current, erase };
 
 fn trigger_ddl(spec: &AuditSpec) -> Vec<String> {
     ["insert", "update", "delete"].iter().flat_map(|kind| trigger(spec, kind)).collect()

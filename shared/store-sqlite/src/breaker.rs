@@ -7,7 +7,7 @@ const BREAKER: &str = "SELECT connection, state, failures, opened_at, pause_ms, 
 
 /// The circuit-breaker statements. SQLite's single writer (`BEGIN IMMEDIATE`) serializes the
 /// transactions that decide, so two delivery functions cannot both take the probe.
-pub static BREAKERS: BreakerSql = BreakerSql {
+pub(crate) static BREAKERS: BreakerSql = BreakerSql {
     ensure: Statement::new(
         "INSERT INTO jadpo_circuit_breakers (connection, updated_at) VALUES ($1, $2) \
         ON CONFLICT (connection) DO NOTHING",

@@ -4,7 +4,7 @@ use crate::pipeline::DELIVERY_COLUMNS;
 use jadpo_store_sql::{DeliveryAdminSql, Statement};
 
 /// Operator changes to deliveries.
-pub static ADMIN: DeliveryAdminSql = DeliveryAdminSql {
+pub(crate) static ADMIN: DeliveryAdminSql = DeliveryAdminSql {
     get_locked: Statement::new(const_format::concatcp!(
         "SELECT ",
         DELIVERY_COLUMNS,

@@ -12,7 +12,7 @@ const ROW: &str = "SELECT file_id, refs, state, unheld_since, updated_at, upload
     content_type, size, sha256 FROM jadpo_files";
 
 /// The static file-count statements.
-pub static FILES: FileSql = FileSql {
+pub(crate) static FILES: FileSql = FileSql {
     register: Statement::new(
         "INSERT INTO jadpo_files (file_id, refs, state, updated_at, uploader, name, content_type, \
         size, sha256) SELECT $1, 0, 'live', $2, $3, $4, $5, $6, $7 \
@@ -53,7 +53,7 @@ pub static FILES: FileSql = FileSql {
 };
 
 /// The statements generated per declared file field.
-pub const GENERATED: FileStatements =
+pub(crate) const GENERATED: FileStatements =
     FileStatements { lock, trigger_count, trigger_ddl, count_existing, holders };
 
 /// What a trigger says when a row names a file whose bytes are being or were deleted (SQLite's

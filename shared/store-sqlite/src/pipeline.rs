@@ -14,7 +14,7 @@ pub(crate) const DELIVERY_COLUMNS: &str = "d.id, d.subscriber, d.status, d.attem
     o.encoding AS payload_encoding, o.traceparent, o.tracestate, d.held_connection, d.held_at";
 
 /// SQLite's pipeline statements.
-pub static SQL: PipelineSql = PipelineSql {
+pub(crate) static SQL: PipelineSql = PipelineSql {
     outbox_insert: Statement::new(
         "INSERT INTO jadpo_outbox (id, event_type, payload, encoding, traceparent, \
         tracestate, chain_depth, source, request_id, created_at) \

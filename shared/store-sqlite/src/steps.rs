@@ -4,7 +4,7 @@
 use jadpo_store_sql::{Statement, StepSql};
 
 /// The step-record statements.
-pub static STEPS: StepSql = StepSql {
+pub(crate) static STEPS: StepSql = StepSql {
     run_insert: Statement::new(
         "INSERT INTO jadpo_step_records (run_key, action, build, step_shape, mode, \
         first_started_at, runner_generation, lease_expires_at) \

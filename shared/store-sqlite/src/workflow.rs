@@ -5,7 +5,7 @@ use jadpo_core::{Row, SqlValue, StoreError};
 use jadpo_store_sql::{ExecutionLayout, Statement, WorkflowSql, execution_head, ms};
 
 /// The workflow statements.
-pub static SQL: WorkflowSql = WorkflowSql {
+pub(crate) static SQL: WorkflowSql = WorkflowSql {
     execution_lock: Statement::new("SELECT revision FROM workflow_executions WHERE run_id = $1"),
     execution_get: Statement::new("SELECT state_json FROM workflow_executions WHERE run_id = $1"),
     execution_owner: Statement::new("SELECT owner FROM workflow_executions WHERE run_id = $1"),
@@ -232,7 +232,7 @@ pub static SQL: WorkflowSql = WorkflowSql {
 /// The execution row as one JSON document: after [`execution_head`]'s six, `$7` state_json, `$8`
 /// created_at, `$9` updated_at (the state's own columns stay readable to SQL for the indexes); the
 /// insert's `$10` is the owner, the update's `$10` the revision it replaces.
-pub const EXECUTION: ExecutionLayout = ExecutionLayout {
+pub(crate) const EXECUTION: ExecutionLayout = ExecutionLayout {
     insert: INSERT,
     update: UPDATE,
     params: execution_params,

@@ -168,7 +168,7 @@ pub struct Backing {
 }
 
 /// The bucket the deployed functions keep files' bytes in.
-pub const FILES_BUCKET: &str = "jadpo-files";
+pub(crate) const FILES_BUCKET: &str = "jadpo-files";
 
 impl Backing {
     /// Starts moto and the sink, creates and migrates the databases.

@@ -12,14 +12,14 @@ use std::process::{Child, ChildStdout, Command, Stdio};
 /// A port nothing listens on now, for a server that cannot be asked for port 0 (chromedriver).
 /// Another process may take it before that server binds it; `jadpo-local` is started on port 0
 /// instead and says which port it took.
-pub fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
         .unwrap_or_else(|e| panic!("no free port: {e}"))
 }
 
-pub fn http(port: u16, request: &str) -> String {
+pub(crate) fn http(port: u16, request: &str) -> String {
     let mut stream =
         TcpStream::connect(("127.0.0.1", port)).unwrap_or_else(|e| panic!("connect: {e}"));
     stream.write_all(request.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
@@ -29,7 +29,7 @@ pub fn http(port: u16, request: &str) -> String {
 }
 
 /// One exchange, or `None` when the process cannot be reached (down, restarting, crashed).
-pub fn try_http(port: u16, request: &str) -> Option<String> {
+pub(crate) fn try_http(port: u16, request: &str) -> Option<String> {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
     stream.set_read_timeout(Some(std::time::Duration::from_secs(30))).ok()?;
     stream.write_all(request.as_bytes()).ok()?;
@@ -40,7 +40,7 @@ pub fn try_http(port: u16, request: &str) -> Option<String> {
 
 /// The raw request placing order `n` (customer `c{n}`, one item) under `Idempotency-Key:
 /// order-{n}`, authorised by `key`.
-pub fn order_request(key: &str, n: usize) -> String {
+pub(crate) fn order_request(key: &str, n: usize) -> String {
     let body = format!(r#"{{"customer": "c{n}", "items": [{{"sku": "A", "qty": 1}}]}}"#);
     format!(
         "POST /actions/place_order HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n\
@@ -51,12 +51,12 @@ pub fn order_request(key: &str, n: usize) -> String {
 }
 
 /// The order id in an answer to an [`order_request`], if it has one.
-pub fn order_id(answer: &str) -> Option<String> {
+pub(crate) fn order_id(answer: &str) -> Option<String> {
     let id = answer.split("\"order_id\":\"").nth(1).and_then(|s| s.split('"').next());
     id.map(str::to_owned)
 }
 
-pub struct Running(pub Child);
+pub(crate) struct Running(pub Child);
 
 impl Drop for Running {
     fn drop(&mut self) {
@@ -66,7 +66,7 @@ impl Drop for Running {
 
 /// A running `jadpo-local`, killed when dropped: its process, the port it took and the rest of
 /// its standard output after the line saying so.
-pub struct Local {
+pub(crate) struct Local {
     pub child: Child,
     pub port: u16,
     stdout: Option<Lines<BufReader<ChildStdout>>>,
@@ -80,13 +80,13 @@ impl Drop for Local {
 
 impl Local {
     /// The rest of its standard output (once).
-    pub fn stdout(&mut self) -> Lines<BufReader<ChildStdout>> {
+    pub(crate) fn stdout(&mut self) -> Lines<BufReader<ChildStdout>> {
         self.stdout.take().unwrap_or_else(|| panic!("standard output already taken"))
     }
 }
 
 /// The service key `jadpo-local` prints once; the rest of its output is drained meanwhile.
-pub fn read_key(local: &mut Local) -> String {
+pub(crate) fn read_key(local: &mut Local) -> String {
     let mut lines = local.stdout();
     while let Some(Ok(line)) = lines.next() {
         if let Some((_, key)) = line.split_once("shown once): ") {
@@ -100,17 +100,17 @@ pub fn read_key(local: &mut Local) -> String {
 
 /// Starts `jadpo-local` in `dir` on a port of its choosing, on its SQLite defaults (no database
 /// URL, no public URL from the environment), its output piped for [`read_key`].
-pub fn start_local(dir: &Path) -> Local {
+pub(crate) fn start_local(dir: &Path) -> Local {
     start_local_with(dir, &[])
 }
 
 /// [`start_local`] with more environment variables.
-pub fn start_local_with(dir: &Path, vars: &[(&str, &str)]) -> Local {
+pub(crate) fn start_local_with(dir: &Path, vars: &[(&str, &str)]) -> Local {
     spawn(&mut local(dir, vars))
 }
 
 /// [`start_local`] with its log (standard error, warnings and up) piped for the test to read.
-pub fn start_local_logged(dir: &Path) -> Local {
+pub(crate) fn start_local_logged(dir: &Path) -> Local {
     spawn(local(dir, &[]).stderr(Stdio::piped()))
 }
 

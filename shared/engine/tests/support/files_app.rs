@@ -38,7 +38,7 @@ fn app() -> Application {
 
 /// The environment with its local directory, its clock set to the wall clock (the directory
 /// dates its files by the wall clock, and an orphan must be old by both).
-pub async fn env(kind: Kind) -> Env {
+pub(crate) async fn env(kind: Kind) -> Env {
     let env = Env::new(kind, app(), EngineSettings::default()).await;
     env.clock.set(Utc::now());
     env
@@ -46,7 +46,11 @@ pub async fn env(kind: Kind) -> Env {
 
 /// The same with the bytes in bucket `bucket` of `moto`'s S3 instead (made here).
 #[allow(dead_code)] // the crash loop runs on the directory only
-pub async fn env_on_s3(kind: Kind, moto: &jadpo_test_harness::MotoServer, bucket: &str) -> Env {
+pub(crate) async fn env_on_s3(
+    kind: Kind,
+    moto: &jadpo_test_harness::MotoServer,
+    bucket: &str,
+) -> Env {
     use jadpo_blobs_s3::{S3Blobs, client_for_endpoint};
     let mut env = env(kind).await;
     let client = client_for_endpoint(&moto.endpoint(), "us-east-1", "testing", "testing");
@@ -56,7 +60,7 @@ pub async fn env_on_s3(kind: Kind, moto: &jadpo_test_harness::MotoServer, bucket
     env
 }
 
-pub fn blobs(env: &Env) -> Arc<dyn Blobs> {
+pub(crate) fn blobs(env: &Env) -> Arc<dyn Blobs> {
     Arc::clone(env.engine.blobs.as_ref().unwrap_or_else(|| panic!("no blobs")))
 }
 
@@ -65,7 +69,7 @@ fn store(env: &Env) -> &dyn Store {
 }
 
 /// Bytes stored under a new id, and (when `register`) the row that says so: an upload.
-pub async fn upload(env: &Env, register: bool) -> String {
+pub(crate) async fn upload(env: &Env, register: bool) -> String {
     let id = File::new_id(env.clock.as_ref());
     blobs(env).put(&id, id.as_bytes()).await.unwrap_or_else(|e| panic!("{e}"));
     if register {
@@ -82,7 +86,7 @@ fn column(id: &str) -> jadpo_core::SqlValue {
 }
 
 /// Row `row` holds file `id`; the database's refusal, if any.
-pub async fn hold(env: &Env, row: &str, id: &str) -> Result<(), String> {
+pub(crate) async fn hold(env: &Env, row: &str, id: &str) -> Result<(), String> {
     let mut tx = store(env).begin().await.map_err(|e| e.to_string())?;
     let sql = "INSERT INTO docs (id, attachment) VALUES ($1, $2)";
     tx.execute(sql, &[row.into(), column(id)]).await.map_err(|e| e.to_string())?;
@@ -90,7 +94,7 @@ pub async fn hold(env: &Env, row: &str, id: &str) -> Result<(), String> {
 }
 
 /// Row `row` is deleted.
-pub async fn let_go(env: &Env, row: &str) {
+pub(crate) async fn let_go(env: &Env, row: &str) {
     let mut tx = store(env).begin().await.unwrap_or_else(|e| panic!("{e}"));
     let sql = "DELETE FROM docs WHERE id = $1";
     tx.execute(sql, &[row.into()]).await.unwrap_or_else(|e| panic!("{e}"));
@@ -98,12 +102,12 @@ pub async fn let_go(env: &Env, row: &str) {
 }
 
 /// Whether `id`'s bytes are stored, and its row's state.
-pub async fn stands(env: &Env, id: &str) -> (bool, Option<FileState>) {
+pub(crate) async fn stands(env: &Env, id: &str) -> (bool, Option<FileState>) {
     let bytes = blobs(env).get(id).await.unwrap_or_else(|e| panic!("{e}")).is_some();
     let row = store(env).file_get(id).await.unwrap_or_else(|e| panic!("{e}"));
     (bytes, row.map(|r| r.state))
 }
 
-pub fn hours(n: i64) -> Duration {
+pub(crate) fn hours(n: i64) -> Duration {
     Duration::hours(n)
 }

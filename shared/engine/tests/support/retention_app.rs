@@ -48,7 +48,7 @@ fn ship() -> WorkflowDef {
 
 const DAY: Duration = Duration::from_secs(86_400);
 
-pub fn app() -> Application {
+pub(crate) fn app() -> Application {
     let retention =
         WorkflowRetention { finished_runs: Some(DAY * 10), idle_sessions: Some(DAY * 2) };
     Application::builder("retention")
@@ -62,22 +62,22 @@ pub fn app() -> Application {
 }
 
 /// The same workflow with no retention declared at all.
-pub fn app_without_retention() -> Application {
+pub(crate) fn app_without_retention() -> Application {
     let app = Application::builder("retention").store("main").capability("pack", Done);
     app.workflow(ship(), "main").build().unwrap_or_else(|e| panic!("{e}"))
 }
 
-pub async fn env(kind: Kind) -> Env {
+pub(crate) async fn env(kind: Kind) -> Env {
     env_of(kind, app()).await
 }
 
 /// An environment for `app`, housekeeping in batches of 2.
-pub async fn env_of(kind: Kind, app: Application) -> Env {
+pub(crate) async fn env_of(kind: Kind, app: Application) -> Env {
     let housekeeping = HousekeepingSettings { batch_size: 2, ..HousekeepingSettings::default() };
     Env::new(kind, app, EngineSettings { housekeeping, ..EngineSettings::default() }).await
 }
 
-pub async fn session(env: &Env, id: &str) {
+pub(crate) async fn session(env: &Env, id: &str) {
     let now = env.clock.now();
     let made =
         load_or_create_session(env.store("main").as_ref(), id, "alice", now, &|_| true, || {
@@ -86,18 +86,18 @@ pub async fn session(env: &Env, id: &str) {
     made.await.unwrap_or_else(|e| panic!("{e}"));
 }
 
-pub async fn start(env: &Env, session: Option<&str>) -> String {
+pub(crate) async fn start(env: &Env, session: Option<&str>) -> String {
     let session = session.map(|id| InSession::OfUser { id, user: "alice", rebind: false });
     let run = start_run(&env.engine, "ship", json!({}), session, None).await;
     run.unwrap_or_else(|e| panic!("{e}")).run_id
 }
 
-pub async fn of_run(env: &Env, table: &str, run: &str) -> i64 {
+pub(crate) async fn of_run(env: &Env, table: &str, run: &str) -> i64 {
     let sql = format!("SELECT count(*) AS n FROM {table} WHERE run_id = $1");
     count_where(env, "main", &sql, run).await.unwrap_or_else(|e| panic!("{e}"))
 }
 
-pub async fn session_row(env: &Env, id: &str) -> Option<(Option<String>, i64)> {
+pub(crate) async fn session_row(env: &Env, id: &str) -> Option<(Option<String>, i64)> {
     let s = env.store("main").session_get(id).await.unwrap_or_else(|e| panic!("{e}"));
     s.map(|s| (s.active_run_id, s.revision))
 }

@@ -23,7 +23,7 @@ impl Capability for Step {
 }
 
 /// A workflow of `steps` sequential no-op steps, `s0` … then complete.
-pub fn steps_app(steps: usize) -> Application {
+pub(crate) fn steps_app(steps: usize) -> Application {
     let mut def = WorkflowDef::builder("steps", "1", "s0");
     for i in 0..steps {
         let next = if i + 1 == steps { "done".to_owned() } else { format!("s{}", i + 1) };
@@ -50,7 +50,7 @@ pub fn steps_app(steps: usize) -> Application {
 }
 
 /// The run leases left, and the commands ever put on the queue (their dispatch rows).
-pub async fn counts(env: &Env) -> (i64, i64) {
+pub(crate) async fn counts(env: &Env) -> (i64, i64) {
     let leases = env.count("main", "SELECT count(*) AS n FROM execution_leases").await;
     let sent = env.count("main", "SELECT count(*) AS n FROM jadpo_command_dispatch").await;
     (leases, sent)

@@ -40,7 +40,7 @@ fn pg_bin(name: &str) -> String {
 }
 
 /// Runs one SQL statement with `psql` outside any transaction (`VACUUM` cannot run inside one).
-pub fn psql(url: &str, sql: &str) {
+pub(crate) fn psql(url: &str, sql: &str) {
     let out = Command::new(pg_bin("psql"))
         .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", sql, url])
         .output()
@@ -49,7 +49,7 @@ pub fn psql(url: &str, sql: &str) {
 }
 
 /// Transactions/s of `script` under pgbench (`-M prepared`) with `clients` for `seconds`.
-pub fn pgbench_tps(url: &str, script_text: &str, clients: usize, seconds: u64) -> f64 {
+pub(crate) fn pgbench_tps(url: &str, script_text: &str, clients: usize, seconds: u64) -> f64 {
     let pgbench = pg_bin("pgbench");
     let script =
         std::env::temp_dir().join(format!("jadpo-bench-{}-{clients}.sql", std::process::id()));
@@ -81,7 +81,7 @@ pub fn pgbench_tps(url: &str, script_text: &str, clients: usize, seconds: u64) -
 }
 
 /// This process's CPU time so far (user + system), from `/proc/self/stat`, in seconds.
-pub fn cpu_seconds() -> f64 {
+pub(crate) fn cpu_seconds() -> f64 {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
     let after_name = stat.rsplit(')').next().unwrap_or_default();
     let fields: Vec<&str> = after_name.split_whitespace().collect();
@@ -93,7 +93,7 @@ pub fn cpu_seconds() -> f64 {
 /// Refreshes planner statistics between phases. Each phase adds tens of thousands of rows to a
 /// brand-new database faster than autovacuum's one-minute nap; without fresh statistics, plans
 /// cached while the tables were tiny (sequential scans) would be measured instead of the code.
-pub async fn analyze(p: &Engine) {
+pub(crate) async fn analyze(p: &Engine) {
     for store in p.stores.values() {
         let mut tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
         tx.batch("ANALYZE").await.unwrap_or_else(|e| panic!("{e}"));
@@ -103,7 +103,7 @@ pub async fn analyze(p: &Engine) {
 
 /// How long the producers of an end-to-end run keep going.
 #[derive(Clone, Copy)]
-pub enum Load {
+pub(crate) enum Load {
     /// Each producer commits this many, sleeping `pace` after each when given.
     Count { per_client: usize, pace: Option<Duration> },
     /// Each producer commits until this much time has passed (the peers' steady shape).
@@ -127,10 +127,10 @@ impl Load {
 }
 
 /// When each subscriber started each order's delivery, keyed `order/subscriber`.
-pub type Starts = Arc<Mutex<BTreeMap<String, Instant>>>;
+pub(crate) type Starts = Arc<Mutex<BTreeMap<String, Instant>>>;
 
 /// Records a subscriber's start for an order (its first start: a retry does not move it).
-pub fn started(starts: &Starts, order: &str, subscriber: &str) {
+pub(crate) fn started(starts: &Starts, order: &str, subscriber: &str) {
     starts
         .lock()
         .unwrap_or_else(|p| p.into_inner())
@@ -139,7 +139,7 @@ pub fn started(starts: &Starts, order: &str, subscriber: &str) {
 }
 
 /// What an end-to-end run measured.
-pub struct EndToEnd {
+pub(crate) struct EndToEnd {
     /// Deliveries handled.
     pub deliveries: usize,
     /// Deliveries handled per second, from the first commit to the last delivery.
@@ -150,26 +150,26 @@ pub struct EndToEnd {
 }
 
 /// The value at quantile `q` of `sorted` (NaN when empty).
-pub fn percentile(sorted: &[f64], q: f64) -> f64 {
+pub(crate) fn percentile(sorted: &[f64], q: f64) -> f64 {
     sorted.get(((sorted.len() as f64 - 1.0) * q).round() as usize).copied().unwrap_or(f64::NAN)
 }
 
 /// How long a delivery worker waits to fill a batch while another is busy: `jadpo-local`'s
 /// default, or `JADPO_DELIVERY_LINGER_MS` as `jadpo-local` reads it.
-pub fn linger() -> Duration {
+pub(crate) fn linger() -> Duration {
     let ms = std::env::var("JADPO_DELIVERY_LINGER_MS").ok().and_then(|v| v.parse().ok());
     Duration::from_millis(ms.unwrap_or(2))
 }
 
 /// Most messages a delivery worker takes at once: `batch`, or `JADPO_DELIVERY_BATCH` as
 /// `jadpo-local` reads it.
-pub fn batch_or_env(batch: usize) -> usize {
+pub(crate) fn batch_or_env(batch: usize) -> usize {
     let given = std::env::var("JADPO_DELIVERY_BATCH").ok().and_then(|v| v.parse().ok());
     given.unwrap_or(batch)
 }
 
 /// `jadpo-local`'s delivery workers, running until told to finish.
-pub struct Workers {
+pub(crate) struct Workers {
     stop: watch::Sender<bool>,
     task: tokio::task::JoinHandle<usize>,
 }
@@ -178,7 +178,7 @@ impl Workers {
     /// Tells the workers to stop once the queue is empty (what is queued, and what handling it
     /// queues, is delivered first), waits for them, and returns the time from `start` to their
     /// end and the messages they handled.
-    pub async fn finish(self, start: Instant) -> (Duration, usize) {
+    pub(crate) async fn finish(self, start: Instant) -> (Duration, usize) {
         let _ = self.stop.send(true);
         let handled = self.task.await.unwrap_or_else(|e| panic!("the workers failed: {e}"));
         (start.elapsed(), handled)
@@ -187,7 +187,7 @@ impl Workers {
 
 /// `count` of `jadpo-local`'s delivery workers sharing `rx`, each taking up to `batch` queued
 /// messages at once (waiting up to [`linger`] for more while another is busy).
-pub fn spawn_workers(
+pub(crate) fn spawn_workers(
     p: &Engine,
     rx: UnboundedReceiver<QueueMessage>,
     count: usize,
@@ -201,7 +201,7 @@ pub fn spawn_workers(
 /// Commits `request(client)` from `clients` producers under `load` while as many delivery
 /// workers, each taking up to `batch` queued messages at once, deliver every event to its
 /// `fan_out` subscribers through the in-process queue.
-pub async fn end_to_end(
+pub(crate) async fn end_to_end(
     base: &Engine,
     starts: &Starts,
     clients: usize,
@@ -266,7 +266,7 @@ pub async fn end_to_end(
 /// Starts runs of `workflow` (`steps` commands each) from `clients` producers under `load`
 /// while as many workers run their commands through the in-process queue. Returns the runs
 /// started and completed runs/s, from the first start to the last command.
-pub async fn runs_end_to_end(
+pub(crate) async fn runs_end_to_end(
     base: &Engine,
     clients: usize,
     workflow: &'static str,
@@ -312,7 +312,7 @@ pub async fn runs_end_to_end(
 static STEPS_RUN: AtomicUsize = AtomicUsize::new(0);
 
 /// A capability that only answers, as a no-op step.
-pub struct Step;
+pub(crate) struct Step;
 
 #[async_trait]
 impl Capability for Step {
@@ -327,7 +327,7 @@ impl Capability for Step {
 }
 
 /// A workflow node running [`Step`] (capability `step`), then `next`.
-pub fn step(next: &str) -> Node {
+pub(crate) fn step(next: &str) -> Node {
     Node::Capability {
         capability: "step".into(),
         inputs: vec![],
@@ -340,7 +340,7 @@ pub fn step(next: &str) -> Node {
 }
 
 /// A request for `action` with `input`, as client `i` sends it (no idempotency key).
-pub fn action_request(action: &str, input: Value, i: usize) -> CommitRequest {
+pub(crate) fn action_request(action: &str, input: Value, i: usize) -> CommitRequest {
     CommitRequest {
         action: action.into(),
         input,
@@ -356,7 +356,7 @@ pub fn action_request(action: &str, input: Value, i: usize) -> CommitRequest {
 
 /// An engine for `app` over one PostgreSQL store `main` at `url` (pool of 10), migrated, on the
 /// in-process queue; each end-to-end run puts its own queue in.
-pub async fn engine_on(app: Application, url: &str) -> Engine {
+pub(crate) async fn engine_on(app: Application, url: &str) -> Engine {
     let options = PgOptions { pool_size: 10, ..PgOptions::default() };
     let store: Arc<dyn Store> =
         Arc::new(Postgres::connect("main", url, &options).unwrap_or_else(|e| panic!("{e}")));

@@ -13,12 +13,12 @@ use jadpo_test_harness::SqliteTestDb;
 use serde_json::json;
 
 /// Runs `jadpo args` with `DATABASE_URL` set to `url` (or unset) and no other store URLs.
-pub fn jadpo_with(url: Option<&str>, args: &[&str]) -> Output {
+pub(crate) fn jadpo_with(url: Option<&str>, args: &[&str]) -> Output {
     command(url, args).output().unwrap_or_else(|e| panic!("cannot run jadpo: {e}"))
 }
 
 /// The `jadpo args` command [`jadpo_with`] runs, for a test that sets up its streams itself.
-pub fn command(url: Option<&str>, args: &[&str]) -> Command {
+pub(crate) fn command(url: Option<&str>, args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_jadpo"));
     cmd.args(args).env_remove("DATABASE_URL").env("RUST_LOG", "warn");
     for (key, _) in std::env::vars().filter(|(k, _)| k.starts_with("DATABASE_URL_")) {
@@ -31,34 +31,34 @@ pub fn command(url: Option<&str>, args: &[&str]) -> Command {
 }
 
 /// Runs `jadpo args` against `url`.
-pub fn jadpo(url: &str, args: &[&str]) -> Output {
+pub(crate) fn jadpo(url: &str, args: &[&str]) -> Output {
     jadpo_with(Some(url), args)
 }
 
 /// Standard output and error together, for messages.
-pub fn text(out: &Output) -> String {
+pub(crate) fn text(out: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
 }
 
 /// The operator actions on `kind` and `item` (each when given), at most `limit`.
-pub fn filter(kind: Option<&str>, item: Option<&str>, limit: u32) -> ActionFilter {
+pub(crate) fn filter(kind: Option<&str>, item: Option<&str>, limit: u32) -> ActionFilter {
     let owned = |v: Option<&str>| v.map(str::to_owned);
     ActionFilter { item_kind: owned(kind), item: owned(item), limit, ..ActionFilter::default() }
 }
 
 /// Its standard output, after checking it succeeded.
-pub fn ok(out: &Output) -> String {
+pub(crate) fn ok(out: &Output) -> String {
     assert!(out.status.success(), "jadpo failed: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-pub fn stderr(out: &Output) -> String {
+pub(crate) fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 /// An event with two deliveries in `db`: `d-0` (`reserve_stock`) pending, `d-1`
 /// (`send_receipt`) dead.
-pub async fn seed(db: &SqliteTestDb) {
+pub(crate) async fn seed(db: &SqliteTestDb) {
     let store = db.store();
     let now = Utc::now();
     let event = NewEvent {
@@ -90,7 +90,7 @@ pub async fn seed(db: &SqliteTestDb) {
 }
 
 /// `user@host` of this process, which the `jadpo` it starts runs as too.
-pub fn jadpo_cli_account() -> String {
+pub(crate) fn jadpo_cli_account() -> String {
     let user = whoami::username().unwrap_or_else(|e| panic!("{e}"));
     let host = whoami::hostname().unwrap_or_else(|e| panic!("{e}"));
     format!("{user}@{host}")

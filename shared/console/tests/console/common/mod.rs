@@ -8,15 +8,15 @@ use jadpo_engine::operate::Operator;
 use jadpo_test_env::Env;
 use tower::ServiceExt;
 
-pub const HOST: &str = "127.0.0.1:7070";
+pub(crate) const HOST: &str = "127.0.0.1:7070";
 
-pub struct Got {
+pub(crate) struct Got {
     pub status: StatusCode,
     pub headers: axum::http::HeaderMap,
     pub text: String,
 }
 
-pub async fn send(
+pub(crate) async fn send(
     console: &Console,
     method: &str,
     path: &str,
@@ -26,7 +26,7 @@ pub async fn send(
     send_to(console, HOST, (method, path), cookie, form).await
 }
 
-pub async fn send_to(
+pub(crate) async fn send_to(
     console: &Console,
     host: &str,
     (method, path): (&str, &str),
@@ -47,7 +47,7 @@ pub async fn send_to(
     Got { status, headers, text: String::from_utf8_lossy(&bytes).into_owned() }
 }
 
-pub fn settings() -> ConsoleSettings {
+pub(crate) fn settings() -> ConsoleSettings {
     ConsoleSettings {
         listen: HOST.parse().unwrap_or_else(|e| panic!("{e}")),
         no_login: false,
@@ -56,19 +56,19 @@ pub fn settings() -> ConsoleSettings {
     }
 }
 
-pub fn open(env: &Env) -> Console {
+pub(crate) fn open(env: &Env) -> Console {
     let operator = Operator::new("ops-alice").unwrap_or_else(|e| panic!("{e}"));
     console(env.engine.clone(), operator, &settings()).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Signs in through `console`'s login link; the cookie and the page's CSRF token.
-pub async fn sign_in(console: &Console) -> (String, String) {
+pub(crate) async fn sign_in(console: &Console) -> (String, String) {
     let link = console.login_path.clone().unwrap_or_else(|| panic!("a login link"));
     sign_in_as(console, &link, "ops-alice").await
 }
 
 /// Opens login `link` (its form), signs in as `name`: the cookie and the page's CSRF token.
-pub async fn sign_in_as(console: &Console, link: &str, name: &str) -> (String, String) {
+pub(crate) async fn sign_in_as(console: &Console, link: &str, name: &str) -> (String, String) {
     let form = send(console, "GET", link, None, "").await;
     assert_eq!(form.status, StatusCode::OK, "{}", form.text);
     assert!(form.text.contains("name=\"operator\""), "the form asks who: {}", form.text);

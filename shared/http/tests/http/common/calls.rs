@@ -12,17 +12,17 @@ use tower::ServiceExt;
 
 use super::scoped_key;
 
-pub struct Call {
+pub(crate) struct Call {
     pub status: StatusCode,
     pub headers: axum::http::HeaderMap,
     pub body: Value,
 }
 
-pub async fn key(env: &Env) -> String {
+pub(crate) async fn key(env: &Env) -> String {
     scoped_key(env, "web", &["*"], None).await
 }
 
-pub async fn call(
+pub(crate) async fn call(
     env: &Env,
     method: &str,
     path: &str,
@@ -33,7 +33,7 @@ pub async fn call(
     call_with(env, method, path, auth, idem, &[], body).await
 }
 
-pub async fn call_with(
+pub(crate) async fn call_with(
     env: &Env,
     method: &str,
     path: &str,
@@ -48,7 +48,7 @@ pub async fn call_with(
 }
 
 /// One request to the router over `state`, with a bearer key and an Idempotency-Key if given.
-pub async fn send(
+pub(crate) async fn send(
     state: &HttpState,
     method: &str,
     path: &str,
@@ -77,7 +77,7 @@ pub async fn send(
     Call { status, headers, body }
 }
 
-pub fn is_problem(c: &Call, status: StatusCode) -> bool {
+pub(crate) fn is_problem(c: &Call, status: StatusCode) -> bool {
     c.status == status
         && c.headers.get("content-type").and_then(|v| v.to_str().ok())
             == Some("application/problem+json")

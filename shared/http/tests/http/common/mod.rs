@@ -4,7 +4,7 @@
 
 #![allow(dead_code, reason = "each test binary uses its own part of these helpers")]
 
-pub mod calls;
+pub(crate) mod calls;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use tower::ServiceExt;
 
 /// One answer, with the cookies it set.
-pub struct Answer {
+pub(crate) struct Answer {
     pub status: StatusCode,
     pub body: Value,
     pub set_cookies: Vec<String>,
@@ -30,13 +30,13 @@ pub struct Answer {
 
 /// A browser: its cookies go with every request, its CSRF token only where the page sends it.
 #[derive(Default, Clone)]
-pub struct Browser {
+pub(crate) struct Browser {
     pub session: Option<String>,
     pub csrf: Option<String>,
 }
 
 #[derive(Default, Clone, Copy)]
-pub struct Req<'a> {
+pub(crate) struct Req<'a> {
     pub browser: Option<&'a Browser>,
     pub csrf: Option<&'a str>,
     pub bearer: Option<&'a str>,
@@ -49,7 +49,7 @@ pub struct Req<'a> {
     pub client: Option<&'a str>,
 }
 
-pub async fn send(env: &Env, method: &str, path: &str, how: Req<'_>, body: &str) -> Answer {
+pub(crate) async fn send(env: &Env, method: &str, path: &str, how: Req<'_>, body: &str) -> Answer {
     let web = WebSettings { public_url: Some("https://shop.test".into()), secure_cookies: true };
     let state = HttpState::new(env.engine.clone(), web).unwrap_or_else(|e| panic!("{e}"));
     let content_type = how.content_type.unwrap_or("application/json");
@@ -90,12 +90,12 @@ pub async fn send(env: &Env, method: &str, path: &str, how: Req<'_>, body: &str)
     Answer { status, body, set_cookies, text }
 }
 
-pub async fn post(env: &Env, path: &str, body: Value) -> Answer {
+pub(crate) async fn post(env: &Env, path: &str, body: Value) -> Answer {
     send(env, "POST", path, Req::default(), &body.to_string()).await
 }
 
 /// The browser a successful sign-in answer sets up.
-pub fn browser_of(answer: &Answer) -> Browser {
+pub(crate) fn browser_of(answer: &Answer) -> Browser {
     assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
     let value = |name: &str| {
         answer
@@ -111,7 +111,7 @@ pub fn browser_of(answer: &Answer) -> Browser {
 }
 
 /// An action that answers who called it.
-pub struct WhoAmI;
+pub(crate) struct WhoAmI;
 
 #[async_trait::async_trait]
 impl Action for WhoAmI {
@@ -127,7 +127,7 @@ impl Action for WhoAmI {
 
 /// An application `club` on one store, `main`, whose users are `members` (never created by a
 /// sign-in unless `users` says so), with `connection` declared.
-pub fn club(users: UserEntity, connection: &str) -> ApplicationBuilder {
+pub(crate) fn club(users: UserEntity, connection: &str) -> ApplicationBuilder {
     let table = "CREATE TABLE members (id TEXT PRIMARY KEY, email TEXT NOT NULL UNIQUE)";
     let migrations = || vec![Migration::new(Ledger::Workflow, 20, "members", table)];
     Application::builder("club")
@@ -139,7 +139,7 @@ pub fn club(users: UserEntity, connection: &str) -> ApplicationBuilder {
 }
 
 /// The sign-in mails the mailer received, oldest first: (to, link token, code).
-pub fn mails(env: &Env) -> Vec<(String, String, String)> {
+pub(crate) fn mails(env: &Env) -> Vec<(String, String, String)> {
     env.sinks
         .received("mailer")
         .into_iter()
@@ -154,7 +154,7 @@ pub fn mails(env: &Env) -> Vec<(String, String, String)> {
 }
 
 /// Requests a mail for `email` and delivers it; its link token and code.
-pub async fn mailed(env: &mut Env, email: &str) -> (String, String) {
+pub(crate) async fn mailed(env: &mut Env, email: &str) -> (String, String) {
     let asked = post(env, "/sign-in/email", json!({"email": email})).await;
     assert_eq!(asked.status, StatusCode::ACCEPTED, "{}", asked.body);
     env.drain().await;
@@ -165,7 +165,7 @@ pub async fn mailed(env: &mut Env, email: &str) -> (String, String) {
 
 /// A key for `service` (listed in the shop's services first) allowed `scopes`, valid until
 /// `expires_at`.
-pub async fn scoped_key(
+pub(crate) async fn scoped_key(
     env: &Env,
     service: &str,
     scopes: &[&str],
