@@ -17,6 +17,9 @@
 //! * [`crate::ports::FileStore`] keeps how many fields hold each stored file, and the triggers
 //!   that keep it.
 //!
+//! A use case that needs one role takes that role alone (`store: &dyn PipelineStore`), so what it
+//! may touch is in its signature; a `&dyn Store` coerces to it (trait upcasting, Rust 1.86).
+//!
 //! A new capability adds its role trait in its own module and one line here.
 
 use crate::ports::AuditStore;

@@ -57,7 +57,7 @@ pub async fn erase(store: &dyn Store, spec: &AuditSpec, id: &str) -> Result<u64,
 
 /// [`erase`] inside `tx`, for callers recording something with it (the operator's action).
 pub async fn erase_in(
-    store: &dyn Store,
+    store: &dyn jadpo_core::ports::AuditStore,
     tx: &mut dyn Transaction,
     spec: &AuditSpec,
     id: &str,

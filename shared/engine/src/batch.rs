@@ -28,6 +28,7 @@ use async_trait::async_trait;
 use jadpo_core::app::{Call, HandlerContext, HandlerError, RunServices, SubscriberSpec};
 use jadpo_core::model::delivery::{Delivery, DeliveryStatus, QueuedDelivery};
 use jadpo_core::model::step::step_key;
+use jadpo_core::ports::PipelineStore;
 use jadpo_core::{Store, StoreError, Transaction};
 use serde_json::Value;
 
@@ -378,7 +379,7 @@ async fn record_handled(
 
 async fn mark_handled(
     engine: &Engine,
-    store: &dyn Store,
+    store: &dyn PipelineStore,
     ids: &[String],
 ) -> Result<u64, StoreError> {
     let changed = store.deliveries_record_handled(ids, engine.clock.now()).await?;

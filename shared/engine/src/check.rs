@@ -92,7 +92,9 @@ impl Expected<'_> {
 }
 
 /// Every table of `store` with its shape, the ledgers left out.
-pub async fn describe(store: &dyn Store) -> Result<Vec<TableSchema>, StoreError> {
+pub async fn describe(
+    store: &dyn jadpo_core::ports::SchemaIntrospection,
+) -> Result<Vec<TableSchema>, StoreError> {
     let mut out = Vec::new();
     for name in store.schema_tables().await? {
         if LEDGER_TABLES.contains(&name.as_str()) {

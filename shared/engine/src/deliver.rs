@@ -13,6 +13,7 @@ use async_trait::async_trait;
 use jadpo_core::app::{HandlerContext, HandlerError, RunServices, SubscriberSpec};
 use jadpo_core::model::delivery::{Delivery, DeliveryStatus, Outcome};
 use jadpo_core::model::sign_in;
+use jadpo_core::ports::PipelineStore;
 use jadpo_core::{Store, StoreError, Transaction};
 
 use crate::commit::{CommitError, Origin, write_emitted};
@@ -185,7 +186,7 @@ pub(crate) fn origin<'a>(spec: &'a SubscriberSpec, delivery: &'a Delivery) -> Or
 
 /// Names the subscriber and its delivery as who made the audited writes that follow in `tx`.
 pub(crate) async fn set_audit_context(
-    store: &dyn Store,
+    store: &dyn jadpo_core::ports::AuditStore,
     tx: &mut dyn Transaction,
     spec: &SubscriberSpec,
     delivery: &Delivery,
@@ -419,7 +420,7 @@ pub(crate) fn checkpoint(point: impl FnOnce() -> Result<(), StoreError>) -> Resu
 
 async fn record(
     engine: &Engine,
-    store: &dyn Store,
+    store: &dyn PipelineStore,
     delivery: &Delivery,
     outcome: &Outcome,
 ) -> Result<bool, StoreError> {

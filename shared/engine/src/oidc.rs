@@ -23,10 +23,10 @@
 //! to the user holding the token's verified email, create one, or refuse.
 
 use chrono::{DateTime, Utc};
+use jadpo_core::Transaction;
 use jadpo_core::app::{FirstSignIn, OidcProvider, UserEntity};
 use jadpo_core::model::sign_in::{EmailAddress, SignInError, TokenRefusal};
 use jadpo_core::model::user_session::BrowserSession;
-use jadpo_core::{Store, Transaction};
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation, decode, decode_header};
 use serde::Deserialize;
@@ -261,7 +261,7 @@ async fn fetch_keys(
 /// The user `identity` is linked to; at its first sign-in, the one the policy links it to.
 async fn linked_user(
     engine: &Engine,
-    store: &dyn Store,
+    store: &dyn jadpo_core::ports::SignInStore,
     tx: &mut dyn Transaction,
     users: &UserEntity,
     identity: &ExternalIdentity,

@@ -97,7 +97,7 @@ fn source_digest(source: Option<&str>) -> String {
 /// limit or past the hourly limit overall (nothing counted then).
 async fn count_source_send(
     engine: &Engine,
-    store: &dyn jadpo_core::Store,
+    store: &dyn jadpo_core::ports::SignInStore,
     tx: &mut dyn Transaction,
     source: &str,
     now: chrono::DateTime<chrono::Utc>,
@@ -257,7 +257,7 @@ pub async fn sign_in(
 /// step of every sign-in.
 pub(crate) async fn start_session(
     engine: &Engine,
-    store: &dyn jadpo_core::Store,
+    store: &dyn jadpo_core::ports::UserSessionStore,
     mut tx: Box<dyn Transaction>,
     user: Result<String, SignInFlowError>,
 ) -> Result<BrowserSession, SignInFlowError> {

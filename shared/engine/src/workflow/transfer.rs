@@ -15,6 +15,7 @@ use std::io::{BufRead, Write};
 
 use async_trait::async_trait;
 use jadpo_core::model::workflow::rows::{RunExport, SessionExport};
+use jadpo_core::ports::WorkflowOps;
 use jadpo_core::{Store, StoreError};
 use serde_json::{Value, json};
 
@@ -303,7 +304,11 @@ pub async fn ready_for_import(store: &dyn Store, name: &str) -> Result<(), Trans
 /// Imports `run` (`true`); with `resume`, a run the store holds already as the file has it
 /// (same workflow, version, revision and events) is skipped (`false`). One that differs is a
 /// conflict.
-async fn import_run(store: &dyn Store, run: &RunExport, resume: bool) -> Result<bool, String> {
+async fn import_run(
+    store: &dyn WorkflowOps,
+    run: &RunExport,
+    resume: bool,
+) -> Result<bool, String> {
     let id = &run.state.run_id;
     if resume {
         if let Some(there) = store.run_export(id).await.map_err(|e| e.to_string())? {
@@ -326,7 +331,7 @@ async fn import_run(store: &dyn Store, run: &RunExport, resume: bool) -> Result<
 /// Imports Session `s` (`true`); with `resume`, one the store holds already at the same
 /// revisions is skipped (`false`). One that differs is a conflict.
 async fn import_session(
-    store: &dyn Store,
+    store: &dyn WorkflowOps,
     s: &SessionExport,
     resume: bool,
 ) -> Result<bool, String> {
