@@ -340,7 +340,7 @@ pub(crate) struct Origin<'a> {
 /// rows' ids, in order, and the deliveries to put on the queue after commit.
 pub(crate) async fn write_emitted(
     engine: &Engine,
-    store: &dyn Store,
+    store: &dyn jadpo_core::ports::PipelineStore,
     tx: &mut dyn Transaction,
     emitted: &[Emitted],
     origin: &Origin<'_>,

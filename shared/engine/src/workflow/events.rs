@@ -4,7 +4,7 @@
 //! one transaction each, and rewrites only rows still in the older form, so a run stopped
 //! part-way (a crash, a Ctrl-C) resumes by being started again and a finished one is a no-op.
 
-use jadpo_core::{Store, StoreError};
+use jadpo_core::StoreError;
 
 /// How far an upgrade got.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -20,7 +20,7 @@ pub struct Upgraded {
 /// Rewrites every event of `store` still in the older form, `batch` rows per transaction,
 /// calling `progress` after each page.
 pub async fn upgrade_payloads(
-    store: &dyn Store,
+    store: &dyn jadpo_core::ports::WorkflowOps,
     batch: u32,
     mut progress: impl FnMut(&Upgraded) + Send,
 ) -> Result<Upgraded, StoreError> {

@@ -23,6 +23,7 @@ use jadpo_core::model::workflow::rows::{
     RecoveryPoint, RunExport, SessionWrite, TransitionError, TransitionWrite,
 };
 use jadpo_core::model::workflow::state::{ExecutionState, replay};
+use jadpo_core::ports::WorkflowOps;
 use jadpo_core::{Store, StoreError};
 
 use super::session::{self, SessionError};
@@ -115,7 +116,7 @@ async fn check_migrations(
     ))
 }
 
-async fn check_revisions(store: &dyn Store, runs: &RunsSeen) -> Result<Check, StoreError> {
+async fn check_revisions(store: &dyn WorkflowOps, runs: &RunsSeen) -> Result<Check, StoreError> {
     let mismatched: Vec<String> = store
         .verify_revisions()
         .await?
@@ -134,7 +135,7 @@ async fn check_revisions(store: &dyn Store, runs: &RunsSeen) -> Result<Check, St
     ))
 }
 
-async fn check_event_ids(store: &dyn Store) -> Result<Check, StoreError> {
+async fn check_event_ids(store: &dyn WorkflowOps) -> Result<Check, StoreError> {
     let (pairs, ids) = store.verify_event_ids().await?;
     let mut problems = Vec::new();
     if pairs > 0 {
@@ -163,7 +164,7 @@ struct RunsSeen {
     commands_off: Vec<String>,
 }
 
-async fn check_runs(store: &dyn Store) -> Result<RunsSeen, StoreError> {
+async fn check_runs(store: &dyn WorkflowOps) -> Result<RunsSeen, StoreError> {
     let mut seen = RunsSeen::default();
     let mut after = String::new();
     loop {
