@@ -115,15 +115,6 @@ fn watching(verb: &str) -> anyhow::Result<Spinner> {
     Ok(Spinner { bar: spinner(verb), stop })
 }
 
-/// A write's failure kept as the `io::Error` it is, so that `main` tells a reader that closed
-/// the pipe (quiet success) from a failure.
-fn io_as_is(e: transfer::TransferError) -> anyhow::Error {
-    match e {
-        transfer::TransferError::Io(e) => anyhow::Error::new(e),
-        e => anyhow::Error::new(e),
-    }
-}
-
 pub(crate) async fn export(args: ExportArgs) -> anyhow::Result<()> {
     // A stop between runs leaves the file without an end marker, which `jadpo import` refuses.
     let mut progress = watching("exported")?;
@@ -133,8 +124,8 @@ pub(crate) async fn export(args: ExportArgs) -> anyhow::Result<()> {
         None => Box::new(std::io::stdout().lock()),
     };
     let mut out = BufWriter::new(sink);
-    let exported = transfer::export(store.as_ref(), &name, &mut out, &mut progress).await;
-    let Counts { runs, sessions, .. } = exported.map_err(io_as_is)?;
+    let Counts { runs, sessions, .. } =
+        transfer::export(store.as_ref(), &name, &mut out, &mut progress).await?;
     progress.bar.finish_and_clear();
     eprintln!("exported {runs} runs and {sessions} sessions from store {name}");
     Ok(())

@@ -13,6 +13,7 @@ use jadpo_core::StoreError;
 use jadpo_core::model::principal::Principal;
 use jadpo_core::model::service_key::{Scopes, verifier};
 use jadpo_core::model::user_session::{LiveSession, SessionKind, is_token};
+use jadpo_core::ports::UserSessionStore;
 
 use crate::context::Engine;
 
@@ -81,16 +82,16 @@ pub async fn authenticate(
     let now = engine.clock.now();
     match credential {
         Credential::Bearer(presented) if is_token(presented) => {
-            let session = user_session(engine, presented, SessionKind::ApiToken, now).await?;
+            let (_, session) = user_session(engine, presented, SessionKind::ApiToken, now).await?;
             Ok(user(session))
         }
         Credential::Bearer(presented) => service_key(engine, presented, now).await,
         Credential::Browser { token, write, csrf } => {
-            let session = user_session(engine, token, SessionKind::Browser, now).await?;
+            let (store, session) = user_session(engine, token, SessionKind::Browser, now).await?;
             if write && !csrf_matches(csrf, &session) {
                 return Err(AuthError::Csrf);
             }
-            touch_if_due(engine, &session, now).await;
+            touch_if_due(store, &session, now).await;
             Ok(user(session))
         }
     }
@@ -121,12 +122,13 @@ async fn service_key(
     }
 }
 
-async fn user_session(
-    engine: &Engine,
+/// The live session `presented` is, with the users' store it was read from.
+async fn user_session<'e>(
+    engine: &'e Engine,
     presented: &str,
     kind: SessionKind,
     now: DateTime<Utc>,
-) -> Result<LiveSession, AuthError> {
+) -> Result<(&'e dyn UserSessionStore, LiveSession), AuthError> {
     let what = match kind {
         SessionKind::ApiToken => CredentialKind::ApiToken,
         SessionKind::Browser => CredentialKind::BrowserSession,
@@ -135,11 +137,9 @@ async fn user_session(
     let Some(users) = engine.app.users() else {
         return Err(AuthError::NoUsers(what));
     };
-    let store = engine.store(&users.store)?;
-    store
-        .user_session_verify(presented, kind, now, Some(users.record()))
-        .await?
-        .ok_or(AuthError::Unknown(what))
+    let store = engine.store(&users.store)?.as_ref();
+    let session = store.user_session_verify(presented, kind, now, Some(users.record())).await?;
+    Ok((store, session.ok_or(AuthError::Unknown(what))?))
 }
 
 fn csrf_matches(presented: Option<&str>, session: &LiveSession) -> bool {
@@ -149,15 +149,11 @@ fn csrf_matches(presented: Option<&str>, session: &LiveSession) -> bool {
 }
 
 /// A failed touch costs the session a minute of idle allowance, not the request.
-async fn touch_if_due(engine: &Engine, session: &LiveSession, now: DateTime<Utc>) {
+async fn touch_if_due(store: &dyn UserSessionStore, session: &LiveSession, now: DateTime<Utc>) {
     if now - session.last_seen_at < TOUCH_EVERY {
         return;
     }
-    let touched = match engine.store(engine.app.users_store()) {
-        Ok(store) => store.user_session_touch(&session.id, now).await,
-        Err(e) => Err(e),
-    };
-    if let Err(e) = touched {
+    if let Err(e) = store.user_session_touch(&session.id, now).await {
         tracing::warn!(error = %e, "browser session not touched");
     }
 }

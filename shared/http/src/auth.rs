@@ -167,38 +167,25 @@ async fn authenticate(
     method: &Method,
     headers: &HeaderMap,
 ) -> Result<Option<Authenticated>, Refusal> {
+    let token;
     let credential = if let Some(value) = headers.get(header::AUTHORIZATION) {
         let presented =
             value.to_str().ok().and_then(|v| v.strip_prefix("Bearer ")).map(str::trim).ok_or_else(
                 || ("none", "malformed credential", unauthorized("Authorization must be Bearer")),
             )?;
-        Presented::Bearer(presented)
+        Credential::Bearer(presented)
     } else {
-        let Some(token) = cookie(headers, state.web.cookie_names().0) else {
+        let Some(cookie) = cookie(headers, state.web.cookie_names().0) else {
             return Ok(None);
         };
-        let write = !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS);
-        let csrf = headers.get(CSRF_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned);
-        Presented::Browser { token, write, csrf }
-    };
-    engine_authenticate(&state.engine, credential.as_credential()).await.map(Some).map_err(refusal)
-}
-
-/// A credential as read from the headers (the cookie's value is parsed out, so owned).
-enum Presented<'a> {
-    Bearer(&'a str),
-    Browser { token: String, write: bool, csrf: Option<String> },
-}
-
-impl Presented<'_> {
-    fn as_credential(&self) -> Credential<'_> {
-        match self {
-            Self::Bearer(presented) => Credential::Bearer(presented),
-            Self::Browser { token, write, csrf } => {
-                Credential::Browser { token, write: *write, csrf: csrf.as_deref() }
-            }
+        token = cookie;
+        Credential::Browser {
+            token: &token,
+            write: !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS),
+            csrf: headers.get(CSRF_HEADER).and_then(|v| v.to_str().ok()),
         }
-    }
+    };
+    engine_authenticate(&state.engine, credential).await.map(Some).map_err(refusal)
 }
 
 /// How each refusal is answered and logged (never with the credential).

@@ -77,7 +77,9 @@ pub enum TransferError {
         sessions: u64,
         total_sessions: u64,
     },
-    #[error(transparent)]
+    /// Reading or writing the file (kept as the error's source, so a caller can tell a reader
+    /// that closed the pipe).
+    #[error("{0}")]
     Io(#[from] std::io::Error),
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -261,32 +263,27 @@ pub async fn import(
                 total_sessions: total.sessions,
             });
         }
-        let (what, imported) = match record(number, &line?)? {
-            Record::Run(run) => (
-                format!("run {}", run.state.run_id),
-                import_run(store, &run, resume).await.map(|new| (new, true)),
-            ),
-            Record::Session(s) => (
-                format!("session {}", s.id),
-                import_session(store, &s, resume).await.map(|new| (new, false)),
-            ),
+        let refused = match record(number, &line?)? {
+            Record::Run(run) => import_run(store, &run, resume)
+                .await
+                .map(|new| if new { done.runs += 1 } else { done.skipped += 1 })
+                .map_err(|why| (format!("run {}", run.state.run_id), why)),
+            Record::Session(s) => import_session(store, &s, resume)
+                .await
+                .map(|new| if new { done.sessions += 1 } else { done.skipped += 1 })
+                .map_err(|why| (format!("session {}", s.id), why)),
             Record::Header | Record::End { .. } => continue,
         };
-        match imported {
-            Ok((false, _)) => done.skipped += 1,
-            Ok((true, true)) => done.runs += 1,
-            Ok((true, false)) => done.sessions += 1,
-            Err(why) => {
-                return Err(TransferError::Refused {
-                    line: number,
-                    what,
-                    why,
-                    runs: done.runs,
-                    total_runs: total.runs,
-                    sessions: done.sessions,
-                    total_sessions: total.sessions,
-                });
-            }
+        if let Err((what, why)) = refused {
+            return Err(TransferError::Refused {
+                line: number,
+                what,
+                why,
+                runs: done.runs,
+                total_runs: total.runs,
+                sessions: done.sessions,
+                total_sessions: total.sessions,
+            });
         }
         progress.record();
     }

@@ -7,7 +7,6 @@ use crate::common;
 use axum::http::StatusCode;
 use common::{Answer, Browser, Req, browser_of, mailed, post, send};
 use jadpo_core::SqlValue;
-use jadpo_core::model::service_key::Scopes;
 use jadpo_test_env::authenticator::Authenticator;
 use jadpo_test_env::{Env, Kind};
 use serde_json::{Value, json};
@@ -116,16 +115,7 @@ async fn a_customer_registers_a_passkey_and_signs_in_with_it(kind: Kind) {
 async fn registering_acts_for_a_signed_in_user_only(kind: Kind) {
     let mut env = Env::shop(kind).await;
     let alice = signed_in(&mut env, "alice@example.com").await;
-    let clock = env.engine.clock.as_ref();
-    let all = Scopes::parse(&["*"]).unwrap_or_else(|e| panic!("{e}"));
-    let key = jadpo_engine::operate::keys::issue_unrecorded(
-        env.store("main").as_ref(),
-        "web",
-        None,
-        &all,
-        clock,
-    );
-    let key = key.await.unwrap_or_else(|e| panic!("{e}")).secret;
+    let key = common::scoped_key(&env, "web", &["*"], None).await;
     for path in ["/passkeys/options", "/passkeys"] {
         let nobody = send(&env, "POST", path, Req::default(), "{}").await;
         assert_eq!(nobody.status, StatusCode::UNAUTHORIZED, "{path} as no one");
@@ -177,16 +167,7 @@ async fn a_customer_lists_and_removes_their_passkeys(kind: Kind) {
     assert_eq!(bobs.body["passkeys"], json!([]), "{kind:?}: bob sees alice's: {}", bobs.body);
 
     let path = format!("/passkeys/{id}");
-    let clock = env.engine.clock.as_ref();
-    let all = Scopes::parse(&["*"]).unwrap_or_else(|e| panic!("{e}"));
-    let key = jadpo_engine::operate::keys::issue_unrecorded(
-        env.store("main").as_ref(),
-        "web",
-        None,
-        &all,
-        clock,
-    );
-    let key = key.await.unwrap_or_else(|e| panic!("{e}")).secret;
+    let key = common::scoped_key(&env, "web", &["*"], None).await;
     let refused = [
         ("no one", Req::default(), StatusCode::UNAUTHORIZED),
         ("a service", Req { bearer: Some(&key), ..Req::default() }, StatusCode::FORBIDDEN),
