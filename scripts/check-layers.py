@@ -37,17 +37,20 @@ RULES = {
     },
     # The engine's use cases may use each other as long as no two form a circle.
     "shared/engine/src": None,
-    # The shared store roles: the statement contract at the bottom, then the tables of slots, the
-    # dialect that gathers an adapter's tables, the store that holds one (and its batches of
-    # "sent" marks), the roles over it.
+    # The shared store roles: the statement contract at the bottom (over the compile-time
+    # rewrite of named placeholders), then the tables of slots, the dialect that gathers an
+    # adapter's tables, the store that holds one (and its batches of "sent" marks), the rows
+    # read through typed column structs, the roles over it.
     "shared/store-sql/src": {
-        "statement": [],
+        "named": [],
+        "statement": ["named"],
         "tables": ["statement"],
         "dialect": ["statement", "tables"],
         "marks": [],
         "store": ["dialect", "marks"],
-        "rows": [],
-        "roles": ["dialect", "rows", "statement", "store", "tables"],
+        "columns": [],
+        "rows": ["columns"],
+        "roles": ["columns", "dialect", "rows", "statement", "store", "tables"],
     },
 }
 

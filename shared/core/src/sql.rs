@@ -94,6 +94,21 @@ impl SqlValue {
         }
     }
 
+    /// The JSON document this value holds (PostgreSQL `jsonb`, SQLite JSON text), read from
+    /// `column` (named in the error).
+    pub fn json(&self, column: &str) -> Result<Json, StoreError> {
+        match self {
+            SqlValue::Json(v) => Ok(v.clone()),
+            SqlValue::Text(text) => serde_json::from_str(text).map_err(|e| {
+                StoreError::invalid(format!("column {column:?} is not valid JSON: {e}"))
+            }),
+            other => Err(StoreError::invalid(format!(
+                "column {column:?} holds {}, not json",
+                other.kind()
+            ))),
+        }
+    }
+
     /// Whether this is SQL `NULL`.
     pub fn is_null(&self) -> bool {
         matches!(self, Self::Null)
@@ -224,13 +239,7 @@ impl Row {
 
     /// A JSON column (PostgreSQL `jsonb`, SQLite JSON text).
     pub fn get_json(&self, column: &str) -> Result<Json, StoreError> {
-        match self.get(column)? {
-            SqlValue::Json(v) => Ok(v.clone()),
-            SqlValue::Text(text) => serde_json::from_str(text).map_err(|e| {
-                StoreError::invalid(format!("column {column:?} is not valid JSON: {e}"))
-            }),
-            other => Err(self.mismatch(column, "json", other)),
-        }
+        self.get(column)?.json(column)
     }
 
     /// A timestamp column (PostgreSQL `timestamptz`, SQLite epoch milliseconds).

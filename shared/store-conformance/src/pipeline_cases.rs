@@ -210,6 +210,14 @@ pub async fn idempotency_keys_are_claimed_once_and_expire(fx: &dyn Fixture) {
     let expired =
         claim(store.as_ref(), tx.as_mut(), "k1", "digest-3", t0() + Duration::hours(25)).await;
     assert!(expired.is_none(), "an expired key must be claimable again");
+    let again =
+        claim(store.as_ref(), tx.as_mut(), "k1", "digest-4", t0() + Duration::hours(26)).await;
+    let again = again.unwrap_or_else(|| panic!("the reclaimed key was claimed twice"));
+    assert_eq!(
+        (again.request_digest.as_str(), again.status, again.body.as_str()),
+        ("digest-3", 0, ""),
+        "an expired key's claim replaces its digest and response"
+    );
     ok(tx.rollback().await, "rollback");
 }
 

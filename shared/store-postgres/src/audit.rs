@@ -4,28 +4,35 @@
 //! start to be plain lower-case identifiers, and are quoted here as well.
 
 use jadpo_core::model::audit::AuditSpec;
-use jadpo_store_sql::{AuditSql, AuditStatements, Statement};
+use jadpo_store_sql::sql;
+use jadpo_store_sql::tables::audit;
+use jadpo_store_sql::{AuditSql, AuditStatements};
 
 /// The static audit statements. The context lives in transaction-local settings, gone with the
 /// transaction.
 pub(crate) static AUDIT: AuditSql = AuditSql {
-    set_context: Statement::new(
-        "SELECT set_config('jadpo.actor', $1, true), set_config('jadpo.action', $2, true), \
-        set_config('jadpo.request', COALESCE($3::text, ''), true), \
-        set_config('jadpo.trace', COALESCE($4::text, ''), true), \
-        set_config('jadpo.now', $5::timestamptz::text, true)",
+    set_context: sql!(
+        audit::SetContext,
+        "SELECT set_config('jadpo.actor', $actor, true), set_config('jadpo.action', $action, true), \
+        set_config('jadpo.request', COALESCE($request_id::text, ''), true), \
+        set_config('jadpo.trace', COALESCE($trace::text, ''), true), \
+        set_config('jadpo.now', $now::timestamptz::text, true)",
     ),
     clear_context: None,
     release: None,
     unrelease: None,
-    rows: Statement::new(
+    rows: sql!(
+        audit::Rows,
         "SELECT entity, record_id, seq, changed_at, kind, actor, db_role, action, request_id, \
-        trace, changes, encoding FROM jadpo_audit WHERE entity = $1 AND record_id = $2 ORDER BY seq",
+        trace, changes, encoding FROM jadpo_audit WHERE entity = $entity AND record_id = $record_id ORDER BY seq",
     ),
-    delete_rows: Statement::new("DELETE FROM jadpo_audit WHERE entity = $1 AND record_id = $2"),
+    delete_rows: sql!(
+        audit::DeleteRows,
+        "DELETE FROM jadpo_audit WHERE entity = $entity AND record_id = $record_id"
+    ),
     // Through the owner's function (migration 16): a role other than the owner cannot expire
     // rows before their retention, whatever cutoff it gives.
-    expire: Statement::new("SELECT seq FROM jadpo_audit_expire($1, $2, $3)"),
+    expire: sql!(audit::Expire, "SELECT seq FROM jadpo_audit_expire($entity, $cutoff, $limit)"),
 };
 
 /// The audit statements generated per audited entity.

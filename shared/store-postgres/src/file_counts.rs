@@ -4,7 +4,9 @@
 //! declaration, checked at start to be plain lower-case identifiers, and are quoted here as well.
 
 use jadpo_core::model::file_field::FileField;
-use jadpo_store_sql::{FileSql, FileStatements, Statement};
+use jadpo_store_sql::sql;
+use jadpo_store_sql::tables::files;
+use jadpo_store_sql::{FileSql, FileStatements};
 
 const ROW: &str = "SELECT file_id, refs, state, unheld_since, updated_at, uploader, name, \
     content_type, size, sha256 FROM jadpo_files";
@@ -12,47 +14,55 @@ const ROW: &str = "SELECT file_id, refs, state, unheld_since, updated_at, upload
 /// The static file-count statements.
 pub(crate) static FILES: FileSql = FileSql {
     // The quota's sums are cast to bigint: PostgreSQL sums bigints as numeric.
-    register: Statement::new(
+    register: sql!(
+        files::Register,
         "INSERT INTO jadpo_files (file_id, refs, state, updated_at, uploader, name, content_type, \
-        size, sha256) SELECT $1, 0, 'live', $2, $3, $4, $5, $6, $7 \
-        WHERE (SELECT count(*) < $8::bigint AND coalesce(sum(size), 0)::bigint + $6::bigint \
-        <= $9::bigint FROM jadpo_files WHERE uploader = $3 AND state = 'live') \
+        size, sha256) SELECT $file_id, 0, 'live', $now, $uploader, $name, $content_type, $size, $sha256 \
+        WHERE (SELECT count(*) < $max_files::bigint AND coalesce(sum(size), 0)::bigint + $size::bigint \
+        <= $max_bytes::bigint FROM jadpo_files WHERE uploader = $uploader AND state = 'live') \
         ON CONFLICT (file_id) DO NOTHING",
     ),
-    usage: Statement::new(
+    usage: sql!(
+        files::Usage,
         "SELECT count(*) AS files, coalesce(sum(size), 0)::bigint AS bytes FROM jadpo_files \
-        WHERE uploader = $1 AND state = 'live'",
+        WHERE uploader = $uploader AND state = 'live'",
     ),
-    get: Statement::new(const_format::concatcp!(ROW, " WHERE file_id = $1")),
-    mark_unheld: Statement::new(
-        "UPDATE jadpo_files SET unheld_since = $1 WHERE file_id IN ( \
+    get: sql!(files::Get, const_format::concatcp!(ROW, " WHERE file_id = $file_id")),
+    mark_unheld: sql!(
+        files::MarkUnheld,
+        "UPDATE jadpo_files SET unheld_since = $now WHERE file_id IN ( \
         SELECT file_id FROM jadpo_files WHERE refs = 0 AND state = 'live' \
-        AND unheld_since IS NULL LIMIT $2 FOR UPDATE SKIP LOCKED) \
+        AND unheld_since IS NULL LIMIT $limit FOR UPDATE SKIP LOCKED) \
         AND refs = 0 AND state = 'live' AND unheld_since IS NULL",
     ),
     // The outer conditions are checked again on the row as it stands once locked, so a file a
     // writer referenced meanwhile is not claimed.
-    claim: Statement::new(
-        "UPDATE jadpo_files SET state = 'deleting', updated_at = $2 WHERE file_id IN ( \
+    claim: sql!(
+        files::Claim,
+        "UPDATE jadpo_files SET state = 'deleting', updated_at = $now WHERE file_id IN ( \
         SELECT file_id FROM jadpo_files WHERE refs = 0 AND state = 'live' \
-        AND unheld_since < $1 LIMIT $3 FOR UPDATE SKIP LOCKED) \
-        AND refs = 0 AND state = 'live' AND unheld_since < $1 RETURNING file_id",
+        AND unheld_since < $cutoff LIMIT $limit FOR UPDATE SKIP LOCKED) \
+        AND refs = 0 AND state = 'live' AND unheld_since < $cutoff RETURNING file_id",
     ),
-    deleting: Statement::new(
-        "SELECT file_id FROM jadpo_files WHERE state = 'deleting' ORDER BY file_id LIMIT $1",
+    deleting: sql!(
+        files::Deleting,
+        "SELECT file_id FROM jadpo_files WHERE state = 'deleting' ORDER BY file_id LIMIT $limit",
     ),
-    mark_deleted: Statement::new(
-        "UPDATE jadpo_files SET state = 'deleted', updated_at = $2 \
-        WHERE file_id = $1 AND state = 'deleting'",
+    mark_deleted: sql!(
+        files::MarkDeleted,
+        "UPDATE jadpo_files SET state = 'deleted', updated_at = $now \
+        WHERE file_id = $file_id AND state = 'deleting'",
     ),
-    claim_orphan: Statement::new(
-        "INSERT INTO jadpo_files (file_id, refs, state, updated_at) VALUES ($1, 0, 'deleting', $2) \
+    claim_orphan: sql!(
+        files::ClaimOrphan,
+        "INSERT INTO jadpo_files (file_id, refs, state, updated_at) VALUES ($file_id, 0, 'deleting', $now) \
         ON CONFLICT (file_id) DO NOTHING",
     ),
-    drop_tombstones: Statement::new(
+    drop_tombstones: sql!(
+        files::DropTombstones,
         "DELETE FROM jadpo_files WHERE file_id IN ( \
-        SELECT file_id FROM jadpo_files WHERE state = 'deleted' AND updated_at < $1 \
-        LIMIT $2 FOR UPDATE SKIP LOCKED) AND state = 'deleted'",
+        SELECT file_id FROM jadpo_files WHERE state = 'deleted' AND updated_at < $cutoff \
+        LIMIT $limit FOR UPDATE SKIP LOCKED) AND state = 'deleted'",
     ),
 };
 

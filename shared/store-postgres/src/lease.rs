@@ -4,36 +4,37 @@
 //! locking the row so a takeover waits for the fenced write.
 
 use jadpo_core::model::lease::LeaseTable;
-use jadpo_store_sql::{LeaseSql, Statement};
+use jadpo_store_sql::tables::lease;
+use jadpo_store_sql::{LeaseSql, sql};
 
 macro_rules! lease_sql {
     ($table:literal, $ensure:expr) => {
         LeaseSql {
             ensure: $ensure,
-            take: Statement::new(concat!(
+            take: sql!(lease::Take, concat!(
                 "UPDATE ",
                 $table,
-                " SET lease_owner = $2, lease_expires_at = $4, ",
-                "lease_generation = lease_generation + 1 WHERE name = $1 ",
-                "AND (lease_owner IS NULL OR lease_expires_at <= $3) RETURNING lease_generation"
+                " SET lease_owner = $owner, lease_expires_at = $expires_at, ",
+                "lease_generation = lease_generation + 1 WHERE name = $key ",
+                "AND (lease_owner IS NULL OR lease_expires_at <= $now) RETURNING lease_generation"
             )),
-            extend: Statement::new(concat!(
+            extend: sql!(lease::Extend, concat!(
                 "UPDATE ",
                 $table,
-                " SET lease_expires_at = $5 WHERE name = $1 ",
-                "AND lease_owner = $2 AND lease_generation = $3 AND lease_expires_at > $4"
+                " SET lease_expires_at = $expires_at WHERE name = $key ",
+                "AND lease_owner = $owner AND lease_generation = $generation AND lease_expires_at > $now"
             )),
-            give_up: Statement::new(concat!(
+            give_up: sql!(lease::GiveUp, concat!(
                 "UPDATE ",
                 $table,
                 " SET lease_owner = NULL, lease_expires_at = NULL ",
-                "WHERE name = $1 AND lease_owner = $2 AND lease_generation = $3"
+                "WHERE name = $key AND lease_owner = $owner AND lease_generation = $generation"
             )),
-            fence: Statement::new(concat!(
+            fence: sql!(lease::Fence, concat!(
                 "SELECT 1 AS held FROM ",
                 $table,
-                " WHERE name = $1 AND lease_owner = $2 ",
-                "AND lease_generation = $3 AND lease_expires_at > $4 FOR UPDATE"
+                " WHERE name = $key AND lease_owner = $owner ",
+                "AND lease_generation = $generation AND lease_expires_at > $now FOR UPDATE"
             )),
         }
     };
@@ -42,8 +43,9 @@ macro_rules! lease_sql {
 /// `jadpo_housekeeping`'s lease statements; the row is created on first use.
 pub(crate) static HOUSEKEEPING: LeaseSql = lease_sql!(
     "jadpo_housekeeping",
-    Some(Statement::new(
-        "INSERT INTO jadpo_housekeeping (name) VALUES ($1) ON CONFLICT (name) DO NOTHING"
+    Some(sql!(
+        lease::Ensure,
+        "INSERT INTO jadpo_housekeeping (name) VALUES ($key) ON CONFLICT (name) DO NOTHING"
     ))
 );
 

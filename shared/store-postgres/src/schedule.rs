@@ -1,73 +1,87 @@
 //! Schedule statements (PostgreSQL): `jadpo_schedules`, `jadpo_schedule_runs` and the
 //! operator-action log.
 
-use jadpo_store_sql::{ScheduleSql, Statement};
+use jadpo_store_sql::tables::schedule;
+use jadpo_store_sql::{ScheduleSql, sql};
 
 const SCHEDULE: &str = "SELECT name, expression, event_type, next_due_at, last_tick_at, \
     last_run_id, paused_at, removed_at, lease_owner, lease_expires_at FROM jadpo_schedules";
 
 /// The schedule statements.
 pub(crate) static SCHEDULES: ScheduleSql = ScheduleSql {
-    list: Statement::new(const_format::concatcp!(SCHEDULE, " ORDER BY name")),
-    get: Statement::new(const_format::concatcp!(SCHEDULE, " WHERE name = $1")),
-    insert: Statement::new(
+    list: sql!(schedule::List, const_format::concatcp!(SCHEDULE, " ORDER BY name")),
+    get: sql!(schedule::Get, const_format::concatcp!(SCHEDULE, " WHERE name = $name")),
+    insert: sql!(
+        schedule::Insert,
         "INSERT INTO jadpo_schedules (name, expression, event_type, next_due_at, created_at, \
-        updated_at) VALUES ($1, $2, $3, $4, $5, $5) ON CONFLICT (name) DO NOTHING",
+        updated_at) VALUES ($name, $expression, $event_type, $next_due_at, $now, $now) ON CONFLICT (name) DO NOTHING",
     ),
-    redeclare: Statement::new(
-        "UPDATE jadpo_schedules SET expression = $2, event_type = $3, updated_at = $4 \
-        WHERE name = $1 AND (expression <> $2 OR event_type <> $3)",
+    redeclare: sql!(
+        schedule::Redeclare,
+        "UPDATE jadpo_schedules SET expression = $expression, event_type = $event_type, updated_at = $now \
+        WHERE name = $name AND (expression <> $expression OR event_type <> $event_type)",
     ),
-    restore: Statement::new(
-        "UPDATE jadpo_schedules SET removed_at = NULL, next_due_at = $2, updated_at = $3 \
-        WHERE name = $1 AND removed_at IS NOT NULL",
+    restore: sql!(
+        schedule::Restore,
+        "UPDATE jadpo_schedules SET removed_at = NULL, next_due_at = $next_due_at, updated_at = $now \
+        WHERE name = $name AND removed_at IS NOT NULL",
     ),
-    mark_removed: Statement::new(
-        "UPDATE jadpo_schedules SET removed_at = $2, updated_at = $2 \
+    mark_removed: sql!(
+        schedule::MarkRemoved,
+        "UPDATE jadpo_schedules SET removed_at = $now, updated_at = $now \
         WHERE removed_at IS NULL \
-        AND name <> ALL(ARRAY(SELECT jsonb_array_elements_text($1::jsonb)))",
+        AND name <> ALL(ARRAY(SELECT jsonb_array_elements_text($names::jsonb)))",
     ),
-    due: Statement::new(
-        "SELECT name FROM jadpo_schedules WHERE removed_at IS NULL AND next_due_at <= $1 \
-        ORDER BY next_due_at, name LIMIT $2",
+    due: sql!(
+        schedule::Due,
+        "SELECT name FROM jadpo_schedules WHERE removed_at IS NULL AND next_due_at <= $now \
+        ORDER BY next_due_at, name LIMIT $limit",
     ),
-    run_insert: Statement::new(
+    run_insert: sql!(
+        schedule::RunInsert,
         "INSERT INTO jadpo_schedule_runs (id, schedule, tick_at, status, trigger, reason, \
-        outbox_id, recorded_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING",
+        outbox_id, recorded_at) VALUES ($id, $schedule, $tick_at, $status, $trigger, $reason, $outbox_id, $now) ON CONFLICT (id) DO NOTHING",
     ),
-    advance: Statement::new(
-        "UPDATE jadpo_schedules SET next_due_at = $2, last_tick_at = $3, \
-        last_run_id = COALESCE($4::text, last_run_id), overdue_alert_raised_at = NULL, \
-        updated_at = $5 WHERE name = $1",
+    advance: sql!(
+        schedule::Advance,
+        "UPDATE jadpo_schedules SET next_due_at = $next_due_at, last_tick_at = $last_tick_at, \
+        last_run_id = COALESCE($last_run_id::text, last_run_id), overdue_alert_raised_at = NULL, \
+        updated_at = $now WHERE name = $name",
     ),
-    set_last_run: Statement::new(
-        "UPDATE jadpo_schedules SET last_run_id = $2, updated_at = $3 WHERE name = $1",
+    set_last_run: sql!(
+        schedule::SetLastRun,
+        "UPDATE jadpo_schedules SET last_run_id = $last_run_id, updated_at = $now WHERE name = $name",
     ),
-    unfinished: Statement::new(
+    unfinished: sql!(
+        schedule::Unfinished,
         "SELECT COUNT(d.id) AS unfinished FROM jadpo_schedule_runs r \
         JOIN jadpo_deliveries d ON d.outbox_id = r.outbox_id \
-        WHERE r.id = $1 AND d.status = 'pending'",
+        WHERE r.id = $run_id AND d.status = 'pending'",
     ),
-    set_paused: Statement::new(
-        "UPDATE jadpo_schedules SET paused_at = $2::timestamptz, updated_at = $3 \
-        WHERE name = $1",
+    set_paused: sql!(
+        schedule::SetPaused,
+        "UPDATE jadpo_schedules SET paused_at = $paused_at::timestamptz, updated_at = $now \
+        WHERE name = $name",
     ),
-    runs: Statement::new(
+    runs: sql!(
+        schedule::Runs,
         "SELECT id, schedule, tick_at, status, trigger, reason, outbox_id, recorded_at \
-        FROM jadpo_schedule_runs WHERE ($1::text IS NULL OR schedule = $1) \
-        ORDER BY tick_at DESC, recorded_at DESC, id DESC LIMIT $2",
+        FROM jadpo_schedule_runs WHERE ($schedule::text IS NULL OR schedule = $schedule) \
+        ORDER BY tick_at DESC, recorded_at DESC, id DESC LIMIT $limit",
     ),
-    current_role: Statement::new("SELECT current_user::text AS role"),
-    action_insert: Statement::new(
+    current_role: sql!(schedule::CurrentRole, "SELECT current_user::text AS role"),
+    action_insert: sql!(
+        schedule::ActionInsert,
         "INSERT INTO jadpo_operator_actions (id, acted_at, action, item_kind, item, \
         item_state, operator, db_role, detail, os_account) \
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+        VALUES ($id, $acted_at, $action, $item_kind, $item, $item_state, $operator, $db_role, $detail, $os_account)",
     ),
-    actions: Statement::new(
+    actions: sql!(
+        schedule::Actions,
         "SELECT id, acted_at, action, item_kind, item, item_state, operator, db_role, detail, \
         os_account \
-        FROM jadpo_operator_actions WHERE ($1::text IS NULL OR item_kind = $1) \
-        AND ($2::text IS NULL OR item = $2) AND ($3::text IS NULL OR operator = $3) \
-        AND ($4::timestamptz IS NULL OR acted_at >= $4) ORDER BY acted_at DESC, id DESC LIMIT $5",
+        FROM jadpo_operator_actions WHERE ($item_kind::text IS NULL OR item_kind = $item_kind) \
+        AND ($item::text IS NULL OR item = $item) AND ($operator::text IS NULL OR operator = $operator) \
+        AND ($since::timestamptz IS NULL OR acted_at >= $since) ORDER BY acted_at DESC, id DESC LIMIT $limit",
     ),
 };

@@ -1,73 +1,90 @@
 //! Sign-in request statements (PostgreSQL): one row per address digest, verifiers only.
 
-use jadpo_store_sql::{SignInSql, Statement};
+use jadpo_store_sql::tables::sign_in;
+use jadpo_store_sql::{SignInSql, sql};
 
 /// The sign-in request statements.
 pub(crate) static SIGN_IN: SignInSql = SignInSql {
-    request_ensure: Statement::new(
+    request_ensure: sql!(
+        sign_in::RequestEnsure,
         "INSERT INTO jadpo_sign_in_requests (address_digest, nonce, window_started_at, \
-        sends_in_window, wrong_codes, requested_at, expires_at) VALUES ($1, '', $2, 0, 0, $2, $2) \
+        sends_in_window, wrong_codes, requested_at, expires_at) VALUES ($address_digest, '', $now, 0, 0, $now, $now) \
         ON CONFLICT (address_digest) DO NOTHING",
     ),
-    request_find: Statement::new(
+    request_find: sql!(
+        sign_in::RequestFind,
         "SELECT nonce, window_started_at, sends_in_window, code_verifier, wrong_codes, \
-        expires_at, used_at FROM jadpo_sign_in_requests WHERE address_digest = $1 FOR UPDATE",
+        expires_at, used_at FROM jadpo_sign_in_requests WHERE address_digest = $address_digest FOR UPDATE",
     ),
-    request_renew: Statement::new(
-        "UPDATE jadpo_sign_in_requests SET nonce = $2, requested_at = $3, expires_at = $3, \
-        window_started_at = $4, sends_in_window = $5, link_verifier = NULL, \
-        code_verifier = NULL, wrong_codes = 0, used_at = NULL WHERE address_digest = $1",
+    request_renew: sql!(
+        sign_in::RequestRenew,
+        "UPDATE jadpo_sign_in_requests SET nonce = $nonce, requested_at = $now, expires_at = $now, \
+        window_started_at = $window_started_at, sends_in_window = $sends_in_window, link_verifier = NULL, \
+        code_verifier = NULL, wrong_codes = 0, used_at = NULL WHERE address_digest = $address_digest",
     ),
-    request_arm: Statement::new(
-        "UPDATE jadpo_sign_in_requests SET link_verifier = $3, code_verifier = $4, \
-        expires_at = $5, wrong_codes = 0 \
-        WHERE address_digest = $1 AND nonce = $2 AND used_at IS NULL",
+    request_arm: sql!(
+        sign_in::RequestArm,
+        "UPDATE jadpo_sign_in_requests SET link_verifier = $link_verifier, code_verifier = $code_verifier, \
+        expires_at = $expires_at, wrong_codes = 0 \
+        WHERE address_digest = $address_digest AND nonce = $nonce AND used_at IS NULL",
     ),
-    request_redeem_link: Statement::new(
-        "UPDATE jadpo_sign_in_requests SET used_at = $3, link_verifier = NULL, \
-        code_verifier = NULL WHERE address_digest = $1 AND link_verifier = $2 \
-        AND used_at IS NULL AND expires_at > $3",
+    request_redeem_link: sql!(
+        sign_in::RequestRedeemLink,
+        "UPDATE jadpo_sign_in_requests SET used_at = $now, link_verifier = NULL, \
+        code_verifier = NULL WHERE address_digest = $address_digest AND link_verifier = $link_verifier \
+        AND used_at IS NULL AND expires_at > $now",
     ),
-    request_redeem_code: Statement::new(
-        "UPDATE jadpo_sign_in_requests SET used_at = $3, link_verifier = NULL, \
-        code_verifier = NULL WHERE address_digest = $1 AND code_verifier = $2 \
-        AND used_at IS NULL AND expires_at > $3",
+    request_redeem_code: sql!(
+        sign_in::RequestRedeemCode,
+        "UPDATE jadpo_sign_in_requests SET used_at = $now, link_verifier = NULL, \
+        code_verifier = NULL WHERE address_digest = $address_digest AND code_verifier = $code_verifier \
+        AND used_at IS NULL AND expires_at > $now",
     ),
-    request_wrong_code: Statement::new(
-        "UPDATE jadpo_sign_in_requests SET wrong_codes = $2 WHERE address_digest = $1",
+    request_wrong_code: sql!(
+        sign_in::RequestWrongCode,
+        "UPDATE jadpo_sign_in_requests SET wrong_codes = $wrong_codes WHERE address_digest = $address_digest",
     ),
-    request_lock: Statement::new(
+    request_lock: sql!(
+        sign_in::RequestLock,
         "UPDATE jadpo_sign_in_requests SET link_verifier = NULL, code_verifier = NULL \
-        WHERE address_digest = $1",
+        WHERE address_digest = $address_digest",
     ),
-    link_find: Statement::new(
-        "SELECT user_id FROM jadpo_sign_in_links WHERE issuer = $1 AND subject = $2",
+    link_find: sql!(
+        sign_in::LinkFind,
+        "SELECT user_id FROM jadpo_sign_in_links WHERE issuer = $issuer AND subject = $subject",
     ),
-    link_insert: Statement::new(
+    link_insert: sql!(
+        sign_in::LinkInsert,
         "INSERT INTO jadpo_sign_in_links (issuer, subject, user_id, linked_at, last_signed_in) \
-        VALUES ($1, $2, $3, $4, $4)",
+        VALUES ($issuer, $subject, $user_id, $now, $now)",
     ),
-    link_seen: Statement::new(
-        "UPDATE jadpo_sign_in_links SET last_signed_in = $3 WHERE issuer = $1 AND subject = $2",
+    link_seen: sql!(
+        sign_in::LinkSeen,
+        "UPDATE jadpo_sign_in_links SET last_signed_in = $now WHERE issuer = $issuer AND subject = $subject",
     ),
-    source_ensure: Statement::new(
+    source_ensure: sql!(
+        sign_in::SourceEnsure,
         "INSERT INTO jadpo_sign_in_sources (source_digest, window_started_at, sends_in_window, \
-        wrong_codes) VALUES ($1, $2, 0, 0) ON CONFLICT (source_digest) DO NOTHING",
+        wrong_codes) VALUES ($source_digest, $now, 0, 0) ON CONFLICT (source_digest) DO NOTHING",
     ),
-    source_find: Statement::new(
+    source_find: sql!(
+        sign_in::SourceFind,
         "SELECT window_started_at, sends_in_window, wrong_codes FROM jadpo_sign_in_sources \
-        WHERE source_digest = $1 FOR UPDATE",
+        WHERE source_digest = $source_digest FOR UPDATE",
     ),
-    source_set: Statement::new(
-        "UPDATE jadpo_sign_in_sources SET window_started_at = $2, sends_in_window = $3, \
-        wrong_codes = $4 WHERE source_digest = $1",
+    source_set: sql!(
+        sign_in::SourceSet,
+        "UPDATE jadpo_sign_in_sources SET window_started_at = $window_started_at, sends_in_window = $sends_in_window, \
+        wrong_codes = $wrong_codes WHERE source_digest = $source_digest",
     ),
-    sends_since: Statement::new(
+    sends_since: sql!(
+        sign_in::SendsSince,
         "SELECT coalesce(sum(sends_in_window), 0) AS n FROM jadpo_sign_in_requests \
-        WHERE window_started_at > $1",
+        WHERE window_started_at > $since",
     ),
-    token_spend: Statement::new(
-        "INSERT INTO jadpo_used_tokens (token_digest, expires_at) VALUES ($1, $2) \
+    token_spend: sql!(
+        sign_in::TokenSpend,
+        "INSERT INTO jadpo_used_tokens (token_digest, expires_at) VALUES ($token_digest, $expires_at) \
         ON CONFLICT (token_digest) DO NOTHING",
     ),
 };

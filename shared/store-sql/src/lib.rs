@@ -13,29 +13,36 @@
 //! tables      one table of statement slots per role (PipelineSql, LeaseSql, ...)
 //!   │
 //!   ▼
-//! statement   Statement<N>, the statements! macro, the placeholder check
+//! statement   Statement<P>, the statements! and sql! macros, the placeholder check
 //! ```
 //!
 //! Behaviour is written once and SQL text once per dialect: a role's implementation here runs
-//! the slots of its statement table ([`statements!`]) in order, binding each with an array whose
-//! length the slot's type fixes ([`Statement`]), and decodes rows by column name. An adapter
-//! supplies text, never behaviour: a dialect is a value ([`SqlDialect`]), not a trait to
-//! implement, so no adapter can override how a role behaves. Each adapter's tests read every
-//! slot of its dialect ([`SqlDialect::slots`]) and check that its text uses exactly the
-//! parameters the slot declares.
+//! the slots of its statement table ([`statements!`]) in order, binding each with the slot's
+//! parameter struct, field by field ([`Params`]), and decodes rows by column name. An adapter
+//! supplies text through [`sql!`], naming the same parameters; the names become positional
+//! while the program compiles (`named`), so no binding depends on order. A dialect is a value
+//! ([`SqlDialect`]), not a trait to implement: an adapter changes what a role does only by
+//! filling an optional slot with a one-statement form the role prefers (PostgreSQL's
+//! `idempotency_claim`, `run_start_sending`, `run_finish_answering`), and the conformance cases
+//! run on both adapters hold the two forms to one behaviour. Each adapter's tests read every
+//! slot of its dialect ([`SqlDialect::slots`]) and check that its text uses exactly `$1` … `$N`.
 
+mod columns;
 mod dialect;
 mod marks;
+mod named;
 mod roles;
 mod rows;
 mod statement;
 mod store;
-mod tables;
+pub mod tables;
 
 pub use dialect::{
     AuditStatements, ExecutionLayout, FileStatements, SqlDialect, check_dialect, execution_head, ms,
 };
-pub use statement::{Slot, SlotText, Statement, check, placeholders};
+pub use statement::{
+    Params, Slot, SlotText, Statement, check, placeholders, positional, positional_len,
+};
 pub use store::SqlStore;
 pub use tables::{
     AuditSql, BreakerSql, DeliveryAdminSql, FileSql, FlagSql, HousekeepingSql, LeaseSql,

@@ -1,49 +1,70 @@
-//! Rows read the same way on both dialects, decoded by column name, shared by several roles.
+//! Rows read the same way on both dialects, shared by several roles.
 
+use chrono::{DateTime, Utc};
 use jadpo_core::model::delivery::{Delivery, DeliveryStatus, Held};
 use jadpo_core::model::encoding::Kept;
 use jadpo_core::model::event::Event;
-use jadpo_core::{Row, StoreError};
+use jadpo_core::{Row, SqlValue, StoreError};
 
-/// A delivery joined with its outbox row: both adapters select the same column names
-/// (`PipelineSql::delivery_get`, `DeliveryAdminSql::get_locked`, `PipelineSql::deliveries_list`).
+crate::columns! {
+    /// A delivery joined with its outbox row: both adapters select these columns
+    /// (`PipelineSql::delivery_get`, `DeliveryAdminSql::get_locked`, `PipelineSql::deliveries_list`).
+    struct DeliveryColumns {
+        id: String,
+        subscriber: String,
+        status: String,
+        attempts: u32,
+        next_attempt_at: DateTime<Utc>,
+        enqueued_at: Option<DateTime<Utc>>,
+        last_attempt_at: Option<DateTime<Utc>>,
+        last_failure: Option<String>,
+        finished_at: Option<DateTime<Utc>>,
+        created_at: DateTime<Utc>,
+        outbox_id: String,
+        event_type: String,
+        payload: SqlValue,
+        chain_depth: u32,
+        event_created_at: DateTime<Utc>,
+        payload_encoding: Option<i64>,
+        traceparent: Option<String>,
+        tracestate: Option<String>,
+        held_connection: Option<String>,
+        held_at: Option<DateTime<Utc>>,
+    }
+}
+
+/// A delivery from its row ([`DeliveryColumns`]).
 pub(crate) fn delivery(row: &Row) -> Result<Delivery, StoreError> {
-    let status = row.get_str("status")?;
-    let count = |column: &str| -> Result<u32, StoreError> {
-        u32::try_from(row.get_i64(column)?)
-            .map_err(|_| StoreError::internal(format!("{column} out of range")))
-    };
+    let c = DeliveryColumns::read(row)?;
     // A payload kept in a form this build does not read fails this delivery only.
-    let unreadable =
-        Kept::OutboxPayload.read(row.get_opt_i64("payload_encoding")?).err().map(|e| e.to_string());
+    let unreadable = Kept::OutboxPayload.read(c.payload_encoding).err().map(|e| e.to_string());
+    let status = DeliveryStatus::parse(&c.status)
+        .ok_or_else(|| StoreError::internal(format!("unknown delivery status {:?}", c.status)))?;
     Ok(Delivery {
-        id: row.get_str("id")?.to_owned(),
-        subscriber: row.get_str("subscriber")?.to_owned(),
-        status: DeliveryStatus::parse(status)
-            .ok_or_else(|| StoreError::internal(format!("unknown delivery status {status:?}")))?,
-        attempts: count("attempts")?,
-        next_attempt_at: row.get_timestamp("next_attempt_at")?,
-        enqueued_at: row.get_opt_timestamp("enqueued_at")?,
-        last_attempt_at: row.get_opt_timestamp("last_attempt_at")?,
-        last_failure: row.get_opt_str("last_failure")?.map(str::to_owned),
-        finished_at: row.get_opt_timestamp("finished_at")?,
-        created_at: row.get_timestamp("created_at")?,
+        id: c.id,
+        subscriber: c.subscriber,
+        status,
+        attempts: c.attempts,
+        next_attempt_at: c.next_attempt_at,
+        enqueued_at: c.enqueued_at,
+        last_attempt_at: c.last_attempt_at,
+        last_failure: c.last_failure,
+        finished_at: c.finished_at,
+        created_at: c.created_at,
         event: Event {
-            id: row.get_str("outbox_id")?.to_owned(),
-            event_type: row.get_str("event_type")?.to_owned(),
+            id: c.outbox_id,
+            event_type: c.event_type,
             payload: match &unreadable {
-                None => row.get_json("payload")?,
+                None => c.payload.json("payload")?,
                 Some(_) => serde_json::Value::Null,
             },
-            chain_depth: count("chain_depth")?,
-            created_at: row.get_timestamp("event_created_at")?,
+            chain_depth: c.chain_depth,
+            created_at: c.event_created_at,
         },
-        traceparent: row.get_opt_str("traceparent")?.map(str::to_owned),
-        tracestate: row.get_opt_str("tracestate")?.map(str::to_owned),
-        held: match (row.get_opt_str("held_connection")?, row.get_opt_timestamp("held_at")?) {
-            (Some(connection), Some(since)) => {
-                Some(Held { connection: connection.to_owned(), since })
-            }
+        traceparent: c.traceparent,
+        tracestate: c.tracestate,
+        held: match (c.held_connection, c.held_at) {
+            (Some(connection), Some(since)) => Some(Held { connection, since }),
             _ => None,
         },
         unreadable,

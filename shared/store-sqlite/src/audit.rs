@@ -7,26 +7,37 @@
 //! delete through `jadpo_audit_release` and close it again in the same transaction.
 
 use jadpo_core::model::audit::AuditSpec;
-use jadpo_store_sql::{AuditSql, AuditStatements, Statement};
+use jadpo_store_sql::sql;
+use jadpo_store_sql::tables::audit;
+use jadpo_store_sql::{AuditSql, AuditStatements};
 
 /// The static audit statements.
 pub(crate) static AUDIT: AuditSql = AuditSql {
-    set_context: Statement::new(
+    set_context: sql!(
+        audit::SetContext,
         "INSERT OR REPLACE INTO jadpo_audit_context \
-        (id, actor, action, request_id, trace, now) VALUES (1, $1, $2, $3, $4, $5)",
+        (id, actor, action, request_id, trace, now) VALUES (1, $actor, $action, $request_id, $trace, $now)",
     ),
-    clear_context: Some(Statement::new("DELETE FROM jadpo_audit_context")),
-    release: Some(Statement::new("INSERT OR REPLACE INTO jadpo_audit_release (id) VALUES (1)")),
-    unrelease: Some(Statement::new("DELETE FROM jadpo_audit_release")),
-    rows: Statement::new(
+    clear_context: Some(sql!(audit::ClearContext, "DELETE FROM jadpo_audit_context")),
+    release: Some(sql!(
+        audit::Release,
+        "INSERT OR REPLACE INTO jadpo_audit_release (id) VALUES (1)"
+    )),
+    unrelease: Some(sql!(audit::Unrelease, "DELETE FROM jadpo_audit_release")),
+    rows: sql!(
+        audit::Rows,
         "SELECT entity, record_id, seq, changed_at, kind, actor, db_role, action, request_id, \
-        trace, changes, encoding FROM jadpo_audit WHERE entity = $1 AND record_id = $2 ORDER BY seq",
+        trace, changes, encoding FROM jadpo_audit WHERE entity = $entity AND record_id = $record_id ORDER BY seq",
     ),
-    delete_rows: Statement::new("DELETE FROM jadpo_audit WHERE entity = $1 AND record_id = $2"),
-    expire: Statement::new(
+    delete_rows: sql!(
+        audit::DeleteRows,
+        "DELETE FROM jadpo_audit WHERE entity = $entity AND record_id = $record_id"
+    ),
+    expire: sql!(
+        audit::Expire,
         "DELETE FROM jadpo_audit WHERE (entity, record_id, seq) IN ( \
-        SELECT entity, record_id, seq FROM jadpo_audit WHERE entity = $1 AND changed_at < $2 \
-        LIMIT $3) RETURNING seq",
+        SELECT entity, record_id, seq FROM jadpo_audit WHERE entity = $entity AND changed_at < $cutoff \
+        LIMIT $limit) RETURNING seq",
     ),
 };
 

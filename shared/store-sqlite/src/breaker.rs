@@ -1,6 +1,7 @@
 //! Circuit-breaker statements (SQLite): `jadpo_circuit_breakers` and the deliveries it holds.
 
-use jadpo_store_sql::{BreakerSql, Statement};
+use jadpo_store_sql::tables::breaker;
+use jadpo_store_sql::{BreakerSql, sql};
 
 const BREAKER: &str = "SELECT connection, state, failures, opened_at, pause_ms, reopen_at, \
     probe_delivery, probe_started_at, alert_at, alert_raised_at FROM jadpo_circuit_breakers";
@@ -8,34 +9,40 @@ const BREAKER: &str = "SELECT connection, state, failures, opened_at, pause_ms, 
 /// The circuit-breaker statements. SQLite's single writer (`BEGIN IMMEDIATE`) serializes the
 /// transactions that decide, so two delivery functions cannot both take the probe.
 pub(crate) static BREAKERS: BreakerSql = BreakerSql {
-    ensure: Statement::new(
-        "INSERT INTO jadpo_circuit_breakers (connection, updated_at) VALUES ($1, $2) \
+    ensure: sql!(
+        breaker::Ensure,
+        "INSERT INTO jadpo_circuit_breakers (connection, updated_at) VALUES ($connection, $now) \
         ON CONFLICT (connection) DO NOTHING",
     ),
-    lock: Statement::new(const_format::concatcp!(BREAKER, " WHERE connection = $1")),
-    get: Statement::new(const_format::concatcp!(BREAKER, " WHERE connection = $1")),
-    write: Statement::new(
-        "UPDATE jadpo_circuit_breakers SET state = $2, failures = $3, opened_at = $4, \
-        pause_ms = $5, reopen_at = $6, probe_delivery = $7, probe_started_at = $8, alert_at = $9, \
-        alert_raised_at = $10, updated_at = $11 WHERE connection = $1",
+    lock: sql!(breaker::Lock, const_format::concatcp!(BREAKER, " WHERE connection = $connection")),
+    get: sql!(breaker::Get, const_format::concatcp!(BREAKER, " WHERE connection = $connection")),
+    write: sql!(
+        breaker::Write,
+        "UPDATE jadpo_circuit_breakers SET state = $state, failures = $failures, opened_at = $opened_at, \
+        pause_ms = $pause_ms, reopen_at = $reopen_at, probe_delivery = $probe_delivery, probe_started_at = $probe_started_at, alert_at = $alert_at, \
+        alert_raised_at = $alert_raised_at, updated_at = $now WHERE connection = $connection",
     ),
-    hold: Statement::new(
-        "UPDATE jadpo_deliveries SET held_connection = $2, held_at = $3, next_attempt_at = $4, \
-        enqueued_at = NULL WHERE id = $1 AND status = 'pending'",
+    hold: sql!(
+        breaker::Hold,
+        "UPDATE jadpo_deliveries SET held_connection = $connection, held_at = $now, next_attempt_at = $until, \
+        enqueued_at = NULL WHERE id = $id AND status = 'pending'",
     ),
-    unhold: Statement::new(
-        "UPDATE jadpo_deliveries SET held_connection = NULL, held_at = NULL WHERE id = $1",
+    unhold: sql!(
+        breaker::Unhold,
+        "UPDATE jadpo_deliveries SET held_connection = NULL, held_at = NULL WHERE id = $id",
     ),
-    release: Statement::new(
+    release: sql!(
+        breaker::Release,
         "UPDATE jadpo_deliveries SET held_connection = NULL, held_at = NULL, \
-        next_attempt_at = $2, enqueued_at = NULL WHERE held_connection = $1 AND status = 'pending' \
+        next_attempt_at = $now, enqueued_at = NULL WHERE held_connection = $connection AND status = 'pending' \
         RETURNING id",
     ),
-    list: Statement::new(const_format::concatcp!(BREAKER, " ORDER BY connection")),
-    alerts: Statement::new(
-        "UPDATE jadpo_circuit_breakers SET alert_raised_at = $1 WHERE connection IN ( \
+    list: sql!(breaker::List, const_format::concatcp!(BREAKER, " ORDER BY connection")),
+    alerts: sql!(
+        breaker::Alerts,
+        "UPDATE jadpo_circuit_breakers SET alert_raised_at = $now WHERE connection IN ( \
         SELECT connection FROM jadpo_circuit_breakers WHERE state <> 'closed' \
-        AND alert_raised_at IS NULL AND alert_at <= $1 LIMIT $2) \
+        AND alert_raised_at IS NULL AND alert_at <= $now LIMIT $limit) \
         RETURNING connection, opened_at",
     ),
 };

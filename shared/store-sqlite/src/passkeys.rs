@@ -1,34 +1,44 @@
 //! Passkey statements (SQLite, times in Unix epoch milliseconds): registered passkeys and the
 //! ceremonies under way.
 
-use jadpo_store_sql::{PasskeySql, Statement};
+use jadpo_store_sql::tables::passkeys;
+use jadpo_store_sql::{PasskeySql, sql};
 
 /// The passkey statements.
 pub(crate) static PASSKEYS: PasskeySql = PasskeySql {
-    challenge_insert: Statement::new(
+    challenge_insert: sql!(
+        passkeys::ChallengeInsert,
         "INSERT INTO jadpo_passkey_challenges (challenge_verifier, purpose, bound_to, state, \
-        encoding, expires_at) VALUES ($1, $2, $3, $4, $5, $6)",
+        encoding, expires_at) VALUES ($challenge_verifier, $purpose, $bound_to, $state, $encoding, $expires_at)",
     ),
-    challenge_take: Statement::new(
-        "DELETE FROM jadpo_passkey_challenges WHERE challenge_verifier = $1 AND purpose = $2 \
+    challenge_take: sql!(
+        passkeys::ChallengeTake,
+        "DELETE FROM jadpo_passkey_challenges WHERE challenge_verifier = $challenge_verifier AND purpose = $purpose \
         RETURNING bound_to, state, encoding, expires_at",
     ),
-    of_user: Statement::new(
-        "SELECT * FROM jadpo_passkeys WHERE user_id = $1 ORDER BY registered_at, credential_id",
+    of_user: sql!(
+        passkeys::OfUser,
+        "SELECT * FROM jadpo_passkeys WHERE user_id = $user_id ORDER BY registered_at, credential_id",
     ),
-    insert: Statement::new(
+    insert: sql!(
+        passkeys::Insert,
         "INSERT INTO jadpo_passkeys (credential_id, user_id, user_handle, credential, counters, \
-        encoding, registered_at) VALUES ($1, $2, $3, $4, $5, $6, $7) \
+        encoding, registered_at) VALUES ($credential_id, $user_id, $user_handle, $credential, $counters, $encoding, $now) \
         ON CONFLICT (credential_id) DO NOTHING",
     ),
-    find: Statement::new("SELECT * FROM jadpo_passkeys WHERE credential_id = $1"),
-    used: Statement::new(
-        "UPDATE jadpo_passkeys SET counters = $2, last_used_at = $3 WHERE credential_id = $1",
+    find: sql!(passkeys::Find, "SELECT * FROM jadpo_passkeys WHERE credential_id = $credential_id"),
+    used: sql!(
+        passkeys::Used,
+        "UPDATE jadpo_passkeys SET counters = $counters, last_used_at = $now WHERE credential_id = $credential_id",
     ),
-    listed: Statement::new(
-        "SELECT credential_id, registered_at, last_used_at FROM jadpo_passkeys WHERE user_id = $1 \
+    listed: sql!(
+        passkeys::Listed,
+        "SELECT credential_id, registered_at, last_used_at FROM jadpo_passkeys WHERE user_id = $user_id \
         ORDER BY registered_at, credential_id",
     ),
-    remove: Statement::new("DELETE FROM jadpo_passkeys WHERE credential_id = $1 AND user_id = $2"),
-    remove_all: Statement::new("DELETE FROM jadpo_passkeys WHERE user_id = $1"),
+    remove: sql!(
+        passkeys::Remove,
+        "DELETE FROM jadpo_passkeys WHERE credential_id = $credential_id AND user_id = $user_id"
+    ),
+    remove_all: sql!(passkeys::RemoveAll, "DELETE FROM jadpo_passkeys WHERE user_id = $user_id"),
 };

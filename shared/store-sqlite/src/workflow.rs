@@ -2,174 +2,223 @@
 
 use jadpo_core::model::workflow::state::ExecutionState;
 use jadpo_core::{Row, SqlValue, StoreError};
-use jadpo_store_sql::{ExecutionLayout, Statement, WorkflowSql, execution_head, ms};
+use jadpo_store_sql::sql;
+use jadpo_store_sql::tables::workflow;
+use jadpo_store_sql::{ExecutionLayout, WorkflowSql, execution_head, ms};
 
 /// The workflow statements.
 pub(crate) static SQL: WorkflowSql = WorkflowSql {
-    execution_lock: Statement::new("SELECT revision FROM workflow_executions WHERE run_id = $1"),
-    execution_get: Statement::new("SELECT state_json FROM workflow_executions WHERE run_id = $1"),
-    execution_owner: Statement::new("SELECT owner FROM workflow_executions WHERE run_id = $1"),
-    event_insert: Statement::new(
-        "INSERT INTO workflow_events (id, run_id, seq, type, payload, timestamp, actor) \
-        VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    execution_lock: sql!(
+        workflow::ExecutionLock,
+        "SELECT revision FROM workflow_executions WHERE run_id = $run_id"
     ),
-    events_insert: Statement::new(
-        "INSERT INTO workflow_events (id, run_id, seq, type, payload, timestamp, actor) \
-        SELECT value ->> '$.id', $1, value ->> '$.seq', value ->> '$.type', value -> '$.payload', \
-        value ->> '$.timestamp', $2 FROM json_each($3) ORDER BY key",
+    execution_get: sql!(
+        workflow::ExecutionGet,
+        "SELECT state_json FROM workflow_executions WHERE run_id = $run_id"
     ),
-    event_actors: Statement::new(
-        "SELECT seq, actor FROM workflow_events WHERE run_id = $1 AND actor IS NOT NULL \
+    execution_owner: sql!(
+        workflow::ExecutionOwner,
+        "SELECT owner FROM workflow_executions WHERE run_id = $run_id"
+    ),
+    event_insert: sql!(
+        workflow::EventInsert,
+        "INSERT INTO workflow_events (id, run_id, seq, type, payload, timestamp, actor) \
+        VALUES ($id, $run_id, $seq, $event_type, $payload, $timestamp, $actor)",
+    ),
+    events_insert: sql!(
+        workflow::EventsInsert,
+        "INSERT INTO workflow_events (id, run_id, seq, type, payload, timestamp, actor) \
+        SELECT value ->> '$.id', $run_id, value ->> '$.seq', value ->> '$.type', value -> '$.payload', \
+        value ->> '$.timestamp', $actor FROM json_each($events) ORDER BY key",
+    ),
+    event_actors: sql!(
+        workflow::EventActors,
+        "SELECT seq, actor FROM workflow_events WHERE run_id = $run_id AND actor IS NOT NULL \
         ORDER BY seq",
     ),
-    events_list: Statement::new(
-        "SELECT seq, type, payload, timestamp FROM workflow_events WHERE run_id = $1 \
+    events_list: sql!(
+        workflow::EventsList,
+        "SELECT seq, type, payload, timestamp FROM workflow_events WHERE run_id = $run_id \
         ORDER BY seq",
     ),
-    events_page: Statement::new(
+    events_page: sql!(
+        workflow::EventsPage,
         "SELECT seq, type, payload, timestamp, actor FROM workflow_events \
-        WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+        WHERE run_id = $run_id AND seq > $after_seq ORDER BY seq LIMIT $limit",
     ),
-    command_insert: Statement::new(
+    command_insert: sql!(
+        workflow::CommandInsert,
         "INSERT INTO outbox_commands (id, run_id, seq, node_id, type, payload, \
-        idempotency_key, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        idempotency_key, created_at) VALUES ($id, $run_id, $seq, $node_id, $command_type, $payload, $idempotency_key, $created_at)",
     ),
-    command_ack: Statement::new(
-        "UPDATE outbox_commands SET status = $2, processed_at = $3 \
-        WHERE id = $1 AND status IN ('pending', 'claimed')",
+    command_ack: sql!(
+        workflow::CommandAck,
+        "UPDATE outbox_commands SET status = $status, processed_at = $processed_at \
+        WHERE id = $id AND status IN ('pending', 'claimed')",
     ),
-    session_lock: Statement::new("SELECT user_id, revision FROM sessions WHERE id = $1"),
-    session_bind: Statement::new(
-        "UPDATE sessions SET active_run_id = $2, updated_at = $3, revision = revision + 1 \
-        WHERE id = $1 AND revision = $4",
+    session_lock: sql!(
+        workflow::SessionLock,
+        "SELECT user_id, revision FROM sessions WHERE id = $session_id"
     ),
-    session_insert: Statement::new(
+    session_bind: sql!(
+        workflow::SessionBind,
+        "UPDATE sessions SET active_run_id = $run_id, updated_at = $now, revision = revision + 1 \
+        WHERE id = $session_id AND revision = $expected_revision",
+    ),
+    session_insert: sql!(
+        workflow::SessionInsert,
         "INSERT INTO sessions (id, user_id, context, created_at, updated_at, owner) \
-        VALUES ($1, $2, $3, $4, $4, $5)",
+        VALUES ($id, $user_id, $context, $now, $now, $owner)",
     ),
-    session_get: Statement::new(
+    session_get: sql!(
+        workflow::SessionGet,
         "SELECT id, user_id, context, active_run_id, revision, context_revision, owner \
-        FROM sessions WHERE id = $1",
+        FROM sessions WHERE id = $id",
     ),
-    session_update_context: Statement::new(
-        "UPDATE sessions SET context = $3, updated_at = $4, revision = revision + 1, \
-        context_revision = context_revision + $6 WHERE id = $1 AND user_id = $2 AND revision = $5",
+    session_update_context: sql!(
+        workflow::SessionUpdateContext,
+        "UPDATE sessions SET context = $context, updated_at = $now, revision = revision + 1, \
+        context_revision = context_revision + $context_changed WHERE id = $id AND user_id = $user_id AND revision = $expected_revision",
     ),
-    run_lease_take: Statement::new(
+    run_lease_take: sql!(
+        workflow::RunLeaseTake,
         "INSERT INTO execution_leases (run_id, worker_id, lease_id, expires_at) \
-        VALUES ($1, $2, $3, $4) ON CONFLICT (run_id) DO UPDATE SET worker_id = excluded.worker_id, \
+        VALUES ($run_id, $worker_id, $lease_id, $expires_at) ON CONFLICT (run_id) DO UPDATE SET worker_id = excluded.worker_id, \
         lease_id = excluded.lease_id, expires_at = excluded.expires_at \
-        WHERE execution_leases.expires_at <= $5 RETURNING lease_id",
+        WHERE execution_leases.expires_at <= $now RETURNING lease_id",
     ),
-    run_lease_extend: Statement::new(
-        "UPDATE execution_leases SET expires_at = $3 \
-        WHERE run_id = $1 AND lease_id = $2 AND expires_at > $4",
+    run_lease_extend: sql!(
+        workflow::RunLeaseExtend,
+        "UPDATE execution_leases SET expires_at = $expires_at \
+        WHERE run_id = $run_id AND lease_id = $lease_id AND expires_at > $now",
     ),
-    run_lease_give_up: Statement::new(
-        "DELETE FROM execution_leases WHERE run_id = $1 AND lease_id = $2",
+    run_lease_give_up: sql!(
+        workflow::RunLeaseGiveUp,
+        "DELETE FROM execution_leases WHERE run_id = $run_id AND lease_id = $lease_id",
     ),
-    run_lease_fence: Statement::new(
+    run_lease_fence: sql!(
+        workflow::RunLeaseFence,
         "SELECT 1 AS live FROM execution_leases \
-        WHERE run_id = $1 AND lease_id = $2 AND expires_at > $3",
+        WHERE run_id = $run_id AND lease_id = $lease_id AND expires_at > $now",
     ),
-    run_lease_end: Statement::new(
-        "DELETE FROM execution_leases WHERE run_id = $1 AND lease_id = $2 AND expires_at > $3 \
+    run_lease_end: sql!(
+        workflow::RunLeaseEnd,
+        "DELETE FROM execution_leases WHERE run_id = $run_id AND lease_id = $lease_id AND expires_at > $now \
         RETURNING 1 AS live",
     ),
-    run_lease_renew: Statement::new(
-        "UPDATE execution_leases SET expires_at = $4 \
-        WHERE run_id = $1 AND lease_id = $2 AND expires_at > $3 RETURNING 1 AS live",
+    run_lease_renew: sql!(
+        workflow::RunLeaseRenew,
+        "UPDATE execution_leases SET expires_at = $expires_at \
+        WHERE run_id = $run_id AND lease_id = $lease_id AND expires_at > $now RETURNING 1 AS live",
     ),
-    runnable: Statement::new(
+    runnable: sql!(
+        workflow::Runnable,
         "SELECT e.run_id FROM workflow_executions e \
         LEFT JOIN execution_leases l ON l.run_id = e.run_id \
-        WHERE e.status IN ('running', 'cancelling') AND (l.run_id IS NULL OR l.expires_at <= $1) \
-        ORDER BY e.updated_at LIMIT $2",
+        WHERE e.status IN ('running', 'cancelling') AND (l.run_id IS NULL OR l.expires_at <= $now) \
+        ORDER BY e.updated_at LIMIT $limit",
     ),
-    leases_expired: Statement::new(
+    leases_expired: sql!(
+        workflow::LeasesExpired,
         "SELECT run_id, worker_id, lease_id, expires_at FROM execution_leases \
-        WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2",
+        WHERE expires_at <= $now ORDER BY expires_at LIMIT $limit",
     ),
-    lease_clear_expired: Statement::new(
-        "DELETE FROM execution_leases WHERE run_id = $1 AND lease_id = $2 AND expires_at <= $3",
+    lease_clear_expired: sql!(
+        workflow::LeaseClearExpired,
+        "DELETE FROM execution_leases WHERE run_id = $run_id AND lease_id = $lease_id AND expires_at <= $now",
     ),
-    commands_resend_for_run: Statement::new(
+    commands_resend_for_run: sql!(
+        workflow::CommandsResendForRun,
         "INSERT INTO jadpo_command_dispatch (command_id, run_id, enqueued_at) \
-        SELECT id, run_id, $2 FROM outbox_commands WHERE run_id = $1 AND status IN ('pending', 'claimed') \
+        SELECT id, run_id, $now FROM outbox_commands WHERE run_id = $run_id AND status IN ('pending', 'claimed') \
         ON CONFLICT (command_id) DO UPDATE SET enqueued_at = excluded.enqueued_at \
         RETURNING command_id",
     ),
-    command_get: Statement::new(
+    command_get: sql!(
+        workflow::CommandGet,
         "SELECT id, run_id, node_id, type, payload, status, idempotency_key \
-        FROM outbox_commands WHERE id = $1",
+        FROM outbox_commands WHERE id = $id",
     ),
-    commands_claim_due: Statement::new(
+    commands_claim_due: sql!(
+        workflow::CommandsClaimDue,
         "INSERT INTO jadpo_command_dispatch (command_id, run_id, enqueued_at) \
-        SELECT c.id, c.run_id, $1 FROM outbox_commands c \
+        SELECT c.id, c.run_id, $now FROM outbox_commands c \
         JOIN workflow_executions e ON e.run_id = c.run_id \
         LEFT JOIN jadpo_command_dispatch d ON d.command_id = c.id \
         WHERE c.status IN ('pending', 'claimed') AND e.status IN ('running', 'cancelling') \
         AND c.run_id NOT LIKE 'jadpo-verify-%' \
-        AND (d.command_id IS NULL OR d.enqueued_at < $2) ORDER BY c.created_at LIMIT $3 \
+        AND (d.command_id IS NULL OR d.enqueued_at < $lost_before) ORDER BY c.created_at LIMIT $limit \
         ON CONFLICT (command_id) DO UPDATE SET enqueued_at = excluded.enqueued_at \
-        WHERE jadpo_command_dispatch.enqueued_at < $2 RETURNING command_id",
+        WHERE jadpo_command_dispatch.enqueued_at < $lost_before RETURNING command_id",
     ),
-    command_mark_enqueued: Statement::new(
+    command_mark_enqueued: sql!(
+        workflow::CommandMarkEnqueued,
         "INSERT INTO jadpo_command_dispatch (command_id, run_id, enqueued_at) \
-        VALUES ($1, $2, $3) ON CONFLICT (command_id) DO UPDATE SET enqueued_at = excluded.enqueued_at",
+        VALUES ($command_id, $run_id, $now) ON CONFLICT (command_id) DO UPDATE SET enqueued_at = excluded.enqueued_at",
     ),
-    verify_revisions: Statement::new(
+    verify_revisions: sql!(
+        workflow::VerifyRevisions,
         "SELECT e.run_id, e.revision, m.last_seq FROM workflow_executions e \
         JOIN (SELECT run_id, max(seq) AS last_seq FROM workflow_events GROUP BY run_id) m \
         ON m.run_id = e.run_id WHERE e.revision <> m.last_seq \
         AND NOT EXISTS (SELECT 1 FROM workflow_events x WHERE x.run_id = e.run_id \
         AND x.id <> x.run_id || ':' || x.seq) ORDER BY e.run_id",
     ),
-    verify_event_ids: Statement::new(
+    verify_event_ids: sql!(
+        workflow::VerifyEventIds,
         "SELECT (SELECT count(*) FROM (SELECT run_id, seq FROM workflow_events \
         GROUP BY run_id, seq HAVING count(*) > 1) d) AS pairs, \
         (SELECT count(*) FROM (SELECT id FROM workflow_events GROUP BY id \
         HAVING count(*) > 1) i) AS ids",
     ),
-    events_page_end: Statement::new(
-        "SELECT run_id, seq FROM workflow_events WHERE (run_id, seq) > ($1, $2) \
-        ORDER BY run_id, seq LIMIT $3",
+    events_page_end: sql!(
+        workflow::EventsPageEnd,
+        "SELECT run_id, seq FROM workflow_events WHERE (run_id, seq) > ($after_run, $after_seq) \
+        ORDER BY run_id, seq LIMIT $limit",
     ),
-    events_upgrade_range: Statement::new(
+    events_upgrade_range: sql!(
+        workflow::EventsUpgradeRange,
         "UPDATE workflow_events SET payload = json_object('seq', seq, 'type', type, \
         'payload', json(payload), 'timestamp', timestamp) \
-        WHERE (run_id, seq) > ($1, $2) AND (run_id, seq) <= ($3, $4) \
+        WHERE (run_id, seq) > ($from_run, $from_seq) AND (run_id, seq) <= ($to_run, $to_seq) \
         AND NOT (json_type(payload) = 'object' AND json_type(payload, '$.payload') IS NOT NULL \
         AND json_extract(payload, '$.seq') IS seq AND json_extract(payload, '$.type') IS type)",
     ),
-    legacy_event_ids: Statement::new(
-        "SELECT seq, id FROM workflow_events WHERE run_id = $1 AND id <> run_id || ':' || seq \
+    legacy_event_ids: sql!(
+        workflow::LegacyEventIds,
+        "SELECT seq, id FROM workflow_events WHERE run_id = $run_id AND id <> run_id || ':' || seq \
         ORDER BY seq",
     ),
-    recovery_point: Statement::new(
+    recovery_point: sql!(
+        workflow::RecoveryPoint,
         "SELECT e.run_id, e.seq, e.timestamp, \
         (SELECT count(*) FROM workflow_executions) AS runs, \
         (SELECT count(*) FROM workflow_events) AS events \
         FROM workflow_events e ORDER BY e.timestamp DESC, e.seq DESC LIMIT 1",
     ),
-    executions_page: Statement::new(
-        "SELECT run_id FROM workflow_executions WHERE run_id > $1 ORDER BY run_id LIMIT $2",
+    executions_page: sql!(
+        workflow::ExecutionsPage,
+        "SELECT run_id FROM workflow_executions WHERE run_id > $after ORDER BY run_id LIMIT $limit",
     ),
-    runs_page_all: Statement::new(
+    runs_page_all: sql!(
+        workflow::RunsPageAll,
         "SELECT run_id, workflow_id, workflow_version, status, current_node_id, revision, owner, created_at, updated_at FROM workflow_executions \
-        WHERE ($1 IS NULL OR workflow_id = $1) AND ($2 IS NULL OR owner = $2) AND run_id < $3 \
-        ORDER BY run_id DESC LIMIT $4",
+        WHERE ($workflow IS NULL OR workflow_id = $workflow) AND ($owner IS NULL OR owner = $owner) AND run_id < $before \
+        ORDER BY run_id DESC LIMIT $limit",
     ),
-    runs_page_status: Statement::new(
+    runs_page_status: sql!(
+        workflow::RunsPageStatus,
         "SELECT run_id, workflow_id, workflow_version, status, current_node_id, revision, owner, created_at, updated_at FROM workflow_executions \
-        WHERE status = $1 AND ($2 IS NULL OR workflow_id = $2) AND ($3 IS NULL OR owner = $3) \
-        AND run_id < $4 ORDER BY run_id DESC LIMIT $5",
+        WHERE status = $status AND ($workflow IS NULL OR workflow_id = $workflow) AND ($owner IS NULL OR owner = $owner) \
+        AND run_id < $before ORDER BY run_id DESC LIMIT $limit",
     ),
-    runs_count_status: Statement::new(
-        "SELECT count(*) AS n FROM (SELECT 1 FROM workflow_executions WHERE status = $1 \
-        ORDER BY status, run_id LIMIT $2) AS c",
+    runs_count_status: sql!(
+        workflow::RunsCountStatus,
+        "SELECT count(*) AS n FROM (SELECT 1 FROM workflow_executions WHERE status = $status \
+        ORDER BY status, run_id LIMIT $cap) AS c",
     ),
-    fingerprint: Statement::new(
+    fingerprint: sql!(
+        workflow::Fingerprint,
         "SELECT (SELECT count(*) FROM workflow_executions) AS runs, \
         (SELECT CAST(coalesce(sum(revision), 0) AS BIGINT) FROM workflow_executions) AS run_revisions, \
         (SELECT count(*) FROM workflow_events) AS events, \
@@ -177,55 +226,72 @@ pub(crate) static SQL: WorkflowSql = WorkflowSql {
         (SELECT count(*) FROM sessions) AS sessions, \
         (SELECT CAST(coalesce(sum(revision), 0) AS BIGINT) FROM sessions) AS session_revisions",
     ),
-    sessions_all: Statement::new("SELECT id FROM sessions ORDER BY id"),
-    session_delete: Statement::new("DELETE FROM sessions WHERE id = $1"),
-    execution_delete: Statement::new("DELETE FROM workflow_executions WHERE run_id = $1"),
-    run_counts: Statement::new(
-        "SELECT (SELECT count(*) FROM workflow_events WHERE run_id = $1) AS events, \
-        (SELECT count(*) FROM outbox_commands WHERE run_id = $1) AS commands",
+    sessions_all: sql!(workflow::SessionsAll, "SELECT id FROM sessions ORDER BY id"),
+    session_delete: sql!(workflow::SessionDelete, "DELETE FROM sessions WHERE id = $id"),
+    execution_delete: sql!(
+        workflow::ExecutionDelete,
+        "DELETE FROM workflow_executions WHERE run_id = $run_id"
     ),
-    dispatch_delete_for_run: Statement::new("DELETE FROM jadpo_command_dispatch WHERE run_id = $1"),
-    sessions_unbind_run: Statement::new(
-        "UPDATE sessions SET active_run_id = NULL, revision = revision + 1, updated_at = $2 \
-        WHERE active_run_id = $1",
+    run_counts: sql!(
+        workflow::RunCounts,
+        "SELECT (SELECT count(*) FROM workflow_events WHERE run_id = $run_id) AS events, \
+        (SELECT count(*) FROM outbox_commands WHERE run_id = $run_id) AS commands",
     ),
-    execution_adopt: Statement::new(
-        "UPDATE workflow_executions SET owner = $2 WHERE run_id = $1 AND owner IS NULL",
+    dispatch_delete_for_run: sql!(
+        workflow::DispatchDeleteForRun,
+        "DELETE FROM jadpo_command_dispatch WHERE run_id = $run_id"
     ),
-    session_adopt: Statement::new(
-        "UPDATE sessions SET owner = $2, revision = revision + 1, updated_at = $3 \
-        WHERE id = $1 AND owner IS NULL",
+    sessions_unbind_run: sql!(
+        workflow::SessionsUnbindRun,
+        "UPDATE sessions SET active_run_id = NULL, revision = revision + 1, updated_at = $now \
+        WHERE active_run_id = $run_id",
     ),
-    executions_finished: Statement::new(
-        "SELECT run_id FROM workflow_executions WHERE workflow_id = $1 \
-        AND status IN ('completed', 'failed', 'cancelled', 'cancellation_failed') AND updated_at < $2 \
-        ORDER BY updated_at, run_id LIMIT $3",
+    execution_adopt: sql!(
+        workflow::ExecutionAdopt,
+        "UPDATE workflow_executions SET owner = $owner WHERE run_id = $run_id AND owner IS NULL",
     ),
-    sessions_idle_of_workflow: Statement::new(
+    session_adopt: sql!(
+        workflow::SessionAdopt,
+        "UPDATE sessions SET owner = $owner, revision = revision + 1, updated_at = $now \
+        WHERE id = $id AND owner IS NULL",
+    ),
+    executions_finished: sql!(
+        workflow::ExecutionsFinished,
+        "SELECT run_id FROM workflow_executions WHERE workflow_id = $workflow_id \
+        AND status IN ('completed', 'failed', 'cancelled', 'cancellation_failed') AND updated_at < $before \
+        ORDER BY updated_at, run_id LIMIT $limit",
+    ),
+    sessions_idle_of_workflow: sql!(
+        workflow::SessionsIdleOfWorkflow,
         "SELECT s.id FROM sessions s JOIN workflow_executions e ON e.run_id = s.active_run_id \
-        WHERE e.workflow_id = $1 AND e.status IN ('completed', 'failed', 'cancelled', 'cancellation_failed') \
-        AND s.updated_at < $2 ORDER BY s.updated_at, s.id LIMIT $3",
+        WHERE e.workflow_id = $workflow_id AND e.status IN ('completed', 'failed', 'cancelled', 'cancellation_failed') \
+        AND s.updated_at < $before ORDER BY s.updated_at, s.id LIMIT $limit",
     ),
-    sessions_idle_unbound: Statement::new(
-        "SELECT id FROM sessions WHERE active_run_id IS NULL AND updated_at < $1 \
-        ORDER BY updated_at, id LIMIT $2",
+    sessions_idle_unbound: sql!(
+        workflow::SessionsIdleUnbound,
+        "SELECT id FROM sessions WHERE active_run_id IS NULL AND updated_at < $before \
+        ORDER BY updated_at, id LIMIT $limit",
     ),
-    commands_of_run: Statement::new(
+    commands_of_run: sql!(
+        workflow::CommandsOfRun,
         "SELECT id, seq, node_id, type, payload, status, idempotency_key, created_at, \
-        processed_at FROM outbox_commands WHERE run_id = $1 ORDER BY seq",
+        processed_at FROM outbox_commands WHERE run_id = $run_id ORDER BY seq",
     ),
-    command_import: Statement::new(
+    command_import: sql!(
+        workflow::CommandImport,
         "INSERT INTO outbox_commands (id, run_id, seq, node_id, type, payload, status, \
-        idempotency_key, created_at, processed_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+        idempotency_key, created_at, processed_at) VALUES ($id, $run_id, $seq, $node_id, $command_type, $payload, $status, $idempotency_key, $created_at, $processed_at)",
     ),
-    session_export: Statement::new(
+    session_export: sql!(
+        workflow::SessionExport,
         "SELECT id, user_id, context, active_run_id, revision, context_revision, \
-        created_at, updated_at, owner FROM sessions WHERE id = $1",
+        created_at, updated_at, owner FROM sessions WHERE id = $id",
     ),
-    session_import: Statement::new(
+    session_import: sql!(
+        workflow::SessionImport,
         "INSERT INTO sessions (id, user_id, context, active_run_id, revision, \
         context_revision, created_at, updated_at, owner) \
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        VALUES ($id, $user_id, $context, $active_run_id, $revision, $context_revision, $created_at, $updated_at, $owner)",
     ),
 };
 

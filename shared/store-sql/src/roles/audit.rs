@@ -10,13 +10,14 @@ use jadpo_core::model::encoding::Kept;
 use jadpo_core::error::StoreError;
 use jadpo_core::model::audit::{AuditContext, AuditRow, AuditSpec, Fields};
 use jadpo_core::ports::AuditStore;
-use jadpo_core::sql::{Row, SqlValue};
+use jadpo_core::sql::Row;
 use jadpo_core::transaction::{Transaction, TransactionalStore};
 
 use crate::store::SqlStore;
+use crate::tables::audit;
 
-fn opt(v: Option<&str>) -> SqlValue {
-    v.map_or(SqlValue::Null, SqlValue::from)
+fn opt(v: Option<&str>) -> Option<String> {
+    v.map(str::to_owned)
 }
 
 fn audit_row(r: &Row) -> Result<AuditRow, StoreError> {
@@ -52,11 +53,12 @@ async fn release<C: TransactionalStore>(
     tx: &mut dyn Transaction,
     open: bool,
 ) -> Result<(), StoreError> {
-    let sql = if open { store.sql.audit.release } else { store.sql.audit.unrelease };
-    if let Some(sql) = sql {
-        sql.execute(tx, []).await?;
+    let sql = store.sql.audit;
+    match (open, sql.release, sql.unrelease) {
+        (true, Some(release), _) => release.execute(tx, audit::Release {}).await.map(|_| ()),
+        (false, _, Some(unrelease)) => unrelease.execute(tx, audit::Unrelease {}).await.map(|_| ()),
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 #[async_trait]
@@ -70,26 +72,31 @@ impl<C: TransactionalStore> AuditStore for SqlStore<C> {
         tx: &mut dyn Transaction,
         ctx: &AuditContext<'_>,
     ) -> Result<(), StoreError> {
-        let params = [
-            ctx.actor.into(),
-            ctx.action.into(),
-            opt(ctx.request_id),
-            opt(ctx.trace),
-            ctx.now.into(),
-        ];
+        let params = audit::SetContext {
+            actor: ctx.actor.into(),
+            action: ctx.action.into(),
+            request_id: opt(ctx.request_id),
+            trace: opt(ctx.trace),
+            now: ctx.now,
+        };
         self.sql.audit.set_context.execute(tx, params).await?;
         Ok(())
     }
 
     async fn audit_clear_context(&self, tx: &mut dyn Transaction) -> Result<(), StoreError> {
         if let Some(sql) = self.sql.audit.clear_context {
-            sql.execute(tx, []).await?;
+            sql.execute(tx, audit::ClearContext {}).await?;
         }
         Ok(())
     }
 
     async fn audit_rows(&self, entity: &str, record_id: &str) -> Result<Vec<AuditRow>, StoreError> {
-        let rows = self.sql.audit.rows.query_once(self, [entity.into(), record_id.into()]).await?;
+        let rows = self
+            .sql
+            .audit
+            .rows
+            .query_once(self, audit::Rows { entity: entity.into(), record_id: record_id.into() })
+            .await?;
         rows.iter().map(audit_row).collect()
     }
 
@@ -125,8 +132,12 @@ impl<C: TransactionalStore> AuditStore for SqlStore<C> {
         record_id: &str,
     ) -> Result<u64, StoreError> {
         release(self, tx, true).await?;
-        let gone =
-            self.sql.audit.delete_rows.execute(tx, [entity.into(), record_id.into()]).await?;
+        let gone = self
+            .sql
+            .audit
+            .delete_rows
+            .execute(tx, audit::DeleteRows { entity: entity.into(), record_id: record_id.into() })
+            .await?;
         release(self, tx, false).await?;
         Ok(gone)
     }
@@ -138,7 +149,7 @@ impl<C: TransactionalStore> AuditStore for SqlStore<C> {
         cutoff: DateTime<Utc>,
         limit: u32,
     ) -> Result<u64, StoreError> {
-        let params = [entity.into(), cutoff.into(), i64::from(limit).into()];
+        let params = audit::Expire { entity: entity.into(), cutoff, limit: i64::from(limit) };
         // One row per audit row deleted (PostgreSQL deletes through the owner's function).
         release(self, tx, true).await?;
         let gone = self.sql.audit.expire.query(tx, params).await?;

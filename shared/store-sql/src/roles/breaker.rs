@@ -7,10 +7,11 @@ use jadpo_core::error::StoreError;
 use jadpo_core::model::alert::Alert;
 use jadpo_core::model::breaker::{Breaker, State};
 use jadpo_core::ports::BreakerStore;
-use jadpo_core::sql::{Row, SqlValue};
+use jadpo_core::sql::Row;
 use jadpo_core::transaction::{Transaction, TransactionalStore};
 
 use crate::store::SqlStore;
+use crate::tables::breaker;
 
 fn breaker(r: &Row) -> Result<Breaker, StoreError> {
     let state = r.get_str("state")?;
@@ -29,10 +30,6 @@ fn breaker(r: &Row) -> Result<Breaker, StoreError> {
     })
 }
 
-fn time(t: Option<DateTime<Utc>>) -> SqlValue {
-    t.map_or(SqlValue::Null, SqlValue::from)
-}
-
 #[async_trait]
 impl<C: TransactionalStore> BreakerStore for SqlStore<C> {
     async fn breaker_lock(
@@ -42,12 +39,17 @@ impl<C: TransactionalStore> BreakerStore for SqlStore<C> {
         now: DateTime<Utc>,
     ) -> Result<Breaker, StoreError> {
         let sql = self.sql.breaker;
-        sql.ensure.execute(tx, [connection.into(), now.into()]).await?;
-        breaker(&sql.lock.query_one(tx, [connection.into()]).await?)
+        sql.ensure.execute(tx, breaker::Ensure { connection: connection.into(), now }).await?;
+        breaker(&sql.lock.query_one(tx, breaker::Lock { connection: connection.into() }).await?)
     }
 
     async fn breaker_get(&self, connection: &str) -> Result<Option<Breaker>, StoreError> {
-        let rows = self.sql.breaker.get.query_once(self, [connection.into()]).await?;
+        let rows = self
+            .sql
+            .breaker
+            .get
+            .query_once(self, breaker::Get { connection: connection.into() })
+            .await?;
         rows.first().map(breaker).transpose()
     }
 
@@ -57,19 +59,19 @@ impl<C: TransactionalStore> BreakerStore for SqlStore<C> {
         b: &Breaker,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        let params = [
-            b.connection.as_str().into(),
-            b.state.as_str().into(),
-            i64::from(b.failures).into(),
-            time(b.opened_at),
-            b.pause_ms.into(),
-            time(b.reopen_at),
-            b.probe_delivery.as_deref().map_or(SqlValue::Null, SqlValue::from),
-            time(b.probe_started_at),
-            time(b.alert_at),
-            time(b.alert_raised_at),
-            now.into(),
-        ];
+        let params = breaker::Write {
+            connection: b.connection.as_str().into(),
+            state: b.state.as_str().into(),
+            failures: i64::from(b.failures),
+            opened_at: b.opened_at,
+            pause_ms: b.pause_ms,
+            reopen_at: b.reopen_at,
+            probe_delivery: b.probe_delivery.as_deref().map(ToOwned::to_owned),
+            probe_started_at: b.probe_started_at,
+            alert_at: b.alert_at,
+            alert_raised_at: b.alert_raised_at,
+            now,
+        };
         self.sql.breaker.write.execute(tx, params).await?;
         Ok(())
     }
@@ -82,12 +84,12 @@ impl<C: TransactionalStore> BreakerStore for SqlStore<C> {
         now: DateTime<Utc>,
         until: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        let params = [id.into(), connection.into(), now.into(), until.into()];
+        let params = breaker::Hold { id: id.into(), connection: connection.into(), now, until };
         Ok(self.sql.breaker.hold.execute(tx, params).await? == 1)
     }
 
     async fn delivery_unhold(&self, tx: &mut dyn Transaction, id: &str) -> Result<(), StoreError> {
-        self.sql.breaker.unhold.execute(tx, [id.into()]).await?;
+        self.sql.breaker.unhold.execute(tx, breaker::Unhold { id: id.into() }).await?;
         Ok(())
     }
 
@@ -97,12 +99,24 @@ impl<C: TransactionalStore> BreakerStore for SqlStore<C> {
         connection: &str,
         now: DateTime<Utc>,
     ) -> Result<Vec<String>, StoreError> {
-        let rows = self.sql.breaker.release.query(tx, [connection.into(), now.into()]).await?;
+        let rows = self
+            .sql
+            .breaker
+            .release
+            .query(tx, breaker::Release { connection: connection.into(), now })
+            .await?;
         rows.iter().map(|r| Ok(r.get_str("id")?.to_owned())).collect()
     }
 
     async fn breakers_list(&self) -> Result<Vec<Breaker>, StoreError> {
-        self.sql.breaker.list.query_once(self, []).await?.iter().map(breaker).collect()
+        self.sql
+            .breaker
+            .list
+            .query_once(self, breaker::List {})
+            .await?
+            .iter()
+            .map(breaker)
+            .collect()
     }
 
     async fn breaker_alerts(
@@ -111,7 +125,12 @@ impl<C: TransactionalStore> BreakerStore for SqlStore<C> {
         now: DateTime<Utc>,
         limit: u32,
     ) -> Result<Vec<Alert>, StoreError> {
-        let rows = self.sql.breaker.alerts.query(tx, [now.into(), i64::from(limit).into()]).await?;
+        let rows = self
+            .sql
+            .breaker
+            .alerts
+            .query(tx, breaker::Alerts { now, limit: i64::from(limit) })
+            .await?;
         rows.iter()
             .map(|r| {
                 let since =

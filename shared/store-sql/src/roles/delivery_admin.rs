@@ -10,7 +10,6 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use jadpo_core::SqlValue;
 use jadpo_core::error::StoreError;
 use jadpo_core::model::delivery::{
     DeadGroup, Delivery, DeliveryQuery, DeliveryStatus, DeliverySummary,
@@ -19,8 +18,10 @@ use jadpo_core::ports::DeliveryAdminStore;
 use jadpo_core::transaction::{Transaction, TransactionalStore, commit_or_rollback};
 
 use crate::rows;
+use crate::statement::Params;
 use crate::statement::Statement;
 use crate::store::SqlStore;
+use crate::tables::delivery_admin;
 
 /// The earliest and latest times a page bound stands for, within both dialects' range.
 fn bounds() -> (DateTime<Utc>, DateTime<Utc>) {
@@ -39,10 +40,10 @@ fn bounds() -> (DateTime<Utc>, DateTime<Utc>) {
 /// made for their parameters ([`DeliveryAdminSql::custom_plans`]), elsewhere on its own.
 ///
 /// [`DeliveryAdminSql::custom_plans`]: crate::DeliveryAdminSql
-pub(crate) async fn page_read<C: TransactionalStore, const N: usize>(
+pub(crate) async fn page_read<C: TransactionalStore, P: Params + Send>(
     store: &SqlStore<C>,
-    statement: Statement<N>,
-    params: [SqlValue; N],
+    statement: Statement<P>,
+    params: P,
 ) -> Result<Vec<jadpo_core::Row>, StoreError> {
     let setup = store.sql.delivery_admin.custom_plans;
     if setup.text().is_empty() {
@@ -50,7 +51,7 @@ pub(crate) async fn page_read<C: TransactionalStore, const N: usize>(
     }
     let mut tx = store.begin().await?;
     let rows = async {
-        setup.query(tx.as_mut(), []).await?;
+        setup.query(tx.as_mut(), delivery_admin::CustomPlans {}).await?;
         statement.query(tx.as_mut(), params).await
     }
     .await;
@@ -58,8 +59,8 @@ pub(crate) async fn page_read<C: TransactionalStore, const N: usize>(
 }
 
 /// An optional filter as a parameter: `NULL` when not given.
-pub(crate) fn text(value: Option<&String>) -> SqlValue {
-    value.map_or(SqlValue::Null, |v| v.as_str().into())
+pub(crate) fn text(value: Option<&String>) -> Option<String> {
+    value.cloned()
 }
 
 fn count(row: &jadpo_core::Row, column: &str) -> Result<u64, StoreError> {
@@ -79,32 +80,32 @@ impl<C: TransactionalStore> DeliveryAdminStore for SqlStore<C> {
         let (subscriber, event_type) =
             (text(query.subscriber.as_ref()), text(query.event_type.as_ref()));
         let held = text(query.held_by.as_ref());
-        let limit = SqlValue::from(i64::from(query.limit.clamp(1, 1000)));
+        let limit = i64::from(query.limit.clamp(1, 1000));
         let sql = &self.sql.delivery_admin;
         let rows = match query.status {
             None => {
-                let params = [
+                let params = delivery_admin::PageAll {
                     subscriber,
                     event_type,
                     held,
-                    from.into(),
-                    before_at.into(),
-                    before_id.into(),
+                    from,
+                    before_at,
+                    before_id,
                     limit,
-                ];
+                };
                 page_read(self, sql.page_all, params).await?
             }
             Some(status) => {
-                let params = [
-                    status.as_str().into(),
+                let params = delivery_admin::PageStatus {
+                    status: status.as_str().into(),
                     subscriber,
                     event_type,
                     held,
-                    from.into(),
-                    before_at.into(),
-                    before_id.into(),
+                    from,
+                    before_at,
+                    before_id,
                     limit,
-                ];
+                };
                 page_read(self, sql.page_status, params).await?
             }
         };
@@ -117,7 +118,7 @@ impl<C: TransactionalStore> DeliveryAdminStore for SqlStore<C> {
         cap: u32,
     ) -> Result<DeliverySummary, StoreError> {
         let sql = &self.sql.delivery_admin;
-        let capped = SqlValue::from(i64::from(cap));
+        let capped = i64::from(cap);
         let mut counts = Vec::new();
         for status in [
             DeliveryStatus::Pending,
@@ -125,23 +126,31 @@ impl<C: TransactionalStore> DeliveryAdminStore for SqlStore<C> {
             DeliveryStatus::Handled,
             DeliveryStatus::Discarded,
         ] {
-            let params = [status.as_str().into(), capped.clone()];
+            let params =
+                delivery_admin::CountStatus { status: status.as_str().into(), cap: capped };
             let rows = page_read(self, sql.count_status, params).await?;
             let n = rows.first().map(|r| count(r, "n")).transpose()?.unwrap_or(0);
             counts.push((status, n));
         }
-        let rows = page_read(self, sql.count_dead_since, [since.into(), capped]).await?;
+        let rows = page_read(
+            self,
+            sql.count_dead_since,
+            delivery_admin::CountDeadSince { since, cap: capped },
+        )
+        .await?;
         let dead_since = rows.first().map(|r| count(r, "n")).transpose()?.unwrap_or(0);
-        let rows = sql.oldest_pending.query_once(self, []).await?;
+        let rows = sql.oldest_pending.query_once(self, delivery_admin::OldestPending {}).await?;
         let oldest_pending =
             rows.first().map(|r| r.get_opt_timestamp("oldest")).transpose()?.flatten();
         Ok(DeliverySummary { counts, dead_since, oldest_pending, cap: u64::from(cap) })
     }
 
     async fn dead_groups(&self, limit: u32, window: u32) -> Result<Vec<DeadGroup>, StoreError> {
-        let limit = SqlValue::from(i64::from(limit.clamp(1, 1000)));
-        let window = SqlValue::from(i64::from(window.clamp(1, 100_000)));
-        let rows = page_read(self, self.sql.delivery_admin.dead_groups, [limit, window]).await?;
+        let params = delivery_admin::DeadGroups {
+            limit: i64::from(limit.clamp(1, 1000)),
+            window: i64::from(window.clamp(1, 100_000)),
+        };
+        let rows = page_read(self, self.sql.delivery_admin.dead_groups, params).await?;
         rows.iter()
             .map(|r| {
                 Ok(DeadGroup {
@@ -159,7 +168,12 @@ impl<C: TransactionalStore> DeliveryAdminStore for SqlStore<C> {
         tx: &mut dyn Transaction,
         id: &str,
     ) -> Result<Option<Delivery>, StoreError> {
-        let row = self.sql.delivery_admin.get_locked.query_opt(tx, [id.into()]).await?;
+        let row = self
+            .sql
+            .delivery_admin
+            .get_locked
+            .query_opt(tx, delivery_admin::GetLocked { id: id.into() })
+            .await?;
         row.as_ref().map(rows::delivery).transpose()
     }
 
@@ -169,7 +183,13 @@ impl<C: TransactionalStore> DeliveryAdminStore for SqlStore<C> {
         id: &str,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        Ok(self.sql.delivery_admin.retry.execute(tx, [id.into(), now.into()]).await? == 1)
+        Ok(self
+            .sql
+            .delivery_admin
+            .retry
+            .execute(tx, delivery_admin::Retry { id: id.into(), now })
+            .await?
+            == 1)
     }
 
     async fn delivery_discard(
@@ -179,7 +199,7 @@ impl<C: TransactionalStore> DeliveryAdminStore for SqlStore<C> {
         now: DateTime<Utc>,
         why: &str,
     ) -> Result<bool, StoreError> {
-        let params = [id.into(), now.into(), why.into()];
+        let params = delivery_admin::Discard { id: id.into(), now, why: why.into() };
         Ok(self.sql.delivery_admin.discard.execute(tx, params).await? == 1)
     }
 }

@@ -9,10 +9,11 @@ use jadpo_core::error::StoreError;
 use jadpo_core::model::file::File;
 use jadpo_core::model::file_field::{FileField, FileState, Quota, StoredFile, Usage};
 use jadpo_core::ports::FileStore;
-use jadpo_core::sql::{Row, SqlValue};
+use jadpo_core::sql::Row;
 use jadpo_core::transaction::{Transaction, TransactionalStore};
 
 use crate::store::SqlStore;
+use crate::tables::files;
 
 fn stored(r: &Row) -> Result<StoredFile, StoreError> {
     let state = r.get_str("state")?;
@@ -47,8 +48,8 @@ fn registered(r: &Row) -> Result<Option<File>, StoreError> {
 }
 
 /// A count or a size as a parameter: a quota without a limit is the largest the database keeps.
-fn count(n: u64) -> SqlValue {
-    SqlValue::from(i64::try_from(n).unwrap_or(i64::MAX))
+fn count(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
 }
 
 fn usage_of(r: &Row) -> Result<Usage, StoreError> {
@@ -112,28 +113,34 @@ impl<C: TransactionalStore> FileStore for SqlStore<C> {
         quota: Quota,
         now: DateTime<Utc>,
     ) -> Result<Option<StoredFile>, StoreError> {
-        let params = [
-            file.id().into(),
-            now.into(),
-            uploader.into(),
-            file.name().into(),
-            file.content_type().into(),
-            count(file.size()),
-            file.sha256().into(),
-            count(quota.files),
-            count(quota.bytes),
-        ];
+        let params = files::Register {
+            file_id: file.id().into(),
+            now,
+            uploader: uploader.into(),
+            name: file.name().into(),
+            content_type: file.content_type().into(),
+            size: count(file.size()),
+            sha256: file.sha256().into(),
+            max_files: count(quota.files),
+            max_bytes: count(quota.bytes),
+        };
         self.sql.files.register.execute_once(self, params).await?;
         self.file_get(file.id()).await
     }
 
     async fn file_usage(&self, uploader: &str) -> Result<Usage, StoreError> {
-        let rows = self.sql.files.usage.query_once(self, [uploader.into()]).await?;
+        let rows = self
+            .sql
+            .files
+            .usage
+            .query_once(self, files::Usage { uploader: uploader.into() })
+            .await?;
         rows.first().map_or_else(|| Ok(Usage::default()), usage_of)
     }
 
     async fn file_get(&self, file_id: &str) -> Result<Option<StoredFile>, StoreError> {
-        let rows = self.sql.files.get.query_once(self, [file_id.into()]).await?;
+        let rows =
+            self.sql.files.get.query_once(self, files::Get { file_id: file_id.into() }).await?;
         rows.first().map(stored).transpose()
     }
 
@@ -142,7 +149,7 @@ impl<C: TransactionalStore> FileStore for SqlStore<C> {
         tx: &mut dyn Transaction,
         file_id: &str,
     ) -> Result<Option<StoredFile>, StoreError> {
-        let rows = self.sql.files.get.query(tx, [file_id.into()]).await?;
+        let rows = self.sql.files.get.query(tx, files::Get { file_id: file_id.into() }).await?;
         rows.first().map(stored).transpose()
     }
 
@@ -152,7 +159,7 @@ impl<C: TransactionalStore> FileStore for SqlStore<C> {
         now: DateTime<Utc>,
         limit: u32,
     ) -> Result<u64, StoreError> {
-        self.sql.files.mark_unheld.execute(tx, [now.into(), limit.into()]).await
+        self.sql.files.mark_unheld.execute(tx, files::MarkUnheld { now, limit: limit.into() }).await
     }
 
     async fn files_claim(
@@ -162,7 +169,7 @@ impl<C: TransactionalStore> FileStore for SqlStore<C> {
         now: DateTime<Utc>,
         limit: u32,
     ) -> Result<Vec<String>, StoreError> {
-        let params = [cutoff.into(), now.into(), limit.into()];
+        let params = files::Claim { cutoff, now, limit: limit.into() };
         ids(&self.sql.files.claim.query(tx, params).await?)
     }
 
@@ -171,11 +178,15 @@ impl<C: TransactionalStore> FileStore for SqlStore<C> {
         tx: &mut dyn Transaction,
         limit: u32,
     ) -> Result<Vec<String>, StoreError> {
-        ids(&self.sql.files.deleting.query(tx, [limit.into()]).await?)
+        ids(&self.sql.files.deleting.query(tx, files::Deleting { limit: limit.into() }).await?)
     }
 
     async fn file_mark_deleted(&self, file_id: &str, now: DateTime<Utc>) -> Result<(), StoreError> {
-        self.sql.files.mark_deleted.execute_once(self, [file_id.into(), now.into()]).await?;
+        self.sql
+            .files
+            .mark_deleted
+            .execute_once(self, files::MarkDeleted { file_id: file_id.into(), now })
+            .await?;
         Ok(())
     }
 
@@ -185,7 +196,7 @@ impl<C: TransactionalStore> FileStore for SqlStore<C> {
         file_id: &str,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        let params = [file_id.into(), now.into()];
+        let params = files::ClaimOrphan { file_id: file_id.into(), now };
         Ok(self.sql.files.claim_orphan.execute(tx, params).await? == 1)
     }
 
@@ -195,6 +206,10 @@ impl<C: TransactionalStore> FileStore for SqlStore<C> {
         cutoff: DateTime<Utc>,
         limit: u32,
     ) -> Result<u64, StoreError> {
-        self.sql.files.drop_tombstones.execute(tx, [cutoff.into(), limit.into()]).await
+        self.sql
+            .files
+            .drop_tombstones
+            .execute(tx, files::DropTombstones { cutoff, limit: limit.into() })
+            .await
     }
 }

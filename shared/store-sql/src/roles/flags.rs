@@ -7,10 +7,11 @@ use jadpo_core::error::StoreError;
 use jadpo_core::model::flags::StoredFlag;
 use jadpo_core::model::flags::{FlagChange, Rollout};
 use jadpo_core::ports::FlagStore;
-use jadpo_core::sql::{Row, SqlValue};
+use jadpo_core::sql::Row;
 use jadpo_core::transaction::{On, Transaction, TransactionalStore};
 
 use crate::store::SqlStore;
+use crate::tables::flags;
 
 fn stored(r: &Row) -> Result<StoredFlag, StoreError> {
     let mode = r.get_str("mode")?;
@@ -40,11 +41,18 @@ fn change(r: &Row) -> Result<FlagChange, StoreError> {
 #[async_trait]
 impl<C: TransactionalStore> FlagStore for SqlStore<C> {
     async fn flag_read(&self, on: On<'_>, name: &str) -> Result<Option<StoredFlag>, StoreError> {
-        self.sql.flags.get.query_on(on, self, [name.into()]).await?.first().map(stored).transpose()
+        self.sql
+            .flags
+            .get
+            .query_on(on, self, flags::Get { name: name.into() })
+            .await?
+            .first()
+            .map(stored)
+            .transpose()
     }
 
     async fn flags_list(&self) -> Result<Vec<StoredFlag>, StoreError> {
-        self.sql.flags.list.query_once(self, []).await?.iter().map(stored).collect()
+        self.sql.flags.list.query_once(self, flags::List {}).await?.iter().map(stored).collect()
     }
 
     async fn flag_write(
@@ -56,7 +64,13 @@ impl<C: TransactionalStore> FlagStore for SqlStore<C> {
         who: &str,
     ) -> Result<(), StoreError> {
         let (mode, pct) = rollout.stored();
-        let params = [name.into(), mode.into(), pct.into(), now.into(), who.into()];
+        let params = flags::Upsert {
+            name: name.into(),
+            mode: mode.into(),
+            percentage: pct,
+            now,
+            who: who.into(),
+        };
         self.sql.flags.upsert.execute(tx, params).await?;
         Ok(())
     }
@@ -66,23 +80,27 @@ impl<C: TransactionalStore> FlagStore for SqlStore<C> {
         tx: &mut dyn Transaction,
         c: &FlagChange,
     ) -> Result<(), StoreError> {
-        let params = [
-            c.id.as_str().into(),
-            c.flag.as_str().into(),
-            c.changed_at.into(),
-            c.before.as_str().into(),
-            c.after.as_str().into(),
-            c.operator.as_str().into(),
-            c.db_role.as_str().into(),
-            c.os_account.as_deref().map_or(SqlValue::Null, Into::into),
-        ];
+        let params = flags::ChangeInsert {
+            id: c.id.as_str().into(),
+            flag: c.flag.as_str().into(),
+            changed_at: c.changed_at,
+            before: c.before.as_str().into(),
+            after: c.after.as_str().into(),
+            operator: c.operator.as_str().into(),
+            db_role: c.db_role.as_str().into(),
+            os_account: c.os_account.clone(),
+        };
         self.sql.flags.change_insert.execute(tx, params).await?;
         Ok(())
     }
 
     async fn flag_changes(&self, name: &str, limit: u32) -> Result<Vec<FlagChange>, StoreError> {
-        let rows =
-            self.sql.flags.changes.query_once(self, [name.into(), i64::from(limit).into()]).await?;
+        let rows = self
+            .sql
+            .flags
+            .changes
+            .query_once(self, flags::Changes { flag: name.into(), limit: i64::from(limit) })
+            .await?;
         rows.iter().map(change).collect()
     }
 }

@@ -10,6 +10,7 @@ use jadpo_core::ports::HousekeepingStore;
 use jadpo_core::transaction::{Transaction, TransactionalStore};
 
 use crate::store::SqlStore;
+use crate::tables::{housekeeping, steps};
 
 #[async_trait]
 impl<C: TransactionalStore> HousekeepingStore for SqlStore<C> {
@@ -36,9 +37,11 @@ impl<C: TransactionalStore> HousekeepingStore for SqlStore<C> {
             RecordClass::StepRecords => {
                 // The runs' steps first, then the same runs (picked by the same ordered query).
                 let steps = self.sql.steps;
-                let params = || [cutoff.into(), i64::from(limit).into()];
-                steps.delete_finished_steps.execute(tx, params()).await?;
-                return steps.delete_finished_runs.execute(tx, params()).await;
+                let limit = i64::from(limit);
+                let params = steps::DeleteFinishedSteps { cutoff, limit };
+                steps.delete_finished_steps.execute(tx, params).await?;
+                let params = steps::DeleteFinishedRuns { cutoff, limit };
+                return steps.delete_finished_runs.execute(tx, params).await;
             }
             RecordClass::AuditRows
             | RecordClass::FinishedRuns
@@ -52,7 +55,7 @@ impl<C: TransactionalStore> HousekeepingStore for SqlStore<C> {
                 ));
             }
         };
-        statement.execute(tx, [cutoff.into(), i64::from(limit).into()]).await
+        statement.execute(tx, housekeeping::DeleteOlder { cutoff, limit: limit.into() }).await
     }
 
     async fn housekeeping_rescue(
@@ -62,7 +65,9 @@ impl<C: TransactionalStore> HousekeepingStore for SqlStore<C> {
         limit: u32,
     ) -> Result<u64, StoreError> {
         let statement = self.sql.housekeeping.rescue;
-        statement.execute(tx, [enqueued_before.into(), i64::from(limit).into()]).await
+        statement
+            .execute(tx, housekeeping::Rescue { enqueued_before, limit: i64::from(limit) })
+            .await
     }
 
     async fn housekeeping_dead_alerts(
@@ -72,7 +77,8 @@ impl<C: TransactionalStore> HousekeepingStore for SqlStore<C> {
         limit: u32,
     ) -> Result<Vec<Alert>, StoreError> {
         let statement = self.sql.housekeeping.dead_alerts;
-        let rows = statement.query(tx, [now.into(), i64::from(limit).into()]).await?;
+        let rows =
+            statement.query(tx, housekeeping::DeadAlerts { now, limit: i64::from(limit) }).await?;
         rows.iter()
             .map(|r| {
                 Ok(Alert {
@@ -96,7 +102,7 @@ impl<C: TransactionalStore> HousekeepingStore for SqlStore<C> {
         limit: u32,
     ) -> Result<Vec<Alert>, StoreError> {
         let statement = self.sql.housekeeping.overdue_alerts;
-        let params = [now.into(), due_before.into(), i64::from(limit).into()];
+        let params = housekeeping::OverdueAlerts { now, due_before, limit: i64::from(limit) };
         let rows = statement.query(tx, params).await?;
         rows.iter()
             .map(|r| {
@@ -118,7 +124,11 @@ impl<C: TransactionalStore> HousekeepingStore for SqlStore<C> {
         name: &str,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        self.sql.housekeeping.complete.execute(tx, [name.into(), now.into()]).await?;
+        self.sql
+            .housekeeping
+            .complete
+            .execute(tx, housekeeping::Complete { name: name.into(), now })
+            .await?;
         Ok(())
     }
 }

@@ -8,10 +8,10 @@ use jadpo_core::error::StoreError;
 use jadpo_core::model::lease::Lease;
 use jadpo_core::model::lease::LeaseTable;
 use jadpo_core::ports::LeaseStore;
-use jadpo_core::sql::SqlValue;
 use jadpo_core::transaction::{Transaction, TransactionalStore};
 
 use crate::store::SqlStore;
+use crate::tables::lease;
 
 #[async_trait]
 impl<C: TransactionalStore> LeaseStore for SqlStore<C> {
@@ -25,12 +25,12 @@ impl<C: TransactionalStore> LeaseStore for SqlStore<C> {
     ) -> Result<Option<Lease>, StoreError> {
         let sql = (self.sql.leases)(table);
         if let Some(ensure) = sql.ensure {
-            ensure.execute_once(self, [key.into()]).await?;
+            ensure.execute_once(self, lease::Ensure { key: key.into() }).await?;
         }
         let expires_at = now + ttl;
         let rows = sql
             .take
-            .query_once(self, [key.into(), owner.into(), now.into(), expires_at.into()])
+            .query_once(self, lease::Take { key: key.into(), owner: owner.into(), now, expires_at })
             .await?;
         rows.first()
             .map(|r| {
@@ -52,20 +52,23 @@ impl<C: TransactionalStore> LeaseStore for SqlStore<C> {
         ttl: Duration,
     ) -> Result<Option<Lease>, StoreError> {
         let expires_at = now + ttl;
-        let params: [SqlValue; 5] = [
-            lease.key.as_str().into(),
-            lease.owner.as_str().into(),
-            lease.generation.into(),
-            now.into(),
-            expires_at.into(),
-        ];
+        let params = lease::Extend {
+            key: lease.key.as_str().into(),
+            owner: lease.owner.as_str().into(),
+            generation: lease.generation,
+            now,
+            expires_at,
+        };
         let changed = (self.sql.leases)(lease.table).extend.execute_once(self, params).await?;
         Ok((changed == 1).then(|| Lease { expires_at, ..lease.clone() }))
     }
 
     async fn lease_give_up(&self, lease: &Lease) -> Result<bool, StoreError> {
-        let params: [SqlValue; 3] =
-            [lease.key.as_str().into(), lease.owner.as_str().into(), lease.generation.into()];
+        let params = lease::GiveUp {
+            key: lease.key.as_str().into(),
+            owner: lease.owner.as_str().into(),
+            generation: lease.generation,
+        };
         Ok((self.sql.leases)(lease.table).give_up.execute_once(self, params).await? == 1)
     }
 
@@ -75,12 +78,12 @@ impl<C: TransactionalStore> LeaseStore for SqlStore<C> {
         lease: &Lease,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        let params: [SqlValue; 4] = [
-            lease.key.as_str().into(),
-            lease.owner.as_str().into(),
-            lease.generation.into(),
-            now.into(),
-        ];
+        let params = lease::Fence {
+            key: lease.key.as_str().into(),
+            owner: lease.owner.as_str().into(),
+            generation: lease.generation,
+            now,
+        };
         Ok((self.sql.leases)(lease.table).fence.query_opt(tx, params).await?.is_some())
     }
 }

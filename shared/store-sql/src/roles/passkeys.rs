@@ -10,10 +10,12 @@ use jadpo_core::model::passkey::{
 };
 use jadpo_core::model::principal::EntityRecord;
 use jadpo_core::ports::PasskeyStore;
-use jadpo_core::sql::{Row, SqlValue};
+use jadpo_core::sql::Row;
 use jadpo_core::transaction::{Transaction, TransactionalStore};
 
+use crate::statement::Params;
 use crate::store::SqlStore;
+use crate::tables::passkeys;
 
 fn encoding(row: &Row) -> Result<Option<i16>, StoreError> {
     row.get_opt_i64("encoding")?
@@ -35,7 +37,12 @@ fn passkey(row: &Row) -> Result<StoredPasskey, StoreError> {
 #[async_trait]
 impl<C: TransactionalStore> PasskeyStore for SqlStore<C> {
     async fn passkeys_listed(&self, user_id: &str) -> Result<Vec<PasskeyInfo>, StoreError> {
-        let rows = self.sql.passkeys.listed.query_once(self, [user_id.into()]).await?;
+        let rows = self
+            .sql
+            .passkeys
+            .listed
+            .query_once(self, passkeys::Listed { user_id: user_id.into() })
+            .await?;
         rows.iter()
             .map(|r| {
                 Ok(PasskeyInfo {
@@ -52,7 +59,11 @@ impl<C: TransactionalStore> PasskeyStore for SqlStore<C> {
         tx: &mut dyn Transaction,
         user_id: &str,
     ) -> Result<u64, StoreError> {
-        self.sql.passkeys.remove_all.execute(tx, [user_id.into()]).await
+        self.sql
+            .passkeys
+            .remove_all
+            .execute(tx, passkeys::RemoveAll { user_id: user_id.into() })
+            .await
     }
 
     async fn passkey_remove(
@@ -61,7 +72,8 @@ impl<C: TransactionalStore> PasskeyStore for SqlStore<C> {
         user_id: &str,
         credential_id: &str,
     ) -> Result<bool, StoreError> {
-        let params = [credential_id.into(), user_id.into()];
+        let params =
+            passkeys::Remove { credential_id: credential_id.into(), user_id: user_id.into() };
         Ok(self.sql.passkeys.remove.execute(tx, params).await? > 0)
     }
 
@@ -70,14 +82,14 @@ impl<C: TransactionalStore> PasskeyStore for SqlStore<C> {
         tx: &mut dyn Transaction,
         c: &NewChallenge,
     ) -> Result<(), StoreError> {
-        let params = [
-            c.verifier.as_str().into(),
-            c.purpose.as_str().into(),
-            c.bound_to.as_deref().map_or(SqlValue::Null, SqlValue::from),
-            SqlValue::Bytes(c.state.clone()),
-            i64::from(ENCODING).into(),
-            c.expires_at.into(),
-        ];
+        let params = passkeys::ChallengeInsert {
+            challenge_verifier: c.verifier.as_str().into(),
+            purpose: c.purpose.as_str().into(),
+            bound_to: c.bound_to.as_deref().map(ToOwned::to_owned),
+            state: c.state.clone(),
+            encoding: i64::from(ENCODING),
+            expires_at: c.expires_at,
+        };
         self.sql.passkeys.challenge_insert.execute(tx, params).await?;
         Ok(())
     }
@@ -88,7 +100,10 @@ impl<C: TransactionalStore> PasskeyStore for SqlStore<C> {
         verifier: &str,
         purpose: Purpose,
     ) -> Result<Option<TakenChallenge>, StoreError> {
-        let params = [verifier.into(), purpose.as_str().into()];
+        let params = passkeys::ChallengeTake {
+            challenge_verifier: verifier.into(),
+            purpose: purpose.as_str().into(),
+        };
         let row = self.sql.passkeys.challenge_take.query_opt(tx, params).await?;
         row.map(|r| {
             Ok(TakenChallenge {
@@ -106,7 +121,14 @@ impl<C: TransactionalStore> PasskeyStore for SqlStore<C> {
         tx: &mut dyn Transaction,
         user_id: &str,
     ) -> Result<Vec<StoredPasskey>, StoreError> {
-        self.sql.passkeys.of_user.query(tx, [user_id.into()]).await?.iter().map(passkey).collect()
+        self.sql
+            .passkeys
+            .of_user
+            .query(tx, passkeys::OfUser { user_id: user_id.into() })
+            .await?
+            .iter()
+            .map(passkey)
+            .collect()
     }
 
     async fn passkey_insert(
@@ -115,15 +137,15 @@ impl<C: TransactionalStore> PasskeyStore for SqlStore<C> {
         p: &StoredPasskey,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        let params = [
-            p.credential_id.as_str().into(),
-            p.user_id.as_str().into(),
-            p.user_handle.as_str().into(),
-            SqlValue::Bytes(p.credential.clone()),
-            SqlValue::Bytes(p.counters.clone()),
-            i64::from(ENCODING).into(),
-            now.into(),
-        ];
+        let params = passkeys::Insert {
+            credential_id: p.credential_id.as_str().into(),
+            user_id: p.user_id.as_str().into(),
+            user_handle: p.user_handle.as_str().into(),
+            credential: p.credential.clone(),
+            counters: p.counters.clone(),
+            encoding: i64::from(ENCODING),
+            now,
+        };
         Ok(self.sql.passkeys.insert.execute(tx, params).await? == 1)
     }
 
@@ -134,10 +156,12 @@ impl<C: TransactionalStore> PasskeyStore for SqlStore<C> {
         users: Option<EntityRecord<'_>>,
     ) -> Result<Option<StoredPasskey>, StoreError> {
         let find = self.sql.passkeys.find;
-        let params = [credential_id.into()];
+        let params = passkeys::Find { credential_id: credential_id.into() };
         let row = match users {
             None => find.query_opt(tx, params).await?,
-            Some(u) => tx.query_opt(&u.narrow(find.text(), "user_id"), &params).await?,
+            Some(u) => {
+                tx.query_opt(&u.narrow(find.text(), "user_id"), params.bind().as_ref()).await?
+            }
         };
         row.as_ref().map(passkey).transpose()
     }
@@ -149,7 +173,11 @@ impl<C: TransactionalStore> PasskeyStore for SqlStore<C> {
         counters: &[u8],
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        let params = [credential_id.into(), SqlValue::Bytes(counters.to_vec()), now.into()];
+        let params = passkeys::Used {
+            credential_id: credential_id.into(),
+            counters: counters.to_vec(),
+            now,
+        };
         self.sql.passkeys.used.execute(tx, params).await?;
         Ok(())
     }

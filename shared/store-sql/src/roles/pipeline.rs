@@ -13,18 +13,14 @@ use jadpo_core::model::delivery::{
     StoredResponse,
 };
 use jadpo_core::ports::PipelineStore;
-use jadpo_core::sql::SqlValue;
 use jadpo_core::transaction::{Transaction, TransactionalStore};
 
 use crate::rows;
 use crate::store::SqlStore;
+use crate::tables::pipeline;
 
-fn id_list(ids: &[String]) -> SqlValue {
-    SqlValue::Json(ids.iter().map(|id| serde_json::Value::String(id.clone())).collect())
-}
-
-fn text(v: &Option<String>) -> SqlValue {
-    v.as_deref().map_or(SqlValue::Null, SqlValue::from)
+fn id_list(ids: &[String]) -> serde_json::Value {
+    ids.iter().map(|id| serde_json::Value::String(id.clone())).collect()
 }
 
 #[async_trait]
@@ -36,18 +32,18 @@ impl<C: TransactionalStore> PipelineStore for SqlStore<C> {
         deliveries: &[NewDelivery],
     ) -> Result<(), StoreError> {
         let sql = self.sql.pipeline;
-        let params = [
-            event.id.as_str().into(),
-            event.event_type.as_str().into(),
-            event.payload.to_string().into(),
-            ENCODING_JSON_V1.into(),
-            text(&event.traceparent),
-            text(&event.tracestate),
-            event.chain_depth.into(),
-            event.source.as_str().into(),
-            text(&event.request_id),
-            event.created_at.into(),
-        ];
+        let params = pipeline::OutboxInsert {
+            id: event.id.as_str().into(),
+            event_type: event.event_type.as_str().into(),
+            payload: event.payload.to_string(),
+            encoding: ENCODING_JSON_V1,
+            traceparent: event.traceparent.clone(),
+            tracestate: event.tracestate.clone(),
+            chain_depth: event.chain_depth.into(),
+            source: event.source.as_str().into(),
+            request_id: event.request_id.clone(),
+            created_at: event.created_at,
+        };
         sql.outbox_insert.execute(tx, params).await?;
         if deliveries.is_empty() {
             return Ok(());
@@ -56,15 +52,18 @@ impl<C: TransactionalStore> PipelineStore for SqlStore<C> {
             .iter()
             .map(|d| serde_json::json!({"id": d.id, "subscriber": d.subscriber}))
             .collect();
-        let params =
-            [event.id.as_str().into(), event.created_at.into(), SqlValue::Json(rows.into())];
+        let params = pipeline::DeliveriesInsert {
+            outbox_id: event.id.as_str().into(),
+            created_at: event.created_at,
+            deliveries: rows.into(),
+        };
         sql.deliveries_insert.execute(tx, params).await?;
         Ok(())
     }
 
     async fn delivery_get(&self, id: &str) -> Result<Option<Delivery>, StoreError> {
         let sql = self.sql.pipeline.delivery_get;
-        let rows = sql.query_once(self, [id.into()]).await?;
+        let rows = sql.query_once(self, pipeline::DeliveryGet { id: id.into() }).await?;
         rows.first().map(rows::delivery).transpose()
     }
 
@@ -73,7 +72,7 @@ impl<C: TransactionalStore> PipelineStore for SqlStore<C> {
             return Ok(Vec::new());
         }
         let sql = self.sql.pipeline.deliveries_get;
-        let rows = sql.query_once(self, [id_list(ids)]).await?;
+        let rows = sql.query_once(self, pipeline::DeliveriesGet { ids: id_list(ids) }).await?;
         rows.iter().map(rows::delivery).collect()
     }
 
@@ -86,7 +85,7 @@ impl<C: TransactionalStore> PipelineStore for SqlStore<C> {
             return Ok(0);
         }
         let sql = self.sql.pipeline.deliveries_handled;
-        sql.execute_once(self, [id_list(ids), now.into()]).await
+        sql.execute_once(self, pipeline::DeliveriesHandled { ids: id_list(ids), now }).await
     }
 
     async fn deliveries_mark_handled(
@@ -98,7 +97,11 @@ impl<C: TransactionalStore> PipelineStore for SqlStore<C> {
         if ids.is_empty() {
             return Ok(0);
         }
-        self.sql.pipeline.deliveries_handled.execute(tx, [id_list(ids), now.into()]).await
+        self.sql
+            .pipeline
+            .deliveries_handled
+            .execute(tx, pipeline::DeliveriesHandled { ids: id_list(ids), now })
+            .await
     }
 
     async fn delivery_record_outcome(
@@ -110,18 +113,30 @@ impl<C: TransactionalStore> PipelineStore for SqlStore<C> {
         let sql = self.sql.pipeline;
         let changed = match outcome {
             Outcome::Handled => {
-                sql.delivery_handled.execute_once(self, [id.into(), now.into()]).await?
+                sql.delivery_handled
+                    .execute_once(self, pipeline::DeliveryHandled { id: id.into(), now })
+                    .await?
             }
             Outcome::Failed { failure, retry_at: Some(at) } => {
-                let params = [id.into(), now.into(), failure.as_str().into(), (*at).into()];
+                let params = pipeline::DeliveryRetry {
+                    id: id.into(),
+                    now,
+                    failure: failure.as_str().into(),
+                    retry_at: (*at),
+                };
                 sql.delivery_retry.execute_once(self, params).await?
             }
             Outcome::Failed { failure, retry_at: None } => {
-                let params = [id.into(), now.into(), failure.as_str().into()];
+                let params =
+                    pipeline::DeliveryDead { id: id.into(), now, failure: failure.as_str().into() };
                 sql.delivery_dead.execute_once(self, params).await?
             }
             Outcome::Deferred { reason, until } => {
-                let params = [id.into(), reason.as_str().into(), (*until).into()];
+                let params = pipeline::DeliveryDefer {
+                    id: id.into(),
+                    reason: reason.as_str().into(),
+                    until: (*until),
+                };
                 sql.delivery_defer.execute_once(self, params).await?
             }
         };
@@ -136,7 +151,8 @@ impl<C: TransactionalStore> PipelineStore for SqlStore<C> {
     ) -> Result<Vec<QueuedDelivery>, StoreError> {
         let sql = self.sql.pipeline.deliveries_claim_due;
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let rows = sql.query_once(self, [now.into(), lost_before.into(), limit.into()]).await?;
+        let rows =
+            sql.query_once(self, pipeline::DeliveriesClaimDue { now, lost_before, limit }).await?;
         rows.iter()
             .map(|r| {
                 Ok(QueuedDelivery {
@@ -152,7 +168,8 @@ impl<C: TransactionalStore> PipelineStore for SqlStore<C> {
         lost_before: DateTime<Utc>,
     ) -> Result<u64, StoreError> {
         let sql = self.sql.pipeline.deliveries_count_sent_before;
-        let rows = sql.query_once(self, [lost_before.into()]).await?;
+        let rows =
+            sql.query_once(self, pipeline::DeliveriesCountSentBefore { lost_before }).await?;
         let n = rows.first().map(|r| r.get_i64("n")).transpose()?.unwrap_or(0);
         Ok(u64::try_from(n).unwrap_or(0))
     }
@@ -168,7 +185,10 @@ impl<C: TransactionalStore> PipelineStore for SqlStore<C> {
         // Marks made at once share one statement (see `marks`).
         let sql = self.sql.pipeline.deliveries_mark_enqueued;
         let flush = |batch: Vec<String>, at: DateTime<Utc>| {
-            sql.execute_advisory(self, [id_list(&batch), at.into()])
+            sql.execute_advisory(
+                self,
+                pipeline::DeliveriesMarkEnqueued { ids: id_list(&batch), now: at },
+            )
         };
         self.marks.mark(ids, now, flush).await
     }
@@ -178,16 +198,18 @@ impl<C: TransactionalStore> PipelineStore for SqlStore<C> {
             return Ok(());
         }
         let sql = self.sql.pipeline.deliveries_unmark_enqueued;
-        sql.execute_once(self, [id_list(ids)]).await.map(|_| ())
+        sql.execute_once(self, pipeline::DeliveriesUnmarkEnqueued { ids: id_list(ids) })
+            .await
+            .map(|_| ())
     }
 
     async fn deliveries_list(&self, filter: &DeliveryFilter) -> Result<Vec<Delivery>, StoreError> {
         let sql = self.sql.pipeline.deliveries_list;
-        let params = [
-            filter.status.map_or(SqlValue::Null, |s| s.as_str().into()),
-            text(&filter.subscriber),
-            i64::from(filter.limit.max(1)).into(),
-        ];
+        let params = pipeline::DeliveriesList {
+            status: filter.status.map(|s| s.as_str().to_owned()),
+            subscriber: filter.subscriber.clone(),
+            limit: i64::from(filter.limit.max(1)),
+        };
         sql.query_once(self, params).await?.iter().map(rows::delivery).collect()
     }
 
@@ -199,7 +221,12 @@ impl<C: TransactionalStore> PipelineStore for SqlStore<C> {
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
         let sql = self.sql.pipeline.handled_insert;
-        Ok(sql.execute(tx, [delivery_id.into(), subscriber.into(), now.into()]).await? == 1)
+        let params = pipeline::HandledInsert {
+            delivery_id: delivery_id.into(),
+            subscriber: subscriber.into(),
+            now,
+        };
+        Ok(sql.execute(tx, params).await? == 1)
     }
 
     async fn handled_insert_many(
@@ -216,7 +243,7 @@ impl<C: TransactionalStore> PipelineStore for SqlStore<C> {
             .map(|(id, subscriber)| serde_json::json!({"id": id, "subscriber": subscriber}))
             .collect();
         let sql = self.sql.pipeline.handled_insert_many;
-        let rows = sql.query(tx, [SqlValue::Json(rows.into()), now.into()]).await?;
+        let rows = sql.query(tx, pipeline::HandledInsertMany { handled: rows.into(), now }).await?;
         rows.iter().map(|r| r.get_str("delivery_id").map(str::to_owned)).collect()
     }
 
@@ -230,12 +257,32 @@ impl<C: TransactionalStore> PipelineStore for SqlStore<C> {
         expires_at: DateTime<Utc>,
     ) -> Result<Option<StoredResponse>, StoreError> {
         let sql = self.sql.pipeline;
-        sql.idempotency_delete_expired.execute(tx, [scope.into(), key.into(), now.into()]).await?;
-        let params = [scope.into(), key.into(), digest.into(), now.into(), expires_at.into()];
-        if sql.idempotency_insert.execute(tx, params).await? == 1 {
+        let params = pipeline::IdempotencyInsert {
+            scope: scope.into(),
+            key: key.into(),
+            digest: digest.into(),
+            now,
+            expires_at,
+        };
+        let claimed = match sql.idempotency_claim {
+            Some(one) => one.query_opt(tx, params).await?.is_some(),
+            None => {
+                let expired = pipeline::IdempotencyDeleteExpired {
+                    scope: scope.into(),
+                    key: key.into(),
+                    now,
+                };
+                sql.idempotency_delete_expired.execute(tx, expired).await?;
+                sql.idempotency_insert.execute(tx, params).await? == 1
+            }
+        };
+        if claimed {
             return Ok(None);
         }
-        let row = sql.idempotency_select.query_one(tx, [scope.into(), key.into()]).await?;
+        let row = sql
+            .idempotency_select
+            .query_one(tx, pipeline::IdempotencySelect { scope: scope.into(), key: key.into() })
+            .await?;
         let status = u16::try_from(row.get_i64("response_status")?)
             .map_err(|_| StoreError::internal("stored response status out of range"))?;
         Ok(Some(StoredResponse {
@@ -254,7 +301,16 @@ impl<C: TransactionalStore> PipelineStore for SqlStore<C> {
         body: &str,
     ) -> Result<(), StoreError> {
         let sql = self.sql.pipeline.idempotency_store;
-        sql.execute(tx, [scope.into(), key.into(), i64::from(status).into(), body.into()]).await?;
+        sql.execute(
+            tx,
+            pipeline::IdempotencyStore {
+                scope: scope.into(),
+                key: key.into(),
+                status: i64::from(status),
+                body: body.into(),
+            },
+        )
+        .await?;
         Ok(())
     }
 }

@@ -9,13 +9,14 @@ use jadpo_core::model::schedule::NewRun;
 use jadpo_core::model::schedule::NewSchedule;
 use jadpo_core::model::schedule::{ScheduleRow, ScheduleRun};
 use jadpo_core::ports::ScheduleStore;
-use jadpo_core::sql::{Row, SqlValue};
+use jadpo_core::sql::Row;
 use jadpo_core::transaction::{Transaction, TransactionalStore};
 
 use crate::store::SqlStore;
+use crate::tables::schedule;
 
-fn opt(v: Option<&str>) -> SqlValue {
-    v.map_or(SqlValue::Null, SqlValue::from)
+fn opt(v: Option<&str>) -> Option<String> {
+    v.map(str::to_owned)
 }
 
 fn schedule_row(r: &Row) -> Result<ScheduleRow, StoreError> {
@@ -64,7 +65,14 @@ fn action_row(r: &Row) -> Result<StoredAction, StoreError> {
 #[async_trait]
 impl<C: TransactionalStore> ScheduleStore for SqlStore<C> {
     async fn schedules_list(&self) -> Result<Vec<ScheduleRow>, StoreError> {
-        self.sql.schedule.list.query_once(self, []).await?.iter().map(schedule_row).collect()
+        self.sql
+            .schedule
+            .list
+            .query_once(self, schedule::List {})
+            .await?
+            .iter()
+            .map(schedule_row)
+            .collect()
     }
 
     async fn schedule_get(
@@ -75,7 +83,7 @@ impl<C: TransactionalStore> ScheduleStore for SqlStore<C> {
         self.sql
             .schedule
             .get
-            .query_opt(tx, [name.into()])
+            .query_opt(tx, schedule::Get { name: name.into() })
             .await?
             .as_ref()
             .map(schedule_row)
@@ -87,13 +95,13 @@ impl<C: TransactionalStore> ScheduleStore for SqlStore<C> {
         s: &NewSchedule<'_>,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        let params = [
-            s.name.into(),
-            s.expression.into(),
-            s.event_type.into(),
-            s.next_due_at.into(),
-            now.into(),
-        ];
+        let params = schedule::Insert {
+            name: s.name.into(),
+            expression: s.expression.into(),
+            event_type: s.event_type.into(),
+            next_due_at: s.next_due_at,
+            now,
+        };
         Ok(self.sql.schedule.insert.execute_once(self, params).await? == 1)
     }
 
@@ -102,7 +110,12 @@ impl<C: TransactionalStore> ScheduleStore for SqlStore<C> {
         s: &NewSchedule<'_>,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        let params = [s.name.into(), s.expression.into(), s.event_type.into(), now.into()];
+        let params = schedule::Redeclare {
+            name: s.name.into(),
+            expression: s.expression.into(),
+            event_type: s.event_type.into(),
+            now,
+        };
         Ok(self.sql.schedule.redeclare.execute_once(self, params).await? == 1)
     }
 
@@ -112,7 +125,7 @@ impl<C: TransactionalStore> ScheduleStore for SqlStore<C> {
         next_due_at: DateTime<Utc>,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        let params = [name.into(), next_due_at.into(), now.into()];
+        let params = schedule::Restore { name: name.into(), next_due_at, now };
         Ok(self.sql.schedule.restore.execute_once(self, params).await? == 1)
     }
 
@@ -121,8 +134,12 @@ impl<C: TransactionalStore> ScheduleStore for SqlStore<C> {
         declared: &[String],
         now: DateTime<Utc>,
     ) -> Result<u64, StoreError> {
-        let names = SqlValue::Json(declared.iter().map(|n| serde_json::json!(n)).collect());
-        self.sql.schedule.mark_removed.execute_once(self, [names, now.into()]).await
+        let names = declared.iter().map(|n| serde_json::json!(n)).collect();
+        self.sql
+            .schedule
+            .mark_removed
+            .execute_once(self, schedule::MarkRemoved { names, now })
+            .await
     }
 
     async fn schedules_due(
@@ -130,8 +147,12 @@ impl<C: TransactionalStore> ScheduleStore for SqlStore<C> {
         now: DateTime<Utc>,
         limit: u32,
     ) -> Result<Vec<String>, StoreError> {
-        let rows =
-            self.sql.schedule.due.query_once(self, [now.into(), i64::from(limit).into()]).await?;
+        let rows = self
+            .sql
+            .schedule
+            .due
+            .query_once(self, schedule::Due { now, limit: i64::from(limit) })
+            .await?;
         rows.iter().map(|r| r.get_str("name").map(str::to_owned)).collect()
     }
 
@@ -141,16 +162,16 @@ impl<C: TransactionalStore> ScheduleStore for SqlStore<C> {
         run: &NewRun<'_>,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        let params = [
-            run.id.into(),
-            run.schedule.into(),
-            run.tick_at.into(),
-            if run.skipped.is_some() { "skipped" } else { "run" }.into(),
-            run.trigger.into(),
-            opt(run.skipped),
-            opt(run.outbox_id),
-            now.into(),
-        ];
+        let params = schedule::RunInsert {
+            id: run.id.into(),
+            schedule: run.schedule.into(),
+            tick_at: run.tick_at,
+            status: if run.skipped.is_some() { "skipped" } else { "run" }.into(),
+            trigger: run.trigger.into(),
+            reason: opt(run.skipped),
+            outbox_id: opt(run.outbox_id),
+            now,
+        };
         Ok(self.sql.schedule.run_insert.execute(tx, params).await? == 1)
     }
 
@@ -163,8 +184,13 @@ impl<C: TransactionalStore> ScheduleStore for SqlStore<C> {
         last_run_id: Option<&str>,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        let params =
-            [name.into(), next_due_at.into(), last_tick_at.into(), opt(last_run_id), now.into()];
+        let params = schedule::Advance {
+            name: name.into(),
+            next_due_at,
+            last_tick_at,
+            last_run_id: opt(last_run_id),
+            now,
+        };
         self.sql.schedule.advance.execute(tx, params).await?;
         Ok(())
     }
@@ -179,7 +205,10 @@ impl<C: TransactionalStore> ScheduleStore for SqlStore<C> {
         self.sql
             .schedule
             .set_last_run
-            .execute(tx, [name.into(), run_id.into(), now.into()])
+            .execute(
+                tx,
+                schedule::SetLastRun { name: name.into(), last_run_id: run_id.into(), now },
+            )
             .await?;
         Ok(())
     }
@@ -189,7 +218,12 @@ impl<C: TransactionalStore> ScheduleStore for SqlStore<C> {
         tx: &mut dyn Transaction,
         run_id: &str,
     ) -> Result<i64, StoreError> {
-        self.sql.schedule.unfinished.query_one(tx, [run_id.into()]).await?.get_i64("unfinished")
+        self.sql
+            .schedule
+            .unfinished
+            .query_one(tx, schedule::Unfinished { run_id: run_id.into() })
+            .await?
+            .get_i64("unfinished")
     }
 
     async fn schedule_set_paused(
@@ -199,8 +233,12 @@ impl<C: TransactionalStore> ScheduleStore for SqlStore<C> {
         paused_at: Option<DateTime<Utc>>,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        let paused = paused_at.map_or(SqlValue::Null, SqlValue::from);
-        self.sql.schedule.set_paused.execute(tx, [name.into(), paused, now.into()]).await?;
+        let paused = paused_at;
+        self.sql
+            .schedule
+            .set_paused
+            .execute(tx, schedule::SetPaused { name: name.into(), paused_at: paused, now })
+            .await?;
         Ok(())
     }
 
@@ -209,12 +247,19 @@ impl<C: TransactionalStore> ScheduleStore for SqlStore<C> {
         schedule: Option<&str>,
         limit: u32,
     ) -> Result<Vec<ScheduleRun>, StoreError> {
-        let params = [opt(schedule), i64::from(limit).into()];
+        let params = schedule::Runs { schedule: opt(schedule), limit: i64::from(limit) };
         self.sql.schedule.runs.query_once(self, params).await?.iter().map(run_row).collect()
     }
 
     async fn db_role(&self, tx: &mut dyn Transaction) -> Result<String, StoreError> {
-        Ok(self.sql.schedule.current_role.query_one(tx, []).await?.get_str("role")?.to_owned())
+        Ok(self
+            .sql
+            .schedule
+            .current_role
+            .query_one(tx, schedule::CurrentRole {})
+            .await?
+            .get_str("role")?
+            .to_owned())
     }
 
     async fn operator_action_insert(
@@ -222,18 +267,18 @@ impl<C: TransactionalStore> ScheduleStore for SqlStore<C> {
         tx: &mut dyn Transaction,
         a: &StoredAction,
     ) -> Result<(), StoreError> {
-        let params = [
-            a.id.as_str().into(),
-            a.acted_at.into(),
-            a.action.as_str().into(),
-            a.item_kind.as_str().into(),
-            a.item.as_str().into(),
-            a.item_state.as_str().into(),
-            a.operator.as_str().into(),
-            a.db_role.as_str().into(),
-            opt(a.detail.as_deref()),
-            opt(a.os_account.as_deref()),
-        ];
+        let params = schedule::ActionInsert {
+            id: a.id.as_str().into(),
+            acted_at: a.acted_at,
+            action: a.action.as_str().into(),
+            item_kind: a.item_kind.as_str().into(),
+            item: a.item.as_str().into(),
+            item_state: a.item_state.as_str().into(),
+            operator: a.operator.as_str().into(),
+            db_role: a.db_role.as_str().into(),
+            detail: opt(a.detail.as_deref()),
+            os_account: opt(a.os_account.as_deref()),
+        };
         self.sql.schedule.action_insert.execute(tx, params).await?;
         Ok(())
     }
@@ -242,13 +287,13 @@ impl<C: TransactionalStore> ScheduleStore for SqlStore<C> {
         &self,
         filter: &ActionFilter,
     ) -> Result<Vec<StoredAction>, StoreError> {
-        let params = [
-            opt(filter.item_kind.as_deref()),
-            opt(filter.item.as_deref()),
-            opt(filter.operator.as_deref()),
-            filter.since.map_or(SqlValue::Null, SqlValue::from),
-            i64::from(filter.limit).into(),
-        ];
+        let params = schedule::Actions {
+            item_kind: opt(filter.item_kind.as_deref()),
+            item: opt(filter.item.as_deref()),
+            operator: opt(filter.operator.as_deref()),
+            since: filter.since,
+            limit: i64::from(filter.limit),
+        };
         self.sql.schedule.actions.query_once(self, params).await?.iter().map(action_row).collect()
     }
 }

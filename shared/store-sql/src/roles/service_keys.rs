@@ -13,10 +13,12 @@ use jadpo_core::model::service_key::{
     well_formed,
 };
 use jadpo_core::ports::ServiceKeyStore;
-use jadpo_core::sql::{Row, SqlValue};
+use jadpo_core::sql::Row;
 use jadpo_core::transaction::{Transaction, TransactionalStore};
 
+use crate::statement::Params;
 use crate::store::SqlStore;
+use crate::tables::service_keys;
 
 fn scopes(r: &Row) -> Result<Scopes, StoreError> {
     Scopes::from_stored(r.get_str("scopes")?)
@@ -49,14 +51,14 @@ impl<C: TransactionalStore> ServiceKeyStore for SqlStore<C> {
         }
         let secret = new_secret()?;
         let id = new_id(clock).to_string();
-        let params = [
-            id.as_str().into(),
-            service.into(),
-            verifier(&secret).into(),
-            clock.now().into(),
-            expires_at.map_or(SqlValue::Null, SqlValue::from),
-            scopes.to_stored().into(),
-        ];
+        let params = service_keys::KeyInsert {
+            id: id.as_str().into(),
+            service: service.into(),
+            verifier: verifier(&secret),
+            issued_at: clock.now(),
+            expires_at,
+            scopes: scopes.to_stored(),
+        };
         self.sql.service_keys.key_insert.execute(tx, params).await?;
         Ok(IssuedKey {
             secret,
@@ -76,11 +78,13 @@ impl<C: TransactionalStore> ServiceKeyStore for SqlStore<C> {
         if !well_formed(presented) {
             return Ok(None);
         }
-        let params = [verifier(presented).into(), now.into()];
+        let params = service_keys::KeyFindLive { verifier: verifier(presented), now };
         let find = self.sql.service_keys.key_find_live;
         let rows = match services {
             None => find.query_once(self, params).await?,
-            Some(s) => self.query_once(&s.narrow(find.text(), "service"), &params).await?,
+            Some(s) => {
+                self.query_once(&s.narrow(find.text(), "service"), params.bind().as_ref()).await?
+            }
         };
         rows.first()
             .map(|r| {
@@ -90,7 +94,14 @@ impl<C: TransactionalStore> ServiceKeyStore for SqlStore<C> {
     }
 
     async fn service_keys_list(&self) -> Result<Vec<KeyInfo>, StoreError> {
-        self.sql.service_keys.keys_list.query_once(self, []).await?.iter().map(key_info).collect()
+        self.sql
+            .service_keys
+            .keys_list
+            .query_once(self, service_keys::KeysList {})
+            .await?
+            .iter()
+            .map(key_info)
+            .collect()
     }
 
     async fn service_key_get(
@@ -98,7 +109,12 @@ impl<C: TransactionalStore> ServiceKeyStore for SqlStore<C> {
         tx: &mut dyn Transaction,
         id: &str,
     ) -> Result<Option<KeyInfo>, StoreError> {
-        let row = self.sql.service_keys.key_get.query_opt(tx, [id.into()]).await?;
+        let row = self
+            .sql
+            .service_keys
+            .key_get
+            .query_opt(tx, service_keys::KeyGet { id: id.into() })
+            .await?;
         row.as_ref().map(key_info).transpose()
     }
 
@@ -108,6 +124,12 @@ impl<C: TransactionalStore> ServiceKeyStore for SqlStore<C> {
         id: &str,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        Ok(self.sql.service_keys.key_revoke.execute(tx, [id.into(), now.into()]).await? == 1)
+        Ok(self
+            .sql
+            .service_keys
+            .key_revoke
+            .execute(tx, service_keys::KeyRevoke { id: id.into(), now })
+            .await?
+            == 1)
     }
 }

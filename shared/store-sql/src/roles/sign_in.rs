@@ -16,6 +16,7 @@ use jadpo_core::sql::Row;
 use jadpo_core::transaction::{Transaction, TransactionalStore};
 
 use crate::store::SqlStore;
+use crate::tables::sign_in;
 
 /// The counted sends of a row at `now`: a window older than an hour starts again.
 fn window(row: &Row, now: DateTime<Utc>) -> Result<(DateTime<Utc>, i64), StoreError> {
@@ -39,7 +40,11 @@ impl<C: TransactionalStore> SqlStore<C> {
         tx: &mut dyn Transaction,
         digest: &str,
     ) -> Result<Option<Row>, StoreError> {
-        self.sql.sign_in.request_find.query_opt(tx, [digest.into()]).await
+        self.sql
+            .sign_in
+            .request_find
+            .query_opt(tx, sign_in::RequestFind { address_digest: digest.into() })
+            .await
     }
 }
 
@@ -53,7 +58,9 @@ impl<C: TransactionalStore> SignInStore for SqlStore<C> {
         limits: SignInLimits,
     ) -> Result<Requested, SignInError> {
         let sql = self.sql.sign_in;
-        sql.request_ensure.execute(tx, [digest.into(), now.into()]).await?;
+        sql.request_ensure
+            .execute(tx, sign_in::RequestEnsure { address_digest: digest.into(), now })
+            .await?;
         let row = self
             .sign_in_row(tx, digest)
             .await?
@@ -63,8 +70,13 @@ impl<C: TransactionalStore> SignInStore for SqlStore<C> {
             return Err(SignInError::TooMany);
         }
         let nonce = random_secret("").map_err(SignInError::Random)?;
-        let params =
-            [digest.into(), nonce.as_str().into(), now.into(), started.into(), (sends + 1).into()];
+        let params = sign_in::RequestRenew {
+            address_digest: digest.into(),
+            nonce: nonce.as_str().into(),
+            now,
+            window_started_at: started,
+            sends_in_window: (sends + 1),
+        };
         sql.request_renew.execute(tx, params).await?;
         Ok(Requested { nonce })
     }
@@ -78,13 +90,13 @@ impl<C: TransactionalStore> SignInStore for SqlStore<C> {
         code_verifier: &str,
         expires_at: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        let params = [
-            digest.into(),
-            nonce.into(),
-            link_verifier.into(),
-            code_verifier.into(),
-            expires_at.into(),
-        ];
+        let params = sign_in::RequestArm {
+            address_digest: digest.into(),
+            nonce: nonce.into(),
+            link_verifier: link_verifier.into(),
+            code_verifier: code_verifier.into(),
+            expires_at,
+        };
         Ok(self.sql.sign_in.request_arm.execute(tx, params).await? == 1)
     }
 
@@ -98,7 +110,11 @@ impl<C: TransactionalStore> SignInStore for SqlStore<C> {
         if !is_link(link) {
             return Ok(Redeemed::NotLive);
         }
-        let params = [digest.into(), verifier(link).into(), now.into()];
+        let params = sign_in::RequestRedeemLink {
+            address_digest: digest.into(),
+            link_verifier: verifier(link),
+            now,
+        };
         let used = self.sql.sign_in.request_redeem_link.execute(tx, params).await?;
         Ok(if used == 1 { Redeemed::SignedIn } else { Redeemed::NotLive })
     }
@@ -119,15 +135,26 @@ impl<C: TransactionalStore> SignInStore for SqlStore<C> {
             return Ok(Redeemed::NotLive);
         }
         let presented = code_verifier(row.get_str("nonce")?, code);
-        let params = [digest.into(), presented.as_str().into(), now.into()];
+        let params = sign_in::RequestRedeemCode {
+            address_digest: digest.into(),
+            code_verifier: presented.as_str().into(),
+            now,
+        };
         if sql.request_redeem_code.execute(tx, params).await? == 1 {
             return Ok(Redeemed::SignedIn);
         }
         let wrong = row.get_i64("wrong_codes")? + 1;
-        sql.request_wrong_code.execute(tx, [digest.into(), wrong.into()]).await?;
+        sql.request_wrong_code
+            .execute(
+                tx,
+                sign_in::RequestWrongCode { address_digest: digest.into(), wrong_codes: wrong },
+            )
+            .await?;
         let max = i64::from(limits.wrong_codes);
         if wrong >= max {
-            sql.request_lock.execute(tx, [digest.into()]).await?;
+            sql.request_lock
+                .execute(tx, sign_in::RequestLock { address_digest: digest.into() })
+                .await?;
         }
         Ok(Redeemed::Wrong { left: u32::try_from(max - wrong).unwrap_or(0) })
     }
@@ -140,11 +167,16 @@ impl<C: TransactionalStore> SignInStore for SqlStore<C> {
         now: DateTime<Utc>,
     ) -> Result<Option<String>, StoreError> {
         let sql = self.sql.sign_in;
-        let row = sql.link_find.query_opt(tx, [issuer.into(), subject.into()]).await?;
+        let row = sql
+            .link_find
+            .query_opt(tx, sign_in::LinkFind { issuer: issuer.into(), subject: subject.into() })
+            .await?;
         let Some(row) = row else {
             return Ok(None);
         };
-        sql.link_seen.execute(tx, [issuer.into(), subject.into(), now.into()]).await?;
+        sql.link_seen
+            .execute(tx, sign_in::LinkSeen { issuer: issuer.into(), subject: subject.into(), now })
+            .await?;
         Ok(Some(row.get_str("user_id")?.to_owned()))
     }
 
@@ -155,10 +187,12 @@ impl<C: TransactionalStore> SignInStore for SqlStore<C> {
         now: DateTime<Utc>,
     ) -> Result<SourceWindow, StoreError> {
         let sql = self.sql.sign_in;
-        sql.source_ensure.execute(tx, [source_digest.into(), now.into()]).await?;
+        sql.source_ensure
+            .execute(tx, sign_in::SourceEnsure { source_digest: source_digest.into(), now })
+            .await?;
         let row = sql
             .source_find
-            .query_opt(tx, [source_digest.into()])
+            .query_opt(tx, sign_in::SourceFind { source_digest: source_digest.into() })
             .await?
             .ok_or_else(|| StoreError::internal("a sign-in source row vanished"))?;
         let count = |column: &str| -> Result<u32, StoreError> {
@@ -178,12 +212,12 @@ impl<C: TransactionalStore> SignInStore for SqlStore<C> {
         source_digest: &str,
         window: SourceWindow,
     ) -> Result<(), StoreError> {
-        let params = [
-            source_digest.into(),
-            window.started_at.into(),
-            i64::from(window.sends).into(),
-            i64::from(window.wrong_codes).into(),
-        ];
+        let params = sign_in::SourceSet {
+            source_digest: source_digest.into(),
+            window_started_at: window.started_at,
+            sends_in_window: i64::from(window.sends),
+            wrong_codes: i64::from(window.wrong_codes),
+        };
         self.sql.sign_in.source_set.execute(tx, params).await?;
         Ok(())
     }
@@ -193,7 +227,7 @@ impl<C: TransactionalStore> SignInStore for SqlStore<C> {
         tx: &mut dyn Transaction,
         since: DateTime<Utc>,
     ) -> Result<u64, StoreError> {
-        let row = self.sql.sign_in.sends_since.query_opt(tx, [since.into()]).await?;
+        let row = self.sql.sign_in.sends_since.query_opt(tx, sign_in::SendsSince { since }).await?;
         let n = row.map(|r| r.get_i64("n")).transpose()?.unwrap_or(0);
         Ok(u64::try_from(n).unwrap_or(0))
     }
@@ -204,7 +238,7 @@ impl<C: TransactionalStore> SignInStore for SqlStore<C> {
         token_digest: &str,
         expires_at: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        let params = [token_digest.into(), expires_at.into()];
+        let params = sign_in::TokenSpend { token_digest: token_digest.into(), expires_at };
         Ok(self.sql.sign_in.token_spend.execute(tx, params).await? == 1)
     }
 
@@ -216,7 +250,12 @@ impl<C: TransactionalStore> SignInStore for SqlStore<C> {
         user_id: &str,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        let params = [issuer.into(), subject.into(), user_id.into(), now.into()];
+        let params = sign_in::LinkInsert {
+            issuer: issuer.into(),
+            subject: subject.into(),
+            user_id: user_id.into(),
+            now,
+        };
         self.sql.sign_in.link_insert.execute(tx, params).await?;
         Ok(())
     }

@@ -13,11 +13,12 @@ use jadpo_core::model::step::{
     RunGrant, RunStart, StepAnswered, StepMode, StepRecordView, StepSent, StoredStep,
 };
 use jadpo_core::ports::StepStore;
-use jadpo_core::sql::{Row, SqlValue};
+use jadpo_core::sql::Row;
 use jadpo_core::transaction::{Transaction, TransactionalStore, commit_or_rollback};
 
 use crate::store::SqlStore;
 use crate::tables::StepSql;
+use crate::tables::steps;
 
 fn stored_step(r: &Row) -> Result<StoredStep, StoreError> {
     let step_no = r.get_i64("step_no")?;
@@ -64,7 +65,12 @@ async fn steps_of(
     tx: &mut dyn Transaction,
     run_key: &str,
 ) -> Result<Vec<StoredStep>, StoreError> {
-    sql.steps_of.query(tx, [run_key.into()]).await?.iter().map(stored_step).collect()
+    sql.steps_of
+        .query(tx, steps::StepsOf { run_key: run_key.into() })
+        .await?
+        .iter()
+        .map(stored_step)
+        .collect()
 }
 
 /// The grant for a run this transaction could neither create nor take over.
@@ -80,15 +86,15 @@ fn refused(row: &Row) -> Result<RunGrant, StoreError> {
 }
 
 /// A new run's record: its key, handler, build, mode, start and lease.
-fn insert_params(s: &RunStart<'_>) -> [SqlValue; 6] {
-    [
-        s.run_key.into(),
-        s.action.into(),
-        s.build.into(),
-        s.mode.as_str().into(),
-        s.now.into(),
-        s.lease_until.into(),
-    ]
+fn insert_params(s: &RunStart<'_>) -> steps::RunInsert {
+    steps::RunInsert {
+        run_key: s.run_key.into(),
+        action: s.action.into(),
+        build: s.build.into(),
+        mode: s.mode.as_str().into(),
+        now: s.now,
+        lease_until: s.lease_until,
+    }
 }
 
 async fn acquire(
@@ -101,9 +107,14 @@ async fn acquire(
     let (row, steps) = match sql.run_insert.query_opt(tx, insert).await? {
         Some(row) => (row, Vec::new()),
         None => {
-            let take = [s.run_key.into(), s.now.into(), s.lease_until.into()];
+            let take = steps::RunTakeOver {
+                run_key: s.run_key.into(),
+                now: s.now,
+                lease_until: s.lease_until,
+            };
             let Some(row) = sql.run_take_over.query_opt(tx, take).await? else {
-                let row = sql.run_get.query_one(tx, [s.run_key.into()]).await?;
+                let row =
+                    sql.run_get.query_one(tx, steps::RunGet { run_key: s.run_key.into() }).await?;
                 return refused(&row);
             };
             (row, steps_of(sql, tx, s.run_key).await?)
@@ -138,34 +149,54 @@ async fn record_sent(
     tx: &mut dyn Transaction,
     s: &StepSent<'_>,
 ) -> Result<bool, StoreError> {
-    let fence = [s.run_key.into(), s.generation.into(), s.shape.into(), s.lease_until.into()];
+    let fence = steps::RunFence {
+        run_key: s.run_key.into(),
+        runner_generation: s.generation,
+        step_shape: s.shape.into(),
+        lease_until: s.lease_until,
+    };
     if sql.run_fence.execute(tx, fence).await? == 0 {
         return Ok(false);
     }
-    let params = [
-        s.run_key.into(),
-        i64::from(s.step_no).into(),
-        s.operation.into(),
-        s.fingerprint.map_or(SqlValue::Null, SqlValue::from),
-        s.idempotency_key.into(),
-        s.now.into(),
-        s.generation.into(),
-    ];
+    let params = steps::StepUpsert {
+        run_key: s.run_key.into(),
+        step_no: i64::from(s.step_no),
+        operation: s.operation.into(),
+        request_fingerprint: s.fingerprint.map(ToOwned::to_owned),
+        idempotency_key: s.idempotency_key.into(),
+        now: s.now,
+        runner_generation: s.generation,
+    };
     sql.step_upsert.execute(tx, params).await?;
     Ok(true)
 }
 
-/// An answer's columns: run key, step number, sealed answer, its key's id, encoding, when.
-fn answer_params(a: &StepAnswered<'_>) -> [SqlValue; 6] {
-    let (answer, key) = match a.sealed {
-        Some((bytes, key)) => (SqlValue::Bytes(bytes.to_vec()), SqlValue::from(key)),
-        None => (SqlValue::Null, SqlValue::Null),
-    };
-    let encoding = match a.sealed {
-        Some(_) => i64::from(SEALED_JSON.number).into(),
-        None => SqlValue::Null,
-    };
-    [a.run_key.into(), i64::from(a.step_no).into(), answer, key, encoding, a.now.into()]
+/// A step's answer as kept: the sealed bytes, their key's id and encoding (all `NULL` when
+/// the answer is not kept).
+struct Kept {
+    sealed_answer: Option<Vec<u8>>,
+    sealing_key_id: Option<String>,
+    encoding: Option<i64>,
+}
+
+fn kept(a: &StepAnswered<'_>) -> Kept {
+    Kept {
+        sealed_answer: a.sealed.map(|(bytes, _)| bytes.to_vec()),
+        sealing_key_id: a.sealed.map(|(_, key)| key.to_owned()),
+        encoding: a.sealed.map(|_| i64::from(SEALED_JSON.number)),
+    }
+}
+
+fn answer_params(a: &StepAnswered<'_>) -> steps::StepAnswer {
+    let Kept { sealed_answer, sealing_key_id, encoding } = kept(a);
+    steps::StepAnswer {
+        run_key: a.run_key.into(),
+        step_no: a.step_no.into(),
+        sealed_answer,
+        sealing_key_id,
+        encoding,
+        now: a.now,
+    }
 }
 
 fn unfinished_alert(r: &Row) -> Result<Alert, StoreError> {
@@ -205,19 +236,19 @@ impl<C: TransactionalStore> StepStore for SqlStore<C> {
     ) -> Result<Option<i64>, StoreError> {
         let sql = self.sql.steps;
         if let Some(one) = &sql.run_start_sending {
-            let params = [
-                start.run_key.into(),
-                start.action.into(),
-                start.build.into(),
-                first.shape.into(),
-                start.mode.as_str().into(),
-                start.now.into(),
-                start.lease_until.into(),
-                i64::from(first.step_no).into(),
-                first.operation.into(),
-                first.fingerprint.map_or(SqlValue::Null, SqlValue::from),
-                first.idempotency_key.into(),
-            ];
+            let params = steps::RunStartSending {
+                run_key: start.run_key.into(),
+                action: start.action.into(),
+                build: start.build.into(),
+                step_shape: first.shape.into(),
+                mode: start.mode.as_str().into(),
+                now: start.now,
+                lease_until: start.lease_until,
+                step_no: i64::from(first.step_no),
+                operation: first.operation.into(),
+                request_fingerprint: first.fingerprint.map(ToOwned::to_owned),
+                idempotency_key: first.idempotency_key.into(),
+            };
             let rows = one.query_once(self, params).await?;
             return rows.first().map(|r| r.get_i64("runner_generation")).transpose();
         }
@@ -241,8 +272,16 @@ impl<C: TransactionalStore> StepStore for SqlStore<C> {
     }
 
     async fn step_answered(&self, answered: &StepAnswered<'_>) -> Result<bool, StoreError> {
-        let [run_key, step_no, answer, key, encoding, now] = answer_params(answered);
-        let params = [run_key, step_no, answer, key, encoding, now, answered.generation.into()];
+        let Kept { sealed_answer, sealing_key_id, encoding } = kept(answered);
+        let params = steps::StepAnswerFenced {
+            run_key: answered.run_key.into(),
+            step_no: answered.step_no.into(),
+            sealed_answer,
+            sealing_key_id,
+            encoding,
+            now: answered.now,
+            runner_generation: answered.generation,
+        };
         Ok(self.sql.steps.step_answer_fenced.execute_once(self, params).await? == 1)
     }
 
@@ -272,14 +311,23 @@ impl<C: TransactionalStore> StepStore for SqlStore<C> {
         let sql = self.sql.steps;
         if let Some(answered) = answered {
             if let Some(one) = &sql.run_finish_answering {
-                let [run, step_no, answer, key, encoding, at] = answer_params(answered);
-                let params =
-                    [run, step_no, answer, key, encoding, at, generation.into(), now.into()];
+                let Kept { sealed_answer, sealing_key_id, encoding } = kept(answered);
+                let params = steps::RunFinishAnswering {
+                    run_key: answered.run_key.into(),
+                    step_no: answered.step_no.into(),
+                    sealed_answer,
+                    sealing_key_id,
+                    encoding,
+                    answered_at: answered.now,
+                    runner_generation: generation,
+                    now,
+                };
                 return Ok(one.execute(tx, params).await? == 1);
             }
             self.step_answer_in(tx, answered).await?;
         }
-        let params = [run_key.into(), generation.into(), now.into()];
+        let params =
+            steps::RunFinish { run_key: run_key.into(), runner_generation: generation, now };
         Ok(sql.run_finish.execute(tx, params).await? == 1)
     }
 
@@ -289,12 +337,13 @@ impl<C: TransactionalStore> StepStore for SqlStore<C> {
         generation: i64,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        let params = [run_key.into(), generation.into(), now.into()];
+        let params =
+            steps::RunRelease { run_key: run_key.into(), runner_generation: generation, now };
         Ok(self.sql.steps.run_release.execute_once(self, params).await? == 1)
     }
 
     async fn step_leases_release_all(&self, now: DateTime<Utc>) -> Result<u64, StoreError> {
-        self.sql.steps.runs_release_all.execute_once(self, [now.into()]).await
+        self.sql.steps.runs_release_all.execute_once(self, steps::RunsReleaseAll { now }).await
     }
 
     async fn step_run_diverge(
@@ -303,16 +352,23 @@ impl<C: TransactionalStore> StepStore for SqlStore<C> {
         generation: i64,
         reason: &str,
     ) -> Result<bool, StoreError> {
-        let params = [run_key.into(), generation.into(), reason.into()];
+        let params = steps::RunDiverge {
+            run_key: run_key.into(),
+            runner_generation: generation,
+            divergence: reason.into(),
+        };
         Ok(self.sql.steps.run_diverge.execute_once(self, params).await? == 1)
     }
 
     async fn step_run_get(&self, run_key: &str) -> Result<Option<StepRecordView>, StoreError> {
         let sql = self.sql.steps;
-        let Some(row) = sql.run_get.query_once(self, [run_key.into()]).await?.pop() else {
+        let Some(row) =
+            sql.run_get.query_once(self, steps::RunGet { run_key: run_key.into() }).await?.pop()
+        else {
             return Ok(None);
         };
-        let steps = sql.steps_of.query_once(self, [run_key.into()]).await?;
+        let steps =
+            sql.steps_of.query_once(self, steps::StepsOf { run_key: run_key.into() }).await?;
         let steps = steps.iter().map(stored_step).collect::<Result<Vec<_>, _>>()?;
         record_view(&row, steps).map(Some)
     }
@@ -324,7 +380,7 @@ impl<C: TransactionalStore> StepStore for SqlStore<C> {
         now: DateTime<Utc>,
         limit: u32,
     ) -> Result<Vec<Alert>, StoreError> {
-        let params = [started_before.into(), now.into(), i64::from(limit).into()];
+        let params = steps::UnfinishedAlerts { started_before, now, limit: i64::from(limit) };
         let rows = self.sql.steps.unfinished_alerts.query(tx, params).await?;
         rows.iter().map(unfinished_alert).collect()
     }

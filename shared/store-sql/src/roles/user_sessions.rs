@@ -14,10 +14,11 @@ use jadpo_core::model::user_session::{
     TOKEN_PREFIX, TokenError, has_shape, new_browser_secrets, new_token, valid_user,
 };
 use jadpo_core::ports::UserSessionStore;
-use jadpo_core::sql::SqlValue;
 use jadpo_core::transaction::{Transaction, TransactionalStore};
 
+use crate::statement::Params;
 use crate::store::SqlStore;
+use crate::tables::user_sessions;
 
 #[async_trait]
 impl<C: TransactionalStore> UserSessionStore for SqlStore<C> {
@@ -37,16 +38,16 @@ impl<C: TransactionalStore> UserSessionStore for SqlStore<C> {
         }
         let secret = new_token()?;
         let id = new_id(clock).to_string();
-        let params = [
-            id.as_str().into(),
-            user_id.into(),
-            SessionKind::ApiToken.as_str().into(),
-            verifier(&secret).into(),
-            SqlValue::Null,
-            now.into(),
-            SqlValue::Null,
-            expires_at.into(),
-        ];
+        let params = user_sessions::SessionInsert {
+            id: id.as_str().into(),
+            user_id: user_id.into(),
+            kind: SessionKind::ApiToken.as_str().into(),
+            token_verifier: verifier(&secret),
+            csrf_verifier: None,
+            now,
+            idle_limit_s: None,
+            expires_at,
+        };
         self.sql.user_sessions.session_insert.execute(tx, params).await?;
         Ok(IssuedToken { secret, id, user_id: user_id.to_owned(), expires_at })
     }
@@ -69,16 +70,16 @@ impl<C: TransactionalStore> UserSessionStore for SqlStore<C> {
         }
         let (token, csrf) = new_browser_secrets()?;
         let id = new_id(clock).to_string();
-        let params = [
-            id.as_str().into(),
-            user_id.into(),
-            SessionKind::Browser.as_str().into(),
-            verifier(&token).into(),
-            verifier(&csrf).into(),
-            now.into(),
-            idle.into(),
-            expires_at.into(),
-        ];
+        let params = user_sessions::SessionInsert {
+            id: id.as_str().into(),
+            user_id: user_id.into(),
+            kind: SessionKind::Browser.as_str().into(),
+            token_verifier: verifier(&token),
+            csrf_verifier: verifier(&csrf).into(),
+            now,
+            idle_limit_s: idle.into(),
+            expires_at,
+        };
         self.sql.user_sessions.session_insert.execute(tx, params).await?;
         Ok(BrowserSession { token, csrf, id, user_id: user_id.to_owned(), expires_at })
     }
@@ -97,11 +98,17 @@ impl<C: TransactionalStore> UserSessionStore for SqlStore<C> {
         if !has_shape(presented, prefix) {
             return Ok(None);
         }
-        let params = [verifier(presented).into(), kind.as_str().into(), now.into()];
+        let params = user_sessions::SessionFindLive {
+            token_verifier: verifier(presented),
+            kind: kind.as_str().into(),
+            now,
+        };
         let find = self.sql.user_sessions.session_find_live;
         let rows = match users {
             None => find.query_once(self, params).await?,
-            Some(u) => self.query_once(&u.narrow(find.text(), "user_id"), &params).await?,
+            Some(u) => {
+                self.query_once(&u.narrow(find.text(), "user_id"), params.bind().as_ref()).await?
+            }
         };
         rows.first()
             .map(|r| {
@@ -117,7 +124,11 @@ impl<C: TransactionalStore> UserSessionStore for SqlStore<C> {
     }
 
     async fn user_session_touch(&self, id: &str, now: DateTime<Utc>) -> Result<(), StoreError> {
-        self.sql.user_sessions.session_touch.execute_once(self, [id.into(), now.into()]).await?;
+        self.sql
+            .user_sessions
+            .session_touch
+            .execute_once(self, user_sessions::SessionTouch { id: id.into(), now })
+            .await?;
         Ok(())
     }
 
@@ -127,7 +138,13 @@ impl<C: TransactionalStore> UserSessionStore for SqlStore<C> {
         id: &str,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        Ok(self.sql.user_sessions.session_end.execute(tx, [id.into(), now.into()]).await? == 1)
+        Ok(self
+            .sql
+            .user_sessions
+            .session_end
+            .execute(tx, user_sessions::SessionEnd { id: id.into(), now })
+            .await?
+            == 1)
     }
 
     async fn user_sessions_end(
@@ -136,6 +153,10 @@ impl<C: TransactionalStore> UserSessionStore for SqlStore<C> {
         user_id: &str,
         now: DateTime<Utc>,
     ) -> Result<u64, StoreError> {
-        self.sql.user_sessions.sessions_end.execute(tx, [user_id.into(), now.into()]).await
+        self.sql
+            .user_sessions
+            .sessions_end
+            .execute(tx, user_sessions::SessionsEnd { user_id: user_id.into(), now })
+            .await
     }
 }

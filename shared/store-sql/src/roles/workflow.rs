@@ -15,11 +15,12 @@ use jadpo_core::model::workflow::rows::TransitionWrite;
 use jadpo_core::model::workflow::rows::{LeaseEnd, LeaseFence};
 use jadpo_core::model::workflow::state::{ExecutionState, RuntimeEvent};
 use jadpo_core::ports::WorkflowStore;
-use jadpo_core::sql::{Row, SqlValue};
+use jadpo_core::sql::Row;
 
 use crate::dialect::{ExecutionLayout, ms};
 use crate::store::SqlStore;
 use crate::tables::WorkflowSql;
+use crate::tables::workflow;
 use jadpo_core::transaction::{Transaction, TransactionalStore};
 
 async fn write_steps(
@@ -37,7 +38,7 @@ async fn write_steps(
     let mut params = (layout.params)(&t.state)?;
     match w.expected_revision {
         None => {
-            params.push(w.owner.map_or(SqlValue::Null, SqlValue::from));
+            params.push(w.owner.into());
             if let Err(e) = tx.execute(layout.insert, &params).await {
                 return Err(match e.kind() {
                     StoreErrorKind::Conflict => stale(w, None),
@@ -52,7 +53,10 @@ async fn write_steps(
             if tx.execute(layout.update, &params).await? != 1 {
                 // Refused: read what the revision is, for the caller's message (on PostgreSQL a
                 // refused update leaves the transaction usable).
-                let current = sql.execution_lock.query_opt(tx, [w.run_id.into()]).await?;
+                let current = sql
+                    .execution_lock
+                    .query_opt(tx, workflow::ExecutionLock { run_id: w.run_id.into() })
+                    .await?;
                 let actual = current.map(|r| r.get_i64("revision")).transpose()?;
                 return Err(stale(w, actual.map(|r| u64::try_from(r).unwrap_or(0))));
             }
@@ -68,32 +72,40 @@ async fn write_steps(
                        "payload": e.stored(), "timestamp": e.timestamp})
             })
             .collect();
-        let actor = w.actor.map_or(SqlValue::Null, SqlValue::from);
-        let params = [w.run_id.into(), actor, SqlValue::Json(Value::Array(events))];
+        let actor = w.actor.map(ToOwned::to_owned);
+        let params =
+            workflow::EventsInsert { run_id: w.run_id.into(), actor, events: Value::Array(events) };
         sql.events_insert.execute(tx, params).await?;
     }
     // 5: new commands.
     let now = ms(t.state.updated_at);
     for c in &t.commands {
         let seq = i64::try_from(c.seq).map_err(|_| StoreError::invalid("seq out of range"))?;
-        let key = c.idempotency_key.as_deref().map_or(SqlValue::Null, SqlValue::from);
-        let params = [
-            c.id.as_str().into(),
-            w.run_id.into(),
-            seq.into(),
-            c.node_id.as_str().into(),
-            c.command_type.as_str().into(),
-            SqlValue::Json(c.payload.clone()),
-            key,
-            now.into(),
-        ];
+        let key = c.idempotency_key.as_deref().map(ToOwned::to_owned);
+        let params = workflow::CommandInsert {
+            id: c.id.as_str().into(),
+            run_id: w.run_id.into(),
+            seq,
+            node_id: c.node_id.as_str().into(),
+            command_type: c.command_type.as_str().into(),
+            payload: c.payload.clone(),
+            idempotency_key: key,
+            created_at: now,
+        };
         sql.command_insert.execute(tx, params).await?;
     }
     // 6: acknowledgements.
     for a in &t.acks {
         if sql
             .command_ack
-            .execute(tx, [a.command_id.as_str().into(), a.status.into(), now.into()])
+            .execute(
+                tx,
+                workflow::CommandAck {
+                    id: a.command_id.as_str().into(),
+                    status: a.status.into(),
+                    processed_at: now,
+                },
+            )
             .await?
             != 1
         {
@@ -102,7 +114,10 @@ async fn write_steps(
     }
     // 7–9: the Session binding.
     if let Some(s) = &w.session {
-        let row = sql.session_lock.query_opt(tx, [s.session_id.as_str().into()]).await?;
+        let row = sql
+            .session_lock
+            .query_opt(tx, workflow::SessionLock { session_id: s.session_id.as_str().into() })
+            .await?;
         let Some(row) = row.filter(|r| r.get_str("user_id").is_ok_and(|u| u == s.user_id)) else {
             return Err(TransitionError::SessionNotFound(s.session_id.clone()));
         };
@@ -114,8 +129,12 @@ async fn write_steps(
                 actual,
             });
         }
-        let params =
-            [s.session_id.as_str().into(), w.run_id.into(), now.into(), s.expected_revision.into()];
+        let params = workflow::SessionBind {
+            session_id: s.session_id.as_str().into(),
+            run_id: w.run_id.into(),
+            now,
+            expected_revision: s.expected_revision,
+        };
         if sql.session_bind.execute(tx, params).await? != 1 {
             return Err(TransitionError::StaleSession {
                 session_id: s.session_id.clone(),
@@ -134,19 +153,25 @@ async fn check_lease(
     run_id: &str,
     fence: &LeaseFence,
 ) -> Result<(), TransitionError> {
-    let (id, now) = (fence.lease_id.as_str(), fence.now_ms);
-    let params = [run_id.into(), id.into(), now.into()];
+    let (run, run_id, lease_id, now) =
+        (run_id, run_id.to_owned(), fence.lease_id.clone(), fence.now_ms);
     let live = match fence.end {
-        LeaseEnd::Hold => sql.run_lease_fence.query_opt(tx, params).await?,
-        LeaseEnd::Release => sql.run_lease_end.query_opt(tx, params).await?,
+        LeaseEnd::Hold => {
+            let params = workflow::RunLeaseFence { run_id, lease_id, now };
+            sql.run_lease_fence.query_opt(tx, params).await?
+        }
+        LeaseEnd::Release => {
+            let params = workflow::RunLeaseEnd { run_id, lease_id, now };
+            sql.run_lease_end.query_opt(tx, params).await?
+        }
         LeaseEnd::Renew { expires_at } => {
-            let [r, l, n] = params;
-            sql.run_lease_renew.query_opt(tx, [r, l, n, expires_at.into()]).await?
+            let params = workflow::RunLeaseRenew { run_id, lease_id, now, expires_at };
+            sql.run_lease_renew.query_opt(tx, params).await?
         }
     };
     match live {
         Some(_) => Ok(()),
-        None => Err(TransitionError::LeaseLost(run_id.to_owned())),
+        None => Err(TransitionError::LeaseLost(run.to_owned())),
     }
 }
 
@@ -213,7 +238,12 @@ impl<C: TransactionalStore> WorkflowStore for SqlStore<C> {
     }
 
     async fn execution_get(&self, run_id: &str) -> Result<Option<ExecutionState>, StoreError> {
-        let rows = self.sql.workflow.execution_get.query_once(self, [run_id.into()]).await?;
+        let rows = self
+            .sql
+            .workflow
+            .execution_get
+            .query_once(self, workflow::ExecutionGet { run_id: run_id.into() })
+            .await?;
         rows.first().map(self.sql.execution.from_row).transpose()
     }
 
@@ -221,7 +251,12 @@ impl<C: TransactionalStore> WorkflowStore for SqlStore<C> {
         &self,
         run_id: &str,
     ) -> Result<std::collections::BTreeMap<u64, String>, StoreError> {
-        let rows = self.sql.workflow.event_actors.query_once(self, [run_id.into()]).await?;
+        let rows = self
+            .sql
+            .workflow
+            .event_actors
+            .query_once(self, workflow::EventActors { run_id: run_id.into() })
+            .await?;
         rows.iter()
             .map(|r| {
                 let seq = u64::try_from(r.get_i64("seq")?).unwrap_or(0);
@@ -237,7 +272,11 @@ impl<C: TransactionalStore> WorkflowStore for SqlStore<C> {
         limit: u32,
     ) -> Result<Vec<(RuntimeEvent, Option<String>)>, StoreError> {
         let after = i64::try_from(after_seq).unwrap_or(i64::MAX);
-        let params = [run_id.into(), after.into(), i64::from(limit).into()];
+        let params = workflow::EventsPage {
+            run_id: run_id.into(),
+            after_seq: after,
+            limit: i64::from(limit),
+        };
         let rows = self.sql.workflow.events_page.query_once(self, params).await?;
         rows.iter()
             .map(|r| {
@@ -253,7 +292,12 @@ impl<C: TransactionalStore> WorkflowStore for SqlStore<C> {
     }
 
     async fn execution_events(&self, run_id: &str) -> Result<Vec<RuntimeEvent>, StoreError> {
-        let rows = self.sql.workflow.events_list.query_once(self, [run_id.into()]).await?;
+        let rows = self
+            .sql
+            .workflow
+            .events_list
+            .query_once(self, workflow::EventsList { run_id: run_id.into() })
+            .await?;
         rows.iter()
             .map(|r| {
                 Ok(RuntimeEvent::from_stored(
@@ -274,18 +318,23 @@ impl<C: TransactionalStore> WorkflowStore for SqlStore<C> {
         now: DateTime<Utc>,
         owner: Option<&str>,
     ) -> Result<(), StoreError> {
-        let params = [
-            id.into(),
-            user_id.into(),
-            SqlValue::Json(context.clone()),
-            now.into(),
-            owner.map_or(SqlValue::Null, SqlValue::from),
-        ];
+        let params = workflow::SessionInsert {
+            id: id.into(),
+            user_id: user_id.into(),
+            context: context.clone(),
+            now,
+            owner: owner.map(ToOwned::to_owned),
+        };
         self.sql.workflow.session_insert.execute_once(self, params).await.map(|_| ())
     }
 
     async fn execution_owner(&self, run_id: &str) -> Result<Option<String>, StoreError> {
-        let rows = self.sql.workflow.execution_owner.query_once(self, [run_id.into()]).await?;
+        let rows = self
+            .sql
+            .workflow
+            .execution_owner
+            .query_once(self, workflow::ExecutionOwner { run_id: run_id.into() })
+            .await?;
         Ok(match rows.first() {
             Some(r) => r.get_opt_str("owner")?.map(str::to_owned),
             None => None,
@@ -293,7 +342,12 @@ impl<C: TransactionalStore> WorkflowStore for SqlStore<C> {
     }
 
     async fn session_get(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
-        let rows = self.sql.workflow.session_get.query_once(self, [id.into()]).await?;
+        let rows = self
+            .sql
+            .workflow
+            .session_get
+            .query_once(self, workflow::SessionGet { id: id.into() })
+            .await?;
         rows.first().map(session_from_row).transpose()
     }
 
@@ -306,14 +360,14 @@ impl<C: TransactionalStore> WorkflowStore for SqlStore<C> {
         context_changed: bool,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        let params = [
-            id.into(),
-            user_id.into(),
-            SqlValue::Json(context.clone()),
-            now.into(),
-            expected_revision.into(),
-            i64::from(context_changed).into(),
-        ];
+        let params = workflow::SessionUpdateContext {
+            id: id.into(),
+            user_id: user_id.into(),
+            context: context.clone(),
+            now,
+            expected_revision,
+            context_changed: i64::from(context_changed),
+        };
         Ok(self.sql.workflow.session_update_context.execute_once(self, params).await? == 1)
     }
 
@@ -328,13 +382,13 @@ impl<C: TransactionalStore> WorkflowStore for SqlStore<C> {
         let nanos = u32::try_from(now_ms.rem_euclid(1000) * 1_000_000).unwrap_or(0);
         let lease_id = uuid::Uuid::new_v7(uuid::Timestamp::from_unix(uuid::NoContext, secs, nanos))
             .to_string();
-        let params = [
-            run_id.into(),
-            worker_id.into(),
-            lease_id.as_str().into(),
-            expires_at.into(),
-            now_ms.into(),
-        ];
+        let params = workflow::RunLeaseTake {
+            run_id: run_id.into(),
+            worker_id: worker_id.into(),
+            lease_id: lease_id.as_str().into(),
+            expires_at,
+            now: now_ms,
+        };
         let rows = self.sql.workflow.run_lease_take.query_once(self, params).await?;
         Ok(rows.first().map(|_| ExecutionLease {
             run_id: run_id.to_owned(),
@@ -351,7 +405,12 @@ impl<C: TransactionalStore> WorkflowStore for SqlStore<C> {
         now_ms: i64,
         expires_at: i64,
     ) -> Result<bool, StoreError> {
-        let params = [run_id.into(), lease_id.into(), expires_at.into(), now_ms.into()];
+        let params = workflow::RunLeaseExtend {
+            run_id: run_id.into(),
+            lease_id: lease_id.into(),
+            expires_at,
+            now: now_ms,
+        };
         Ok(self.sql.workflow.run_lease_extend.execute_once(self, params).await? == 1)
     }
 
@@ -360,7 +419,10 @@ impl<C: TransactionalStore> WorkflowStore for SqlStore<C> {
             .sql
             .workflow
             .run_lease_give_up
-            .execute_once(self, [run_id.into(), lease_id.into()])
+            .execute_once(
+                self,
+                workflow::RunLeaseGiveUp { run_id: run_id.into(), lease_id: lease_id.into() },
+            )
             .await?
             == 1)
     }
@@ -370,7 +432,7 @@ impl<C: TransactionalStore> WorkflowStore for SqlStore<C> {
             .sql
             .workflow
             .runnable
-            .query_once(self, [now_ms.into(), i64::from(limit).into()])
+            .query_once(self, workflow::Runnable { now: now_ms, limit: i64::from(limit) })
             .await?;
         rows.iter().map(|r| r.get_str("run_id").map(str::to_owned)).collect()
     }
@@ -380,7 +442,7 @@ impl<C: TransactionalStore> WorkflowStore for SqlStore<C> {
         now_ms: i64,
         limit: u32,
     ) -> Result<Vec<ExecutionLease>, StoreError> {
-        let params = [now_ms.into(), i64::from(limit).into()];
+        let params = workflow::LeasesExpired { now: now_ms, limit: i64::from(limit) };
         let rows = self.sql.workflow.leases_expired.query_once(self, params).await?;
         rows.iter()
             .map(|r| {
@@ -400,7 +462,11 @@ impl<C: TransactionalStore> WorkflowStore for SqlStore<C> {
         lease_id: &str,
         now_ms: i64,
     ) -> Result<bool, StoreError> {
-        let params = [run_id.into(), lease_id.into(), now_ms.into()];
+        let params = workflow::LeaseClearExpired {
+            run_id: run_id.into(),
+            lease_id: lease_id.into(),
+            now: now_ms,
+        };
         Ok(self.sql.workflow.lease_clear_expired.execute_once(self, params).await? == 1)
     }
 
@@ -410,12 +476,19 @@ impl<C: TransactionalStore> WorkflowStore for SqlStore<C> {
         now: DateTime<Utc>,
     ) -> Result<Vec<String>, StoreError> {
         let sql = self.sql.workflow.commands_resend_for_run;
-        let rows = sql.query_once(self, [run_id.into(), now.into()]).await?;
+        let rows = sql
+            .query_once(self, workflow::CommandsResendForRun { run_id: run_id.into(), now })
+            .await?;
         rows.iter().map(|r| r.get_str("command_id").map(str::to_owned)).collect()
     }
 
     async fn command_get(&self, id: &str) -> Result<Option<CommandRow>, StoreError> {
-        let rows = self.sql.workflow.command_get.query_once(self, [id.into()]).await?;
+        let rows = self
+            .sql
+            .workflow
+            .command_get
+            .query_once(self, workflow::CommandGet { id: id.into() })
+            .await?;
         rows.first()
             .map(|r| {
                 Ok(CommandRow {
@@ -439,7 +512,8 @@ impl<C: TransactionalStore> WorkflowStore for SqlStore<C> {
     ) -> Result<Vec<String>, StoreError> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let sql = self.sql.workflow.commands_claim_due;
-        let rows = sql.query_once(self, [now.into(), lost_before.into(), limit.into()]).await?;
+        let rows =
+            sql.query_once(self, workflow::CommandsClaimDue { now, lost_before, limit }).await?;
         rows.iter().map(|r| r.get_str("command_id").map(str::to_owned)).collect()
     }
 
@@ -450,6 +524,11 @@ impl<C: TransactionalStore> WorkflowStore for SqlStore<C> {
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
         let sql = self.sql.workflow.command_mark_enqueued;
-        sql.execute_advisory(self, [id.into(), run_id.into(), now.into()]).await.map(|_| ())
+        sql.execute_advisory(
+            self,
+            workflow::CommandMarkEnqueued { command_id: id.into(), run_id: run_id.into(), now },
+        )
+        .await
+        .map(|_| ())
     }
 }

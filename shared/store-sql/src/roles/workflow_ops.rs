@@ -13,20 +13,25 @@ use jadpo_core::model::workflow::rows::{RunQuery, RunSummary};
 use jadpo_core::model::workflow::state::ExecutionStatus;
 use jadpo_core::ports::WorkflowOps;
 use jadpo_core::ports::WorkflowStore;
-use jadpo_core::sql::SqlValue;
 use jadpo_core::transaction::Transaction;
 use jadpo_core::transaction::{TransactionalStore, commit_or_rollback};
 
 use crate::dialect::ms;
 use crate::roles::delivery_admin::{page_read, text};
 use crate::store::SqlStore;
+use crate::tables::workflow;
 
 #[async_trait]
 impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
     async fn run_export(&self, run_id: &str) -> Result<Option<RunExport>, StoreError> {
         let Some(state) = self.execution_get(run_id).await? else { return Ok(None) };
         let events = self.execution_events(run_id).await?;
-        let rows = self.sql.workflow.commands_of_run.query_once(self, [run_id.into()]).await?;
+        let rows = self
+            .sql
+            .workflow
+            .commands_of_run
+            .query_once(self, workflow::CommandsOfRun { run_id: run_id.into() })
+            .await?;
         let commands = rows
             .iter()
             .map(|r| {
@@ -41,7 +46,12 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
             .collect::<Result<Vec<_>, StoreError>>()?;
         let owner = self.execution_owner(run_id).await?;
         let actors = self.execution_event_actors(run_id).await?;
-        let legacy = self.sql.workflow.legacy_event_ids.query_once(self, [run_id.into()]).await?;
+        let legacy = self
+            .sql
+            .workflow
+            .legacy_event_ids
+            .query_once(self, workflow::LegacyEventIds { run_id: run_id.into() })
+            .await?;
         let event_ids = legacy
             .iter()
             .map(|r| {
@@ -60,38 +70,37 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
         let result = async {
             let layout = &self.sql.execution;
             let mut params = (layout.params)(&run.state)?;
-            params.push(run.owner.as_deref().map_or(SqlValue::Null, SqlValue::from));
+            params.push(run.owner.as_deref().into());
             tx.execute(layout.insert, &params).await?;
             for e in &run.events {
                 let seq =
                     i64::try_from(e.seq).map_err(|_| StoreError::invalid("seq out of range"))?;
-                let params = [
-                    run.event_id(e).into(),
-                    run_id.into(),
-                    seq.into(),
-                    e.event_type.as_str().into(),
-                    SqlValue::Json(e.stored()),
-                    e.timestamp.into(),
-                    run.actors.get(&e.seq).map_or(SqlValue::Null, |a| a.as_str().into()),
-                ];
+                let params = workflow::EventInsert {
+                    id: run.event_id(e),
+                    run_id: run_id.into(),
+                    seq,
+                    event_type: e.event_type.as_str().into(),
+                    payload: e.stored(),
+                    timestamp: e.timestamp,
+                    actor: run.actors.get(&e.seq).cloned(),
+                };
                 sql.event_insert.execute(tx.as_mut(), params).await?;
             }
             for c in &run.commands {
-                let text = |k: &str| c[k].as_str().map_or(SqlValue::Null, SqlValue::from);
-                let time =
-                    |k: &str| c[k].as_i64().map_or(SqlValue::Null, |t| SqlValue::Timestamp(ms(t)));
-                let params = [
-                    text("id"),
-                    run_id.into(),
-                    c["seq"].as_i64().unwrap_or(0).into(),
-                    text("node_id"),
-                    text("type"),
-                    SqlValue::Json(c["payload"].clone()),
-                    text("status"),
-                    text("idempotency_key"),
-                    time("created_at"),
-                    time("processed_at"),
-                ];
+                let text = |k: &str| c[k].as_str().map(ToOwned::to_owned);
+                let time = |k: &str| c[k].as_i64().map(ms);
+                let params = workflow::CommandImport {
+                    id: text("id"),
+                    run_id: run_id.into(),
+                    seq: c["seq"].as_i64().unwrap_or(0),
+                    node_id: text("node_id"),
+                    command_type: text("type"),
+                    payload: c["payload"].clone(),
+                    status: text("status"),
+                    idempotency_key: text("idempotency_key"),
+                    created_at: time("created_at"),
+                    processed_at: time("processed_at"),
+                };
                 sql.command_import.execute(tx.as_mut(), params).await?;
             }
             Ok::<(), StoreError>(())
@@ -101,7 +110,12 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
     }
 
     async fn session_export(&self, id: &str) -> Result<Option<SessionExport>, StoreError> {
-        let rows = self.sql.workflow.session_export.query_once(self, [id.into()]).await?;
+        let rows = self
+            .sql
+            .workflow
+            .session_export
+            .query_once(self, workflow::SessionExport { id: id.into() })
+            .await?;
         rows.first()
             .map(|r| {
                 Ok(SessionExport {
@@ -120,22 +134,27 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
     }
 
     async fn session_import(&self, s: &SessionExport) -> Result<(), StoreError> {
-        let params = [
-            s.id.as_str().into(),
-            s.user_id.as_str().into(),
-            SqlValue::Json(s.context.clone()),
-            s.active_run_id.as_deref().map_or(SqlValue::Null, SqlValue::from),
-            s.revision.into(),
-            s.context_revision.into(),
-            ms(s.created_at).into(),
-            ms(s.updated_at).into(),
-            s.owner.as_deref().map_or(SqlValue::Null, SqlValue::from),
-        ];
+        let params = workflow::SessionImport {
+            id: s.id.as_str().into(),
+            user_id: s.user_id.as_str().into(),
+            context: s.context.clone(),
+            active_run_id: s.active_run_id.as_deref().map(ToOwned::to_owned),
+            revision: s.revision,
+            context_revision: s.context_revision,
+            created_at: ms(s.created_at),
+            updated_at: ms(s.updated_at),
+            owner: s.owner.as_deref().map(ToOwned::to_owned),
+        };
         self.sql.workflow.session_import.execute_once(self, params).await.map(|_| ())
     }
 
     async fn verify_revisions(&self) -> Result<Vec<(String, i64, i64)>, StoreError> {
-        let rows = self.sql.workflow.verify_revisions.query_once(self, []).await?;
+        let rows = self
+            .sql
+            .workflow
+            .verify_revisions
+            .query_once(self, workflow::VerifyRevisions {})
+            .await?;
         rows.iter()
             .map(|r| {
                 Ok((
@@ -148,7 +167,12 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
     }
 
     async fn verify_event_ids(&self) -> Result<(i64, i64), StoreError> {
-        let rows = self.sql.workflow.verify_event_ids.query_once(self, []).await?;
+        let rows = self
+            .sql
+            .workflow
+            .verify_event_ids
+            .query_once(self, workflow::VerifyEventIds {})
+            .await?;
         rows.first().map_or(Ok((0, 0)), |r| Ok((r.get_i64("pairs")?, r.get_i64("ids")?)))
     }
 
@@ -160,12 +184,20 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
         let sql = self.sql.workflow;
         let mut tx = self.begin().await?;
         let result = async {
-            let params = [after.0.as_str().into(), after.1.into(), i64::from(limit).into()];
+            let params = workflow::EventsPageEnd {
+                after_run: after.0.as_str().into(),
+                after_seq: after.1,
+                limit: i64::from(limit),
+            };
             let page = sql.events_page_end.query(tx.as_mut(), params).await?;
             let Some(last) = page.last() else { return Ok(None) };
             let end = (last.get_str("run_id")?.to_owned(), last.get_i64("seq")?);
-            let range =
-                [after.0.as_str().into(), after.1.into(), end.0.as_str().into(), end.1.into()];
+            let range = workflow::EventsUpgradeRange {
+                from_run: after.0.as_str().into(),
+                from_seq: after.1,
+                to_run: end.0.as_str().into(),
+                to_seq: end.1,
+            };
             let upgraded = sql.events_upgrade_range.execute(tx.as_mut(), range).await?;
             Ok::<_, StoreError>(Some((end, upgraded)))
         }
@@ -174,7 +206,8 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
     }
 
     async fn recovery_point(&self) -> Result<Option<RecoveryPoint>, StoreError> {
-        let rows = self.sql.workflow.recovery_point.query_once(self, []).await?;
+        let rows =
+            self.sql.workflow.recovery_point.query_once(self, workflow::RecoveryPoint {}).await?;
         rows.first()
             .map(|r| {
                 Ok(RecoveryPoint {
@@ -189,20 +222,24 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
     }
 
     async fn executions_page(&self, after: &str, limit: u32) -> Result<Vec<String>, StoreError> {
-        let params = [after.into(), i64::from(limit).into()];
+        let params = workflow::ExecutionsPage { after: after.into(), limit: i64::from(limit) };
         let rows = self.sql.workflow.executions_page.query_once(self, params).await?;
         rows.iter().map(|r| r.get_str("run_id").map(str::to_owned)).collect()
     }
 
     async fn runs_page(&self, query: &RunQuery) -> Result<Vec<RunSummary>, StoreError> {
         let (workflow, owner) = (text(query.workflow.as_ref()), text(query.owner.as_ref()));
-        let before = SqlValue::from(query.before.as_deref().unwrap_or(AFTER_EVERY_RUN_ID));
-        let limit = SqlValue::from(i64::from(query.limit.clamp(1, 1000)));
+        let before = query.before.as_deref().unwrap_or(AFTER_EVERY_RUN_ID).to_owned();
+        let limit = i64::from(query.limit.clamp(1, 1000));
         let sql = &self.sql.workflow;
         let rows = match query.status {
-            None => page_read(self, sql.runs_page_all, [workflow, owner, before, limit]).await?,
+            None => {
+                let params = workflow::RunsPageAll { workflow, owner, before, limit };
+                page_read(self, sql.runs_page_all, params).await?
+            }
             Some(status) => {
-                let params = [status.as_str().into(), workflow, owner, before, limit];
+                let status = status.as_str().to_owned();
+                let params = workflow::RunsPageStatus { status, workflow, owner, before, limit };
                 page_read(self, sql.runs_page_status, params).await?
             }
         };
@@ -212,7 +249,8 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
     async fn runs_by_status(&self, cap: u32) -> Result<Vec<(ExecutionStatus, u64)>, StoreError> {
         let mut counts = Vec::new();
         for status in ExecutionStatus::ALL {
-            let params = [status.as_str().into(), i64::from(cap).into()];
+            let params =
+                workflow::RunsCountStatus { status: status.as_str().into(), cap: cap.into() };
             let rows = page_read(self, self.sql.workflow.runs_count_status, params).await?;
             let n = rows.first().map(|r| r.get_i64("n")).transpose()?.unwrap_or(0);
             counts.push((status, u64::try_from(n).unwrap_or(0)));
@@ -221,12 +259,13 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
     }
 
     async fn sessions_all(&self) -> Result<Vec<String>, StoreError> {
-        let rows = self.sql.workflow.sessions_all.query_once(self, []).await?;
+        let rows =
+            self.sql.workflow.sessions_all.query_once(self, workflow::SessionsAll {}).await?;
         rows.iter().map(|r| r.get_str("id").map(str::to_owned)).collect()
     }
 
     async fn workflow_fingerprint(&self) -> Result<String, StoreError> {
-        let row = self.sql.workflow.fingerprint.query_once(self, []).await?;
+        let row = self.sql.workflow.fingerprint.query_once(self, workflow::Fingerprint {}).await?;
         let row = row.first().ok_or_else(|| StoreError::internal("no fingerprint row"))?;
         let n = |column| row.get_i64(column);
         Ok(format!(
@@ -241,11 +280,21 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
     }
 
     async fn session_delete(&self, id: &str) -> Result<(), StoreError> {
-        self.sql.workflow.session_delete.execute_once(self, [id.into()]).await.map(|_| ())
+        self.sql
+            .workflow
+            .session_delete
+            .execute_once(self, workflow::SessionDelete { id: id.into() })
+            .await
+            .map(|_| ())
     }
 
     async fn execution_delete(&self, run_id: &str) -> Result<(), StoreError> {
-        self.sql.workflow.execution_delete.execute_once(self, [run_id.into()]).await.map(|_| ())
+        self.sql
+            .workflow
+            .execution_delete
+            .execute_once(self, workflow::ExecutionDelete { run_id: run_id.into() })
+            .await
+            .map(|_| ())
     }
 
     async fn execution_delete_in(
@@ -255,16 +304,28 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
         now: DateTime<Utc>,
     ) -> Result<Option<RunDeleted>, StoreError> {
         let sql = self.sql.workflow;
-        if sql.execution_lock.query_opt(tx, [run_id.into()]).await?.is_none() {
+        if sql
+            .execution_lock
+            .query_opt(tx, workflow::ExecutionLock { run_id: run_id.into() })
+            .await?
+            .is_none()
+        {
             return Ok(None);
         }
-        let counts = sql.run_counts.query_one(tx, [run_id.into()]).await?;
+        let counts =
+            sql.run_counts.query_one(tx, workflow::RunCounts { run_id: run_id.into() }).await?;
         let count = |column| counts.get_i64(column).map(|n| u64::try_from(n).unwrap_or(0));
         let (events, commands) = (count("events")?, count("commands")?);
-        sql.dispatch_delete_for_run.execute(tx, [run_id.into()]).await?;
-        let sessions_unbound =
-            sql.sessions_unbind_run.execute(tx, [run_id.into(), SqlValue::Timestamp(now)]).await?;
-        sql.execution_delete.execute(tx, [run_id.into()]).await?;
+        sql.dispatch_delete_for_run
+            .execute(tx, workflow::DispatchDeleteForRun { run_id: run_id.into() })
+            .await?;
+        let sessions_unbound = sql
+            .sessions_unbind_run
+            .execute(tx, workflow::SessionsUnbindRun { run_id: run_id.into(), now })
+            .await?;
+        sql.execution_delete
+            .execute(tx, workflow::ExecutionDelete { run_id: run_id.into() })
+            .await?;
         Ok(Some(RunDeleted { events, commands, sessions_unbound }))
     }
 
@@ -275,7 +336,11 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
         before: DateTime<Utc>,
         limit: u32,
     ) -> Result<Vec<String>, StoreError> {
-        let params = [workflow_id.into(), SqlValue::Timestamp(before), i64::from(limit).into()];
+        let params = workflow::ExecutionsFinished {
+            workflow_id: workflow_id.into(),
+            before,
+            limit: limit.into(),
+        };
         let rows = self.sql.workflow.executions_finished.query(tx, params).await?;
         rows.iter().map(|r| r.get_str("run_id").map(str::to_owned)).collect()
     }
@@ -287,11 +352,22 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
         before: DateTime<Utc>,
         limit: u32,
     ) -> Result<Vec<String>, StoreError> {
-        let (before, limit) = (SqlValue::Timestamp(before), SqlValue::from(i64::from(limit)));
+        let limit = i64::from(limit);
         let sql = self.sql.workflow;
         let rows = match workflow_id {
-            Some(w) => sql.sessions_idle_of_workflow.query(tx, [w.into(), before, limit]).await?,
-            None => sql.sessions_idle_unbound.query(tx, [before, limit]).await?,
+            Some(w) => {
+                sql.sessions_idle_of_workflow
+                    .query(
+                        tx,
+                        workflow::SessionsIdleOfWorkflow { workflow_id: w.into(), before, limit },
+                    )
+                    .await?
+            }
+            None => {
+                sql.sessions_idle_unbound
+                    .query(tx, workflow::SessionsIdleUnbound { before, limit })
+                    .await?
+            }
         };
         rows.iter().map(|r| r.get_str("id").map(str::to_owned)).collect()
     }
@@ -301,7 +377,13 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
         tx: &mut dyn Transaction,
         id: &str,
     ) -> Result<bool, StoreError> {
-        Ok(self.sql.workflow.session_delete.execute(tx, [id.into()]).await? > 0)
+        Ok(self
+            .sql
+            .workflow
+            .session_delete
+            .execute(tx, workflow::SessionDelete { id: id.into() })
+            .await?
+            > 0)
     }
 
     async fn execution_adopt_in(
@@ -310,7 +392,13 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
         run_id: &str,
         owner: &str,
     ) -> Result<bool, StoreError> {
-        Ok(self.sql.workflow.execution_adopt.execute(tx, [run_id.into(), owner.into()]).await? > 0)
+        Ok(self
+            .sql
+            .workflow
+            .execution_adopt
+            .execute(tx, workflow::ExecutionAdopt { run_id: run_id.into(), owner: owner.into() })
+            .await?
+            > 0)
     }
 
     async fn session_adopt_in(
@@ -320,7 +408,7 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
         owner: &str,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        let params = [id.into(), owner.into(), SqlValue::Timestamp(now)];
+        let params = workflow::SessionAdopt { id: id.into(), owner: owner.into(), now };
         Ok(self.sql.workflow.session_adopt.execute(tx, params).await? > 0)
     }
 }

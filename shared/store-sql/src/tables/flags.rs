@@ -1,19 +1,36 @@
 //! `FlagSql`: the slots of the flags role's statements, each with its parameters.
 
+use chrono::{DateTime, Utc};
+
 use crate::statements;
 
 statements! {
     /// One dialect's statements for `jadpo_flags` and `jadpo_flag_changes`.
     pub struct FlagSql {
         /// Returns `name, mode, percentage, updated_at, updated_by`.
-        get(name),
+        get: Get(name: String),
         /// Returns every stored flag, by name.
-        list(),
+        list: List(),
         /// Insert or replace.
-        upsert(name, mode, percentage, now, who),
+        upsert: Upsert(
+            name: String,
+            mode: String,
+            percentage: i64,
+            now: DateTime<Utc>,
+            who: String,
+        ),
         /// One change to a flag, for its history.
-        change_insert(id, flag, changed_at, before, after, operator, db_role, os_account),
+        change_insert: ChangeInsert(
+            id: String,
+            flag: String,
+            changed_at: DateTime<Utc>,
+            before: String,
+            after: String,
+            operator: String,
+            db_role: String,
+            os_account: Option<String>,
+        ),
         /// Returns changes, newest first.
-        changes(flag, limit),
+        changes: Changes(flag: String, limit: i64),
     }
 }

@@ -1,21 +1,21 @@
 //! The statement tables, one per role: which statements a role runs and the parameters of
 //! each, in order. The text is each adapter's.
 
-mod audit;
-mod breaker;
-mod delivery_admin;
-mod files;
-mod flags;
-mod housekeeping;
-mod lease;
-mod passkeys;
-mod pipeline;
-mod schedule;
-mod service_keys;
-mod sign_in;
-mod steps;
-mod user_sessions;
-mod workflow;
+pub mod audit;
+pub mod breaker;
+pub mod delivery_admin;
+pub mod files;
+pub mod flags;
+pub mod housekeeping;
+pub mod lease;
+pub mod passkeys;
+pub mod pipeline;
+pub mod schedule;
+pub mod service_keys;
+pub mod sign_in;
+pub mod steps;
+pub mod user_sessions;
+pub mod workflow;
 
 pub use audit::AuditSql;
 pub use breaker::BreakerSql;
