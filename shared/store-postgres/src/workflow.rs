@@ -1,11 +1,12 @@
 //! The workflow tables' statements in PostgreSQL's: typed and JSONB columns, rows locked with `FOR UPDATE`.
 
+use chrono::{DateTime, Utc};
 use jadpo_core::model::workflow::state::{ExecutionState, ExecutionStatus};
 use jadpo_core::{Row, SqlValue, StoreError};
 use jadpo_store_sql::sql;
 use jadpo_store_sql::tables::workflow;
 use jadpo_store_sql::{ExecutionLayout, WorkflowSql, execution_head, ms};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// The workflow statements.
 pub(crate) static SQL: WorkflowSql = WorkflowSql {
@@ -345,34 +346,42 @@ fn execution_params(s: &ExecutionState) -> Result<Vec<SqlValue>, StoreError> {
     Ok(p)
 }
 
+jadpo_store_sql::columns! {
+    /// A run's execution row (`WorkflowSql::execution_get`): typed and JSONB columns.
+    struct ExecutionColumns {
+        run_id: String,
+        workflow_id: String,
+        workflow_version: String,
+        status: String,
+        current_node_id: Option<String>,
+        revision: u64,
+        input: Value,
+        data: Option<Value>,
+        error: Option<Value>,
+        cancellation_state: Option<Value>,
+        loop_state: Option<Value>,
+        created_at: DateTime<Utc>,
+        updated_at: DateTime<Utc>,
+    }
+}
+
 fn execution_from_row(r: &Row) -> Result<ExecutionState, StoreError> {
-    let status = r.get_str("status")?;
-    let object = |column: &str| -> Result<Option<Map<String, Value>>, StoreError> {
-        Ok(match r.get(column)? {
-            SqlValue::Null => None,
-            _ => r.get_json(column)?.as_object().cloned(),
-        })
-    };
-    let optional = |column: &str| -> Result<Option<Value>, StoreError> {
-        Ok(match r.get(column)? {
-            SqlValue::Null => None,
-            _ => Some(r.get_json(column)?),
-        })
-    };
+    let r = ExecutionColumns::read(r)?;
+    let object = |v: Option<Value>| v.and_then(|v| v.as_object().cloned());
     Ok(ExecutionState {
-        run_id: r.get_str("run_id")?.to_owned(),
-        workflow_id: r.get_str("workflow_id")?.to_owned(),
-        workflow_version: r.get_str("workflow_version")?.to_owned(),
-        status: ExecutionStatus::parse(status)
-            .ok_or_else(|| StoreError::internal(format!("unknown status {status:?}")))?,
-        current_node_id: r.get_opt_str("current_node_id")?.map(str::to_owned),
-        revision: u64::try_from(r.get_i64("revision")?).unwrap_or(0),
-        input: r.get_json("input")?,
-        data: object("data")?.unwrap_or_default(),
-        error: optional("error")?,
-        cancellation_state: optional("cancellation_state")?,
-        loop_state: object("loop_state")?,
-        created_at: r.get_timestamp("created_at")?.timestamp_millis(),
-        updated_at: r.get_timestamp("updated_at")?.timestamp_millis(),
+        status: ExecutionStatus::parse(&r.status)
+            .ok_or_else(|| StoreError::internal(format!("unknown status {:?}", r.status)))?,
+        run_id: r.run_id,
+        workflow_id: r.workflow_id,
+        workflow_version: r.workflow_version,
+        current_node_id: r.current_node_id,
+        revision: r.revision,
+        input: r.input,
+        data: object(r.data).unwrap_or_default(),
+        error: r.error,
+        cancellation_state: r.cancellation_state,
+        loop_state: object(r.loop_state),
+        created_at: r.created_at.timestamp_millis(),
+        updated_at: r.updated_at.timestamp_millis(),
     })
 }

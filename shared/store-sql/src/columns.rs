@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use jadpo_core::{Row, SqlValue, StoreError};
 
 /// A type a column is read as.
-pub(crate) trait Column: Sized {
+pub trait Column: Sized {
     /// The value of `column` in `row`.
     fn read(row: &Row, column: &str) -> Result<Self, StoreError>;
 }
@@ -84,6 +84,15 @@ impl Column for SqlValue {
     }
 }
 
+impl Column for Option<serde_json::Value> {
+    fn read(row: &Row, column: &str) -> Result<Self, StoreError> {
+        match row.get(column)? {
+            SqlValue::Null => Ok(None),
+            value => value.json(column).map(Some),
+        }
+    }
+}
+
 impl Column for Vec<u8> {
     fn read(row: &Row, column: &str) -> Result<Self, StoreError> {
         row.get_bytes(column).map(<[u8]>::to_vec)
@@ -96,10 +105,14 @@ impl Column for Option<Vec<u8>> {
     }
 }
 
+/// A field's column: its name without the raw-identifier prefix (`r#type` reads `type`).
+pub fn name(field: &'static str) -> &'static str {
+    field.strip_prefix("r#").unwrap_or(field)
+}
+
 /// Declares the columns a statement's rows are read as: `struct Name { column: Type, ... }`,
 /// each field read from the column of its name by [`Column`], all of them by `Name::read(row)`.
 #[macro_export]
-#[doc(hidden)]
 macro_rules! columns {
     ($(
         $(#[$meta:meta])*
@@ -114,10 +127,38 @@ macro_rules! columns {
         impl $name {
             /// Reads the row, each field from the column of its name.
             pub(crate) fn read(row: &jadpo_core::Row) -> Result<Self, jadpo_core::StoreError> {
-                Ok(Self { $($field: $crate::columns::Column::read(row, stringify!($field))?,)* })
+                use $crate::columns::{Column, name};
+                Ok(Self { $($field: Column::read(row, name(stringify!($field)))?,)* })
             }
         }
     )*};
+}
+
+/// Reads a struct whose fields are a row's columns, each by [`Column`] as its field's type:
+/// `read_row!(row => ScheduleRow { name, next_due_at, ... })`, or `field = column` where the
+/// column has another name.
+#[macro_export]
+macro_rules! read_row {
+    ($row:expr => $ty:ident { $($field:ident $(= $column:ident)?),* $(,)? }) => {{
+        use $crate::columns::{Column, name};
+        let row: &jadpo_core::Row = $row;
+        let read = || -> Result<$ty, jadpo_core::StoreError> {
+            Ok($ty { $($field: Column::read(row, name($crate::column_of!($field $($column)?)))?,)* })
+        };
+        read()
+    }};
+}
+
+/// The column a [`read_row!`] field reads: its own name, or the one given.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! column_of {
+    ($field:ident) => {
+        stringify!($field)
+    };
+    ($field:ident $column:ident) => {
+        stringify!($column)
+    };
 }
 
 #[cfg(test)]
@@ -127,7 +168,7 @@ mod tests {
     use super::*;
 
     crate::columns! {
-        struct Sample { n: u64, name: Option<String>, at: DateTime<Utc>, flag: bool }
+        struct Sample { n: u64, name: Option<String>, at: DateTime<Utc>, r#type: bool }
     }
 
     fn row(pairs: Vec<(&str, SqlValue)>) -> Row {
@@ -139,13 +180,29 @@ mod tests {
     fn a_row_is_read_by_its_fields_names_and_types() {
         let at = DateTime::from_timestamp_millis(1_700_000_000_000).unwrap_or_default();
         let read = Sample::read(&row(vec![
-            ("flag", SqlValue::Int(1)),
+            ("type", SqlValue::Int(1)),
             ("at", SqlValue::Timestamp(at)),
             ("name", SqlValue::Null),
             ("n", SqlValue::Int(3)),
         ]));
         let read = read.unwrap_or_else(|e| panic!("read: {e}"));
-        assert_eq!((read.n, read.name, read.at, read.flag), (3, None, at, true));
+        assert_eq!((read.n, read.name, read.at, read.r#type), (3, None, at, true));
+    }
+
+    #[derive(Debug, PartialEq)]
+    struct Model {
+        n: u64,
+        when: DateTime<Utc>,
+    }
+
+    #[test]
+    fn a_model_is_read_field_by_field_with_its_columns_renamed_where_asked() {
+        let at = DateTime::from_timestamp_millis(5).unwrap_or_default();
+        let r = row(vec![("n", SqlValue::Int(2)), ("at", SqlValue::Int(5))]);
+        let read = crate::read_row!(&r => Model { n, when = at });
+        assert_eq!(read.ok(), Some(Model { n: 2, when: at }));
+        let missing = crate::read_row!(&r => Model { n, when });
+        assert!(missing.is_err_and(|e| e.to_string().contains("\"when\"")));
     }
 
     #[test]
@@ -153,7 +210,7 @@ mod tests {
         let at = SqlValue::Timestamp(DateTime::from_timestamp_millis(0).unwrap_or_default());
         let cases = [
             (
-                vec![("n", SqlValue::Int(1)), ("at", at.clone()), ("flag", SqlValue::Bool(true))],
+                vec![("n", SqlValue::Int(1)), ("at", at.clone()), ("type", SqlValue::Bool(true))],
                 "name",
             ),
             (
@@ -161,7 +218,7 @@ mod tests {
                     ("n", SqlValue::Text("x".into())),
                     ("name", SqlValue::Null),
                     ("at", at.clone()),
-                    ("flag", SqlValue::Bool(true)),
+                    ("type", SqlValue::Bool(true)),
                 ],
                 "\"n\"",
             ),
@@ -170,7 +227,7 @@ mod tests {
                     ("n", SqlValue::Int(-1)),
                     ("name", SqlValue::Null),
                     ("at", at),
-                    ("flag", SqlValue::Bool(true)),
+                    ("type", SqlValue::Bool(true)),
                 ],
                 "n out of range",
             ),

@@ -27,7 +27,7 @@
 //! run on both adapters hold the two forms to one behaviour. Each adapter's tests read every
 //! slot of its dialect ([`SqlDialect::slots`]) and check that its text uses exactly `$1` … `$N`.
 
-mod columns;
+pub mod columns;
 mod dialect;
 mod marks;
 mod named;

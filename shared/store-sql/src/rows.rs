@@ -70,3 +70,12 @@ pub(crate) fn delivery(row: &Row) -> Result<Delivery, StoreError> {
         unreadable,
     })
 }
+
+crate::columns! {
+    /// A row's `id`.
+    struct Id { id: String }
+    /// A row's `run_id`.
+    struct RunId { run_id: String }
+    /// A count, `n`.
+    struct Count { n: u64 }
+}

@@ -323,7 +323,12 @@ fn execution_params(s: &ExecutionState) -> Result<Vec<SqlValue>, StoreError> {
     Ok(p)
 }
 
+jadpo_store_sql::columns! {
+    /// A run's execution row (`WorkflowSql::execution_get`): the state as one JSON document.
+    struct ExecutionColumns { state_json: String }
+}
+
 fn execution_from_row(r: &Row) -> Result<ExecutionState, StoreError> {
-    serde_json::from_str(r.get_str("state_json")?)
+    serde_json::from_str(&ExecutionColumns::read(r)?.state_json)
         .map_err(|e| StoreError::internal(format!("state_json is not an execution state: {e}")))
 }

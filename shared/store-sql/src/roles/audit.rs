@@ -10,7 +10,7 @@ use jadpo_core::model::encoding::Kept;
 use jadpo_core::error::StoreError;
 use jadpo_core::model::audit::{AuditContext, AuditRow, AuditSpec, Fields};
 use jadpo_core::ports::AuditStore;
-use jadpo_core::sql::Row;
+use jadpo_core::sql::{Row, SqlValue};
 use jadpo_core::transaction::{Transaction, TransactionalStore};
 
 use crate::store::SqlStore;
@@ -20,28 +20,54 @@ fn opt(v: Option<&str>) -> Option<String> {
     v.map(str::to_owned)
 }
 
+crate::columns! {
+    /// An audit row (`AuditSql::rows`).
+    struct AuditColumns {
+        entity: String,
+        record_id: String,
+        seq: i64,
+        changed_at: DateTime<Utc>,
+        kind: String,
+        actor: String,
+        db_role: Option<String>,
+        action: Option<String>,
+        request_id: Option<String>,
+        trace: Option<String>,
+        changes: SqlValue,
+        encoding: Option<i64>,
+    }
+}
+
 fn audit_row(r: &Row) -> Result<AuditRow, StoreError> {
-    let encoding = r.get_opt_i64("encoding")?;
+    let r = AuditColumns::read(r)?;
     // A row kept in a form this build does not read is returned as such, the others as usual.
-    let unreadable = Kept::AuditChanges.read(encoding).err().map(|e| e.to_string());
+    let unreadable = Kept::AuditChanges.read(r.encoding).err().map(|e| e.to_string());
     let changes = match unreadable {
         Some(_) => serde_json::Value::Null,
-        None => serde_json::from_str(r.get_str("changes")?)
-            .map_err(|e| StoreError::internal(format!("audit changes are not JSON: {e}")))?,
+        None => match &r.changes {
+            SqlValue::Text(text) => serde_json::from_str(text)
+                .map_err(|e| StoreError::internal(format!("audit changes are not JSON: {e}")))?,
+            other => {
+                return Err(StoreError::internal(format!(
+                    "audit changes hold {}, not text",
+                    other.kind()
+                )));
+            }
+        },
     };
     Ok(AuditRow {
-        entity: r.get_str("entity")?.to_owned(),
-        record_id: r.get_str("record_id")?.to_owned(),
-        seq: r.get_i64("seq")?,
-        changed_at: r.get_timestamp("changed_at")?,
-        kind: r.get_str("kind")?.to_owned(),
-        actor: r.get_str("actor")?.to_owned(),
-        db_role: r.get_opt_str("db_role")?.map(str::to_owned),
-        action: r.get_opt_str("action")?.map(str::to_owned),
-        request_id: r.get_opt_str("request_id")?.map(str::to_owned),
-        trace: r.get_opt_str("trace")?.map(str::to_owned),
+        entity: r.entity,
+        record_id: r.record_id,
+        seq: r.seq,
+        changed_at: r.changed_at,
+        kind: r.kind,
+        actor: r.actor,
+        db_role: r.db_role,
+        action: r.action,
+        request_id: r.request_id,
+        trace: r.trace,
         changes,
-        encoding,
+        encoding: r.encoding,
         unreadable,
     })
 }

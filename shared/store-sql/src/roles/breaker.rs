@@ -10,23 +10,43 @@ use jadpo_core::ports::BreakerStore;
 use jadpo_core::sql::Row;
 use jadpo_core::transaction::{Transaction, TransactionalStore};
 
+use crate::rows::Id;
 use crate::store::SqlStore;
 use crate::tables::breaker;
 
+crate::columns! {
+    /// A breaker (`BreakerSql::get`, `lock`, `list`).
+    struct BreakerColumns {
+        connection: String,
+        state: String,
+        failures: i64,
+        opened_at: Option<DateTime<Utc>>,
+        pause_ms: i64,
+        reopen_at: Option<DateTime<Utc>>,
+        probe_delivery: Option<String>,
+        probe_started_at: Option<DateTime<Utc>>,
+        alert_at: Option<DateTime<Utc>>,
+        alert_raised_at: Option<DateTime<Utc>>,
+    }
+    /// `BreakerSql::alerts`.
+    struct OpenColumns { connection: String, opened_at: Option<DateTime<Utc>> }
+}
+
 fn breaker(r: &Row) -> Result<Breaker, StoreError> {
-    let state = r.get_str("state")?;
+    let b = BreakerColumns::read(r)?;
+    let state = State::parse(&b.state)
+        .ok_or_else(|| StoreError::internal(format!("unknown breaker state {:?}", b.state)))?;
     Ok(Breaker {
-        connection: r.get_str("connection")?.to_owned(),
-        state: State::parse(state)
-            .ok_or_else(|| StoreError::internal(format!("unknown breaker state {state:?}")))?,
-        failures: u32::try_from(r.get_i64("failures")?).unwrap_or(u32::MAX),
-        opened_at: r.get_opt_timestamp("opened_at")?,
-        pause_ms: r.get_i64("pause_ms")?,
-        reopen_at: r.get_opt_timestamp("reopen_at")?,
-        probe_delivery: r.get_opt_str("probe_delivery")?.map(str::to_owned),
-        probe_started_at: r.get_opt_timestamp("probe_started_at")?,
-        alert_at: r.get_opt_timestamp("alert_at")?,
-        alert_raised_at: r.get_opt_timestamp("alert_raised_at")?,
+        connection: b.connection,
+        state,
+        failures: u32::try_from(b.failures).unwrap_or(u32::MAX),
+        opened_at: b.opened_at,
+        pause_ms: b.pause_ms,
+        reopen_at: b.reopen_at,
+        probe_delivery: b.probe_delivery,
+        probe_started_at: b.probe_started_at,
+        alert_at: b.alert_at,
+        alert_raised_at: b.alert_raised_at,
     })
 }
 
@@ -105,7 +125,7 @@ impl<C: TransactionalStore> BreakerStore for SqlStore<C> {
             .release
             .query(tx, breaker::Release { connection: connection.into(), now })
             .await?;
-        rows.iter().map(|r| Ok(r.get_str("id")?.to_owned())).collect()
+        rows.iter().map(|r| Id::read(r).map(|r| r.id)).collect()
     }
 
     async fn breakers_list(&self) -> Result<Vec<Breaker>, StoreError> {
@@ -133,11 +153,11 @@ impl<C: TransactionalStore> BreakerStore for SqlStore<C> {
             .await?;
         rows.iter()
             .map(|r| {
-                let since =
-                    r.get_opt_timestamp("opened_at")?.map_or_else(String::new, |t| t.to_rfc3339());
+                let open = OpenColumns::read(r)?;
+                let since = open.opened_at.map_or_else(String::new, |t| t.to_rfc3339());
                 Ok(Alert {
                     kind: "breaker.open",
-                    item: r.get_str("connection")?.to_owned(),
+                    item: open.connection,
                     detail: format!(
                         "circuit breaker open since {since}; deliveries calling it are held"
                     ),

@@ -18,6 +18,7 @@ use jadpo_core::ports::DeliveryAdminStore;
 use jadpo_core::transaction::{Transaction, TransactionalStore, commit_or_rollback};
 
 use crate::rows;
+use crate::rows::Count;
 use crate::statement::Params;
 use crate::statement::Statement;
 use crate::store::SqlStore;
@@ -63,8 +64,21 @@ pub(crate) fn text(value: Option<&String>) -> Option<String> {
     value.cloned()
 }
 
-fn count(row: &jadpo_core::Row, column: &str) -> Result<u64, StoreError> {
-    u64::try_from(row.get_i64(column)?).map_err(|_| StoreError::internal(format!("{column} < 0")))
+/// The count in the first of `rows`, 0 when there is none.
+fn first_count(rows: &[jadpo_core::Row]) -> Result<u64, StoreError> {
+    Ok(rows.first().map(Count::read).transpose()?.map_or(0, |c| c.n))
+}
+
+crate::columns! {
+    /// `DeliveryAdminSql::oldest_pending`.
+    struct Oldest { oldest: Option<DateTime<Utc>> }
+    /// `DeliveryAdminSql::dead_groups`.
+    struct DeadGroupColumns {
+        subscriber: String,
+        last_failure: Option<String>,
+        n: u64,
+        newest: Option<DateTime<Utc>>,
+    }
 }
 
 #[async_trait]
@@ -129,8 +143,7 @@ impl<C: TransactionalStore> DeliveryAdminStore for SqlStore<C> {
             let params =
                 delivery_admin::CountStatus { status: status.as_str().into(), cap: capped };
             let rows = page_read(self, sql.count_status, params).await?;
-            let n = rows.first().map(|r| count(r, "n")).transpose()?.unwrap_or(0);
-            counts.push((status, n));
+            counts.push((status, first_count(&rows)?));
         }
         let rows = page_read(
             self,
@@ -138,10 +151,9 @@ impl<C: TransactionalStore> DeliveryAdminStore for SqlStore<C> {
             delivery_admin::CountDeadSince { since, cap: capped },
         )
         .await?;
-        let dead_since = rows.first().map(|r| count(r, "n")).transpose()?.unwrap_or(0);
+        let dead_since = first_count(&rows)?;
         let rows = sql.oldest_pending.query_once(self, delivery_admin::OldestPending {}).await?;
-        let oldest_pending =
-            rows.first().map(|r| r.get_opt_timestamp("oldest")).transpose()?.flatten();
+        let oldest_pending = rows.first().map(Oldest::read).transpose()?.and_then(|o| o.oldest);
         Ok(DeliverySummary { counts, dead_since, oldest_pending, cap: u64::from(cap) })
     }
 
@@ -153,11 +165,12 @@ impl<C: TransactionalStore> DeliveryAdminStore for SqlStore<C> {
         let rows = page_read(self, self.sql.delivery_admin.dead_groups, params).await?;
         rows.iter()
             .map(|r| {
+                let g = DeadGroupColumns::read(r)?;
                 Ok(DeadGroup {
-                    subscriber: r.get_str("subscriber")?.to_owned(),
-                    failure: r.get_opt_str("last_failure")?.map(str::to_owned),
-                    count: count(r, "n")?,
-                    newest: r.get_opt_timestamp("newest")?,
+                    subscriber: g.subscriber,
+                    failure: g.last_failure,
+                    count: g.n,
+                    newest: g.newest,
                 })
             })
             .collect()

@@ -12,34 +12,55 @@ use jadpo_core::ports::FileStore;
 use jadpo_core::sql::Row;
 use jadpo_core::transaction::{Transaction, TransactionalStore};
 
+use crate::rows::Count;
 use crate::store::SqlStore;
 use crate::tables::files;
 
+crate::columns! {
+    /// A stored file's count and what its upload registered (`FileSql::get`).
+    struct FileColumns {
+        file_id: String,
+        refs: i64,
+        state: String,
+        unheld_since: Option<DateTime<Utc>>,
+        updated_at: Option<DateTime<Utc>>,
+        uploader: Option<String>,
+        name: Option<String>,
+        content_type: Option<String>,
+        size: Option<i64>,
+        sha256: Option<String>,
+    }
+    /// `FileSql::usage`.
+    struct UsageColumns { files: u64, bytes: u64 }
+    /// A file's id.
+    struct FileId { file_id: String }
+    /// A row holding a file (the generated `holders` statement).
+    struct Holder { file: String, owner: Option<String> }
+}
+
 fn stored(r: &Row) -> Result<StoredFile, StoreError> {
-    let state = r.get_str("state")?;
+    let r = FileColumns::read(r)?;
+    let state = FileState::parse(&r.state)
+        .ok_or_else(|| StoreError::internal(format!("unknown file state {:?}", r.state)))?;
     Ok(StoredFile {
-        file_id: r.get_str("file_id")?.to_owned(),
-        refs: r.get_i64("refs")?,
-        state: FileState::parse(state)
-            .ok_or_else(|| StoreError::internal(format!("unknown file state {state:?}")))?,
-        unheld_since: r.get_opt_timestamp("unheld_since")?,
-        updated_at: r.get_opt_timestamp("updated_at")?,
-        uploader: r.get_opt_str("uploader")?.map(str::to_owned),
-        registered: registered(r)?,
+        registered: registered(&r)?,
+        file_id: r.file_id,
+        refs: r.refs,
+        state,
+        unheld_since: r.unheld_since,
+        updated_at: r.updated_at,
+        uploader: r.uploader,
     })
 }
 
 /// The file as its upload registered it, if an upload did.
-fn registered(r: &Row) -> Result<Option<File>, StoreError> {
-    let (Some(name), Some(content_type), Some(size), Some(sha256)) = (
-        r.get_opt_str("name")?,
-        r.get_opt_str("content_type")?,
-        r.get_opt_i64("size")?,
-        r.get_opt_str("sha256")?,
-    ) else {
+fn registered(r: &FileColumns) -> Result<Option<File>, StoreError> {
+    let (Some(name), Some(content_type), Some(size), Some(sha256)) =
+        (&r.name, &r.content_type, r.size, &r.sha256)
+    else {
         return Ok(None);
     };
-    let id = r.get_str("file_id")?;
+    let id = &r.file_id;
     let size = u64::try_from(size)
         .map_err(|_| StoreError::internal(format!("file {id} has a negative size")))?;
     File::new(id, name, content_type, size, sha256)
@@ -53,14 +74,12 @@ fn count(n: u64) -> i64 {
 }
 
 fn usage_of(r: &Row) -> Result<Usage, StoreError> {
-    let as_count = |what: &str| -> Result<u64, StoreError> {
-        Ok(u64::try_from(r.get_i64(what)?).unwrap_or(0))
-    };
-    Ok(Usage { files: as_count("files")?, bytes: as_count("bytes")? })
+    let u = UsageColumns::read(r)?;
+    Ok(Usage { files: u.files, bytes: u.bytes })
 }
 
 fn ids(rows: &[Row]) -> Result<Vec<String>, StoreError> {
-    rows.iter().map(|r| r.get_str("file_id").map(str::to_owned)).collect()
+    rows.iter().map(|r| FileId::read(r).map(|f| f.file_id)).collect()
 }
 
 #[async_trait]
@@ -74,7 +93,7 @@ impl<C: TransactionalStore> FileStore for SqlStore<C> {
         if let Some(lock) = (generated.lock)(field) {
             tx.batch(&lock).await?;
         }
-        let had = tx.query_one(&(generated.trigger_count)(field), &[]).await?.get_i64("n")? > 0;
+        let had = Count::read(&tx.query_one(&(generated.trigger_count)(field), &[]).await?)?.n > 0;
         for statement in (generated.trigger_ddl)(field) {
             tx.batch(&statement).await?;
         }
@@ -91,17 +110,13 @@ impl<C: TransactionalStore> FileStore for SqlStore<C> {
     ) -> Result<Vec<(String, Option<String>)>, StoreError> {
         let sql = (self.sql.files_generated.holders)(field);
         let rows = self.query_once(&sql, &[file_id.into()]).await?;
-        rows.iter()
-            .map(|r| {
-                Ok((r.get_str("file")?.to_owned(), r.get_opt_str("owner")?.map(str::to_owned)))
-            })
-            .collect()
+        rows.iter().map(|r| Holder::read(r).map(|h| (h.file, h.owner))).collect()
     }
 
     async fn file_trigger_exists(&self, field: &FileField) -> Result<bool, StoreError> {
         let rows = self.query_once(&(self.sql.files_generated.trigger_count)(field), &[]).await?;
         match rows.first() {
-            Some(row) => Ok(row.get_i64("n")? > 0),
+            Some(row) => Ok(Count::read(row)?.n > 0),
             None => Ok(false),
         }
     }

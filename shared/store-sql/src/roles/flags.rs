@@ -13,28 +13,32 @@ use jadpo_core::transaction::{On, Transaction, TransactionalStore};
 use crate::store::SqlStore;
 use crate::tables::flags;
 
+crate::columns! {
+    /// A flag (`FlagSql::get`, `list`).
+    struct FlagColumns {
+        name: String,
+        mode: String,
+        percentage: i64,
+        updated_at: DateTime<Utc>,
+        updated_by: String,
+    }
+}
+
 fn stored(r: &Row) -> Result<StoredFlag, StoreError> {
-    let mode = r.get_str("mode")?;
-    let pct = r.get_i64("percentage")?;
+    let f = FlagColumns::read(r)?;
+    let (mode, pct) = (f.mode.as_str(), f.percentage);
     Ok(StoredFlag {
-        name: r.get_str("name")?.to_owned(),
         rollout: Rollout::from_stored(mode, pct)
             .ok_or_else(|| StoreError::internal(format!("unknown flag state {mode:?} {pct}")))?,
-        updated_at: r.get_timestamp("updated_at")?,
-        updated_by: r.get_str("updated_by")?.to_owned(),
+        name: f.name,
+        updated_at: f.updated_at,
+        updated_by: f.updated_by,
     })
 }
 
 fn change(r: &Row) -> Result<FlagChange, StoreError> {
-    Ok(FlagChange {
-        id: r.get_str("id")?.to_owned(),
-        flag: r.get_str("flag")?.to_owned(),
-        changed_at: r.get_timestamp("changed_at")?,
-        before: r.get_str("before")?.to_owned(),
-        after: r.get_str("after")?.to_owned(),
-        operator: r.get_str("operator")?.to_owned(),
-        db_role: r.get_str("db_role")?.to_owned(),
-        os_account: r.get_opt_str("os_account")?.map(str::to_owned),
+    crate::read_row!(r => FlagChange {
+        id, flag, changed_at, before, after, operator, db_role, os_account,
     })
 }
 

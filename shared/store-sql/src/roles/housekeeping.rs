@@ -12,6 +12,13 @@ use jadpo_core::transaction::{Transaction, TransactionalStore};
 use crate::store::SqlStore;
 use crate::tables::{housekeeping, steps};
 
+crate::columns! {
+    /// `HousekeepingSql::dead_alerts`.
+    struct DeadColumns { id: String, subscriber: String, last_failure: Option<String> }
+    /// `HousekeepingSql::overdue_alerts`.
+    struct OverdueColumns { name: String, next_due_at: DateTime<Utc> }
+}
+
 #[async_trait]
 impl<C: TransactionalStore> HousekeepingStore for SqlStore<C> {
     async fn housekeeping_delete(
@@ -81,14 +88,15 @@ impl<C: TransactionalStore> HousekeepingStore for SqlStore<C> {
             statement.query(tx, housekeeping::DeadAlerts { now, limit: i64::from(limit) }).await?;
         rows.iter()
             .map(|r| {
+                let dead = DeadColumns::read(r)?;
                 Ok(Alert {
                     kind: "delivery.dead",
-                    item: r.get_str("id")?.to_owned(),
                     detail: format!(
                         "delivery to subscriber {:?} is dead after its last attempt: {}",
-                        r.get_str("subscriber")?,
-                        r.get_opt_str("last_failure")?.unwrap_or("no failure recorded")
+                        dead.subscriber,
+                        dead.last_failure.as_deref().unwrap_or("no failure recorded")
                     ),
+                    item: dead.id,
                 })
             })
             .collect()
@@ -106,12 +114,13 @@ impl<C: TransactionalStore> HousekeepingStore for SqlStore<C> {
         let rows = statement.query(tx, params).await?;
         rows.iter()
             .map(|r| {
+                let overdue = OverdueColumns::read(r)?;
                 Ok(Alert {
                     kind: "schedule.overdue",
-                    item: r.get_str("name")?.to_owned(),
+                    item: overdue.name,
                     detail: format!(
                         "due at {} and not run since: is the schedule-tick function running?",
-                        r.get_timestamp("next_due_at")?.to_rfc3339()
+                        overdue.next_due_at.to_rfc3339()
                     ),
                 })
             })

@@ -13,6 +13,11 @@ use jadpo_core::transaction::{Transaction, TransactionalStore};
 use crate::store::SqlStore;
 use crate::tables::lease;
 
+crate::columns! {
+    /// A lease taken (`LeaseSql::take`).
+    struct Generation { lease_generation: i64 }
+}
+
 #[async_trait]
 impl<C: TransactionalStore> LeaseStore for SqlStore<C> {
     async fn lease_take(
@@ -38,7 +43,7 @@ impl<C: TransactionalStore> LeaseStore for SqlStore<C> {
                     table,
                     key: key.to_owned(),
                     owner: owner.to_owned(),
-                    generation: r.get_i64("lease_generation")?,
+                    generation: Generation::read(r)?.lease_generation,
                     expires_at,
                 })
             })

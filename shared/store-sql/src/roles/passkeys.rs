@@ -17,20 +17,46 @@ use crate::statement::Params;
 use crate::store::SqlStore;
 use crate::tables::passkeys;
 
-fn encoding(row: &Row) -> Result<Option<i16>, StoreError> {
-    row.get_opt_i64("encoding")?
+crate::columns! {
+    /// A passkey (`PasskeySql::find`, `of_user`).
+    struct PasskeyColumns {
+        credential_id: String,
+        user_id: String,
+        user_handle: String,
+        credential: Vec<u8>,
+        counters: Vec<u8>,
+        encoding: Option<i64>,
+    }
+    /// `PasskeySql::listed`.
+    struct ListedColumns {
+        credential_id: String,
+        registered_at: DateTime<Utc>,
+        last_used_at: Option<DateTime<Utc>>,
+    }
+    /// `PasskeySql::challenge_take`.
+    struct ChallengeColumns {
+        bound_to: Option<String>,
+        state: Vec<u8>,
+        encoding: Option<i64>,
+        expires_at: DateTime<Utc>,
+    }
+}
+
+fn encoding(stored: Option<i64>) -> Result<Option<i16>, StoreError> {
+    stored
         .map(|e| i16::try_from(e).map_err(|_| StoreError::invalid(format!("encoding {e}"))))
         .transpose()
 }
 
 fn passkey(row: &Row) -> Result<StoredPasskey, StoreError> {
+    let p = PasskeyColumns::read(row)?;
     Ok(StoredPasskey {
-        credential_id: row.get_str("credential_id")?.to_owned(),
-        user_id: row.get_str("user_id")?.to_owned(),
-        user_handle: row.get_str("user_handle")?.to_owned(),
-        credential: row.get_bytes("credential")?.to_vec(),
-        counters: row.get_bytes("counters")?.to_vec(),
-        encoding: encoding(row)?,
+        credential_id: p.credential_id,
+        user_id: p.user_id,
+        user_handle: p.user_handle,
+        credential: p.credential,
+        counters: p.counters,
+        encoding: encoding(p.encoding)?,
     })
 }
 
@@ -45,10 +71,11 @@ impl<C: TransactionalStore> PasskeyStore for SqlStore<C> {
             .await?;
         rows.iter()
             .map(|r| {
+                let l = ListedColumns::read(r)?;
                 Ok(PasskeyInfo {
-                    credential_id: r.get_str("credential_id")?.to_owned(),
-                    registered_at: r.get_timestamp("registered_at")?,
-                    last_used_at: r.get_opt_timestamp("last_used_at")?,
+                    credential_id: l.credential_id,
+                    registered_at: l.registered_at,
+                    last_used_at: l.last_used_at,
                 })
             })
             .collect()
@@ -106,11 +133,12 @@ impl<C: TransactionalStore> PasskeyStore for SqlStore<C> {
         };
         let row = self.sql.passkeys.challenge_take.query_opt(tx, params).await?;
         row.map(|r| {
+            let c = ChallengeColumns::read(&r)?;
             Ok(TakenChallenge {
-                bound_to: r.get_opt_str("bound_to")?.map(str::to_owned),
-                state: r.get_bytes("state")?.to_vec(),
-                encoding: encoding(&r)?,
-                expires_at: r.get_timestamp("expires_at")?,
+                bound_to: c.bound_to,
+                state: c.state,
+                encoding: encoding(c.encoding)?,
+                expires_at: c.expires_at,
             })
         })
         .transpose()

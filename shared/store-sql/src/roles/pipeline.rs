@@ -15,9 +15,16 @@ use jadpo_core::model::delivery::{
 use jadpo_core::ports::PipelineStore;
 use jadpo_core::transaction::{Transaction, TransactionalStore};
 
-use crate::rows;
+use crate::rows::{self, Count};
 use crate::store::SqlStore;
 use crate::tables::pipeline;
+
+crate::columns! {
+    /// A handled record inserted (`PipelineSql::handled_insert_many`).
+    struct DeliveryId { delivery_id: String }
+    /// The response kept under an idempotency key (`PipelineSql::idempotency_select`).
+    struct StoredColumns { request_digest: String, response_status: i64, response_body: String }
+}
 
 fn id_list(ids: &[String]) -> serde_json::Value {
     ids.iter().map(|id| serde_json::Value::String(id.clone())).collect()
@@ -153,14 +160,7 @@ impl<C: TransactionalStore> PipelineStore for SqlStore<C> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let rows =
             sql.query_once(self, pipeline::DeliveriesClaimDue { now, lost_before, limit }).await?;
-        rows.iter()
-            .map(|r| {
-                Ok(QueuedDelivery {
-                    id: r.get_str("id")?.to_owned(),
-                    traceparent: r.get_opt_str("traceparent")?.map(str::to_owned),
-                })
-            })
-            .collect()
+        rows.iter().map(|r| crate::read_row!(r => QueuedDelivery { id, traceparent })).collect()
     }
 
     async fn deliveries_count_sent_before(
@@ -170,8 +170,7 @@ impl<C: TransactionalStore> PipelineStore for SqlStore<C> {
         let sql = self.sql.pipeline.deliveries_count_sent_before;
         let rows =
             sql.query_once(self, pipeline::DeliveriesCountSentBefore { lost_before }).await?;
-        let n = rows.first().map(|r| r.get_i64("n")).transpose()?.unwrap_or(0);
-        Ok(u64::try_from(n).unwrap_or(0))
+        Ok(rows.first().map(Count::read).transpose()?.map_or(0, |c| c.n))
     }
 
     async fn deliveries_mark_enqueued(
@@ -244,7 +243,7 @@ impl<C: TransactionalStore> PipelineStore for SqlStore<C> {
             .collect();
         let sql = self.sql.pipeline.handled_insert_many;
         let rows = sql.query(tx, pipeline::HandledInsertMany { handled: rows.into(), now }).await?;
-        rows.iter().map(|r| r.get_str("delivery_id").map(str::to_owned)).collect()
+        rows.iter().map(|r| DeliveryId::read(r).map(|d| d.delivery_id)).collect()
     }
 
     async fn idempotency_claim(
@@ -283,12 +282,13 @@ impl<C: TransactionalStore> PipelineStore for SqlStore<C> {
             .idempotency_select
             .query_one(tx, pipeline::IdempotencySelect { scope: scope.into(), key: key.into() })
             .await?;
-        let status = u16::try_from(row.get_i64("response_status")?)
+        let stored = StoredColumns::read(&row)?;
+        let status = u16::try_from(stored.response_status)
             .map_err(|_| StoreError::internal("stored response status out of range"))?;
         Ok(Some(StoredResponse {
-            request_digest: row.get_str("request_digest")?.to_owned(),
+            request_digest: stored.request_digest,
             status,
-            body: row.get_str("response_body")?.to_owned(),
+            body: stored.response_body,
         }))
     }
 

@@ -19,46 +19,31 @@ fn opt(v: Option<&str>) -> Option<String> {
     v.map(str::to_owned)
 }
 
+crate::columns! {
+    /// A schedule's name (`ScheduleSql::due`).
+    struct Name { name: String }
+    /// `ScheduleSql::unfinished`.
+    struct Unfinished { unfinished: i64 }
+    /// `ScheduleSql::current_role`.
+    struct Role { role: String }
+}
+
 fn schedule_row(r: &Row) -> Result<ScheduleRow, StoreError> {
-    Ok(ScheduleRow {
-        name: r.get_str("name")?.to_owned(),
-        expression: r.get_str("expression")?.to_owned(),
-        event_type: r.get_str("event_type")?.to_owned(),
-        next_due_at: r.get_timestamp("next_due_at")?,
-        last_tick_at: r.get_opt_timestamp("last_tick_at")?,
-        last_run_id: r.get_opt_str("last_run_id")?.map(str::to_owned),
-        paused_at: r.get_opt_timestamp("paused_at")?,
-        removed_at: r.get_opt_timestamp("removed_at")?,
-        lease_owner: r.get_opt_str("lease_owner")?.map(str::to_owned),
-        lease_expires_at: r.get_opt_timestamp("lease_expires_at")?,
+    crate::read_row!(r => ScheduleRow {
+        name, expression, event_type, next_due_at, last_tick_at, last_run_id, paused_at,
+        removed_at, lease_owner, lease_expires_at,
     })
 }
 
 fn run_row(r: &Row) -> Result<ScheduleRun, StoreError> {
-    Ok(ScheduleRun {
-        id: r.get_str("id")?.to_owned(),
-        schedule: r.get_str("schedule")?.to_owned(),
-        tick_at: r.get_timestamp("tick_at")?,
-        status: r.get_str("status")?.to_owned(),
-        trigger: r.get_str("trigger")?.to_owned(),
-        reason: r.get_opt_str("reason")?.map(str::to_owned),
-        outbox_id: r.get_opt_str("outbox_id")?.map(str::to_owned),
-        recorded_at: r.get_timestamp("recorded_at")?,
+    crate::read_row!(r => ScheduleRun {
+        id, schedule, tick_at, status, trigger, reason, outbox_id, recorded_at,
     })
 }
 
 fn action_row(r: &Row) -> Result<StoredAction, StoreError> {
-    Ok(StoredAction {
-        id: r.get_str("id")?.to_owned(),
-        acted_at: r.get_timestamp("acted_at")?,
-        action: r.get_str("action")?.to_owned(),
-        item_kind: r.get_str("item_kind")?.to_owned(),
-        item: r.get_str("item")?.to_owned(),
-        item_state: r.get_str("item_state")?.to_owned(),
-        operator: r.get_str("operator")?.to_owned(),
-        db_role: r.get_str("db_role")?.to_owned(),
-        detail: r.get_opt_str("detail")?.map(str::to_owned),
-        os_account: r.get_opt_str("os_account")?.map(str::to_owned),
+    crate::read_row!(r => StoredAction {
+        id, acted_at, action, item_kind, item, item_state, operator, db_role, detail, os_account,
     })
 }
 
@@ -153,7 +138,7 @@ impl<C: TransactionalStore> ScheduleStore for SqlStore<C> {
             .due
             .query_once(self, schedule::Due { now, limit: i64::from(limit) })
             .await?;
-        rows.iter().map(|r| r.get_str("name").map(str::to_owned)).collect()
+        rows.iter().map(|r| Name::read(r).map(|r| r.name)).collect()
     }
 
     async fn schedule_run_insert(
@@ -222,8 +207,9 @@ impl<C: TransactionalStore> ScheduleStore for SqlStore<C> {
             .schedule
             .unfinished
             .query_one(tx, schedule::Unfinished { run_id: run_id.into() })
-            .await?
-            .get_i64("unfinished")
+            .await
+            .and_then(|row| Unfinished::read(&row))
+            .map(|u| u.unfinished)
     }
 
     async fn schedule_set_paused(
@@ -233,11 +219,10 @@ impl<C: TransactionalStore> ScheduleStore for SqlStore<C> {
         paused_at: Option<DateTime<Utc>>,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        let paused = paused_at;
         self.sql
             .schedule
             .set_paused
-            .execute(tx, schedule::SetPaused { name: name.into(), paused_at: paused, now })
+            .execute(tx, schedule::SetPaused { name: name.into(), paused_at, now })
             .await?;
         Ok(())
     }
@@ -257,9 +242,9 @@ impl<C: TransactionalStore> ScheduleStore for SqlStore<C> {
             .schedule
             .current_role
             .query_one(tx, schedule::CurrentRole {})
-            .await?
-            .get_str("role")?
-            .to_owned())
+            .await
+            .and_then(|row| Role::read(&row))?
+            .role)
     }
 
     async fn operator_action_insert(

@@ -20,19 +20,33 @@ use crate::statement::Params;
 use crate::store::SqlStore;
 use crate::tables::service_keys;
 
-fn scopes(r: &Row) -> Result<Scopes, StoreError> {
-    Scopes::from_stored(r.get_str("scopes")?)
-        .map_err(|e| StoreError::internal(format!("stored scopes: {e}")))
+crate::columns! {
+    /// A key as listed (`ServiceKeySql::keys_list`, `key_get`).
+    struct KeyColumns {
+        id: String,
+        service: String,
+        scopes: String,
+        issued_at: DateTime<Utc>,
+        expires_at: Option<DateTime<Utc>>,
+        revoked_at: Option<DateTime<Utc>>,
+    }
+    /// A live key found by its verifier (`ServiceKeySql::key_find_live`).
+    struct LiveColumns { service: String, scopes: String }
+}
+
+fn scopes(stored: &str) -> Result<Scopes, StoreError> {
+    Scopes::from_stored(stored).map_err(|e| StoreError::internal(format!("stored scopes: {e}")))
 }
 
 fn key_info(r: &Row) -> Result<KeyInfo, StoreError> {
+    let k = KeyColumns::read(r)?;
     Ok(KeyInfo {
-        id: r.get_str("id")?.to_owned(),
-        service: r.get_str("service")?.to_owned(),
-        scopes: scopes(r)?,
-        issued_at: r.get_timestamp("issued_at")?,
-        expires_at: r.get_opt_timestamp("expires_at")?,
-        revoked_at: r.get_opt_timestamp("revoked_at")?,
+        scopes: scopes(&k.scopes)?,
+        id: k.id,
+        service: k.service,
+        issued_at: k.issued_at,
+        expires_at: k.expires_at,
+        revoked_at: k.revoked_at,
     })
 }
 
@@ -88,7 +102,8 @@ impl<C: TransactionalStore> ServiceKeyStore for SqlStore<C> {
         };
         rows.first()
             .map(|r| {
-                Ok(VerifiedKey { service: r.get_str("service")?.to_owned(), scopes: scopes(r)? })
+                let live = LiveColumns::read(r)?;
+                Ok(VerifiedKey { scopes: scopes(&live.scopes)?, service: live.service })
             })
             .transpose()
     }

@@ -12,26 +12,41 @@ use jadpo_core::model::sign_in::{
     is_link,
 };
 use jadpo_core::ports::SignInStore;
-use jadpo_core::sql::Row;
 use jadpo_core::transaction::{Transaction, TransactionalStore};
 
+use crate::rows::Count;
 use crate::store::SqlStore;
 use crate::tables::sign_in;
 
-/// The counted sends of a row at `now`: a window older than an hour starts again.
-fn window(row: &Row, now: DateTime<Utc>) -> Result<(DateTime<Utc>, i64), StoreError> {
-    let started = row.get_timestamp("window_started_at")?;
-    let window = chrono::Duration::from_std(SEND_WINDOW).unwrap_or(chrono::Duration::MAX);
-    if started + window <= now {
-        return Ok((now, 0));
+crate::columns! {
+    /// A sign-in request (`SignInSql::request_find`).
+    struct RequestColumns {
+        nonce: String,
+        window_started_at: DateTime<Utc>,
+        sends_in_window: i64,
+        code_verifier: Option<String>,
+        wrong_codes: i64,
+        expires_at: DateTime<Utc>,
+        used_at: Option<DateTime<Utc>>,
     }
-    Ok((started, row.get_i64("sends_in_window")?))
+    /// A sign-in source (`SignInSql::source_find`).
+    struct SourceColumns { window_started_at: DateTime<Utc>, sends_in_window: i64, wrong_codes: i64 }
+    /// `SignInSql::link_find`.
+    struct LinkColumns { user_id: String }
 }
 
-fn live(row: &Row, now: DateTime<Utc>) -> Result<bool, StoreError> {
-    Ok(row.get_opt_str("code_verifier")?.is_some()
-        && row.get_opt_timestamp("used_at")?.is_none()
-        && row.get_timestamp("expires_at")? > now)
+/// The counted sends of a request at `now`: a window older than an hour starts again.
+fn window(row: &RequestColumns, now: DateTime<Utc>) -> (DateTime<Utc>, i64) {
+    let started = row.window_started_at;
+    let window = chrono::Duration::from_std(SEND_WINDOW).unwrap_or(chrono::Duration::MAX);
+    if started + window <= now {
+        return (now, 0);
+    }
+    (started, row.sends_in_window)
+}
+
+fn live(row: &RequestColumns, now: DateTime<Utc>) -> bool {
+    row.code_verifier.is_some() && row.used_at.is_none() && row.expires_at > now
 }
 
 impl<C: TransactionalStore> SqlStore<C> {
@@ -39,12 +54,14 @@ impl<C: TransactionalStore> SqlStore<C> {
         &self,
         tx: &mut dyn Transaction,
         digest: &str,
-    ) -> Result<Option<Row>, StoreError> {
-        self.sql
+    ) -> Result<Option<RequestColumns>, StoreError> {
+        let row = self
+            .sql
             .sign_in
             .request_find
             .query_opt(tx, sign_in::RequestFind { address_digest: digest.into() })
-            .await
+            .await?;
+        row.as_ref().map(RequestColumns::read).transpose()
     }
 }
 
@@ -65,7 +82,7 @@ impl<C: TransactionalStore> SignInStore for SqlStore<C> {
             .sign_in_row(tx, digest)
             .await?
             .ok_or_else(|| StoreError::internal("a sign-in request row vanished"))?;
-        let (started, sends) = window(&row, now)?;
+        let (started, sends) = window(&row, now);
         if sends >= i64::from(limits.sends_per_hour) {
             return Err(SignInError::TooMany);
         }
@@ -131,10 +148,10 @@ impl<C: TransactionalStore> SignInStore for SqlStore<C> {
         let Some(row) = self.sign_in_row(tx, digest).await? else {
             return Ok(Redeemed::NotLive);
         };
-        if !live(&row, now)? {
+        if !live(&row, now) {
             return Ok(Redeemed::NotLive);
         }
-        let presented = code_verifier(row.get_str("nonce")?, code);
+        let presented = code_verifier(&row.nonce, code);
         let params = sign_in::RequestRedeemCode {
             address_digest: digest.into(),
             code_verifier: presented.as_str().into(),
@@ -143,7 +160,7 @@ impl<C: TransactionalStore> SignInStore for SqlStore<C> {
         if sql.request_redeem_code.execute(tx, params).await? == 1 {
             return Ok(Redeemed::SignedIn);
         }
-        let wrong = row.get_i64("wrong_codes")? + 1;
+        let wrong = row.wrong_codes + 1;
         sql.request_wrong_code
             .execute(
                 tx,
@@ -177,7 +194,7 @@ impl<C: TransactionalStore> SignInStore for SqlStore<C> {
         sql.link_seen
             .execute(tx, sign_in::LinkSeen { issuer: issuer.into(), subject: subject.into(), now })
             .await?;
-        Ok(Some(row.get_str("user_id")?.to_owned()))
+        Ok(Some(LinkColumns::read(&row)?.user_id))
     }
 
     async fn sign_in_source(
@@ -195,13 +212,12 @@ impl<C: TransactionalStore> SignInStore for SqlStore<C> {
             .query_opt(tx, sign_in::SourceFind { source_digest: source_digest.into() })
             .await?
             .ok_or_else(|| StoreError::internal("a sign-in source row vanished"))?;
-        let count = |column: &str| -> Result<u32, StoreError> {
-            Ok(u32::try_from(row.get_i64(column)?).unwrap_or(u32::MAX))
-        };
+        let row = SourceColumns::read(&row)?;
+        let count = |n: i64| u32::try_from(n).unwrap_or(u32::MAX);
         let window = SourceWindow {
-            started_at: row.get_timestamp("window_started_at")?,
-            sends: count("sends_in_window")?,
-            wrong_codes: count("wrong_codes")?,
+            started_at: row.window_started_at,
+            sends: count(row.sends_in_window),
+            wrong_codes: count(row.wrong_codes),
         };
         Ok(window.at(now))
     }
@@ -228,8 +244,7 @@ impl<C: TransactionalStore> SignInStore for SqlStore<C> {
         since: DateTime<Utc>,
     ) -> Result<u64, StoreError> {
         let row = self.sql.sign_in.sends_since.query_opt(tx, sign_in::SendsSince { since }).await?;
-        let n = row.map(|r| r.get_i64("n")).transpose()?.unwrap_or(0);
-        Ok(u64::try_from(n).unwrap_or(0))
+        Ok(row.as_ref().map(Count::read).transpose()?.map_or(0, |c| c.n))
     }
 
     async fn sign_in_token_spend(

@@ -20,42 +20,85 @@ use crate::store::SqlStore;
 use crate::tables::StepSql;
 use crate::tables::steps;
 
+crate::columns! {
+    /// A step (`StepSql::steps_of`: every column).
+    struct StepColumns {
+        step_no: u32,
+        operation: String,
+        request_fingerprint: Option<String>,
+        idempotency_key: String,
+        first_sent_at: DateTime<Utc>,
+        sent_at: DateTime<Utc>,
+        answered_at: Option<DateTime<Utc>>,
+        sealed_answer: Option<Vec<u8>>,
+        sealing_key_id: Option<String>,
+        encoding: Option<i64>,
+    }
+    /// A run's record (`StepSql::run_get`: every column).
+    struct RecordColumns {
+        run_key: String,
+        action: String,
+        build: String,
+        step_shape: String,
+        mode: String,
+        first_started_at: DateTime<Utc>,
+        runner_generation: i64,
+        lease_expires_at: DateTime<Utc>,
+        diverged: bool,
+        divergence: Option<String>,
+        finished_at: Option<DateTime<Utc>>,
+        alerted_at: Option<DateTime<Utc>>,
+    }
+    /// A record just created or taken over (`StepSql::run_insert`, `run_take_over`).
+    struct Granted { runner_generation: i64, first_started_at: DateTime<Utc> }
+    /// A record created with its first step (`StepSql::run_start_sending`).
+    struct Generation { runner_generation: i64 }
+    /// `StepSql::unfinished_alerts`.
+    struct UnfinishedColumns {
+        run_key: String,
+        action: String,
+        first_started_at: DateTime<Utc>,
+        diverged: bool,
+        divergence: Option<String>,
+    }
+}
+
 fn stored_step(r: &Row) -> Result<StoredStep, StoreError> {
-    let step_no = r.get_i64("step_no")?;
-    let sealed = match (r.get_opt_bytes("sealed_answer")?, r.get_opt_str("sealing_key_id")?) {
-        (Some(bytes), Some(key)) => Some((bytes.to_vec(), key.to_owned())),
+    let c = StepColumns::read(r)?;
+    let sealed = match (c.sealed_answer, c.sealing_key_id) {
+        (Some(bytes), Some(key)) => Some((bytes, key)),
         _ => None,
     };
     Ok(StoredStep {
-        step_no: u32::try_from(step_no)
-            .map_err(|_| StoreError::invalid(format!("step_no {step_no}")))?,
-        operation: r.get_str("operation")?.to_owned(),
-        fingerprint: r.get_opt_str("request_fingerprint")?.map(str::to_owned),
-        idempotency_key: r.get_str("idempotency_key")?.to_owned(),
-        first_sent_at: r.get_timestamp("first_sent_at")?,
-        sent_at: r.get_timestamp("sent_at")?,
-        answered_at: r.get_opt_timestamp("answered_at")?,
+        step_no: c.step_no,
+        operation: c.operation,
+        fingerprint: c.request_fingerprint,
+        idempotency_key: c.idempotency_key,
+        first_sent_at: c.first_sent_at,
+        sent_at: c.sent_at,
+        answered_at: c.answered_at,
         sealed_answer: sealed,
-        encoding: r.get_opt_i64("encoding")?,
+        encoding: c.encoding,
     })
 }
 
 fn record_view(r: &Row, steps: Vec<StoredStep>) -> Result<StepRecordView, StoreError> {
-    let mode = r.get_str("mode")?;
+    let r = RecordColumns::read(r)?;
+    let mode = StepMode::parse(&r.mode)
+        .ok_or_else(|| StoreError::invalid(format!("step record mode {:?}", r.mode)))?;
     Ok(StepRecordView {
-        run_key: r.get_str("run_key")?.to_owned(),
-        action: r.get_str("action")?.to_owned(),
-        build: r.get_str("build")?.to_owned(),
-        step_shape: r.get_str("step_shape")?.to_owned(),
-        mode: StepMode::parse(mode)
-            .ok_or_else(|| StoreError::invalid(format!("step record mode {mode:?}")))?,
-        first_started_at: r.get_timestamp("first_started_at")?,
-        runner_generation: r.get_i64("runner_generation")?,
-        lease_expires_at: r.get_timestamp("lease_expires_at")?,
-        diverged: r.get_bool("diverged")?,
-        divergence: r.get_opt_str("divergence")?.map(str::to_owned),
-        finished_at: r.get_opt_timestamp("finished_at")?,
-        alerted_at: r.get_opt_timestamp("alerted_at")?,
+        run_key: r.run_key,
+        action: r.action,
+        build: r.build,
+        step_shape: r.step_shape,
+        mode,
+        first_started_at: r.first_started_at,
+        runner_generation: r.runner_generation,
+        lease_expires_at: r.lease_expires_at,
+        diverged: r.diverged,
+        divergence: r.divergence,
+        finished_at: r.finished_at,
+        alerted_at: r.alerted_at,
         steps,
     })
 }
@@ -75,14 +118,15 @@ async fn steps_of(
 
 /// The grant for a run this transaction could neither create nor take over.
 fn refused(row: &Row) -> Result<RunGrant, StoreError> {
-    if row.get_opt_timestamp("finished_at")?.is_some() {
+    let r = RecordColumns::read(row)?;
+    if r.finished_at.is_some() {
         return Ok(RunGrant::Finished);
     }
-    if row.get_bool("diverged")? {
-        let reason = row.get_opt_str("divergence")?.unwrap_or("diverged").to_owned();
+    if r.diverged {
+        let reason = r.divergence.unwrap_or_else(|| "diverged".to_owned());
         return Ok(RunGrant::Diverged { reason });
     }
-    Ok(RunGrant::Held { until: row.get_timestamp("lease_expires_at")? })
+    Ok(RunGrant::Held { until: r.lease_expires_at })
 }
 
 /// A new run's record: its key, handler, build, mode, start and lease.
@@ -120,9 +164,10 @@ async fn acquire(
             (row, steps_of(sql, tx, s.run_key).await?)
         }
     };
+    let granted = Granted::read(&row)?;
     Ok(RunGrant::Acquired {
-        generation: row.get_i64("runner_generation")?,
-        first_started_at: row.get_timestamp("first_started_at")?,
+        generation: granted.runner_generation,
+        first_started_at: granted.first_started_at,
         steps,
     })
 }
@@ -139,7 +184,7 @@ async fn start_sending(
     let Some(row) = sql.run_insert.query_opt(tx, insert).await? else {
         return Ok(None);
     };
-    let generation = row.get_i64("runner_generation")?;
+    let generation = Generation::read(&row)?.runner_generation;
     let first = StepSent { generation, ..*first };
     Ok(record_sent(sql, tx, &first).await?.then_some(generation))
 }
@@ -200,17 +245,18 @@ fn answer_params(a: &StepAnswered<'_>) -> steps::StepAnswer {
 }
 
 fn unfinished_alert(r: &Row) -> Result<Alert, StoreError> {
-    let started = r.get_timestamp("first_started_at")?;
-    let detail = if r.get_bool("diverged")? {
+    let r = UnfinishedColumns::read(r)?;
+    let started = r.first_started_at;
+    let detail = if r.diverged {
         format!(
             "run of {:?} started {started} diverged: {}",
-            r.get_str("action")?,
-            r.get_opt_str("divergence")?.unwrap_or("no reason recorded")
+            r.action,
+            r.divergence.as_deref().unwrap_or("no reason recorded")
         )
     } else {
-        format!("run of {:?} started {started} has not finished", r.get_str("action")?)
+        format!("run of {:?} started {started} has not finished", r.action)
     };
-    Ok(Alert { kind: "steps.unfinished", item: r.get_str("run_key")?.to_owned(), detail })
+    Ok(Alert { kind: "steps.unfinished", item: r.run_key, detail })
 }
 
 #[async_trait]
@@ -250,7 +296,11 @@ impl<C: TransactionalStore> StepStore for SqlStore<C> {
                 idempotency_key: first.idempotency_key.into(),
             };
             let rows = one.query_once(self, params).await?;
-            return rows.first().map(|r| r.get_i64("runner_generation")).transpose();
+            return Ok(rows
+                .first()
+                .map(Generation::read)
+                .transpose()?
+                .map(|g| g.runner_generation));
         }
         let mut tx = self.begin().await?;
         let result = start_sending(sql, tx.as_mut(), start, first).await;

@@ -112,12 +112,8 @@ impl<C: TransactionalStore> UserSessionStore for SqlStore<C> {
         };
         rows.first()
             .map(|r| {
-                Ok(LiveSession {
-                    id: r.get_str("id")?.to_owned(),
-                    user_id: r.get_str("user_id")?.to_owned(),
-                    csrf_verifier: r.get_opt_str("csrf_verifier")?.map(str::to_owned),
-                    last_seen_at: r.get_timestamp("last_seen_at")?,
-                    started_at: r.get_timestamp("started_at")?,
+                crate::read_row!(r => LiveSession {
+                    id, user_id, csrf_verifier, last_seen_at, started_at,
                 })
             })
             .transpose()

@@ -18,6 +18,7 @@ use jadpo_core::ports::WorkflowStore;
 use jadpo_core::sql::Row;
 
 use crate::dialect::{ExecutionLayout, ms};
+use crate::rows::RunId;
 use crate::store::SqlStore;
 use crate::tables::WorkflowSql;
 use crate::tables::workflow;
@@ -57,7 +58,7 @@ async fn write_steps(
                     .execution_lock
                     .query_opt(tx, workflow::ExecutionLock { run_id: w.run_id.into() })
                     .await?;
-                let actual = current.map(|r| r.get_i64("revision")).transpose()?;
+                let actual = current.as_ref().map(Revision::read).transpose()?.map(|r| r.revision);
                 return Err(stale(w, actual.map(|r| u64::try_from(r).unwrap_or(0))));
             }
         }
@@ -118,10 +119,11 @@ async fn write_steps(
             .session_lock
             .query_opt(tx, workflow::SessionLock { session_id: s.session_id.as_str().into() })
             .await?;
-        let Some(row) = row.filter(|r| r.get_str("user_id").is_ok_and(|u| u == s.user_id)) else {
+        let row = row.as_ref().map(SessionLock::read).transpose()?;
+        let Some(row) = row.filter(|r| r.user_id == s.user_id) else {
             return Err(TransitionError::SessionNotFound(s.session_id.clone()));
         };
-        let actual = row.get_i64("revision")?;
+        let actual = row.revision;
         if actual != s.expected_revision {
             return Err(TransitionError::StaleSession {
                 session_id: s.session_id.clone(),
@@ -186,15 +188,60 @@ fn stale(w: &TransitionWrite<'_>, actual: Option<u64>) -> TransitionError {
 }
 
 fn session_from_row(r: &Row) -> Result<SessionRecord, StoreError> {
+    let s = SessionColumns::read(r)?;
     Ok(SessionRecord {
-        id: r.get_str("id")?.to_owned(),
-        user_id: r.get_str("user_id")?.to_owned(),
-        context: r.get_json("context")?,
-        active_run_id: r.get_opt_str("active_run_id")?.map(str::to_owned),
-        revision: r.get_i64("revision")?,
-        context_revision: r.get_i64("context_revision")?,
-        owner: r.get_opt_str("owner")?.map(str::to_owned),
+        id: s.id,
+        user_id: s.user_id,
+        context: s.context,
+        active_run_id: s.active_run_id,
+        revision: s.revision,
+        context_revision: s.context_revision,
+        owner: s.owner,
     })
+}
+
+crate::columns! {
+    /// The revision `WorkflowSql::execution_lock` read.
+    struct Revision { revision: i64 }
+    /// `WorkflowSql::session_lock`.
+    struct SessionLock { user_id: String, revision: i64 }
+    /// A Session (`WorkflowSql::session_get`).
+    struct SessionColumns {
+        id: String,
+        user_id: String,
+        context: Value,
+        active_run_id: Option<String>,
+        revision: i64,
+        context_revision: i64,
+        owner: Option<String>,
+    }
+    /// `WorkflowSql::event_actors`.
+    struct EventActor { seq: u64, actor: String }
+    /// An event of a run's log (`WorkflowSql::events_list`; `events_page` adds `actor`).
+    struct EventColumns { seq: u64, r#type: String, payload: Value, timestamp: i64 }
+    /// `WorkflowSql::events_page`'s actor.
+    struct Actor { actor: Option<String> }
+    /// `WorkflowSql::execution_owner`.
+    struct Owner { owner: Option<String> }
+    /// `WorkflowSql::leases_expired`.
+    struct LeaseColumns { run_id: String, worker_id: String, lease_id: String, expires_at: i64 }
+    /// A command id (`WorkflowSql::commands_claim_due`, `commands_resend_for_run`).
+    struct CommandId { command_id: String }
+    /// `WorkflowSql::command_get`.
+    struct CommandColumns {
+        id: String,
+        run_id: String,
+        node_id: String,
+        r#type: String,
+        payload: Value,
+        status: String,
+        idempotency_key: Option<String>,
+    }
+}
+
+fn event(r: &Row) -> Result<RuntimeEvent, StoreError> {
+    let e = EventColumns::read(r)?;
+    Ok(RuntimeEvent::from_stored(e.seq, &e.r#type, e.payload, e.timestamp))
 }
 
 #[async_trait]
@@ -259,8 +306,8 @@ impl<C: TransactionalStore> WorkflowStore for SqlStore<C> {
             .await?;
         rows.iter()
             .map(|r| {
-                let seq = u64::try_from(r.get_i64("seq")?).unwrap_or(0);
-                Ok((seq, r.get_str("actor")?.to_owned()))
+                let a = EventActor::read(r)?;
+                Ok((a.seq, a.actor))
             })
             .collect()
     }
@@ -278,17 +325,7 @@ impl<C: TransactionalStore> WorkflowStore for SqlStore<C> {
             limit: i64::from(limit),
         };
         let rows = self.sql.workflow.events_page.query_once(self, params).await?;
-        rows.iter()
-            .map(|r| {
-                let event = RuntimeEvent::from_stored(
-                    u64::try_from(r.get_i64("seq")?).unwrap_or(0),
-                    r.get_str("type")?,
-                    r.get_json("payload")?,
-                    r.get_i64("timestamp")?,
-                );
-                Ok((event, r.get_opt_str("actor")?.map(str::to_owned)))
-            })
-            .collect()
+        rows.iter().map(|r| Ok((event(r)?, Actor::read(r)?.actor))).collect()
     }
 
     async fn execution_events(&self, run_id: &str) -> Result<Vec<RuntimeEvent>, StoreError> {
@@ -298,16 +335,7 @@ impl<C: TransactionalStore> WorkflowStore for SqlStore<C> {
             .events_list
             .query_once(self, workflow::EventsList { run_id: run_id.into() })
             .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(RuntimeEvent::from_stored(
-                    u64::try_from(r.get_i64("seq")?).unwrap_or(0),
-                    r.get_str("type")?,
-                    r.get_json("payload")?,
-                    r.get_i64("timestamp")?,
-                ))
-            })
-            .collect()
+        rows.iter().map(event).collect()
     }
 
     async fn session_create(
@@ -336,7 +364,7 @@ impl<C: TransactionalStore> WorkflowStore for SqlStore<C> {
             .query_once(self, workflow::ExecutionOwner { run_id: run_id.into() })
             .await?;
         Ok(match rows.first() {
-            Some(r) => r.get_opt_str("owner")?.map(str::to_owned),
+            Some(r) => Owner::read(r)?.owner,
             None => None,
         })
     }
@@ -434,7 +462,7 @@ impl<C: TransactionalStore> WorkflowStore for SqlStore<C> {
             .runnable
             .query_once(self, workflow::Runnable { now: now_ms, limit: i64::from(limit) })
             .await?;
-        rows.iter().map(|r| r.get_str("run_id").map(str::to_owned)).collect()
+        rows.iter().map(|r| RunId::read(r).map(|r| r.run_id)).collect()
     }
 
     async fn run_leases_expired(
@@ -446,11 +474,12 @@ impl<C: TransactionalStore> WorkflowStore for SqlStore<C> {
         let rows = self.sql.workflow.leases_expired.query_once(self, params).await?;
         rows.iter()
             .map(|r| {
+                let l = LeaseColumns::read(r)?;
                 Ok(ExecutionLease {
-                    run_id: r.get_str("run_id")?.to_owned(),
-                    worker_id: r.get_str("worker_id")?.to_owned(),
-                    lease_id: r.get_str("lease_id")?.to_owned(),
-                    expires_at: r.get_i64("expires_at")?,
+                    run_id: l.run_id,
+                    worker_id: l.worker_id,
+                    lease_id: l.lease_id,
+                    expires_at: l.expires_at,
                 })
             })
             .collect()
@@ -479,7 +508,7 @@ impl<C: TransactionalStore> WorkflowStore for SqlStore<C> {
         let rows = sql
             .query_once(self, workflow::CommandsResendForRun { run_id: run_id.into(), now })
             .await?;
-        rows.iter().map(|r| r.get_str("command_id").map(str::to_owned)).collect()
+        rows.iter().map(|r| CommandId::read(r).map(|c| c.command_id)).collect()
     }
 
     async fn command_get(&self, id: &str) -> Result<Option<CommandRow>, StoreError> {
@@ -491,14 +520,15 @@ impl<C: TransactionalStore> WorkflowStore for SqlStore<C> {
             .await?;
         rows.first()
             .map(|r| {
+                let c = CommandColumns::read(r)?;
                 Ok(CommandRow {
-                    id: r.get_str("id")?.to_owned(),
-                    run_id: r.get_str("run_id")?.to_owned(),
-                    node_id: r.get_str("node_id")?.to_owned(),
-                    command_type: r.get_str("type")?.to_owned(),
-                    payload: r.get_json("payload")?,
-                    status: r.get_str("status")?.to_owned(),
-                    idempotency_key: r.get_opt_str("idempotency_key")?.map(str::to_owned),
+                    id: c.id,
+                    run_id: c.run_id,
+                    node_id: c.node_id,
+                    command_type: c.r#type,
+                    payload: c.payload,
+                    status: c.status,
+                    idempotency_key: c.idempotency_key,
                 })
             })
             .transpose()
@@ -514,7 +544,7 @@ impl<C: TransactionalStore> WorkflowStore for SqlStore<C> {
         let sql = self.sql.workflow.commands_claim_due;
         let rows =
             sql.query_once(self, workflow::CommandsClaimDue { now, lost_before, limit }).await?;
-        rows.iter().map(|r| r.get_str("command_id").map(str::to_owned)).collect()
+        rows.iter().map(|r| CommandId::read(r).map(|c| c.command_id)).collect()
     }
 
     async fn command_mark_enqueued(

@@ -18,6 +18,7 @@ use jadpo_core::transaction::{TransactionalStore, commit_or_rollback};
 
 use crate::dialect::ms;
 use crate::roles::delivery_admin::{page_read, text};
+use crate::rows::{Count, Id, RunId};
 use crate::store::SqlStore;
 use crate::tables::workflow;
 
@@ -35,12 +36,12 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
         let commands = rows
             .iter()
             .map(|r| {
+                let c = CommandColumns::read(r)?;
                 Ok(serde_json::json!({
-                    "id": r.get_str("id")?, "seq": r.get_i64("seq")?, "node_id": r.get_str("node_id")?,
-                    "type": r.get_str("type")?, "payload": r.get_json("payload")?, "status": r.get_str("status")?,
-                    "idempotency_key": r.get_opt_str("idempotency_key")?,
-                    "created_at": r.get_timestamp("created_at")?.timestamp_millis(),
-                    "processed_at": r.get_opt_timestamp("processed_at")?.map(|t| t.timestamp_millis()),
+                    "id": c.id, "seq": c.seq, "node_id": c.node_id, "type": c.r#type,
+                    "payload": c.payload, "status": c.status, "idempotency_key": c.idempotency_key,
+                    "created_at": c.created_at.timestamp_millis(),
+                    "processed_at": c.processed_at.map(|t| t.timestamp_millis()),
                 }))
             })
             .collect::<Result<Vec<_>, StoreError>>()?;
@@ -55,9 +56,8 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
         let event_ids = legacy
             .iter()
             .map(|r| {
-                let seq = u64::try_from(r.get_i64("seq")?)
-                    .map_err(|_| StoreError::internal("a negative event seq"))?;
-                Ok((seq, r.get_str("id")?.to_owned()))
+                let e = EventIdColumns::read(r)?;
+                Ok((e.seq, e.id))
             })
             .collect::<Result<_, StoreError>>()?;
         Ok(Some(RunExport { state, events, commands, owner, actors, event_ids }))
@@ -118,16 +118,17 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
             .await?;
         rows.first()
             .map(|r| {
+                let s = SessionColumns::read(r)?;
                 Ok(SessionExport {
-                    id: r.get_str("id")?.to_owned(),
-                    user_id: r.get_str("user_id")?.to_owned(),
-                    context: r.get_json("context")?,
-                    active_run_id: r.get_opt_str("active_run_id")?.map(str::to_owned),
-                    revision: r.get_i64("revision")?,
-                    context_revision: r.get_i64("context_revision")?,
-                    created_at: r.get_timestamp("created_at")?.timestamp_millis(),
-                    updated_at: r.get_timestamp("updated_at")?.timestamp_millis(),
-                    owner: r.get_opt_str("owner")?.map(str::to_owned),
+                    id: s.id,
+                    user_id: s.user_id,
+                    context: s.context,
+                    active_run_id: s.active_run_id,
+                    revision: s.revision,
+                    context_revision: s.context_revision,
+                    created_at: s.created_at.timestamp_millis(),
+                    updated_at: s.updated_at.timestamp_millis(),
+                    owner: s.owner,
                 })
             })
             .transpose()
@@ -157,11 +158,8 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
             .await?;
         rows.iter()
             .map(|r| {
-                Ok((
-                    r.get_str("run_id")?.to_owned(),
-                    r.get_i64("revision")?,
-                    r.get_i64("last_seq")?,
-                ))
+                let v = RevisionColumns::read(r)?;
+                Ok((v.run_id, v.revision, v.last_seq))
             })
             .collect()
     }
@@ -173,7 +171,10 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
             .verify_event_ids
             .query_once(self, workflow::VerifyEventIds {})
             .await?;
-        rows.first().map_or(Ok((0, 0)), |r| Ok((r.get_i64("pairs")?, r.get_i64("ids")?)))
+        rows.first().map_or(Ok((0, 0)), |r| {
+            let v = EventIdCounts::read(r)?;
+            Ok((v.pairs, v.ids))
+        })
     }
 
     async fn events_upgrade_page(
@@ -191,7 +192,8 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
             };
             let page = sql.events_page_end.query(tx.as_mut(), params).await?;
             let Some(last) = page.last() else { return Ok(None) };
-            let end = (last.get_str("run_id")?.to_owned(), last.get_i64("seq")?);
+            let last = RunSeq::read(last)?;
+            let end = (last.run_id, last.seq);
             let range = workflow::EventsUpgradeRange {
                 from_run: after.0.as_str().into(),
                 from_seq: after.1,
@@ -210,12 +212,13 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
             self.sql.workflow.recovery_point.query_once(self, workflow::RecoveryPoint {}).await?;
         rows.first()
             .map(|r| {
+                let p = RecoveryColumns::read(r)?;
                 Ok(RecoveryPoint {
-                    run_id: r.get_str("run_id")?.to_owned(),
-                    revision: r.get_i64("seq")?,
-                    at_ms: r.get_i64("timestamp")?,
-                    runs: r.get_i64("runs")?,
-                    events: r.get_i64("events")?,
+                    run_id: p.run_id,
+                    revision: p.seq,
+                    at_ms: p.timestamp,
+                    runs: p.runs,
+                    events: p.events,
                 })
             })
             .transpose()
@@ -224,7 +227,7 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
     async fn executions_page(&self, after: &str, limit: u32) -> Result<Vec<String>, StoreError> {
         let params = workflow::ExecutionsPage { after: after.into(), limit: i64::from(limit) };
         let rows = self.sql.workflow.executions_page.query_once(self, params).await?;
-        rows.iter().map(|r| r.get_str("run_id").map(str::to_owned)).collect()
+        rows.iter().map(|r| RunId::read(r).map(|r| r.run_id)).collect()
     }
 
     async fn runs_page(&self, query: &RunQuery) -> Result<Vec<RunSummary>, StoreError> {
@@ -252,8 +255,8 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
             let params =
                 workflow::RunsCountStatus { status: status.as_str().into(), cap: cap.into() };
             let rows = page_read(self, self.sql.workflow.runs_count_status, params).await?;
-            let n = rows.first().map(|r| r.get_i64("n")).transpose()?.unwrap_or(0);
-            counts.push((status, u64::try_from(n).unwrap_or(0)));
+            let n = rows.first().map(Count::read).transpose()?.map_or(0, |c| c.n);
+            counts.push((status, n));
         }
         Ok(counts)
     }
@@ -261,21 +264,16 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
     async fn sessions_all(&self) -> Result<Vec<String>, StoreError> {
         let rows =
             self.sql.workflow.sessions_all.query_once(self, workflow::SessionsAll {}).await?;
-        rows.iter().map(|r| r.get_str("id").map(str::to_owned)).collect()
+        rows.iter().map(|r| Id::read(r).map(|r| r.id)).collect()
     }
 
     async fn workflow_fingerprint(&self) -> Result<String, StoreError> {
         let row = self.sql.workflow.fingerprint.query_once(self, workflow::Fingerprint {}).await?;
         let row = row.first().ok_or_else(|| StoreError::internal("no fingerprint row"))?;
-        let n = |column| row.get_i64(column);
+        let f = FingerprintColumns::read(row)?;
         Ok(format!(
             "{} runs (revisions {}), {} events, {} pending commands, {} Sessions (revisions {})",
-            n("runs")?,
-            n("run_revisions")?,
-            n("events")?,
-            n("pending")?,
-            n("sessions")?,
-            n("session_revisions")?
+            f.runs, f.run_revisions, f.events, f.pending, f.sessions, f.session_revisions
         ))
     }
 
@@ -314,8 +312,7 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
         }
         let counts =
             sql.run_counts.query_one(tx, workflow::RunCounts { run_id: run_id.into() }).await?;
-        let count = |column| counts.get_i64(column).map(|n| u64::try_from(n).unwrap_or(0));
-        let (events, commands) = (count("events")?, count("commands")?);
+        let RunCountColumns { events, commands } = RunCountColumns::read(&counts)?;
         sql.dispatch_delete_for_run
             .execute(tx, workflow::DispatchDeleteForRun { run_id: run_id.into() })
             .await?;
@@ -342,7 +339,7 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
             limit: limit.into(),
         };
         let rows = self.sql.workflow.executions_finished.query(tx, params).await?;
-        rows.iter().map(|r| r.get_str("run_id").map(str::to_owned)).collect()
+        rows.iter().map(|r| RunId::read(r).map(|r| r.run_id)).collect()
     }
 
     async fn sessions_idle_before(
@@ -369,7 +366,7 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
                     .await?
             }
         };
-        rows.iter().map(|r| r.get_str("id").map(str::to_owned)).collect()
+        rows.iter().map(|r| Id::read(r).map(|r| r.id)).collect()
     }
 
     async fn session_delete_in(
@@ -418,18 +415,78 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
 const AFTER_EVERY_RUN_ID: &str = "zzzzzzzz-zzzz-zzzz-zzzz-zzzzzzzzzzzz";
 
 fn run_summary(r: &jadpo_core::Row) -> Result<RunSummary, StoreError> {
-    let status = r.get_str("status")?;
+    let r = RunSummaryColumns::read(r)?;
+    let status = ExecutionStatus::parse(&r.status)
+        .ok_or_else(|| StoreError::internal(format!("unknown run status {:?}", r.status)))?;
     Ok(RunSummary {
-        run_id: r.get_str("run_id")?.to_owned(),
-        workflow_id: r.get_str("workflow_id")?.to_owned(),
-        workflow_version: r.get_str("workflow_version")?.to_owned(),
-        status: ExecutionStatus::parse(status)
-            .ok_or_else(|| StoreError::internal(format!("unknown run status {status:?}")))?,
-        revision: u64::try_from(r.get_i64("revision")?)
-            .map_err(|_| StoreError::internal("a negative revision"))?,
-        current_node: r.get_opt_str("current_node_id")?.map(str::to_owned),
-        owner: r.get_opt_str("owner")?.map(str::to_owned),
-        created_at: r.get_timestamp("created_at")?,
-        updated_at: r.get_timestamp("updated_at")?,
+        run_id: r.run_id,
+        workflow_id: r.workflow_id,
+        workflow_version: r.workflow_version,
+        status,
+        revision: r.revision,
+        current_node: r.current_node_id,
+        owner: r.owner,
+        created_at: r.created_at,
+        updated_at: r.updated_at,
     })
+}
+
+crate::columns! {
+    /// `WorkflowSql::commands_of_run`.
+    struct CommandColumns {
+        id: String,
+        seq: i64,
+        node_id: String,
+        r#type: String,
+        payload: serde_json::Value,
+        status: String,
+        idempotency_key: Option<String>,
+        created_at: DateTime<Utc>,
+        processed_at: Option<DateTime<Utc>>,
+    }
+    /// `WorkflowSql::legacy_event_ids`.
+    struct EventIdColumns { seq: u64, id: String }
+    /// `WorkflowSql::session_export`.
+    struct SessionColumns {
+        id: String,
+        user_id: String,
+        context: serde_json::Value,
+        active_run_id: Option<String>,
+        revision: i64,
+        context_revision: i64,
+        created_at: DateTime<Utc>,
+        updated_at: DateTime<Utc>,
+        owner: Option<String>,
+    }
+    /// `WorkflowSql::verify_revisions`.
+    struct RevisionColumns { run_id: String, revision: i64, last_seq: i64 }
+    /// `WorkflowSql::verify_event_ids`.
+    struct EventIdCounts { pairs: i64, ids: i64 }
+    /// `WorkflowSql::events_page_end`.
+    struct RunSeq { run_id: String, seq: i64 }
+    /// `WorkflowSql::recovery_point`.
+    struct RecoveryColumns { run_id: String, seq: i64, timestamp: i64, runs: i64, events: i64 }
+    /// `WorkflowSql::fingerprint`.
+    struct FingerprintColumns {
+        runs: i64,
+        run_revisions: i64,
+        events: i64,
+        pending: i64,
+        sessions: i64,
+        session_revisions: i64,
+    }
+    /// `WorkflowSql::run_counts`.
+    struct RunCountColumns { events: u64, commands: u64 }
+    /// A run's summary (`WorkflowSql::runs_page_all`, `runs_page_status`).
+    struct RunSummaryColumns {
+        run_id: String,
+        workflow_id: String,
+        workflow_version: String,
+        status: String,
+        revision: u64,
+        current_node_id: Option<String>,
+        owner: Option<String>,
+        created_at: DateTime<Utc>,
+        updated_at: DateTime<Utc>,
+    }
 }
