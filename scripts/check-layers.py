@@ -33,7 +33,6 @@ RULES = {
         "model": BOTTOM,
         "ports": BOTTOM + ["model", "transaction"],
         "store": ["ports", "transaction"],
-        "app": BOTTOM + ["model", "ports", "transaction"],
     },
     # The engine's use cases may use each other as long as no two form a circle.
     "shared/engine/src": None,

@@ -2,7 +2,7 @@
 //! `shipment.confirmed` → complete; cancelling releases the reservation and refunds the charge.
 
 use async_trait::async_trait;
-use jadpo_core::app::{Capability, CapabilityContext, CommandRequest, HandlerError};
+use jadpo_application::{Capability, CapabilityContext, CommandRequest, HandlerError};
 use jadpo_core::model::workflow::def::{DefinitionError, Node, WorkflowDef};
 use serde_json::{Value, json};
 

@@ -5,7 +5,7 @@
 //! deletes the bytes a day after no order holds them.
 
 use async_trait::async_trait;
-use jadpo_core::app::{Action, ActionOutput, HandlerContext, HandlerError};
+use jadpo_application::{Action, ActionOutput, HandlerContext, HandlerError};
 use jadpo_core::model::file::File;
 use jadpo_core::model::principal::Principal;
 use serde::Deserialize;

@@ -34,10 +34,10 @@ mod orders;
 mod payments;
 mod sales;
 
-use jadpo_core::Dialect;
-use jadpo_core::app::{
+use jadpo_application::{
     AppError, Application, Callers, FirstSignIn, RetryPolicy, ServiceEntity, UserEntity,
 };
+use jadpo_core::Dialect;
 use jadpo_core::model::audit::AuditSpec;
 use jadpo_core::model::file_field::FileField;
 use jadpo_core::model::flags::Rollout;

@@ -1,8 +1,8 @@
 //! Orders: the `place_order` action and the `reserve_stock` subscriber.
 
 use async_trait::async_trait;
+use jadpo_application::{Action, ActionOutput, Event, HandlerContext, HandlerError, Subscriber};
 use jadpo_core::SqlValue;
-use jadpo_core::app::{Action, ActionOutput, Event, HandlerContext, HandlerError, Subscriber};
 use jadpo_core::model::principal::Principal;
 use serde::Deserialize;
 use serde_json::{Value, json};

@@ -4,7 +4,7 @@
 //! calls instead of charging or mailing again, and each call carries its own idempotency key.
 
 use async_trait::async_trait;
-use jadpo_core::app::{Action, ActionOutput, Event, HandlerContext, HandlerError, Subscriber};
+use jadpo_application::{Action, ActionOutput, Event, HandlerContext, HandlerError, Subscriber};
 use jadpo_core::model::principal::Principal;
 use serde::Deserialize;
 use serde_json::{Value, json};

@@ -5,7 +5,7 @@
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use jadpo_core::app::{Event, HandlerContext, HandlerError, Subscriber};
+use jadpo_application::{Event, HandlerContext, HandlerError, Subscriber};
 
 /// `summarize_sales`: one summary row per schedule run.
 #[derive(Debug, Clone, Copy)]

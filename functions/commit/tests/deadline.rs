@@ -5,8 +5,8 @@
 //! (the local process), the call is made.
 
 use async_trait::async_trait;
+use jadpo_application::{Action, ActionOutput, Application, HandlerContext, HandlerError};
 use jadpo_core::Clock;
-use jadpo_core::app::{Action, ActionOutput, Application, HandlerContext, HandlerError};
 use jadpo_core::model::service_key::Scopes;
 use jadpo_engine::EngineSettings;
 use jadpo_engine::operate::keys::issue_unrecorded;

@@ -121,7 +121,7 @@ fn local_console(
 /// free port, as tests and scripts ask): the configuration is then read again with the port
 /// bound, so that the banner, the public URL and the local sink's connection URLs all name it.
 async fn bound(
-    app: &jadpo_core::app::Application,
+    app: &jadpo_application::Application,
     mut vars: Vars,
 ) -> anyhow::Result<(Config, tokio::net::TcpListener)> {
     let mode = Mode::Local(Path::new(".jadpo"));

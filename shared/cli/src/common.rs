@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
+use jadpo_application::Application;
 use jadpo_core::SystemClock;
-use jadpo_core::app::Application;
 use jadpo_core::ports::NoConnections;
 use jadpo_engine::Engine;
 use jadpo_engine::operate::Operator;

@@ -5,7 +5,7 @@ use anyhow::bail;
 use clap::Subcommand;
 use std::sync::Arc;
 
-use jadpo_core::app::Application;
+use jadpo_application::Application;
 use jadpo_core::model::delivery::{Delivery, DeliveryFilter, DeliveryStatus};
 use jadpo_engine::operate::deliveries::{DeliveryOpError, DeliveryOps};
 use serde_json::{Value, json};

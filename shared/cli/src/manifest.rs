@@ -12,7 +12,7 @@
 //! version. It reads no database: it describes the declaration, not a deployment's state.
 
 use clap::Args;
-use jadpo_core::app::{Application, Callers, ServiceCallers};
+use jadpo_application::{Application, Callers, ServiceCallers};
 use jadpo_core::model::schedule::Overlap;
 use serde_json::{Value, json};
 

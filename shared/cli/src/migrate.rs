@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
+use jadpo_application::Application;
 use jadpo_core::Dialect;
-use jadpo_core::app::Application;
 use jadpo_core::model::migrate::MigrationStatus;
 use jadpo_engine::migrate;
 use jadpo_runtime::{Config, Stores, catalog_for};

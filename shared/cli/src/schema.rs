@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
-use jadpo_core::app::Application;
+use jadpo_application::Application;
 use jadpo_core::model::migrate::MigrationCatalog;
 use jadpo_core::model::snapshot::{Provenance, Snapshot, provenance};
 use jadpo_core::{Dialect, Store};

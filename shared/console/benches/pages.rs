@@ -13,8 +13,8 @@ use std::time::Instant;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
+use jadpo_application::Application;
 use jadpo_console::{Console, ConsoleSettings, console};
-use jadpo_core::app::Application;
 use jadpo_core::model::workflow::def::{Node, WorkflowDef};
 use jadpo_core::ports::NoConnections;
 use jadpo_core::{Store, SystemClock, TransactionalStore};

@@ -1,10 +1,8 @@
 //! `jadpo-core`: the bottom of Jadpo, what every other crate builds on. It never names a driver
-//! type, never reads the environment and holds no use case (those are `jadpo-engine`'s).
+//! type, never reads the environment and holds no use case (those are `jadpo-engine`'s); the
+//! application API an application is written against sits above it, in `jadpo-application`.
 //!
 //! ```text
-//! app          the application API: Application and its builder, actions, subscribers,
-//!   │          capabilities and the contexts they run in
-//!   ▼
 //! store        Store: every role together (one Arc<dyn Store> per declared store)
 //!   │
 //!   ▼
@@ -24,7 +22,6 @@
 //! action's own writes and the runtime's rows (outbox, deliveries, idempotency record) go through
 //! the same handle and therefore commit together or not at all.
 
-pub mod app;
 pub mod clock;
 pub mod error;
 pub mod id;

@@ -111,7 +111,7 @@ async fn service_key(
     now: DateTime<Utc>,
 ) -> Result<Authenticated, AuthError> {
     let store = engine.store(engine.app.services_store())?;
-    let services = engine.app.services().map(jadpo_core::app::ServiceEntity::record);
+    let services = engine.app.services().map(jadpo_application::ServiceEntity::record);
     match store.service_key_verify(presented, now, services).await? {
         Some(key) => Ok(Authenticated {
             principal: Principal::Service(key.service),

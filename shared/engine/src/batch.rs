@@ -25,7 +25,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use jadpo_core::app::{Call, HandlerContext, HandlerError, RunServices, SubscriberSpec};
+use jadpo_application::{Call, HandlerContext, HandlerError, RunServices, SubscriberSpec};
 use jadpo_core::model::delivery::{Delivery, DeliveryStatus, QueuedDelivery};
 use jadpo_core::model::step::step_key;
 use jadpo_core::ports::PipelineStore;

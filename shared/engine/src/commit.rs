@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use async_trait::async_trait;
-use jadpo_core::app::{ActionOutput, Emitted, HandlerContext, HandlerError, RunServices};
+use jadpo_application::{ActionOutput, Emitted, HandlerContext, HandlerError, RunServices};
 use jadpo_core::id::new_id;
 use jadpo_core::model::delivery::{NewDelivery, NewEvent, QueuedDelivery};
 use jadpo_core::model::principal::Principal;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
-use jadpo_core::app::{Application, FlagAccess};
+use jadpo_application::{Application, FlagAccess};
 use jadpo_core::clock::Clock;
 use jadpo_core::ports::Connections;
 use jadpo_core::ports::Queue;

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use jadpo_core::app::{HandlerContext, HandlerError, RunServices, SubscriberSpec};
+use jadpo_application::{HandlerContext, HandlerError, RunServices, SubscriberSpec};
 use jadpo_core::model::delivery::{Delivery, DeliveryStatus, Outcome};
 use jadpo_core::model::sign_in;
 use jadpo_core::ports::PipelineStore;
@@ -320,7 +320,7 @@ async fn finish_run(
     at: &Delivering<'_>,
     run: &mut Run<'_>,
     tx: Option<Box<dyn Transaction>>,
-    emitted: &[jadpo_core::app::Emitted],
+    emitted: &[jadpo_application::Emitted],
 ) -> Result<Finished, StoreError> {
     let (spec, delivery) = (at.spec, at.delivery);
     let store = engine.store(&spec.store)?;

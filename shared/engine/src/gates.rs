@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use jadpo_core::app::HandlerError;
+use jadpo_application::HandlerError;
 use jadpo_core::model::breaker::{AttemptResult, Breaker, BreakerPolicy, Gate, Transition};
 use jadpo_core::ports::ConnectionError;
 use jadpo_core::{Store, StoreError};

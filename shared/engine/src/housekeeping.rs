@@ -124,7 +124,7 @@ pub struct Retain {
 
 impl Retain {
     /// The retention rules the application declares for the workflow tables of store `store`.
-    pub fn declared_in(app: &jadpo_core::app::Application, store: &str) -> Vec<Self> {
+    pub fn declared_in(app: &jadpo_application::Application, store: &str) -> Vec<Self> {
         let mut rules = Vec::new();
         let ids: Vec<&str> = app.workflow_ids().collect();
         for id in ids.into_iter().filter(|id| app.workflow(id).is_some_and(|(_, s)| s == store)) {

@@ -15,7 +15,7 @@ use jadpo_core::ports::{MigrationSession, MigrationStore};
 /// the audit trail's and the file counts'. Idempotent; run after every [`apply`].
 pub async fn install_triggers(
     store: &dyn Store,
-    app: &jadpo_core::app::Application,
+    app: &jadpo_application::Application,
     name: &str,
 ) -> Result<(), jadpo_core::StoreError> {
     crate::audit::ensure_triggers(store, &app.audited_in(name)).await?;

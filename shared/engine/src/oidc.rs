@@ -23,8 +23,8 @@
 //! to the user holding the token's verified email, create one, or refuse.
 
 use chrono::{DateTime, Utc};
+use jadpo_application::{FirstSignIn, OidcProvider, UserEntity};
 use jadpo_core::Transaction;
-use jadpo_core::app::{FirstSignIn, OidcProvider, UserEntity};
 use jadpo_core::model::sign_in::{EmailAddress, SignInError, TokenRefusal};
 use jadpo_core::model::user_session::BrowserSession;
 use jsonwebtoken::jwk::JwkSet;

@@ -10,7 +10,7 @@
 //! session in one transaction.
 
 use data_encoding::BASE64URL_NOPAD;
-use jadpo_core::app::UserEntity;
+use jadpo_application::UserEntity;
 use jadpo_core::model::encoding::Kept;
 use jadpo_core::model::passkey::{
     ENCODING, NewChallenge, PasskeyInfo, PasskeyRefusal, Purpose, StoredPasskey, TakenChallenge,
@@ -364,7 +364,7 @@ async fn tell_user(
     let Some(to) = row.map(|r| r.get_str("email").map(str::to_owned)).transpose()? else {
         return Ok(Vec::new());
     };
-    let event = jadpo_core::app::Emitted {
+    let event = jadpo_application::Emitted {
         event_type: jadpo_core::model::sign_in::PASSKEY_ADDED_EVENT.to_owned(),
         payload: serde_json::json!({
             "to": to,

@@ -6,7 +6,7 @@
 //! A wrong code is committed (the count must survive the refusal); every other refusal changes
 //! nothing.
 
-use jadpo_core::app::{Emitted, FirstSignIn, UserEntity};
+use jadpo_application::{Emitted, FirstSignIn, UserEntity};
 use jadpo_core::id::new_id;
 use jadpo_core::model::delivery::QueuedDelivery;
 use jadpo_core::model::sign_in::{

@@ -26,7 +26,7 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use jadpo_core::app::{Call, CallKind, HandlerError, RunServices};
+use jadpo_application::{Call, CallKind, HandlerError, RunServices};
 use jadpo_core::model::delivery::StoredResponse;
 use jadpo_core::model::step::{
     RunGrant, RunStart, StepAnswered, StepMode, StepSent, StoredStep, step_key,

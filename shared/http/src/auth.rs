@@ -12,7 +12,7 @@ use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use chrono::{DateTime, Utc};
-use jadpo_core::app::Callers;
+use jadpo_application::Callers;
 use jadpo_core::model::principal::Principal;
 use jadpo_core::model::service_key::{Scope, Scopes};
 use jadpo_engine::authenticate::{

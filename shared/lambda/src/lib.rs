@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
 use chrono::{DateTime, Utc};
-use jadpo_core::app::Application;
+use jadpo_application::Application;
 use jadpo_core::ports::{Connections, NoConnections};
 use jadpo_engine::Engine;
 use jadpo_engine::dispatch::dispatch_many;
@@ -22,7 +22,7 @@ pub mod secrets;
 pub enum StartError {
     /// The application's declaration is invalid.
     #[error(transparent)]
-    App(#[from] jadpo_core::app::AppError),
+    App(#[from] jadpo_application::AppError),
     /// The configuration is invalid, or a store could not be opened.
     #[error(transparent)]
     Wiring(#[from] jadpo_runtime::WiringError),

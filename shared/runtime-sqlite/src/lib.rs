@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use jadpo_core::app::{Application, Feature};
+use jadpo_application::{Application, Feature};
 use jadpo_core::{Clock, Store, StoreError, SystemClock};
 use jadpo_runtime::scratch::Scratch;
 use jadpo_runtime::{Config, DatabaseUrl, SqlitePath, Stores};

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use jadpo_core::app::{
+use jadpo_application::{
     Action, ActionOutput, Application, Event, HandlerContext, HandlerError, RetryPolicy, Subscriber,
 };
 use jadpo_core::model::housekeeping::RecordClass;

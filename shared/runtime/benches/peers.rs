@@ -26,7 +26,7 @@ use common::{
     Load, Starts, Step, action_request, analyze, end_to_end, engine_on, runs_end_to_end,
     spawn_workers, started, step,
 };
-use jadpo_core::app::{
+use jadpo_application::{
     Action, ActionOutput, Application, Event, HandlerContext, HandlerError, RetryPolicy, Subscriber,
 };
 use jadpo_core::model::workflow::def::{Node, WorkflowDef};

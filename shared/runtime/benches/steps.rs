@@ -18,10 +18,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use jadpo_core::Dialect;
-use jadpo_core::app::{
+use jadpo_application::{
     Action, ActionOutput, Application, Event, HandlerContext, HandlerError, RetryPolicy, Subscriber,
 };
+use jadpo_core::Dialect;
 use jadpo_core::model::migrate::{Ledger, Migration};
 use jadpo_core::ports::ConnectionRequest;
 use jadpo_engine::Engine;

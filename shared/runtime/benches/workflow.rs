@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{Load, Step, analyze, cpu_seconds, engine_on, pgbench_tps, runs_end_to_end, step};
+use jadpo_application::Application;
 use jadpo_core::Store;
-use jadpo_core::app::Application;
 use jadpo_core::model::workflow::def::{Node, WorkflowDef};
 use jadpo_core::model::workflow::kernel::{Incoming, decide};
 use jadpo_core::model::workflow::rows::TransitionWrite;

@@ -55,7 +55,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use jadpo_core::app::Application;
+use jadpo_application::Application;
 use jadpo_engine::EngineSettings;
 use jadpo_engine::schedule::ScheduleSettings;
 use jadpo_engine::sealing::SealingKeys;

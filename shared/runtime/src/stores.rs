@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use jadpo_core::app::Application;
+use jadpo_application::Application;
 use jadpo_core::model::migrate::{MigrateError, MigrationCatalog};
 use jadpo_core::{Clock, Store, StoreError};
 use jadpo_store_postgres::Postgres;

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use jadpo_core::app::Application;
+use jadpo_application::Application;
 use jadpo_core::ports::{BlobError, Blobs, Connections, Queue};
 use jadpo_core::{Clock, StoreError, SystemClock};
 use jadpo_engine::Engine;

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use chrono::Duration;
-use jadpo_core::app::Application;
+use jadpo_application::Application;
 use jadpo_core::model::housekeeping::RecordClass;
 use jadpo_core::model::operator::ActionFilter;
 use jadpo_core::{ManualClock, SqlValue};

@@ -9,7 +9,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use jadpo_core::app::{
+use jadpo_application::{
     AppError, Application, ApplicationBuilder, Capability, CapabilityContext, CommandRequest,
     Event, HandlerContext, HandlerError, RetryPolicy, Subscriber, UserEntity,
 };
@@ -174,7 +174,7 @@ pub async fn a_feature_placed_later_gets_its_tables(fx: &dyn Fixture) {
         "a later migration's column too: {columns:?}"
     );
     let applied = ok(store.migrations_applied().await, "ledger");
-    let flags = jadpo_core::app::Feature::Flags;
+    let flags = jadpo_application::Feature::Flags;
     let ran_for_flags: Vec<u32> = applied
         .iter()
         .filter(|a| a.features.as_ref().is_some_and(|f| f.contains(&flags)))

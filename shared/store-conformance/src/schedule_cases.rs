@@ -5,7 +5,9 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use chrono::{DateTime, Duration, Utc};
-use jadpo_core::app::{Application, Event, HandlerContext, HandlerError, RetryPolicy, Subscriber};
+use jadpo_application::{
+    Application, Event, HandlerContext, HandlerError, RetryPolicy, Subscriber,
+};
 use jadpo_core::model::delivery::Outcome;
 use jadpo_core::model::housekeeping::RecordClass;
 use jadpo_core::model::lease::LeaseTable;

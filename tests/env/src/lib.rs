@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use chrono::{DateTime, Duration, Utc};
-use jadpo_core::app::Application;
+use jadpo_application::Application;
 use jadpo_core::ports::QueueMessage;
 use jadpo_core::{Clock, ManualClock, Store, SystemClock};
 use jadpo_engine::dispatch::{DispatchError, Dispatched, dispatch};
@@ -297,14 +297,14 @@ pub fn request(action: &str, body: serde_json::Value) -> jadpo_engine::commit::C
 pub struct Emit(pub &'static str);
 
 #[async_trait::async_trait]
-impl jadpo_core::app::Action for Emit {
+impl jadpo_application::Action for Emit {
     async fn run(
         &self,
-        ctx: &mut jadpo_core::app::HandlerContext<'_>,
+        ctx: &mut jadpo_application::HandlerContext<'_>,
         input: serde_json::Value,
-    ) -> Result<jadpo_core::app::ActionOutput, jadpo_core::app::HandlerError> {
+    ) -> Result<jadpo_application::ActionOutput, jadpo_application::HandlerError> {
         ctx.emit(self.0, input.clone());
-        Ok(jadpo_core::app::ActionOutput::ok(serde_json::json!({"order_id": input["id"]})))
+        Ok(jadpo_application::ActionOutput::ok(serde_json::json!({"order_id": input["id"]})))
     }
 }
 

@@ -10,7 +10,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use jadpo_core::app::{Application, Event, HandlerContext, HandlerError, RetryPolicy, Subscriber};
+use jadpo_application::{
+    Application, Event, HandlerContext, HandlerError, RetryPolicy, Subscriber,
+};
 use jadpo_engine::EngineSettings;
 use jadpo_local::loops::{Inbox, delivery_loop};
 use jadpo_test_env::{Emit, Env, Kind, commit_and_enqueue, request};

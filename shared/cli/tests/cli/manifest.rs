@@ -90,8 +90,8 @@ fn system_tables_are_placed_by_the_rules() {
 /// shipped migration belongs to a feature, or to the workflow store, on both dialects.
 #[test]
 fn every_table_the_migrations_create_is_placed_by_a_feature() {
-    let features = jadpo_core::app::Feature::ALL.iter().flat_map(|f| f.tables().iter().copied());
-    let helpers = jadpo_core::app::SQLITE_ONLY.iter().map(|(table, _)| *table);
+    let features = jadpo_application::Feature::ALL.iter().flat_map(|f| f.tables().iter().copied());
+    let helpers = jadpo_application::SQLITE_ONLY.iter().map(|(table, _)| *table);
     let placed: BTreeSet<&str> = features.chain(helpers).collect();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations");
     let mut created = BTreeSet::new();

@@ -5,7 +5,7 @@
 use chrono::{DateTime, Utc};
 use serde_json::json;
 
-use jadpo_core::app::Emitted;
+use jadpo_application::Emitted;
 use jadpo_core::model::delivery::QueuedDelivery;
 use jadpo_core::model::schedule::{NewRun, ScheduleError, ScheduleSpec, Trigger};
 use jadpo_core::{Store, StoreError, Transaction};

@@ -8,7 +8,7 @@
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use jadpo_core::app::{Call, HandlerError};
+use jadpo_application::{Call, HandlerError};
 use jadpo_core::model::encoding::Kept;
 use jadpo_core::model::step::{StepMode, StepPlan, StoredStep, plan_step, step_key};
 

@@ -10,7 +10,7 @@
 
 use serde_json::Value;
 
-use jadpo_core::app::{CapabilityContext, CommandRequest, HandlerError};
+use jadpo_application::{CapabilityContext, CommandRequest, HandlerError};
 use jadpo_core::model::principal::Principal;
 use jadpo_core::model::workflow::def::WorkflowDef;
 use jadpo_core::model::workflow::kernel::{Incoming, NewCommand, decide};
@@ -75,7 +75,7 @@ pub(super) fn run_graph<'a>(
 
 /// Why run `state` is parked here, if it is (see [`Application::parked`]).
 ///
-/// [`Application::parked`]: jadpo_core::app::Application::parked
+/// [`Application::parked`]: jadpo_application::Application::parked
 pub fn parked(engine: &Engine, state: &ExecutionState) -> Option<String> {
     engine.app.parked(state)
 }

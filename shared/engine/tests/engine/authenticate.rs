@@ -66,7 +66,7 @@ async fn an_api_token_stands_for_its_user_while_the_user_exists(kind: Kind) {
 }
 
 async fn an_application_without_users_refuses_users_credentials(kind: Kind) {
-    let app = jadpo_core::app::Application::builder("t")
+    let app = jadpo_application::Application::builder("t")
         .store("main")
         .build()
         .unwrap_or_else(|e| panic!("{e}"));

@@ -5,8 +5,8 @@
 use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
+use jadpo_application::{Action, ActionOutput, Application, HandlerContext, HandlerError};
 use jadpo_core::Store;
-use jadpo_core::app::{Action, ActionOutput, Application, HandlerContext, HandlerError};
 use jadpo_core::model::flags::Rollout;
 use jadpo_engine::EngineSettings;
 use jadpo_engine::commit::commit_unsent;

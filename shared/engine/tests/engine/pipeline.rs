@@ -1,7 +1,7 @@
 //! The event pipeline end to end on both adapters: commit → queue → delivery → effect.
 
 use async_trait::async_trait;
-use jadpo_core::app::{
+use jadpo_application::{
     Action, ActionOutput, Application, Event, HandlerContext, HandlerError, RetryPolicy, Subscriber,
 };
 use jadpo_core::model::delivery::{DeliveryFilter, DeliveryStatus};
@@ -279,7 +279,7 @@ async fn only_handlers_declared_to_call_make_calls(kind: Kind) {
         .action("undeclared", "side", Calls)
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(app.feature_stores(jadpo_core::app::Feature::StepRecords), ["main"]);
+    assert_eq!(app.feature_stores(jadpo_application::Feature::StepRecords), ["main"]);
     let env = Env::new(kind, app, EngineSettings::default()).await;
     let request = |action: &str| CommitRequest {
         action: action.to_owned(),

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use jadpo_core::app::{Application, WorkflowRetention};
+use jadpo_application::{Application, WorkflowRetention};
 use jadpo_core::model::housekeeping::RecordClass;
 use jadpo_core::model::operator::ActionFilter;
 use jadpo_core::model::workflow::state::ExecutionStatus;

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use jadpo_core::app::{
+use jadpo_application::{
     AppError, Application, ApplicationBuilder, Capability, CapabilityContext, CommandRequest,
     HandlerError,
 };

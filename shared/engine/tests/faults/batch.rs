@@ -11,8 +11,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_trait::async_trait;
+use jadpo_application::{
+    Application, Event, HandlerContext, HandlerError, RetryPolicy, Subscriber,
+};
 use jadpo_core::Dialect;
-use jadpo_core::app::{Application, Event, HandlerContext, HandlerError, RetryPolicy, Subscriber};
 use jadpo_core::model::message::Pointer;
 use jadpo_core::model::migrate::{Ledger, Migration};
 use jadpo_engine::EngineSettings;

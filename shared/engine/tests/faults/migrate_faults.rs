@@ -11,7 +11,9 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use jadpo_core::app::{Application, Event, HandlerContext, HandlerError, RetryPolicy, Subscriber};
+use jadpo_application::{
+    Application, Event, HandlerContext, HandlerError, RetryPolicy, Subscriber,
+};
 use jadpo_core::model::flags::Rollout;
 use jadpo_core::model::migrate::MigrationCatalog;
 use jadpo_core::{Dialect, Store};

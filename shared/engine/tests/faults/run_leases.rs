@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use jadpo_core::app::{Application, Capability, CapabilityContext, CommandRequest, HandlerError};
+use jadpo_application::{Application, Capability, CapabilityContext, CommandRequest, HandlerError};
 use jadpo_core::model::workflow::def::{Node, WorkflowDef};
 use jadpo_core::model::workflow::state::ExecutionStatus;
 use jadpo_core::{Clock, ManualClock, Store};

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use chrono::{Duration, Utc};
-use jadpo_core::app::Application;
+use jadpo_application::Application;
 use jadpo_core::model::file::File;
 use jadpo_core::model::file_field::{FileField, FileState};
 use jadpo_core::model::migrate::{Ledger, Migration};

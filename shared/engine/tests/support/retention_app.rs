@@ -7,10 +7,10 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use jadpo_core::Clock;
-use jadpo_core::app::{
+use jadpo_application::{
     Application, Capability, CapabilityContext, CommandRequest, HandlerError, WorkflowRetention,
 };
+use jadpo_core::Clock;
 use jadpo_core::model::workflow::def::{Node, WorkflowDef};
 use jadpo_engine::EngineSettings;
 use jadpo_engine::housekeeping::HousekeepingSettings;

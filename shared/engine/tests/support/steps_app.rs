@@ -3,7 +3,7 @@
 
 #![allow(dead_code, reason = "each test binary uses part of this module")]
 
-use jadpo_core::app::{Application, Capability, CapabilityContext, CommandRequest, HandlerError};
+use jadpo_application::{Application, Capability, CapabilityContext, CommandRequest, HandlerError};
 use jadpo_core::model::workflow::def::{Node, WorkflowDef};
 use jadpo_test_env::Env;
 use serde_json::{Value, json};

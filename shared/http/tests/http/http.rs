@@ -452,7 +452,7 @@ async fn a_user_acts_as_themself(kind: Kind) {
 /// browser session is refused with 401 (not a 500 from a missing table), before any action runs,
 /// and a service key still works.
 async fn user_credentials_to_an_app_without_users_are_refused(kind: Kind) {
-    use jadpo_core::app::{Application, Callers};
+    use jadpo_application::{Application, Callers};
     let app = Application::builder("plain")
         .store("main")
         .action_for("who", "main", Callers::anyone(), common::WhoAmI)

@@ -7,7 +7,7 @@ use crate::common;
 
 use axum::http::StatusCode;
 use common::{Answer, Req, WhoAmI, browser_of, club, post, send};
-use jadpo_core::app::{Application, Callers, FirstSignIn, OidcProvider, UserEntity};
+use jadpo_application::{Application, Callers, FirstSignIn, OidcProvider, UserEntity};
 use jadpo_engine::EngineSettings;
 use jadpo_test_env::{Env, Kind};
 use serde_json::{Value, json};

@@ -5,8 +5,8 @@ use crate::common;
 
 use axum::http::StatusCode;
 use common::{Answer, Browser, Req, WhoAmI, browser_of, club, mailed, mails, post, send};
+use jadpo_application::{Application, Callers, ServiceEntity, UserEntity};
 use jadpo_core::Dialect;
-use jadpo_core::app::{Application, Callers, ServiceEntity, UserEntity};
 use jadpo_core::model::migrate::{Ledger, Migration};
 use jadpo_core::model::service_key::Scopes;
 use jadpo_engine::EngineSettings;

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use jadpo_core::app::{Application, Capability, CapabilityContext, CommandRequest, HandlerError};
+use jadpo_application::{Application, Capability, CapabilityContext, CommandRequest, HandlerError};
 use jadpo_core::model::workflow::def::Node;
 use jadpo_core::ports::NoConnections;
 use jadpo_core::ports::QueueMessage;

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 
-use jadpo_core::app::Application;
+use jadpo_application::Application;
 
 use super::{ConfigError, redact};
 

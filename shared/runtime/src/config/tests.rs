@@ -1,4 +1,4 @@
-use jadpo_core::app::Application;
+use jadpo_application::Application;
 
 use super::*;
 

@@ -8,10 +8,10 @@ pub(crate) mod calls;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use jadpo_core::Dialect;
-use jadpo_core::app::{
+use jadpo_application::{
     Action, ActionOutput, Application, ApplicationBuilder, HandlerContext, HandlerError, UserEntity,
 };
+use jadpo_core::Dialect;
 use jadpo_core::model::migrate::{Ledger, Migration};
 use jadpo_core::model::service_key::Scopes;
 use jadpo_engine::operate::keys::issue_unrecorded;

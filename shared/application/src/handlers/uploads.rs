@@ -9,9 +9,9 @@
 use serde_json::Value;
 
 use super::{HandlerContext, HandlerError};
-use crate::model::file::File;
-use crate::model::file_field::{FileState, StoredFile};
-use crate::model::principal::Principal;
+use jadpo_core::model::file::File;
+use jadpo_core::model::file_field::{FileState, StoredFile};
+use jadpo_core::model::principal::Principal;
 
 /// Why a named file is not one the caller may keep in a record.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

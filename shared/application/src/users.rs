@@ -10,10 +10,10 @@ use async_trait::async_trait;
 use serde_json::json;
 
 use super::handlers::{HandlerContext, HandlerError, Subscriber};
-use crate::model::event::Event;
-use crate::model::principal::EntityRecord;
-use crate::model::service_key::verifier;
-use crate::model::sign_in::{EmailAddress, code_verifier, new_code, new_link};
+use jadpo_core::model::event::Event;
+use jadpo_core::model::principal::EntityRecord;
+use jadpo_core::model::service_key::verifier;
+use jadpo_core::model::sign_in::{EmailAddress, code_verifier, new_code, new_link};
 
 /// What a first sign-in does: by email, an address no user has; by an external token, an
 /// identity (issuer, subject) not linked to a user yet.
@@ -203,7 +203,7 @@ impl Subscriber for SignInMail {
         let store = ctx
             .sign_in_store()
             .ok_or_else(|| HandlerError::Failed("sign-in requests are not reachable".into()))?;
-        let fail = |e: crate::model::sign_in::SignInError| HandlerError::Failed(e.to_string());
+        let fail = |e: jadpo_core::model::sign_in::SignInError| HandlerError::Failed(e.to_string());
         let (link, code) = (new_link().map_err(fail)?, new_code().map_err(fail)?);
         // Armed on its own, before the mail: no transaction is open while the mailer answers.
         // A retry arms a fresh pair and mails it under a key of its own (the earlier mail's
@@ -219,7 +219,7 @@ impl Subscriber for SignInMail {
                 expires_at,
             )
             .await;
-        let armed = crate::transaction::commit_or_rollback(tx, armed).await?;
+        let armed = jadpo_core::transaction::commit_or_rollback(tx, armed).await?;
         if !armed {
             // A newer request (or a sign-in) superseded this one: its mail would not work.
             return Ok(());

@@ -272,7 +272,7 @@ impl ApplicationBuilder {
         self
     }
 
-    /// Declares a column holding a [`File`](crate::model::file::File): a trigger keeps
+    /// Declares a column holding a [`File`](jadpo_core::model::file::File): a trigger keeps
     /// `jadpo_files`' count of the fields holding each file as rows change, and uploads into the
     /// field are held to its size and content types.
     #[must_use]

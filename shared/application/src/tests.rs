@@ -2,7 +2,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::model::migrate::Ledger;
+use jadpo_core::model::migrate::Ledger;
 
 struct Noop;
 
@@ -80,8 +80,8 @@ fn bad_declarations_name_what_is_wrong() {
 /// build (and the refusal names the feature, the method and the stores).
 #[test]
 fn several_stores_need_the_store_of_schedules_and_flags_named() {
-    use crate::model::flags::Rollout;
-    use crate::model::schedule::Schedule;
+    use jadpo_core::model::flags::Rollout;
+    use jadpo_core::model::schedule::Schedule;
     let every = || Schedule::every("tick", std::time::Duration::from_secs(60), "order.placed");
     let err = |b: ApplicationBuilder| b.build().err().map(|e| e.to_string()).unwrap_or_default();
     let unnamed = err(shop().schedule(every()));

@@ -25,7 +25,7 @@
 //! `jadpo_migrations`, the migration ledger, is the runtime's own and placed by no rule.
 
 use super::Application;
-pub use crate::model::placement::{Feature, SQLITE_ONLY};
+pub use jadpo_core::model::placement::{Feature, SQLITE_ONLY};
 
 /// A system table placed in a store by a feature.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -79,11 +79,15 @@ impl Application {
 
     /// The system tables `store` holds on `dialect`: those the declaration places there, with
     /// the dialect's helpers of its features (SQLite's audit context).
-    pub fn placed_tables(&self, store: &str, dialect: crate::sql::Dialect) -> Vec<&'static str> {
+    pub fn placed_tables(
+        &self,
+        store: &str,
+        dialect: jadpo_core::sql::Dialect,
+    ) -> Vec<&'static str> {
         let features = self.store_features(store);
         let helpers = SQLITE_ONLY
             .iter()
-            .filter(|(_, f)| dialect == crate::sql::Dialect::Sqlite && features.contains(f))
+            .filter(|(_, f)| dialect == jadpo_core::sql::Dialect::Sqlite && features.contains(f))
             .map(|(t, _)| *t);
         let placed = self.system_tables().into_iter().filter(|p| p.store == store);
         placed.map(|p| p.table).chain(helpers).collect()
@@ -113,19 +117,19 @@ impl Application {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app::RetryPolicy;
-    use crate::model::flags::Rollout;
-    use crate::model::schedule::Schedule;
+    use crate::RetryPolicy;
+    use jadpo_core::model::flags::Rollout;
+    use jadpo_core::model::schedule::Schedule;
 
     struct Nothing;
 
     #[async_trait::async_trait]
-    impl crate::app::Subscriber for Nothing {
+    impl crate::Subscriber for Nothing {
         async fn handle(
             &self,
-            _: &mut crate::app::HandlerContext<'_>,
-            _: &crate::app::Event,
-        ) -> Result<(), crate::app::HandlerError> {
+            _: &mut crate::HandlerContext<'_>,
+            _: &crate::Event,
+        ) -> Result<(), crate::HandlerError> {
             Ok(())
         }
     }
@@ -182,13 +186,13 @@ mod tests {
     struct Quiet;
 
     #[async_trait::async_trait]
-    impl crate::app::Action for Quiet {
+    impl crate::Action for Quiet {
         async fn run(
             &self,
-            _ctx: &mut crate::app::HandlerContext<'_>,
+            _ctx: &mut crate::HandlerContext<'_>,
             _input: serde_json::Value,
-        ) -> Result<crate::app::ActionOutput, crate::app::HandlerError> {
-            Ok(crate::app::ActionOutput::ok(serde_json::json!({})))
+        ) -> Result<crate::ActionOutput, crate::HandlerError> {
+            Ok(crate::ActionOutput::ok(serde_json::json!({})))
         }
     }
 
@@ -206,10 +210,10 @@ mod tests {
         let none = base().action("quiet", "main", Quiet).build().unwrap_or_else(|e| panic!("{e}"));
         assert!(none.feature_stores(Feature::StepRecords).is_empty(), "a connection alone");
         let unknown = base().action("quiet", "main", Quiet).calls("nobody", &["mailer"]).build();
-        assert!(matches!(unknown, Err(crate::app::AppError::UnknownHandler(_))), "{unknown:?}");
+        assert!(matches!(unknown, Err(crate::AppError::UnknownHandler(_))), "{unknown:?}");
         let undeclared = base().action("quiet", "main", Quiet).calls("quiet", &["sms"]).build();
         assert!(
-            matches!(undeclared, Err(crate::app::AppError::UnknownConnection { .. })),
+            matches!(undeclared, Err(crate::AppError::UnknownConnection { .. })),
             "{undeclared:?}"
         );
     }

@@ -3,9 +3,9 @@
 //! statements), nothing declared twice, and what a declaration refers to declared too.
 
 use super::{AppError, ServiceEntity, UserEntity};
-use crate::model::audit::AuditSpec;
-use crate::model::file_field::FileField;
-use crate::sql::is_plain_identifier as plain;
+use jadpo_core::model::audit::AuditSpec;
+use jadpo_core::model::file_field::FileField;
+use jadpo_core::sql::is_plain_identifier as plain;
 
 pub(super) fn check_stores(stores: &[String]) -> Result<(), AppError> {
     if stores.is_empty() {

@@ -16,13 +16,13 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use crate::error::StoreError;
-use crate::model::event::{Emitted, Event};
-use crate::model::flags::Rollout;
-use crate::model::principal::Principal;
-use crate::ports::{ConnectionError, ConnectionRequest, Connections};
-use crate::ports::{FileStore, FlagStore, SignInStore};
-use crate::transaction::{On, Transaction};
+use jadpo_core::error::StoreError;
+use jadpo_core::model::event::{Emitted, Event};
+use jadpo_core::model::flags::Rollout;
+use jadpo_core::model::principal::Principal;
+use jadpo_core::ports::{ConnectionError, ConnectionRequest, Connections};
+use jadpo_core::ports::{FileStore, FlagStore, SignInStore};
+use jadpo_core::transaction::{On, Transaction};
 
 mod uploads;
 

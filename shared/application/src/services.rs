@@ -3,7 +3,7 @@
 //! service's record in one statement, so deleting a service's row stops all its keys at once and
 //! a key is issued only for a service the table holds.
 
-use crate::model::principal::EntityRecord;
+use jadpo_core::model::principal::EntityRecord;
 
 /// The application's services: an entity (table) with an id column, a service's name.
 #[derive(Debug, Clone, PartialEq, Eq)]

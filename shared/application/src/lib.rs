@@ -1,5 +1,8 @@
-//! What an application declares to the runtime: stores, events, actions, subscribers and its own
-//! migrations.
+//! `jadpo-application`: the API an application is written against. What it declares to the
+//! runtime (stores, events, actions, subscribers, capabilities, schedules, workflows and its own
+//! migrations) and the contexts its handlers run in. It sits above `jadpo-core` (the model, the
+//! ports, the seam) and below the engine that runs it, so an application's crate needs no more
+//! than these two.
 //!
 //! Declaration errors (a subscriber on an unknown event, a store nobody declared, a name used
 //! twice) are reported by [`ApplicationBuilder::build`], naming what is wrong, so a bad
@@ -22,9 +25,9 @@ pub use handlers::{
     FlagAccess, HandlerContext, HandlerError, RunServices, Subscriber, UploadRefused, check_upload,
 };
 
-pub use crate::model::event::{Emitted, Event};
 pub use builder::ApplicationBuilder;
 pub use callers::{Callers, ServiceCallers};
+pub use jadpo_core::model::event::{Emitted, Event};
 pub use placement::{Feature, Placed, SQLITE_ONLY};
 pub use retry::RetryPolicy;
 pub use services::ServiceEntity;
@@ -32,20 +35,20 @@ pub use users::{
     FirstSignIn, OidcProvider, PasskeyAddedMail, SignInMail, UserEntity, sign_in_link,
 };
 
-use crate::model::audit::AuditSpec;
-use crate::model::breaker::BreakerPolicy;
-use crate::model::file_field::FileField;
-use crate::model::flags::Rollout;
-use crate::model::migrate::Migration;
-use crate::model::schedule::ScheduleError;
-use crate::model::schedule::{Schedule, ScheduleSpec};
-use crate::model::sign_in;
-use crate::model::step::StepMode;
-use crate::model::workflow::def::WorkflowDef;
-use crate::sql::Dialect;
 use checks::{
     check_audit, check_file_fields, check_names, check_services, check_stores, check_users,
 };
+use jadpo_core::model::audit::AuditSpec;
+use jadpo_core::model::breaker::BreakerPolicy;
+use jadpo_core::model::file_field::FileField;
+use jadpo_core::model::flags::Rollout;
+use jadpo_core::model::migrate::Migration;
+use jadpo_core::model::schedule::ScheduleError;
+use jadpo_core::model::schedule::{Schedule, ScheduleSpec};
+use jadpo_core::model::sign_in;
+use jadpo_core::model::step::StepMode;
+use jadpo_core::model::workflow::def::WorkflowDef;
+use jadpo_core::sql::Dialect;
 
 /// Why an application's declaration was refused.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -357,7 +360,10 @@ impl Application {
     /// Why run `state` cannot advance in this application, if it cannot: unfinished, on a
     /// version it does not declare ([`parked_reason`](Self::parked_reason)). A finished run is
     /// never parked.
-    pub fn parked(&self, state: &crate::model::workflow::state::ExecutionState) -> Option<String> {
+    pub fn parked(
+        &self,
+        state: &jadpo_core::model::workflow::state::ExecutionState,
+    ) -> Option<String> {
         if state.status.is_terminal() {
             return None;
         }

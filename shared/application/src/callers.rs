@@ -2,7 +2,7 @@
 //! named), or anyone. The HTTP edge decides with [`Callers::admits`] before any handler runs; a
 //! service key's scopes still apply on top.
 
-use crate::model::principal::Principal;
+use jadpo_core::model::principal::Principal;
 
 /// Which services may call.
 #[derive(Debug, Clone, PartialEq, Eq)]
