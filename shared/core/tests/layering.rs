@@ -66,7 +66,10 @@ fn the_model_reaching_up_to_the_ports_fails() {
     );
     let (ok, out) = check(copy.path());
     assert!(!ok, "{out}");
-    assert!(out.contains("model may not reference ports (shared/core/src/model/lease.rs:"), "{out}");
+    assert!(
+        out.contains("model may not reference ports (shared/core/src/model/lease.rs:"),
+        "{out}"
+    );
 }
 
 #[test]

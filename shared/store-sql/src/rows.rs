@@ -54,9 +54,10 @@ pub(crate) fn delivery(row: &Row) -> Result<Delivery, StoreError> {
         event: Event {
             id: c.outbox_id,
             event_type: c.event_type,
-            payload: match &unreadable {
-                None => c.payload.json("payload")?,
-                Some(_) => serde_json::Value::Null,
+            payload: match (&unreadable, c.payload) {
+                (Some(_), _) => serde_json::Value::Null,
+                (None, SqlValue::Json(document)) => document,
+                (None, stored) => stored.json("payload")?,
             },
             chain_depth: c.chain_depth,
             created_at: c.event_created_at,
