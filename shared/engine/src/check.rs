@@ -20,8 +20,8 @@ use std::collections::BTreeMap;
 use jadpo_core::model::file_field::FileField;
 use jadpo_core::model::migrate::{AppliedMigration, Ledger, MigrateError, MigrationCatalog};
 use jadpo_core::model::schema::TableSchema;
-use jadpo_core::model::snapshot::{Drift, LEDGER_TABLES, Provenance, Snapshot, diff, made_by};
 use jadpo_core::{Store, StoreError};
+use jadpo_snapshot::{Drift, LEDGER_TABLES, Provenance, Snapshot, diff, made_by};
 
 /// How much a finding matters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

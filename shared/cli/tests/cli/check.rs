@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use jadpo_core::TransactionalStore;
-use jadpo_core::model::snapshot::Snapshot;
 use jadpo_core::ports::SchemaIntrospection;
+use jadpo_snapshot::Snapshot;
 use jadpo_test_harness::{PgTestDb, SqliteTestDb};
 use serde_json::Value;
 

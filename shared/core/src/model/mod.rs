@@ -1,6 +1,6 @@
 //! The model: pure data and the decisions made on it (rows, leases, alerts, operator actions,
 //! the breaker's state machine, schedule timing, workflow definitions, the kernel and its state,
-//! migration plans, schema snapshots and their drift). It imports no port, no use case and no
+//! migration plans, the schema a table has). It imports no port, no use case and no
 //! part of the application API, so anything above can use it and it can be tested without a
 //! database.
 
@@ -25,7 +25,6 @@ pub mod schedule;
 pub mod schema;
 pub mod service_key;
 pub mod sign_in;
-pub mod snapshot;
 pub mod step;
 pub mod user_session;
 pub mod workflow;

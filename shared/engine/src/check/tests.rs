@@ -3,7 +3,7 @@ use std::collections::BTreeMap;
 use chrono::DateTime;
 use jadpo_core::model::migrate::{AppliedMigration, Ledger};
 use jadpo_core::model::schema::{ColumnInfo, IndexInfo, TableSchema};
-use jadpo_core::model::snapshot::{Provenance, Snapshot};
+use jadpo_snapshot::{Provenance, Snapshot};
 
 use super::*;
 
