@@ -36,19 +36,23 @@ impl Column for Option<i64> {
     }
 }
 
+/// An integer column read as a narrower or unsigned type, out of range an error naming it.
+fn narrowed<T: TryFrom<i64>>(row: &Row, column: &str) -> Result<T, StoreError> {
+    T::try_from(row.get_i64(column)?)
+        .map_err(|_| StoreError::internal(format!("{column} out of range")))
+}
+
 /// A count or a size: an integer column that must not be negative.
 impl Column for u64 {
     fn read(row: &Row, column: &str) -> Result<Self, StoreError> {
-        u64::try_from(row.get_i64(column)?)
-            .map_err(|_| StoreError::internal(format!("{column} out of range")))
+        narrowed(row, column)
     }
 }
 
 /// An attempt count, a chain depth: an integer column that fits 32 bits unsigned.
 impl Column for u32 {
     fn read(row: &Row, column: &str) -> Result<Self, StoreError> {
-        u32::try_from(row.get_i64(column)?)
-            .map_err(|_| StoreError::internal(format!("{column} out of range")))
+        narrowed(row, column)
     }
 }
 

@@ -9,23 +9,21 @@
 /// The length of `text` once its `$name`s are positional. Fails the build on a name not in
 /// `names`, a name of `names` the text never uses, or a positional placeholder.
 pub const fn positional_len(text: &str, names: &[&str]) -> usize {
-    let (len, _) = rewrite(text.as_bytes(), names, None);
-    len
+    rewrite(text.as_bytes(), names, None)
 }
 
 /// `text` with each `$name` replaced by `$` and its 1-based position in `names`; `L` is
 /// [`positional_len`]'s answer.
 pub const fn positional<const L: usize>(text: &str, names: &[&str]) -> [u8; L] {
     let mut out = [0u8; L];
-    let (len, _) = rewrite(text.as_bytes(), names, Some(&mut out));
-    if len != L {
+    if rewrite(text.as_bytes(), names, Some(&mut out)) != L {
         panic!("positional: L is not positional_len's answer");
     }
     out
 }
 
 /// One pass over `text`: the rewritten length, writing into `out` when given.
-const fn rewrite(text: &[u8], names: &[&str], mut out: Option<&mut [u8]>) -> (usize, u64) {
+const fn rewrite(text: &[u8], names: &[&str], mut out: Option<&mut [u8]>) -> usize {
     if names.len() > 64 {
         panic!("a statement of more than 64 parameters");
     }
@@ -65,7 +63,7 @@ const fn rewrite(text: &[u8], names: &[&str], mut out: Option<&mut [u8]>) -> (us
     if used != all {
         panic!("a statement's text leaves a parameter its slot declares unused");
     }
-    (o, used)
+    o
 }
 
 const fn is_name_byte(b: u8) -> bool {

@@ -80,3 +80,8 @@ crate::columns! {
     /// A count, `n`.
     struct Count { n: u64 }
 }
+
+/// The count `n` of the first of `rows` (an aggregate's one row), 0 when there is none.
+pub(crate) fn first_count(rows: &[Row]) -> Result<u64, StoreError> {
+    Ok(rows.first().map(Count::read).transpose()?.map_or(0, |c| c.n))
+}

@@ -14,6 +14,7 @@ use std::marker::PhantomData;
 
 use jadpo_core::{On, Row, SqlValue, StoreError, Transaction, TransactionalStore};
 
+#[doc(hidden)]
 pub use crate::named::{positional, positional_len};
 
 /// A slot's parameters: a struct the [`statements!`](crate::statements) macro generates, its

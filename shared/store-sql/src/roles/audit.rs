@@ -16,10 +16,6 @@ use jadpo_core::transaction::{Transaction, TransactionalStore};
 use crate::store::SqlStore;
 use crate::tables::audit;
 
-fn opt(v: Option<&str>) -> Option<String> {
-    v.map(str::to_owned)
-}
-
 crate::columns! {
     /// An audit row (`AuditSql::rows`).
     struct AuditColumns {
@@ -101,8 +97,8 @@ impl<C: TransactionalStore> AuditStore for SqlStore<C> {
         let params = audit::SetContext {
             actor: ctx.actor.into(),
             action: ctx.action.into(),
-            request_id: opt(ctx.request_id),
-            trace: opt(ctx.trace),
+            request_id: ctx.request_id.map(str::to_owned),
+            trace: ctx.trace.map(str::to_owned),
             now: ctx.now,
         };
         self.sql.audit.set_context.execute(tx, params).await?;

@@ -86,7 +86,7 @@ impl<C: TransactionalStore> BreakerStore for SqlStore<C> {
             opened_at: b.opened_at,
             pause_ms: b.pause_ms,
             reopen_at: b.reopen_at,
-            probe_delivery: b.probe_delivery.as_deref().map(ToOwned::to_owned),
+            probe_delivery: b.probe_delivery.clone(),
             probe_started_at: b.probe_started_at,
             alert_at: b.alert_at,
             alert_raised_at: b.alert_raised_at,

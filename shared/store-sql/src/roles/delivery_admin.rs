@@ -18,7 +18,7 @@ use jadpo_core::ports::DeliveryAdminStore;
 use jadpo_core::transaction::{Transaction, TransactionalStore, commit_or_rollback};
 
 use crate::rows;
-use crate::rows::Count;
+use crate::rows::first_count;
 use crate::statement::Params;
 use crate::statement::Statement;
 use crate::store::SqlStore;
@@ -59,16 +59,6 @@ pub(crate) async fn page_read<C: TransactionalStore, P: Params + Send>(
     commit_or_rollback(tx, rows).await
 }
 
-/// An optional filter as a parameter: `NULL` when not given.
-pub(crate) fn text(value: Option<&String>) -> Option<String> {
-    value.cloned()
-}
-
-/// The count in the first of `rows`, 0 when there is none.
-fn first_count(rows: &[jadpo_core::Row]) -> Result<u64, StoreError> {
-    Ok(rows.first().map(Count::read).transpose()?.map_or(0, |c| c.n))
-}
-
 crate::columns! {
     /// `DeliveryAdminSql::oldest_pending`.
     struct Oldest { oldest: Option<DateTime<Utc>> }
@@ -91,9 +81,8 @@ impl<C: TransactionalStore> DeliveryAdminStore for SqlStore<C> {
             // Before (`to`, ""): every id is after "", so this is `created_at < to`.
             None => (query.created_to.unwrap_or(latest), String::new()),
         };
-        let (subscriber, event_type) =
-            (text(query.subscriber.as_ref()), text(query.event_type.as_ref()));
-        let held = text(query.held_by.as_ref());
+        let (subscriber, event_type) = (query.subscriber.clone(), query.event_type.clone());
+        let held = query.held_by.clone();
         let limit = i64::from(query.limit.clamp(1, 1000));
         let sql = &self.sql.delivery_admin;
         let rows = match query.status {

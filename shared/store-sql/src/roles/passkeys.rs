@@ -112,7 +112,7 @@ impl<C: TransactionalStore> PasskeyStore for SqlStore<C> {
         let params = passkeys::ChallengeInsert {
             challenge_verifier: c.verifier.as_str().into(),
             purpose: c.purpose.as_str().into(),
-            bound_to: c.bound_to.as_deref().map(ToOwned::to_owned),
+            bound_to: c.bound_to.clone(),
             state: c.state.clone(),
             encoding: i64::from(ENCODING),
             expires_at: c.expires_at,

@@ -15,7 +15,7 @@ use jadpo_core::model::delivery::{
 use jadpo_core::ports::PipelineStore;
 use jadpo_core::transaction::{Transaction, TransactionalStore};
 
-use crate::rows::{self, Count};
+use crate::rows::{self, first_count};
 use crate::store::SqlStore;
 use crate::tables::pipeline;
 
@@ -170,7 +170,7 @@ impl<C: TransactionalStore> PipelineStore for SqlStore<C> {
         let sql = self.sql.pipeline.deliveries_count_sent_before;
         let rows =
             sql.query_once(self, pipeline::DeliveriesCountSentBefore { lost_before }).await?;
-        Ok(rows.first().map(Count::read).transpose()?.map_or(0, |c| c.n))
+        first_count(&rows)
     }
 
     async fn deliveries_mark_enqueued(

@@ -15,10 +15,6 @@ use jadpo_core::transaction::{Transaction, TransactionalStore};
 use crate::store::SqlStore;
 use crate::tables::schedule;
 
-fn opt(v: Option<&str>) -> Option<String> {
-    v.map(str::to_owned)
-}
-
 crate::columns! {
     /// A schedule's name (`ScheduleSql::due`).
     struct Name { name: String }
@@ -153,8 +149,8 @@ impl<C: TransactionalStore> ScheduleStore for SqlStore<C> {
             tick_at: run.tick_at,
             status: if run.skipped.is_some() { "skipped" } else { "run" }.into(),
             trigger: run.trigger.into(),
-            reason: opt(run.skipped),
-            outbox_id: opt(run.outbox_id),
+            reason: run.skipped.map(str::to_owned),
+            outbox_id: run.outbox_id.map(str::to_owned),
             now,
         };
         Ok(self.sql.schedule.run_insert.execute(tx, params).await? == 1)
@@ -173,7 +169,7 @@ impl<C: TransactionalStore> ScheduleStore for SqlStore<C> {
             name: name.into(),
             next_due_at,
             last_tick_at,
-            last_run_id: opt(last_run_id),
+            last_run_id: last_run_id.map(str::to_owned),
             now,
         };
         self.sql.schedule.advance.execute(tx, params).await?;
@@ -232,7 +228,8 @@ impl<C: TransactionalStore> ScheduleStore for SqlStore<C> {
         schedule: Option<&str>,
         limit: u32,
     ) -> Result<Vec<ScheduleRun>, StoreError> {
-        let params = schedule::Runs { schedule: opt(schedule), limit: i64::from(limit) };
+        let params =
+            schedule::Runs { schedule: schedule.map(str::to_owned), limit: i64::from(limit) };
         self.sql.schedule.runs.query_once(self, params).await?.iter().map(run_row).collect()
     }
 
@@ -261,8 +258,8 @@ impl<C: TransactionalStore> ScheduleStore for SqlStore<C> {
             item_state: a.item_state.as_str().into(),
             operator: a.operator.as_str().into(),
             db_role: a.db_role.as_str().into(),
-            detail: opt(a.detail.as_deref()),
-            os_account: opt(a.os_account.as_deref()),
+            detail: a.detail.clone(),
+            os_account: a.os_account.clone(),
         };
         self.sql.schedule.action_insert.execute(tx, params).await?;
         Ok(())
@@ -273,9 +270,9 @@ impl<C: TransactionalStore> ScheduleStore for SqlStore<C> {
         filter: &ActionFilter,
     ) -> Result<Vec<StoredAction>, StoreError> {
         let params = schedule::Actions {
-            item_kind: opt(filter.item_kind.as_deref()),
-            item: opt(filter.item.as_deref()),
-            operator: opt(filter.operator.as_deref()),
+            item_kind: filter.item_kind.clone(),
+            item: filter.item.clone(),
+            operator: filter.operator.clone(),
             since: filter.since,
             limit: i64::from(filter.limit),
         };

@@ -14,7 +14,7 @@ use jadpo_core::model::sign_in::{
 use jadpo_core::ports::SignInStore;
 use jadpo_core::transaction::{Transaction, TransactionalStore};
 
-use crate::rows::Count;
+use crate::rows::first_count;
 use crate::store::SqlStore;
 use crate::tables::sign_in;
 
@@ -243,8 +243,7 @@ impl<C: TransactionalStore> SignInStore for SqlStore<C> {
         tx: &mut dyn Transaction,
         since: DateTime<Utc>,
     ) -> Result<u64, StoreError> {
-        let row = self.sql.sign_in.sends_since.query_opt(tx, sign_in::SendsSince { since }).await?;
-        Ok(row.as_ref().map(Count::read).transpose()?.map_or(0, |c| c.n))
+        first_count(&self.sql.sign_in.sends_since.query(tx, sign_in::SendsSince { since }).await?)
     }
 
     async fn sign_in_token_spend(

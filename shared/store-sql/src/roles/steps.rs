@@ -218,14 +218,14 @@ async fn record_sent(
 
 /// A step's answer as kept: the sealed bytes, their key's id and encoding (all `NULL` when
 /// the answer is not kept).
-struct Kept {
+struct KeptAnswer {
     sealed_answer: Option<Vec<u8>>,
     sealing_key_id: Option<String>,
     encoding: Option<i64>,
 }
 
-fn kept(a: &StepAnswered<'_>) -> Kept {
-    Kept {
+fn kept(a: &StepAnswered<'_>) -> KeptAnswer {
+    KeptAnswer {
         sealed_answer: a.sealed.map(|(bytes, _)| bytes.to_vec()),
         sealing_key_id: a.sealed.map(|(_, key)| key.to_owned()),
         encoding: a.sealed.map(|_| i64::from(SEALED_JSON.number)),
@@ -233,7 +233,7 @@ fn kept(a: &StepAnswered<'_>) -> Kept {
 }
 
 fn answer_params(a: &StepAnswered<'_>) -> steps::StepAnswer {
-    let Kept { sealed_answer, sealing_key_id, encoding } = kept(a);
+    let KeptAnswer { sealed_answer, sealing_key_id, encoding } = kept(a);
     steps::StepAnswer {
         run_key: a.run_key.into(),
         step_no: a.step_no.into(),
@@ -322,7 +322,7 @@ impl<C: TransactionalStore> StepStore for SqlStore<C> {
     }
 
     async fn step_answered(&self, answered: &StepAnswered<'_>) -> Result<bool, StoreError> {
-        let Kept { sealed_answer, sealing_key_id, encoding } = kept(answered);
+        let KeptAnswer { sealed_answer, sealing_key_id, encoding } = kept(answered);
         let params = steps::StepAnswerFenced {
             run_key: answered.run_key.into(),
             step_no: answered.step_no.into(),
@@ -361,7 +361,7 @@ impl<C: TransactionalStore> StepStore for SqlStore<C> {
         let sql = self.sql.steps;
         if let Some(answered) = answered {
             if let Some(one) = &sql.run_finish_answering {
-                let Kept { sealed_answer, sealing_key_id, encoding } = kept(answered);
+                let KeptAnswer { sealed_answer, sealing_key_id, encoding } = kept(answered);
                 let params = steps::RunFinishAnswering {
                     run_key: answered.run_key.into(),
                     step_no: answered.step_no.into(),

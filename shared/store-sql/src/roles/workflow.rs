@@ -82,7 +82,7 @@ async fn write_steps(
     let now = ms(t.state.updated_at);
     for c in &t.commands {
         let seq = i64::try_from(c.seq).map_err(|_| StoreError::invalid("seq out of range"))?;
-        let key = c.idempotency_key.as_deref().map(ToOwned::to_owned);
+        let key = c.idempotency_key.clone();
         let params = workflow::CommandInsert {
             id: c.id.as_str().into(),
             run_id: w.run_id.into(),
@@ -155,25 +155,24 @@ async fn check_lease(
     run_id: &str,
     fence: &LeaseFence,
 ) -> Result<(), TransitionError> {
-    let (run, run_id, lease_id, now) =
-        (run_id, run_id.to_owned(), fence.lease_id.clone(), fence.now_ms);
+    let (run, lease_id, now) = (run_id.to_owned(), fence.lease_id.clone(), fence.now_ms);
     let live = match fence.end {
         LeaseEnd::Hold => {
-            let params = workflow::RunLeaseFence { run_id, lease_id, now };
+            let params = workflow::RunLeaseFence { run_id: run, lease_id, now };
             sql.run_lease_fence.query_opt(tx, params).await?
         }
         LeaseEnd::Release => {
-            let params = workflow::RunLeaseEnd { run_id, lease_id, now };
+            let params = workflow::RunLeaseEnd { run_id: run, lease_id, now };
             sql.run_lease_end.query_opt(tx, params).await?
         }
         LeaseEnd::Renew { expires_at } => {
-            let params = workflow::RunLeaseRenew { run_id, lease_id, now, expires_at };
+            let params = workflow::RunLeaseRenew { run_id: run, lease_id, now, expires_at };
             sql.run_lease_renew.query_opt(tx, params).await?
         }
     };
     match live {
         Some(_) => Ok(()),
-        None => Err(TransitionError::LeaseLost(run.to_owned())),
+        None => Err(TransitionError::LeaseLost(run_id.to_owned())),
     }
 }
 

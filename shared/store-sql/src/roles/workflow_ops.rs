@@ -17,8 +17,8 @@ use jadpo_core::transaction::Transaction;
 use jadpo_core::transaction::{TransactionalStore, commit_or_rollback};
 
 use crate::dialect::ms;
-use crate::roles::delivery_admin::{page_read, text};
-use crate::rows::{Count, Id, RunId};
+use crate::roles::delivery_admin::page_read;
+use crate::rows::{Id, RunId, first_count};
 use crate::store::SqlStore;
 use crate::tables::workflow;
 
@@ -139,12 +139,12 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
             id: s.id.as_str().into(),
             user_id: s.user_id.as_str().into(),
             context: s.context.clone(),
-            active_run_id: s.active_run_id.as_deref().map(ToOwned::to_owned),
+            active_run_id: s.active_run_id.clone(),
             revision: s.revision,
             context_revision: s.context_revision,
             created_at: ms(s.created_at),
             updated_at: ms(s.updated_at),
-            owner: s.owner.as_deref().map(ToOwned::to_owned),
+            owner: s.owner.clone(),
         };
         self.sql.workflow.session_import.execute_once(self, params).await.map(|_| ())
     }
@@ -231,7 +231,7 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
     }
 
     async fn runs_page(&self, query: &RunQuery) -> Result<Vec<RunSummary>, StoreError> {
-        let (workflow, owner) = (text(query.workflow.as_ref()), text(query.owner.as_ref()));
+        let (workflow, owner) = (query.workflow.clone(), query.owner.clone());
         let before = query.before.as_deref().unwrap_or(AFTER_EVERY_RUN_ID).to_owned();
         let limit = i64::from(query.limit.clamp(1, 1000));
         let sql = &self.sql.workflow;
@@ -255,8 +255,7 @@ impl<C: TransactionalStore> WorkflowOps for SqlStore<C> {
             let params =
                 workflow::RunsCountStatus { status: status.as_str().into(), cap: cap.into() };
             let rows = page_read(self, self.sql.workflow.runs_count_status, params).await?;
-            let n = rows.first().map(Count::read).transpose()?.map_or(0, |c| c.n);
-            counts.push((status, n));
+            counts.push((status, first_count(&rows)?));
         }
         Ok(counts)
     }
