@@ -42,13 +42,13 @@ use jadpo_core::model::audit::AuditSpec;
 use jadpo_core::model::breaker::BreakerPolicy;
 use jadpo_core::model::file_field::FileField;
 use jadpo_core::model::flags::Rollout;
-use jadpo_core::model::migrate::Migration;
 use jadpo_core::model::schedule::ScheduleError;
 use jadpo_core::model::schedule::{Schedule, ScheduleSpec};
 use jadpo_core::model::sign_in;
 use jadpo_core::model::step::StepMode;
 use jadpo_core::model::workflow::def::WorkflowDef;
 use jadpo_core::sql::Dialect;
+use jadpo_schema::migrate::Migration;
 
 /// Why an application's declaration was refused.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]

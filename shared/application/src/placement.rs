@@ -25,7 +25,7 @@
 //! `jadpo_migrations`, the migration ledger, is the runtime's own and placed by no rule.
 
 use super::Application;
-pub use jadpo_core::model::placement::{Feature, SQLITE_ONLY};
+pub use jadpo_schema::placement::{Feature, SQLITE_ONLY};
 
 /// A system table placed in a store by a feature.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]

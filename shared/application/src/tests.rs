@@ -2,7 +2,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::*;
-use jadpo_core::model::migrate::Ledger;
+use jadpo_schema::migrate::Ledger;
 
 struct Noop;
 

@@ -20,7 +20,7 @@ use aws_sdk_s3::Client;
 use aws_sdk_s3::error::DisplayErrorContext;
 use aws_sdk_s3::primitives::ByteStream;
 use chrono::{DateTime, Utc};
-use jadpo_core::ports::blobs::blob_id_ok;
+use jadpo_core::model::file::id_ok as blob_id_ok;
 use jadpo_core::ports::{BlobError, BlobInfo, Blobs};
 use tokio::sync::OnceCell;
 

@@ -6,9 +6,9 @@ use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use jadpo_application::Application;
 use jadpo_core::Dialect;
-use jadpo_core::model::migrate::MigrationStatus;
 use jadpo_engine::migrate;
 use jadpo_runtime::{Config, Stores, catalog_for};
+use jadpo_schema::migrate::MigrationStatus;
 use serde_json::json;
 
 #[derive(Debug, Subcommand)]
@@ -193,7 +193,7 @@ async fn apply(app: &Arc<Application>, target: &Target) -> anyhow::Result<()> {
                 say!("  up to date: nothing to apply");
             }
         }
-        let entries = |list: &[(jadpo_core::model::migrate::Ledger, u32, String)]| {
+        let entries = |list: &[(jadpo_schema::migrate::Ledger, u32, String)]| {
             list.iter()
                 .map(|(l, v, n)| json!({"ledger": l.name(), "version": v, "name": n}))
                 .collect::<Vec<_>>()

@@ -15,12 +15,12 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use jadpo_application::Application;
-use jadpo_core::model::migrate::MigrationCatalog;
 use jadpo_core::{Dialect, Store};
 use jadpo_engine::check::{self, Expected, Finding, Severity};
 use jadpo_runtime::catalog_for;
 use jadpo_runtime::scratch::Scratch;
-use jadpo_snapshot::{Provenance, Snapshot, provenance};
+use jadpo_schema::migrate::MigrationCatalog;
+use jadpo_schema::snapshot::{Provenance, Snapshot, provenance};
 use serde_json::json;
 
 /// Where the snapshots are kept, from the project's root.

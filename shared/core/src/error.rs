@@ -105,6 +105,13 @@ impl StoreError {
     }
 }
 
+/// A migration fails on the database's error like any other store call.
+impl From<StoreError> for jadpo_schema::migrate::MigrateError {
+    fn from(e: StoreError) -> Self {
+        Self::Store(Box::new(e))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

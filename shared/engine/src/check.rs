@@ -18,10 +18,10 @@
 use std::collections::BTreeMap;
 
 use jadpo_core::model::file_field::FileField;
-use jadpo_core::model::migrate::{AppliedMigration, Ledger, MigrateError, MigrationCatalog};
-use jadpo_core::model::schema::TableSchema;
 use jadpo_core::{Store, StoreError};
-use jadpo_snapshot::{Drift, LEDGER_TABLES, Provenance, Snapshot, diff, made_by};
+use jadpo_schema::migrate::{AppliedMigration, Ledger, MigrateError, MigrationCatalog};
+use jadpo_schema::snapshot::{Drift, LEDGER_TABLES, Provenance, Snapshot, diff, made_by};
+use jadpo_schema::table::TableSchema;
 
 /// How much a finding matters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -124,7 +124,7 @@ pub async fn build_snapshot(
     store: &str,
 ) -> Result<Snapshot, MigrateError> {
     if !scratch.migrations_applied().await?.is_empty() {
-        return Err(MigrateError::Store(StoreError::invalid(
+        return Err(MigrateError::from(StoreError::invalid(
             "building a snapshot needs an empty scratch database; this one has migrations",
         )));
     }

@@ -16,8 +16,8 @@ use jadpo_core::clock::Clock;
 use jadpo_core::model::alert::Alert;
 use jadpo_core::model::housekeeping::{LEASE_KEY, RecordClass};
 use jadpo_core::model::lease::{Lease, LeaseTable};
-use jadpo_core::model::placement::Feature;
 use jadpo_core::{Store, StoreError};
+use jadpo_schema::placement::Feature;
 
 use crate::context::Engine;
 pub use crate::settings::HousekeepingSettings;

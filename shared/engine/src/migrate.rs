@@ -2,14 +2,14 @@
 //! lock, each in its own transaction, and where each migration stands; and, on an operator's
 //! word, dropping the tables of features a store holds though its declaration no longer places
 //! them there. The plan itself (what to
-//! apply, what to adopt, what to refuse) is the model's (`jadpo_core::model::migrate`).
+//! apply, what to adopt, what to refuse) is the model's (`jadpo_schema::migrate`).
 
 use jadpo_core::Store;
-use jadpo_core::model::migrate::{
+use jadpo_core::ports::{MigrationSession, MigrationStore};
+use jadpo_schema::migrate::{
     ApplyReport, MigrateError, MigrationCatalog, MigrationStatus, Unplaced, compare, plan,
 };
-use jadpo_core::model::placement::{Feature, SQLITE_ONLY};
-use jadpo_core::ports::{MigrationSession, MigrationStore};
+use jadpo_schema::placement::{Feature, SQLITE_ONLY};
 
 /// Installs the triggers the declaration puts on the application's own tables in store `name`:
 /// the audit trail's and the file counts'. Idempotent; run after every [`apply`].

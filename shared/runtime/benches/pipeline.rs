@@ -22,10 +22,10 @@ use async_trait::async_trait;
 use jadpo_application::{
     Action, ActionOutput, Application, Event, HandlerContext, HandlerError, RetryPolicy, Subscriber,
 };
-use jadpo_core::model::migrate::{Ledger, Migration};
 use jadpo_core::{Dialect, SystemClock};
 use jadpo_engine::Engine;
 use jadpo_engine::commit::{CommitRequest, commit_unsent};
+use jadpo_schema::migrate::{Ledger, Migration};
 use jadpo_test_harness::PgTestDb;
 use serde_json::{Value, json};
 

@@ -22,7 +22,6 @@ use jadpo_application::{
     Action, ActionOutput, Application, Event, HandlerContext, HandlerError, RetryPolicy, Subscriber,
 };
 use jadpo_core::Dialect;
-use jadpo_core::model::migrate::{Ledger, Migration};
 use jadpo_core::ports::ConnectionRequest;
 use jadpo_engine::Engine;
 use jadpo_engine::commit::{CommitRequest, commit_unsent};
@@ -30,6 +29,7 @@ use jadpo_engine::relay::enqueue_now;
 use jadpo_local::queue::InProcessQueue;
 use jadpo_local::sink::{self, Sinks};
 use jadpo_runtime::connections::HttpConnections;
+use jadpo_schema::migrate::{Ledger, Migration};
 use jadpo_test_harness::PgTestDb;
 use serde_json::{Value, json};
 

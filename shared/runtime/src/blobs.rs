@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use jadpo_core::ports::blobs::blob_id_ok;
+use jadpo_core::model::file::id_ok as blob_id_ok;
 use jadpo_core::ports::{BlobError, BlobInfo, Blobs};
 
 /// Where a temporary write's name starts; never a file id (ids have no `.`).

@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use jadpo_application::Application;
-use jadpo_core::model::migrate::{MigrateError, MigrationCatalog};
 use jadpo_core::{Clock, Store, StoreError};
+use jadpo_schema::migrate::{MigrateError, MigrationCatalog};
 use jadpo_store_postgres::Postgres;
 
 use crate::config::{Config, DatabaseUrl, SqlitePath};

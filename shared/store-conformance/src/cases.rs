@@ -3,10 +3,10 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use jadpo_core::model::migrate::{Ledger, MigrateError, Migration, MigrationCatalog};
-use jadpo_core::model::schema::TableSchema;
 use jadpo_core::{Dialect, SqlValue, Store, StoreErrorKind};
 use jadpo_engine::migrate;
+use jadpo_schema::migrate::{Ledger, MigrateError, Migration, MigrationCatalog};
+use jadpo_schema::table::TableSchema;
 use serde_json::json;
 
 use crate::Fixture;

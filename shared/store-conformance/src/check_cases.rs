@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use jadpo_core::{Dialect, Store};
 use jadpo_engine::check::{self, Expected, Finding, Severity};
 use jadpo_engine::migrate;
-use jadpo_snapshot::{Snapshot, provenance};
+use jadpo_schema::snapshot::{Snapshot, provenance};
 
 use crate::Fixture;
 use crate::cases::ok;
@@ -20,7 +20,7 @@ use crate::placement_cases::app;
 struct Checked {
     store: std::sync::Arc<dyn Store>,
     built: Snapshot,
-    provenance: jadpo_snapshot::Provenance,
+    provenance: jadpo_schema::snapshot::Provenance,
     placed: Vec<&'static str>,
     dialect: Dialect,
 }

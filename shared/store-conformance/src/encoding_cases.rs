@@ -7,10 +7,10 @@
 use chrono::{DateTime, Utc};
 use jadpo_core::model::audit::{AuditSpec, replay};
 use jadpo_core::model::encoding::{self, Kept};
-use jadpo_core::model::migrate::{Ledger, MigrationCatalog};
 use jadpo_core::model::step::{RunGrant, RunStart, StepMode};
 use jadpo_core::{Dialect, SqlValue, Store};
 use jadpo_engine::migrate;
+use jadpo_schema::migrate::{Ledger, MigrationCatalog};
 
 use crate::Fixture;
 use crate::cases::{migrated, ok};

@@ -103,7 +103,7 @@ async fn migrate_as(
     fx: &dyn Fixture,
     app: &Application,
     name: &str,
-) -> (Arc<dyn Store>, jadpo_core::model::migrate::ApplyReport) {
+) -> (Arc<dyn Store>, jadpo_schema::migrate::ApplyReport) {
     let store = fx.open();
     let catalog = ok(
         ok(store.migration_catalog().with_app_migrations(vec![]), "catalog")

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeSet;
 
-use jadpo_core::model::schema::TableSchema;
+use jadpo_schema::table::TableSchema;
 
 use crate::Fixture;
 use crate::cases::{migrated, ok};

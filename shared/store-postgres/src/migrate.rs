@@ -9,13 +9,13 @@ use async_trait::async_trait;
 use deadpool_postgres::Object;
 use jadpo_core::model::audit::AuditSpec;
 use jadpo_core::model::file_field::FileField;
-use jadpo_core::model::migrate::{
-    AppliedMigration, Ledger, MigrateError, Migration, MigrationCatalog, Step, Unplaced,
-};
-use jadpo_core::model::placement::{Feature, features_text};
 use jadpo_core::ports::{MigrationSession, MigrationStore};
 use jadpo_core::sql::identifier;
 use jadpo_core::{Dialect, SqlValue, StoreError};
+use jadpo_schema::migrate::{
+    AppliedMigration, Ledger, MigrateError, Migration, MigrationCatalog, Step, Unplaced,
+};
+use jadpo_schema::placement::{Feature, features_text};
 use std::collections::BTreeSet;
 
 use crate::Postgres;
@@ -263,7 +263,7 @@ async fn applied_rows(client: &Object) -> Result<Vec<AppliedMigration>, StoreErr
     let mut out = Vec::new();
     for (ledger, sql) in [(Ledger::Workflow, APPLIED_WORKFLOW), (Ledger::Jadpo, APPLIED_JADPO)] {
         for row in query(client, sql, &[]).await? {
-            out.push(AppliedMigration::from_row(ledger, &row)?);
+            out.push(jadpo_store_sql::applied_migration(ledger, &row)?);
         }
     }
     Ok(out)
@@ -360,7 +360,7 @@ impl PgMigrationSession {
             client.batch_execute(&sql).await.map_err(db)?;
         }
         for row in query(client, APPLIED_JADPO, &[]).await? {
-            let ran = AppliedMigration::from_row(Ledger::Jadpo, &row)?;
+            let ran = jadpo_store_sql::applied_migration(Ledger::Jadpo, &row)?;
             let params = [unplaced.narrowed(ran.features.as_ref()).into(), ran.version.into()];
             execute(client, RECORD_FEATURES, &params).await?;
         }
@@ -454,7 +454,7 @@ impl MigrationStore for Postgres {
             (true, false) => query(&client, APPLIED_SPEC_ONLY, &[])
                 .await?
                 .iter()
-                .map(|row| AppliedMigration::from_row(Ledger::Workflow, row))
+                .map(|row| jadpo_store_sql::applied_migration(Ledger::Workflow, row))
                 .collect(),
             _ => Ok(Vec::new()),
         }

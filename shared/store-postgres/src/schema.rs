@@ -2,9 +2,9 @@
 
 use async_trait::async_trait;
 use deadpool_postgres::Object;
-use jadpo_core::model::schema::{ColumnInfo, ForeignKeyInfo, IndexInfo, TableSchema};
 use jadpo_core::ports::SchemaIntrospection;
 use jadpo_core::{SqlValue, StoreError};
+use jadpo_schema::table::{ColumnInfo, ForeignKeyInfo, IndexInfo, TableSchema};
 
 use crate::Postgres;
 use crate::tx::query;

@@ -40,6 +40,7 @@ pub mod tables;
 pub use dialect::{
     AuditStatements, ExecutionLayout, FileStatements, SqlDialect, check_dialect, execution_head, ms,
 };
+pub use rows::applied_migration;
 pub use statement::{
     Params, Slot, SlotText, Statement, check, placeholders, positional, positional_len,
 };

@@ -5,6 +5,8 @@ use jadpo_core::model::delivery::{Delivery, DeliveryStatus, Held};
 use jadpo_core::model::encoding::Kept;
 use jadpo_core::model::event::Event;
 use jadpo_core::{Row, SqlValue, StoreError};
+use jadpo_schema::migrate::{AppliedMigration, Ledger};
+use jadpo_schema::placement::parse_features;
 
 crate::columns! {
     /// A delivery joined with its outbox row: both adapters select these columns
@@ -84,4 +86,32 @@ crate::columns! {
 /// The count `n` of the first of `rows` (an aggregate's one row), 0 when there is none.
 pub(crate) fn first_count(rows: &[Row]) -> Result<u64, StoreError> {
     Ok(rows.first().map(Count::read).transpose()?.map_or(0, |c| c.n))
+}
+
+/// Reads a migration ledger row with the columns `version`, `applied_at` and `checksum`, and
+/// `features` where the ledger has it (the adapters select those names in both dialects).
+pub fn applied_migration(ledger: Ledger, row: &Row) -> Result<AppliedMigration, StoreError> {
+    let version = u32::try_from(row.get_i64("version")?)
+        .map_err(|_| StoreError::internal("a ledger version is out of range"))?;
+    let features = match row.columns().iter().any(|c| c == "features") {
+        true => row.get_opt_str("features")?,
+        false => None,
+    };
+    let features = features
+        .map(|text| {
+            parse_features(text).ok_or_else(|| {
+                StoreError::invalid(format!(
+                    "{ledger} migration {version} ran for features {text:?}, some unknown to \
+                     this build: a newer build applied it"
+                ))
+            })
+        })
+        .transpose()?;
+    Ok(AppliedMigration {
+        ledger,
+        version,
+        checksum: row.get_opt_str("checksum")?.map(str::to_owned),
+        applied_at: row.get_timestamp("applied_at")?,
+        features,
+    })
 }

@@ -3,10 +3,10 @@
 //! writes itself (transactions, migrations, introspection) to its connection.
 
 use async_trait::async_trait;
-use jadpo_core::model::migrate::{AppliedMigration, MigrationCatalog};
-use jadpo_core::model::schema::TableSchema;
 use jadpo_core::ports::{MigrationSession, MigrationStore, SchemaIntrospection};
 use jadpo_core::{Dialect, Row, SqlValue, StoreError, Transaction, TransactionalStore};
+use jadpo_schema::migrate::{AppliedMigration, MigrationCatalog};
+use jadpo_schema::table::TableSchema;
 
 use crate::dialect::SqlDialect;
 

@@ -7,12 +7,12 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use jadpo_core::model::migrate::{
-    AppliedMigration, Ledger, Migration, MigrationCatalog, Step, Unplaced,
-};
 use jadpo_core::ports::{MigrationSession, MigrationStore};
 use jadpo_core::sql::identifier;
 use jadpo_core::{Dialect, SqlValue, StoreError};
+use jadpo_schema::migrate::{
+    AppliedMigration, Ledger, Migration, MigrationCatalog, Step, Unplaced,
+};
 use rusqlite::Connection;
 use tokio::sync::OwnedMutexGuard;
 
@@ -267,7 +267,7 @@ fn applied_rows(conn: &Connection) -> Result<Vec<AppliedMigration>, StoreError> 
     let mut out = Vec::new();
     for (ledger, sql) in [(Ledger::Workflow, APPLIED_WORKFLOW), (Ledger::Jadpo, jadpo)] {
         for row in query(conn, sql, &[])? {
-            out.push(AppliedMigration::from_row(ledger, &row)?);
+            out.push(jadpo_store_sql::applied_migration(ledger, &row)?);
         }
     }
     Ok(out)
@@ -385,7 +385,7 @@ impl SqliteMigrationSession {
             self.conn.execute_batch(&sql).map_err(translate)?;
         }
         for row in query(&self.conn, APPLIED_JADPO, &[])? {
-            let ran = AppliedMigration::from_row(Ledger::Jadpo, &row)?;
+            let ran = jadpo_store_sql::applied_migration(Ledger::Jadpo, &row)?;
             let params = [unplaced.narrowed(ran.features.as_ref()).into(), ran.version.into()];
             execute(&self.conn, RECORD_FEATURES, &params)?;
         }
@@ -481,7 +481,7 @@ impl MigrationStore for Sqlite {
             (true, true) => applied_rows(&conn),
             (true, false) => query(&conn, APPLIED_SPEC_ONLY, &[])?
                 .iter()
-                .map(|row| AppliedMigration::from_row(Ledger::Workflow, row))
+                .map(|row| jadpo_store_sql::applied_migration(Ledger::Workflow, row))
                 .collect(),
             _ => Ok(Vec::new()),
         }

@@ -3,9 +3,9 @@
 use std::collections::BTreeMap;
 
 use async_trait::async_trait;
-use jadpo_core::model::schema::{ColumnInfo, ForeignKeyInfo, IndexInfo, TableSchema};
 use jadpo_core::ports::SchemaIntrospection;
 use jadpo_core::{SqlValue, StoreError};
+use jadpo_schema::table::{ColumnInfo, ForeignKeyInfo, IndexInfo, TableSchema};
 use rusqlite::Connection;
 
 use crate::Sqlite;

@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use jadpo_core::model::migrate::MigrationCatalog;
 use jadpo_engine::migrate;
+use jadpo_schema::migrate::MigrationCatalog;
 use jadpo_store_postgres::{PgOptions, PgStore, PgTx, Postgres};
 use tokio_postgres::NoTls;
 
@@ -185,8 +185,8 @@ async fn admin_query_has_rows(server: &Server, sql: &str, param: &str) -> bool {
 
 fn catalog_digest(catalog: &MigrationCatalog) -> String {
     let joined: String = catalog.all().map(|m| m.checksum()).collect();
-    let digest = jadpo_core::model::migrate::Migration::new(
-        jadpo_core::model::migrate::Ledger::Jadpo,
+    let digest = jadpo_schema::migrate::Migration::new(
+        jadpo_schema::migrate::Ledger::Jadpo,
         1,
         "digest",
         &joined,

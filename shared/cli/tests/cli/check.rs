@@ -10,7 +10,7 @@ use std::process::{Command, Output};
 
 use jadpo_core::TransactionalStore;
 use jadpo_core::ports::SchemaIntrospection;
-use jadpo_snapshot::Snapshot;
+use jadpo_schema::snapshot::Snapshot;
 use jadpo_test_harness::{PgTestDb, SqliteTestDb};
 use serde_json::Value;
 

@@ -132,7 +132,7 @@ fn the_summary_counts_the_nodes_by_kind() {
 
 /// SQLite's built-in catalog, through a scratch store of the runtime (the CLI links SQLite only
 /// through it).
-fn jadpo_runtime_sqlite_catalog() -> jadpo_core::model::migrate::MigrationCatalog {
+fn jadpo_runtime_sqlite_catalog() -> jadpo_schema::migrate::MigrationCatalog {
     let scratch = jadpo_runtime_sqlite::scratch("main").unwrap_or_else(|e| panic!("{e}"));
     scratch.store().migration_catalog()
 }

@@ -2,7 +2,7 @@
 //! [`HousekeepingStore`] role that deletes, rescues and raises them in bounded batches. The pass
 //! itself (retention, batches under the lease) is `jadpo-engine`'s.
 
-use super::placement::Feature;
+use jadpo_schema::placement::Feature;
 
 /// The lease key every store's housekeeping pass shares.
 pub const LEASE_KEY: &str = "housekeeping";

@@ -1,6 +1,6 @@
 //! The model: pure data and the decisions made on it (rows, leases, alerts, operator actions,
-//! the breaker's state machine, schedule timing, workflow definitions, the kernel and its state,
-//! migration plans, the schema a table has). It imports no port, no use case and no
+//! the breaker's state machine, schedule timing, workflow definitions, the kernel and its state;
+//! migration plans and table descriptions are `jadpo-schema`'s). It imports no port, no use case and no
 //! part of the application API, so anything above can use it and it can be tested without a
 //! database.
 
@@ -16,13 +16,10 @@ pub mod flags;
 pub mod housekeeping;
 pub mod lease;
 pub mod message;
-pub mod migrate;
 pub mod operator;
 pub mod passkey;
-pub mod placement;
 pub mod principal;
 pub mod schedule;
-pub mod schema;
 pub mod service_key;
 pub mod sign_in;
 pub mod step;

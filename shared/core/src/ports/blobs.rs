@@ -15,8 +15,6 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-pub use crate::model::file::id_ok as blob_id_ok;
-
 /// Why a blob operation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum BlobError {

@@ -4,11 +4,11 @@
 use async_trait::async_trait;
 
 use crate::error::StoreError;
-use crate::model::migrate::AppliedMigration;
-use crate::model::migrate::Migration;
-use crate::model::migrate::MigrationCatalog;
-use crate::model::migrate::Step;
-use crate::model::migrate::Unplaced;
+use jadpo_schema::migrate::AppliedMigration;
+use jadpo_schema::migrate::Migration;
+use jadpo_schema::migrate::MigrationCatalog;
+use jadpo_schema::migrate::Step;
+use jadpo_schema::migrate::Unplaced;
 
 /// A locked migration run on one store, implemented by each adapter.
 #[async_trait]

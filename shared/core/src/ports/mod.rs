@@ -3,27 +3,27 @@
 //! types and the transaction seam; an adapter implements it (the store roles through
 //! dialect layer's statement tables, once for both dialects).
 
-pub mod audit;
-pub mod blobs;
-pub mod breaker;
-pub mod connections;
-pub mod delivery_admin;
-pub mod files;
-pub mod flags;
-pub mod housekeeping;
-pub mod lease;
-pub mod migrations;
-pub mod passkeys;
-pub mod pipeline;
-pub mod queue;
-pub mod schedule;
-pub mod schema;
-pub mod service_keys;
-pub mod sign_in;
-pub mod steps;
-pub mod user_sessions;
-pub mod workflow;
-pub mod workflow_ops;
+mod audit;
+mod blobs;
+mod breaker;
+mod connections;
+mod delivery_admin;
+mod files;
+mod flags;
+mod housekeeping;
+mod lease;
+mod migrations;
+mod passkeys;
+mod pipeline;
+mod queue;
+mod schedule;
+mod schema;
+mod service_keys;
+mod sign_in;
+mod steps;
+mod user_sessions;
+mod workflow;
+mod workflow_ops;
 
 pub use audit::AuditStore;
 pub use blobs::{BlobError, BlobHead, BlobInfo, Blobs, Presigned, UploadTerms, Urls};

@@ -4,7 +4,7 @@
 use async_trait::async_trait;
 
 use crate::error::StoreError;
-use crate::model::schema::TableSchema;
+use jadpo_schema::table::TableSchema;
 
 /// The role that describes a store's schema.
 #[async_trait]

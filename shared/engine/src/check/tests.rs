@@ -1,9 +1,9 @@
 use std::collections::BTreeMap;
 
 use chrono::DateTime;
-use jadpo_core::model::migrate::{AppliedMigration, Ledger};
-use jadpo_core::model::schema::{ColumnInfo, IndexInfo, TableSchema};
-use jadpo_snapshot::{Provenance, Snapshot};
+use jadpo_schema::migrate::{AppliedMigration, Ledger};
+use jadpo_schema::snapshot::{Provenance, Snapshot};
+use jadpo_schema::table::{ColumnInfo, IndexInfo, TableSchema};
 
 use super::*;
 

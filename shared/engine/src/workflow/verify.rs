@@ -16,7 +16,6 @@ use serde_json::{Value, json};
 use crate::migrate;
 use jadpo_core::clock::Clock;
 use jadpo_core::id::new_id;
-use jadpo_core::model::migrate::MigrationCatalog;
 use jadpo_core::model::workflow::def::{Node, WorkflowDef};
 use jadpo_core::model::workflow::kernel::{Incoming, decide};
 use jadpo_core::model::workflow::rows::{
@@ -25,6 +24,7 @@ use jadpo_core::model::workflow::rows::{
 use jadpo_core::model::workflow::state::{ExecutionState, replay};
 use jadpo_core::ports::WorkflowOps;
 use jadpo_core::{Store, StoreError};
+use jadpo_schema::migrate::MigrationCatalog;
 
 use super::session::{self, SessionError};
 

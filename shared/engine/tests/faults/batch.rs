@@ -16,10 +16,10 @@ use jadpo_application::{
 };
 use jadpo_core::Dialect;
 use jadpo_core::model::message::Pointer;
-use jadpo_core::model::migrate::{Ledger, Migration};
 use jadpo_engine::EngineSettings;
 use jadpo_engine::deliver::DeliveryResult;
 use jadpo_engine::dispatch::{DispatchError, Dispatched};
+use jadpo_schema::migrate::{Ledger, Migration};
 use jadpo_test_env::{Emit, Env, Kind, commit_and_enqueue, request};
 use serde_json::json;
 

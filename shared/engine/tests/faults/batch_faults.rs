@@ -19,8 +19,8 @@ use jadpo_application::{
     Application, Event, HandlerContext, HandlerError, RetryPolicy, Subscriber,
 };
 use jadpo_core::Dialect;
-use jadpo_core::model::migrate::{Ledger, Migration};
 use jadpo_engine::EngineSettings;
+use jadpo_schema::migrate::{Ledger, Migration};
 use jadpo_test_env::{Emit, Env, Kind, commit_retried, count_where, shop_orders_took_effect_once};
 use serde_json::json;
 

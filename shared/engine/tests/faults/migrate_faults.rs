@@ -15,9 +15,9 @@ use jadpo_application::{
     Application, Event, HandlerContext, HandlerError, RetryPolicy, Subscriber,
 };
 use jadpo_core::model::flags::Rollout;
-use jadpo_core::model::migrate::MigrationCatalog;
 use jadpo_core::{Dialect, Store};
 use jadpo_engine::migrate;
+use jadpo_schema::migrate::MigrationCatalog;
 use jadpo_test_env::{Kind, crash_loop_on_both, fails_after};
 use jadpo_test_harness::{PgTestDb, SqliteTestDb};
 

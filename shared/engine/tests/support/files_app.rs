@@ -7,10 +7,10 @@ use chrono::{Duration, Utc};
 use jadpo_application::Application;
 use jadpo_core::model::file::File;
 use jadpo_core::model::file_field::{FileField, FileState};
-use jadpo_core::model::migrate::{Ledger, Migration};
 use jadpo_core::ports::Blobs;
 use jadpo_core::{Clock, Dialect, Store};
 use jadpo_engine::EngineSettings;
+use jadpo_schema::migrate::{Ledger, Migration};
 use jadpo_test_env::{Env, Kind};
 
 const SHA: &str = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";

@@ -4,9 +4,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use jadpo_core::model::migrate::Ledger;
 use jadpo_core::{Dialect, Store, StoreErrorKind, TransactionalStore};
 use jadpo_engine::migrate;
+use jadpo_schema::migrate::Ledger;
 use jadpo_store_conformance::{Fixture, conformance_tests};
 use jadpo_store_postgres::{PgOptions, PgTx, Postgres, builtin_catalog, schema_sql};
 use jadpo_test_harness::PgTestDb;

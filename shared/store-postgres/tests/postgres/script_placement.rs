@@ -6,9 +6,9 @@
 use std::collections::BTreeSet;
 
 use jadpo_core::TransactionalStore;
-use jadpo_core::model::migrate::MigrationCatalog;
-use jadpo_core::model::placement::Feature;
 use jadpo_engine::migrate;
+use jadpo_schema::migrate::MigrationCatalog;
+use jadpo_schema::placement::Feature;
 use jadpo_store_postgres::{builtin_catalog, schema_sql};
 use jadpo_test_harness::PgTestDb;
 

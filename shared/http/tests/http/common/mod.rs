@@ -12,10 +12,10 @@ use jadpo_application::{
     Action, ActionOutput, Application, ApplicationBuilder, HandlerContext, HandlerError, UserEntity,
 };
 use jadpo_core::Dialect;
-use jadpo_core::model::migrate::{Ledger, Migration};
 use jadpo_core::model::service_key::Scopes;
 use jadpo_engine::operate::keys::issue_unrecorded;
 use jadpo_http::{HttpState, WebSettings, router};
+use jadpo_schema::migrate::{Ledger, Migration};
 use jadpo_test_env::Env;
 use serde_json::{Value, json};
 use tower::ServiceExt;

@@ -1,4 +1,4 @@
-//! `jadpo-snapshot`: a store's schema as its migrations make it, written to a file kept beside the migrations and
+//! A store's schema as its migrations make it, written to a file kept beside the migrations and
 //! reviewed in diffs like code, and what differs between two schemas.
 //!
 //! `jadpo snapshot` writes one per store and dialect; `jadpo check` builds the schema again from
@@ -16,8 +16,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use jadpo_core::model::migrate::{MigrationCatalog, items, split};
-use jadpo_core::model::schema::TableSchema;
+use crate::migrate::{MigrationCatalog, items, split};
+use crate::table::TableSchema;
 
 /// The format name every snapshot file carries.
 pub const FORMAT: &str = "jadpo.snapshot";
@@ -382,8 +382,7 @@ fn diff_columns(want: &TableSchema, got: &TableSchema) -> Vec<Drift> {
     let mut dropped: Vec<_> =
         want.columns.iter().filter(|c| got.column(&c.name).is_none()).collect();
     let mut added: Vec<_> = got.columns.iter().filter(|c| want.column(&c.name).is_none()).collect();
-    let same_shape = |a: &&jadpo_core::model::schema::ColumnInfo,
-                      b: &&jadpo_core::model::schema::ColumnInfo| {
+    let same_shape = |a: &&crate::table::ColumnInfo, b: &&crate::table::ColumnInfo| {
         a.data_type == b.data_type && a.not_null == b.not_null
     };
     let renamed: Vec<(String, String)> = dropped

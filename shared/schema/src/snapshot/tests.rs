@@ -1,5 +1,5 @@
 use super::*;
-use jadpo_core::model::schema::{ColumnInfo, ForeignKeyInfo, IndexInfo};
+use crate::table::{ColumnInfo, ForeignKeyInfo, IndexInfo};
 
 fn column(name: &str, data_type: &str, not_null: bool) -> ColumnInfo {
     ColumnInfo { name: name.to_owned(), data_type: data_type.to_owned(), not_null, default: None }
@@ -184,10 +184,10 @@ fn a_snapshot_of_another_format_or_version_or_shape_is_refused() {
 
 #[test]
 fn provenance_names_the_first_migration_that_made_each_item() {
-    use jadpo_core::model::migrate::{Ledger, Migration};
+    use crate::migrate::{Ledger, Migration};
     let jp = |v: u32, name: &str, sql: &str| Migration::new(Ledger::Jadpo, v, name, sql);
-    let catalog = jadpo_core::model::migrate::MigrationCatalog::builtin(
-        jadpo_core::sql::Dialect::Sqlite,
+    let catalog = crate::migrate::MigrationCatalog::builtin(
+        crate::dialect::Dialect::Sqlite,
         vec![],
         vec![
             jp(

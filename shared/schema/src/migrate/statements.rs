@@ -9,7 +9,7 @@
 //! feature and runs in every store, as do a `SELECT`, which changes nothing, and a `PRAGMA`. A statement of another kind, or a `jadpo_` object no feature
 //! places, is refused: a migration must say, by what it touches, where it belongs.
 
-use crate::model::placement::Feature;
+use crate::placement::Feature;
 
 /// One statement of a migration: its text (comments before it included, no final `;`).
 #[derive(Debug, Clone, PartialEq, Eq)]

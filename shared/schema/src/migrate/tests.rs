@@ -3,7 +3,7 @@ use chrono::DateTime;
 use std::collections::BTreeSet;
 
 use super::*;
-use crate::model::placement::Feature;
+use crate::placement::Feature;
 
 fn wf(version: u32, sql: &str) -> Migration {
     Migration::new(Ledger::Workflow, version, &format!("m{version}"), sql)

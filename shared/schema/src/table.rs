@@ -4,7 +4,7 @@
 //! operators read it through `jadpo migrate status`. Types and defaults are reported the way the
 //! database prints them (`character varying(255)`, `'{}'::jsonb` on PostgreSQL; the declared type
 //! and default text on SQLite); comparing them with the spec is the conformance suite's job.
-//! They serialize as the tables of a migration snapshot (`super::snapshot`).
+//! They serialize as the tables of a migration snapshot (`crate::snapshot`).
 
 use serde::{Deserialize, Serialize};
 

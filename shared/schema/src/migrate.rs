@@ -32,9 +32,8 @@ use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use crate::error::StoreError;
-use crate::model::placement::{Feature, features_text, parse_features};
-use crate::sql::Dialect;
+use crate::dialect::Dialect;
+use crate::placement::{Feature, features_text, parse_features};
 pub use statements::{Statement, attribute, created_function, items, split};
 
 /// Which ledger a migration belongs to.
@@ -244,36 +243,6 @@ pub struct AppliedMigration {
     pub applied_at: DateTime<Utc>,
     /// The features it ran for; `None` when it ran whole (every feature, the legacy form).
     pub features: Option<BTreeSet<Feature>>,
-}
-
-impl AppliedMigration {
-    /// Reads a ledger row with the columns `version`, `applied_at` and `checksum`, and
-    /// `features` where the ledger has it (the adapters select those names in both dialects).
-    pub fn from_row(ledger: Ledger, row: &crate::sql::Row) -> Result<Self, StoreError> {
-        let version = u32::try_from(row.get_i64("version")?)
-            .map_err(|_| StoreError::internal("a ledger version is out of range"))?;
-        let features = match row.columns().iter().any(|c| c == "features") {
-            true => row.get_opt_str("features")?,
-            false => None,
-        };
-        let features = features
-            .map(|text| {
-                parse_features(text).ok_or_else(|| {
-                    StoreError::invalid(format!(
-                        "{ledger} migration {version} ran for features {text:?}, some unknown to \
-                         this build: a newer build applied it"
-                    ))
-                })
-            })
-            .transpose()?;
-        Ok(Self {
-            ledger,
-            version,
-            checksum: row.get_opt_str("checksum")?.map(str::to_owned),
-            applied_at: row.get_timestamp("applied_at")?,
-            features,
-        })
-    }
 }
 
 /// Where one migration stands.
@@ -546,9 +515,9 @@ pub struct ApplyReport {
 /// Why migrating failed. Nothing after the failing migration was applied.
 #[derive(Debug, thiserror::Error)]
 pub enum MigrateError {
-    /// The database failed.
+    /// The database failed: a `jadpo_core::StoreError`, which converts into this variant.
     #[error(transparent)]
-    Store(#[from] StoreError),
+    Store(Box<dyn std::error::Error + Send + Sync>),
     /// An applied migration's text differs from this build's.
     #[error(
         "{ledger} migration {version} ({name}) was edited after it was applied: its checksum differs \
