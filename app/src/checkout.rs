@@ -3,7 +3,7 @@
 
 use async_trait::async_trait;
 use jadpo_application::{Capability, CapabilityContext, CommandRequest, HandlerError};
-use jadpo_core::model::workflow::def::{DefinitionError, Node, WorkflowDef};
+use jadpo_workflow::def::{DefinitionError, Node, WorkflowDef};
 use serde_json::{Value, json};
 
 fn step(capability: &str, output: &str, next: &str, compensate: &str) -> Node {

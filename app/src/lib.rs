@@ -66,7 +66,7 @@ pub enum ShopError {
     App(#[from] AppError),
     /// A workflow's graph.
     #[error(transparent)]
-    Workflow(#[from] jadpo_core::model::workflow::def::DefinitionError),
+    Workflow(#[from] jadpo_workflow::def::DefinitionError),
 }
 
 /// The shop's declaration.

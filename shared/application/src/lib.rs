@@ -46,9 +46,9 @@ use jadpo_core::model::schedule::ScheduleError;
 use jadpo_core::model::schedule::{Schedule, ScheduleSpec};
 use jadpo_core::model::sign_in;
 use jadpo_core::model::step::StepMode;
-use jadpo_core::model::workflow::def::WorkflowDef;
 use jadpo_core::sql::Dialect;
 use jadpo_schema::migrate::Migration;
+use jadpo_workflow::def::WorkflowDef;
 
 /// Why an application's declaration was refused.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -360,10 +360,7 @@ impl Application {
     /// Why run `state` cannot advance in this application, if it cannot: unfinished, on a
     /// version it does not declare ([`parked_reason`](Self::parked_reason)). A finished run is
     /// never parked.
-    pub fn parked(
-        &self,
-        state: &jadpo_core::model::workflow::state::ExecutionState,
-    ) -> Option<String> {
+    pub fn parked(&self, state: &jadpo_workflow::state::ExecutionState) -> Option<String> {
         if state.status.is_terminal() {
             return None;
         }

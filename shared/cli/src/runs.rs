@@ -8,11 +8,11 @@
 use anyhow::Context;
 use clap::Subcommand;
 use jadpo_core::Store;
-use jadpo_core::model::workflow::rows::{RunExport, RunQuery, SessionExport};
-use jadpo_core::model::workflow::state::ExecutionStatus;
 use jadpo_engine::workflow::adopt::{Adoption, adopt_run, adopt_session};
 use jadpo_engine::workflow::cancel::cancel_as_operator;
 use jadpo_engine::workflow::delete::delete_run;
+use jadpo_workflow::rows::{RunExport, RunQuery, SessionExport};
+use jadpo_workflow::state::ExecutionStatus;
 use serde_json::{Value, json};
 
 #[derive(Debug, Subcommand)]

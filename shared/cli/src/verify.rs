@@ -3,9 +3,9 @@
 
 use clap::Args;
 use jadpo_core::SystemClock;
-use jadpo_core::model::workflow::rows::RecoveryPoint;
 use jadpo_engine::workflow::verify::verify;
 use jadpo_runtime::catalog_for;
+use jadpo_workflow::rows::RecoveryPoint;
 use serde_json::json;
 
 #[derive(Debug, Args)]

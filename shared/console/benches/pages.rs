@@ -15,13 +15,13 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use jadpo_application::Application;
 use jadpo_console::{Console, ConsoleSettings, console};
-use jadpo_core::model::workflow::def::{Node, WorkflowDef};
 use jadpo_core::ports::NoConnections;
 use jadpo_core::{Store, SystemClock, TransactionalStore};
 use jadpo_engine::operate::Operator;
 use jadpo_engine::{Engine, EngineSettings, migrate};
 use jadpo_store_postgres::{PgOptions, Postgres};
 use jadpo_test_harness::{PgTestDb, SqliteTestDb};
+use jadpo_workflow::def::{Node, WorkflowDef};
 use tower::ServiceExt;
 
 const SMALL: u64 = 1_000;

@@ -9,10 +9,10 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use chrono::{DateTime, Utc};
-use jadpo_core::model::workflow::rows::{RunQuery, RunSummary};
-use jadpo_core::model::workflow::state::{ExecutionState, ExecutionStatus};
 use jadpo_engine::workflow::cancel::cancel_as_operator;
 use jadpo_engine::workflow::runs::EngineError;
+use jadpo_workflow::rows::{RunQuery, RunSummary};
+use jadpo_workflow::state::{ExecutionState, ExecutionStatus};
 use maud::{Markup, html};
 use serde::{Deserialize, Serialize};
 

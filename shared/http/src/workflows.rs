@@ -11,14 +11,14 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, patch, post};
 use jadpo_core::model::principal::Principal;
 use jadpo_core::model::service_key::Scope;
-use jadpo_core::model::workflow::kernel::KernelError;
-use jadpo_core::model::workflow::rows::TransitionError;
+use jadpo_core::ports::TransitionError;
 use jadpo_engine::digest::request_digest;
 use jadpo_engine::workflow::runs::{
     EngineError, InSession, StartKey, Started, cancel_run, check_owned_run, find_owned_run, parked,
     post_event, run_events_page, start_run, start_run_once, started_response,
 };
 use jadpo_engine::workflow::session::{self, SessionError};
+use jadpo_workflow::kernel::KernelError;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -87,7 +87,7 @@ fn session_problem(e: &SessionError) -> Problem {
     }
 }
 
-fn state_json(state: &jadpo_core::model::workflow::state::ExecutionState) -> Value {
+fn state_json(state: &jadpo_workflow::state::ExecutionState) -> Value {
     serde_json::to_value(state).unwrap_or(Value::Null)
 }
 
@@ -294,7 +294,7 @@ fn sessions_store(state: &HttpState) -> Result<&std::sync::Arc<dyn jadpo_core::S
     state.engine.store(&name).map_err(|e| store_problem(&e))
 }
 
-fn session_json(s: &jadpo_core::model::workflow::rows::SessionRecord) -> Value {
+fn session_json(s: &jadpo_workflow::rows::SessionRecord) -> Value {
     json!({
         "id": s.id, "user_id": s.user_id, "context": s.context, "active_run_id": s.active_run_id,
         "revision": s.revision, "context_revision": s.context_revision,

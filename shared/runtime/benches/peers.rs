@@ -29,12 +29,12 @@ use common::{
 use jadpo_application::{
     Action, ActionOutput, Application, Event, HandlerContext, HandlerError, RetryPolicy, Subscriber,
 };
-use jadpo_core::model::workflow::def::{Node, WorkflowDef};
 use jadpo_engine::Engine;
 use jadpo_engine::commit::{CommitRequest, commit_unsent};
 use jadpo_engine::relay::enqueue_now;
 use jadpo_local::queue::InProcessQueue;
 use jadpo_test_harness::PgTestDb;
+use jadpo_workflow::def::{Node, WorkflowDef};
 use serde_json::{Value, json};
 
 /// Producers and workers, as the peers run them.

@@ -11,10 +11,10 @@ use std::time::{Duration, Instant};
 use common::{Load, Step, analyze, cpu_seconds, engine_on, pgbench_tps, runs_end_to_end, step};
 use jadpo_application::Application;
 use jadpo_core::Store;
-use jadpo_core::model::workflow::def::{Node, WorkflowDef};
-use jadpo_core::model::workflow::kernel::{Incoming, decide};
-use jadpo_core::model::workflow::rows::TransitionWrite;
 use jadpo_test_harness::PgTestDb;
+use jadpo_workflow::def::{Node, WorkflowDef};
+use jadpo_workflow::kernel::{Incoming, decide};
+use jadpo_workflow::rows::TransitionWrite;
 use serde_json::json;
 
 const SECONDS: u64 = 6;

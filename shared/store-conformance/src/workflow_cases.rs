@@ -3,13 +3,12 @@
 use std::sync::Arc;
 
 use jadpo_core::Store;
-use jadpo_core::model::workflow::def::{Node, WorkflowDef};
-use jadpo_core::model::workflow::kernel::{Incoming, Transition, decide};
-use jadpo_core::model::workflow::rows::{
-    LeaseEnd, LeaseFence, SessionWrite, TransitionError, TransitionWrite,
-};
-use jadpo_core::model::workflow::state::{ExecutionState, replay};
+use jadpo_core::ports::TransitionError;
 use jadpo_engine::workflow::session::{self, SessionError};
+use jadpo_workflow::def::{Node, WorkflowDef};
+use jadpo_workflow::kernel::{Incoming, Transition, decide};
+use jadpo_workflow::rows::{LeaseEnd, LeaseFence, SessionWrite, TransitionWrite};
+use jadpo_workflow::state::{ExecutionState, replay};
 use serde_json::json;
 
 use crate::Fixture;
@@ -578,7 +577,7 @@ pub async fn sessions_follow_the_spec(fx: &dyn Fixture) {
 /// Runs are listed newest first by keyset (pages meet exactly), filtered by status, workflow and
 /// owner, and counted by status up to a cap.
 pub async fn runs_are_paged_by_keyset_and_counted_by_status(fx: &dyn Fixture) {
-    use jadpo_core::model::workflow::rows::RunQuery;
+    use jadpo_workflow::rows::RunQuery;
     let store = migrated(fx).await;
     let mut runs = Vec::new(); // (id, owner, status), oldest first
     for n in 0..12 {

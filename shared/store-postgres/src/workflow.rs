@@ -1,11 +1,11 @@
 //! The workflow tables' statements in PostgreSQL's: typed and JSONB columns, rows locked with `FOR UPDATE`.
 
 use chrono::{DateTime, Utc};
-use jadpo_core::model::workflow::state::{ExecutionState, ExecutionStatus};
 use jadpo_core::{Row, SqlValue, StoreError};
 use jadpo_store_sql::sql;
 use jadpo_store_sql::tables::workflow;
 use jadpo_store_sql::{ExecutionLayout, WorkflowSql, execution_head, ms};
+use jadpo_workflow::state::{ExecutionState, ExecutionStatus};
 use serde_json::Value;
 
 /// The workflow statements.

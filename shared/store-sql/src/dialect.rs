@@ -6,8 +6,8 @@ use chrono::{DateTime, Utc};
 use jadpo_core::model::audit::AuditSpec;
 use jadpo_core::model::file_field::FileField;
 use jadpo_core::model::lease::LeaseTable;
-use jadpo_core::model::workflow::state::{ExecutionState, ExecutionStatus};
 use jadpo_core::{Row, SqlValue, StoreError};
+use jadpo_workflow::state::{ExecutionState, ExecutionStatus};
 
 use crate::statement::Slot;
 use crate::tables::{

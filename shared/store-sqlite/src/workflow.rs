@@ -1,10 +1,10 @@
 //! The workflow tables' statements in SQLite's: the whole state in `state_json`; the single writer needs no row locks.
 
-use jadpo_core::model::workflow::state::ExecutionState;
 use jadpo_core::{Row, SqlValue, StoreError};
 use jadpo_store_sql::sql;
 use jadpo_store_sql::tables::workflow;
 use jadpo_store_sql::{ExecutionLayout, WorkflowSql, execution_head, ms};
+use jadpo_workflow::state::ExecutionState;
 
 /// The workflow statements.
 pub(crate) static SQL: WorkflowSql = WorkflowSql {

@@ -75,7 +75,7 @@ fn options_and_commands_are_read_from_help() {
 /// `runs list --status` names every status it accepts in its help.
 #[test]
 fn runs_list_names_every_status_it_accepts() {
-    use jadpo_core::model::workflow::state::ExecutionStatus;
+    use jadpo_workflow::state::ExecutionStatus;
     let text = help(&["runs", "list"]);
     let missing: Vec<&str> =
         ExecutionStatus::ALL.iter().map(|s| s.as_str()).filter(|s| !text.contains(s)).collect();

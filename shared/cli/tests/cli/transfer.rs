@@ -8,11 +8,11 @@ use std::process::Output;
 use common::{jadpo, text};
 
 use chrono::Utc;
-use jadpo_core::model::workflow::kernel::{Incoming, decide};
-use jadpo_core::model::workflow::rows::TransitionWrite;
 use jadpo_core::ports::{WorkflowOps, WorkflowStore};
 use jadpo_core::{Store, TransactionalStore};
 use jadpo_test_harness::{PgTestDb, SqliteTestDb};
+use jadpo_workflow::kernel::{Incoming, decide};
+use jadpo_workflow::rows::TransitionWrite;
 use serde_json::json;
 
 fn ok(out: &Output) {
@@ -33,7 +33,7 @@ async fn seed(url: &str, store: &dyn Store) {
     for step in 0..3 {
         let t = decide(&def, state.as_ref(), &incoming, "run-1", 1_000 + step)
             .unwrap_or_else(|e| panic!("{e}"));
-        let session = (step == 0).then(|| jadpo_core::model::workflow::rows::SessionWrite {
+        let session = (step == 0).then(|| jadpo_workflow::rows::SessionWrite {
             session_id: "s-1".into(),
             user_id: "alice".into(),
             expected_revision: 0,
@@ -44,7 +44,7 @@ async fn seed(url: &str, store: &dyn Store) {
             run_id: "run-1",
             expected_revision: state
                 .as_ref()
-                .map(|s: &jadpo_core::model::workflow::state::ExecutionState| s.revision),
+                .map(|s: &jadpo_workflow::state::ExecutionState| s.revision),
             transition: &t,
             session,
             lease: None,

@@ -9,10 +9,10 @@ use std::process::Command;
 use common::{jadpo, text};
 
 use chrono::Utc;
-use jadpo_core::model::workflow::kernel::{Incoming, decide};
-use jadpo_core::model::workflow::rows::TransitionWrite;
 use jadpo_core::{Store, TransactionalStore};
 use jadpo_test_harness::{PgTestDb, SqliteTestDb};
+use jadpo_workflow::kernel::{Incoming, decide};
+use jadpo_workflow::rows::TransitionWrite;
 use serde_json::json;
 
 /// Starts a checkout run `run` at `at_ms`.

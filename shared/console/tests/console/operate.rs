@@ -10,10 +10,10 @@ use crate::common;
 use axum::http::StatusCode;
 use jadpo_core::model::breaker::State as BreakerState;
 use jadpo_core::model::operator::ActionFilter;
-use jadpo_core::model::workflow::state::ExecutionStatus;
 use jadpo_engine::commit::commit_unsent;
 use jadpo_engine::workflow::runs::start_run;
 use jadpo_test_env::{Env, Kind};
+use jadpo_workflow::state::ExecutionStatus;
 use serde_json::json;
 
 use common::{open, send, sign_in};

@@ -1,8 +1,8 @@
 //! The model: pure data and the decisions made on it (rows, leases, alerts, operator actions,
-//! the breaker's state machine, schedule timing, workflow definitions, the kernel and its state;
-//! migration plans and table descriptions are `jadpo-schema`'s). It imports no port, no use case and no
-//! part of the application API, so anything above can use it and it can be tested without a
-//! database.
+//! the breaker's state machine, schedule timing; workflow definitions, the kernel and its state
+//! are `jadpo-workflow`'s, migration plans and table descriptions `jadpo-schema`'s). It imports
+//! no port, no use case and no part of the application API, so anything above can use it and it
+//! can be tested without a database.
 
 pub mod alert;
 pub mod audit;
@@ -24,4 +24,3 @@ pub mod service_key;
 pub mod sign_in;
 pub mod step;
 pub mod user_session;
-pub mod workflow;

@@ -46,5 +46,5 @@ pub use service_keys::ServiceKeyStore;
 pub use sign_in::SignInStore;
 pub use steps::StepStore;
 pub use user_sessions::UserSessionStore;
-pub use workflow::WorkflowStore;
+pub use workflow::{TransitionError, WorkflowStore};
 pub use workflow_ops::WorkflowOps;

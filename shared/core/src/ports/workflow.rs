@@ -13,13 +13,9 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::error::StoreError;
-use crate::model::workflow::rows::CommandRow;
-use crate::model::workflow::rows::ExecutionLease;
-use crate::model::workflow::rows::SessionRecord;
-use crate::model::workflow::rows::TransitionError;
-use crate::model::workflow::rows::TransitionWrite;
-use crate::model::workflow::state::{ExecutionState, RuntimeEvent};
 use crate::transaction::Transaction;
+use jadpo_workflow::rows::{CommandRow, ExecutionLease, SessionRecord, TransitionWrite};
+use jadpo_workflow::state::{ExecutionState, RuntimeEvent};
 
 /// The role that keeps workflow runs and Sessions.
 #[async_trait]
@@ -155,4 +151,39 @@ pub trait WorkflowStore: Send + Sync {
         run_id: &str,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError>;
+}
+
+/// Why a transition did not commit. Nothing was written.
+#[derive(Debug, thiserror::Error)]
+pub enum TransitionError {
+    /// The run's revision is not the expected one (another transition won).
+    #[error("run {run_id} is at revision {actual:?}, not {expected:?}")]
+    StaleRevision {
+        run_id: String,
+        /// What the caller expected.
+        expected: Option<u64>,
+        /// What the store has.
+        actual: Option<u64>,
+    },
+    /// The Session belongs to someone else, or does not exist.
+    #[error("session {0} does not exist or belongs to another user")]
+    SessionNotFound(String),
+    /// The Session's revision is not the expected one.
+    #[error("session {session_id} is at revision {actual}, not {expected}")]
+    StaleSession {
+        session_id: String,
+        /// What the caller expected.
+        expected: i64,
+        /// What the store has.
+        actual: i64,
+    },
+    /// The writer's lease expired or was taken over: it may not write.
+    #[error("the lease on run {0} is no longer held")]
+    LeaseLost(String),
+    /// A command acknowledged by the transition is not pending (already acknowledged).
+    #[error("command {0} is not pending")]
+    CommandNotPending(String),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
 }

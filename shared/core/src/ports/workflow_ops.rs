@@ -7,13 +7,13 @@ use async_trait::async_trait;
 use crate::error::StoreError;
 use chrono::{DateTime, Utc};
 
-use crate::model::workflow::rows::RecoveryPoint;
-use crate::model::workflow::rows::RunDeleted;
-use crate::model::workflow::rows::RunExport;
-use crate::model::workflow::rows::SessionExport;
-use crate::model::workflow::rows::{RunQuery, RunSummary};
-use crate::model::workflow::state::ExecutionStatus;
 use crate::transaction::Transaction;
+use jadpo_workflow::rows::RecoveryPoint;
+use jadpo_workflow::rows::RunDeleted;
+use jadpo_workflow::rows::RunExport;
+use jadpo_workflow::rows::SessionExport;
+use jadpo_workflow::rows::{RunQuery, RunSummary};
+use jadpo_workflow::state::ExecutionStatus;
 
 /// The operator role over the workflow tables.
 #[async_trait]

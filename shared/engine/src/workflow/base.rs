@@ -5,8 +5,8 @@
 
 use jadpo_core::StoreError;
 use jadpo_core::model::principal::Principal;
-use jadpo_core::model::workflow::kernel::KernelError;
-use jadpo_core::model::workflow::rows::TransitionError;
+use jadpo_core::ports::TransitionError;
+use jadpo_workflow::kernel::KernelError;
 
 use super::session::SessionError;
 use crate::context::Engine;

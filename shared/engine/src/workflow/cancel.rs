@@ -9,9 +9,10 @@
 //! a few times, as an owner's unguarded cancel is.
 
 use jadpo_core::model::operator::OperatorAction;
-use jadpo_core::model::workflow::kernel::{Incoming, decide};
-use jadpo_core::model::workflow::rows::{TransitionError, TransitionWrite};
-use jadpo_core::model::workflow::state::ExecutionState;
+use jadpo_core::ports::TransitionError;
+use jadpo_workflow::kernel::{Incoming, decide};
+use jadpo_workflow::rows::TransitionWrite;
+use jadpo_workflow::state::ExecutionState;
 use serde_json::json;
 
 use super::base::now_ms;

@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 
 use jadpo_core::model::message::Pointer;
-use jadpo_core::model::workflow::kernel::NewCommand;
 use jadpo_core::ports::QueueMessage;
+use jadpo_workflow::kernel::NewCommand;
 
 use crate::context::Engine;
 

@@ -9,8 +9,8 @@
 
 use jadpo_core::clock::Clock;
 use jadpo_core::model::operator::OperatorAction;
-use jadpo_core::model::workflow::rows::RunDeleted;
 use jadpo_core::{Store, StoreError};
+use jadpo_workflow::rows::RunDeleted;
 use serde_json::json;
 
 use crate::operate::{Change, Operator};

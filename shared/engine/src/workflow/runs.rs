@@ -12,13 +12,12 @@ use serde_json::Value;
 
 use jadpo_application::{CapabilityContext, CommandRequest, HandlerError};
 use jadpo_core::model::principal::Principal;
-use jadpo_core::model::workflow::def::WorkflowDef;
-use jadpo_core::model::workflow::kernel::{Incoming, NewCommand, decide};
-use jadpo_core::model::workflow::rows::{
-    CommandRow, LeaseEnd, LeaseFence, TransitionError, TransitionWrite,
-};
-use jadpo_core::model::workflow::state::{ExecutionState, RuntimeEvent};
+use jadpo_core::ports::TransitionError;
 use jadpo_core::{Store, StoreError};
+use jadpo_workflow::def::WorkflowDef;
+use jadpo_workflow::kernel::{Incoming, NewCommand, decide};
+use jadpo_workflow::rows::{CommandRow, LeaseEnd, LeaseFence, TransitionWrite};
+use jadpo_workflow::state::{ExecutionState, RuntimeEvent};
 
 use super::base::now_ms;
 pub use super::base::{EngineError, InSession};
@@ -360,10 +359,7 @@ enum Executed {
 /// The one command `t` leaves that the executor of the command it answers goes on with: only
 /// when the run is still live and nothing else was started beside it (parallel branches are
 /// queued, for other workers).
-fn next_in_chain(
-    t: &jadpo_core::model::workflow::kernel::Transition,
-    run_id: &str,
-) -> Option<CommandRow> {
+fn next_in_chain(t: &jadpo_workflow::kernel::Transition, run_id: &str) -> Option<CommandRow> {
     let [c] = t.commands.as_slice() else { return None };
     if t.state.status.is_terminal() {
         return None;

@@ -11,9 +11,9 @@ use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
 use jadpo_core::model::principal::Principal;
-use jadpo_core::model::workflow::rows::SessionRecord;
 use jadpo_core::ports::WorkflowStore;
 use jadpo_core::{StoreError, StoreErrorKind};
+use jadpo_workflow::rows::SessionRecord;
 
 /// Why a Session operation was refused. Nothing changed.
 #[derive(Debug, thiserror::Error)]

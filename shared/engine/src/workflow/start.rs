@@ -7,9 +7,9 @@ use serde_json::Value;
 
 use jadpo_core::id::new_id;
 use jadpo_core::model::principal::Principal;
-use jadpo_core::model::workflow::kernel::{Incoming, decide};
-use jadpo_core::model::workflow::rows::{SessionWrite, TransitionWrite};
-use jadpo_core::model::workflow::state::ExecutionState;
+use jadpo_workflow::kernel::{Incoming, decide};
+use jadpo_workflow::rows::{SessionWrite, TransitionWrite};
+use jadpo_workflow::state::ExecutionState;
 
 use super::base::{EngineError, InSession, now_ms, registered};
 use super::commands::enqueue_commands;
@@ -112,7 +112,7 @@ struct Start {
     run_id: String,
     owner: Option<String>,
     session: Option<SessionWrite>,
-    transition: jadpo_core::model::workflow::kernel::Transition,
+    transition: jadpo_workflow::kernel::Transition,
 }
 
 impl Start {

@@ -14,9 +14,9 @@
 use std::io::{BufRead, Write};
 
 use async_trait::async_trait;
-use jadpo_core::model::workflow::rows::{RunExport, SessionExport};
 use jadpo_core::ports::WorkflowOps;
 use jadpo_core::{Store, StoreError};
+use jadpo_workflow::rows::{RunExport, SessionExport};
 use serde_json::{Value, json};
 
 const FORMAT: &str = "jadpo.workflow-export";

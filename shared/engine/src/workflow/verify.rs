@@ -16,15 +16,14 @@ use serde_json::{Value, json};
 use crate::migrate;
 use jadpo_core::clock::Clock;
 use jadpo_core::id::new_id;
-use jadpo_core::model::workflow::def::{Node, WorkflowDef};
-use jadpo_core::model::workflow::kernel::{Incoming, decide};
-use jadpo_core::model::workflow::rows::{
-    RecoveryPoint, RunExport, SessionWrite, TransitionError, TransitionWrite,
-};
-use jadpo_core::model::workflow::state::{ExecutionState, replay};
+use jadpo_core::ports::TransitionError;
 use jadpo_core::ports::WorkflowOps;
 use jadpo_core::{Store, StoreError};
 use jadpo_schema::migrate::MigrationCatalog;
+use jadpo_workflow::def::{Node, WorkflowDef};
+use jadpo_workflow::kernel::{Incoming, decide};
+use jadpo_workflow::rows::{RecoveryPoint, RunExport, SessionWrite, TransitionWrite};
+use jadpo_workflow::state::{ExecutionState, replay};
 
 use super::session::{self, SessionError};
 

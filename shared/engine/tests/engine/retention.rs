@@ -10,13 +10,13 @@ use std::sync::Arc;
 use jadpo_application::{Application, WorkflowRetention};
 use jadpo_core::model::housekeeping::RecordClass;
 use jadpo_core::model::operator::ActionFilter;
-use jadpo_core::model::workflow::state::ExecutionStatus;
 use jadpo_engine::dispatch::Dispatched;
 use jadpo_engine::housekeeping::housekeep_all;
 use jadpo_engine::operate::Operator;
 use jadpo_engine::workflow::delete::{DeleteError, delete_run};
 use jadpo_engine::workflow::runs::{CommandResult, find_run};
 use jadpo_test_env::{Env, Kind};
+use jadpo_workflow::state::ExecutionStatus;
 
 use crate::retention_app;
 use retention_app::{env, of_run, session, session_row, start};

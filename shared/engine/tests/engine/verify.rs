@@ -3,14 +3,14 @@
 //! otherwise, a run from before events were kept) passes too; and each check fails, saying why,
 //! on a database broken on purpose in the way it guards against.
 
-use jadpo_core::model::workflow::kernel::{Incoming, decide};
-use jadpo_core::model::workflow::rows::TransitionWrite;
-use jadpo_core::model::workflow::state::ExecutionStatus;
 use jadpo_core::{Clock, Dialect, Store};
 use jadpo_engine::workflow::runs::{InSession, find_run, start_run};
 use jadpo_engine::workflow::session::load_or_create_session;
 use jadpo_engine::workflow::verify::{Report, verify};
 use jadpo_test_env::{Env, Kind};
+use jadpo_workflow::kernel::{Incoming, decide};
+use jadpo_workflow::rows::TransitionWrite;
+use jadpo_workflow::state::ExecutionStatus;
 use serde_json::json;
 
 /// A shop with a checkout run waiting for its shipment (two commands done) started in a Session,

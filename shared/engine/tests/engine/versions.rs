@@ -11,8 +11,6 @@ use jadpo_application::{
     AppError, Application, ApplicationBuilder, Capability, CapabilityContext, CommandRequest,
     HandlerError,
 };
-use jadpo_core::model::workflow::def::{Node, WorkflowDef};
-use jadpo_core::model::workflow::state::ExecutionStatus;
 use jadpo_engine::EngineSettings;
 use jadpo_engine::dispatch::Dispatched;
 use jadpo_engine::relay::relay;
@@ -20,6 +18,8 @@ use jadpo_engine::workflow::runs::{
     CommandResult, EngineError, cancel_run, find_run, parked, post_event, run_events, start_run,
 };
 use jadpo_test_env::{Env, Kind};
+use jadpo_workflow::def::{Node, WorkflowDef};
+use jadpo_workflow::state::ExecutionStatus;
 use serde_json::{Value, json};
 
 struct Done;
@@ -70,7 +70,7 @@ fn built(b: ApplicationBuilder) -> Arc<Application> {
     Arc::new(b.build().unwrap_or_else(|e| panic!("{e}")))
 }
 
-async fn state(env: &Env, run: &str) -> jadpo_core::model::workflow::state::ExecutionState {
+async fn state(env: &Env, run: &str) -> jadpo_workflow::state::ExecutionState {
     find_run(&env.engine, run).await.map(|(_, s)| s).unwrap_or_else(|e| panic!("{e}"))
 }
 

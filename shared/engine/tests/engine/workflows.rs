@@ -2,12 +2,12 @@
 //! their capabilities, results commit as transitions, external events and cancellation work,
 //! and a lost command is resent by the relay.
 
-use jadpo_core::model::workflow::state::ExecutionStatus;
-use jadpo_core::model::workflow::state::replay;
 use jadpo_engine::workflow::runs::{
     EngineError, cancel_run, find_run, post_event, run_events, start_run,
 };
 use jadpo_test_env::{Env, Kind};
+use jadpo_workflow::state::ExecutionStatus;
+use jadpo_workflow::state::replay;
 use serde_json::json;
 
 async fn started(env: &mut Env) -> String {

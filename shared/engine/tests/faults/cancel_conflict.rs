@@ -8,10 +8,10 @@
 
 use std::sync::{Arc, Mutex};
 
-use jadpo_core::model::workflow::state::ExecutionStatus;
 use jadpo_engine::dispatch::dispatch;
 use jadpo_engine::workflow::runs::{EngineError, cancel_run, find_run, post_event, start_run};
 use jadpo_test_env::{Env, Kind};
+use jadpo_workflow::state::ExecutionStatus;
 use serde_json::json;
 
 const POINT: &str = "workflow.before_transition_commit";
@@ -86,9 +86,7 @@ async fn an_event_with_a_revision_keeps_its_conflict(kind: Kind) {
     assert!(
         matches!(
             posted,
-            Err(EngineError::Transition(
-                jadpo_core::model::workflow::rows::TransitionError::StaleRevision { .. }
-            ))
+            Err(EngineError::Transition(jadpo_core::ports::TransitionError::StaleRevision { .. }))
         ),
         "{kind:?}: {posted:?}"
     );

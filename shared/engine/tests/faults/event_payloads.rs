@@ -6,10 +6,10 @@
 //! Fault points are process-wide: the test holds `fail`'s scenario lock while it arms them.
 
 use jadpo_core::Dialect;
-use jadpo_core::model::workflow::state::RuntimeEvent;
 use jadpo_engine::workflow::events::upgrade_payloads;
 use jadpo_engine::workflow::runs::start_run;
 use jadpo_test_env::{Env, Kind};
+use jadpo_workflow::state::RuntimeEvent;
 use serde_json::json;
 
 /// Rows still holding the inner payload alone.

@@ -16,7 +16,6 @@ use jadpo_core::Clock;
 use jadpo_core::model::housekeeping::LEASE_KEY;
 use jadpo_core::model::lease::LeaseTable;
 use jadpo_core::model::message::Pointer;
-use jadpo_core::model::workflow::state::ExecutionStatus;
 use jadpo_engine::commit::{CommitRequest, commit_unsent, request_digest};
 use jadpo_engine::deliver::DeliveryResult;
 use jadpo_engine::dispatch::{DispatchError, Dispatched, dispatch};
@@ -24,6 +23,7 @@ use jadpo_engine::housekeeping::{HousekeepingSettings, housekeep};
 use jadpo_engine::schedule::tick;
 use jadpo_engine::workflow::runs::{CommandError, CommandResult, cancel_run, find_run, start_run};
 use jadpo_test_env::{Env, Kind, commit_and_enqueue, request, t0};
+use jadpo_workflow::state::ExecutionStatus;
 use serde_json::json;
 
 /// One case at a time holds the process-wide fault points.

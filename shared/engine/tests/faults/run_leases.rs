@@ -16,14 +16,14 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use jadpo_application::{Application, Capability, CapabilityContext, CommandRequest, HandlerError};
-use jadpo_core::model::workflow::def::{Node, WorkflowDef};
-use jadpo_core::model::workflow::state::ExecutionStatus;
 use jadpo_core::{Clock, ManualClock, Store};
 use jadpo_engine::dispatch::dispatch;
 use jadpo_engine::relay::relay;
 use jadpo_engine::workflow::runs::{find_run, start_run};
 use jadpo_engine::{EngineSettings, WorkflowSettings};
 use jadpo_test_env::{Env, Kind};
+use jadpo_workflow::def::{Node, WorkflowDef};
+use jadpo_workflow::state::ExecutionStatus;
 use serde_json::{Value, json};
 
 const LEASE: Duration = Duration::from_millis(300);

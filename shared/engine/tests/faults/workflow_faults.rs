@@ -9,9 +9,9 @@
 //!
 //! Fault points are process-wide: the test holds `fail`'s scenario lock while it arms them.
 
-use jadpo_core::model::workflow::state::ExecutionStatus;
 use jadpo_engine::workflow::runs::{find_run, run_events, start_run};
 use jadpo_test_env::{Env, Kind};
+use jadpo_workflow::state::ExecutionStatus;
 use serde_json::{Value, json};
 
 const POINTS: &[&str] = &[

@@ -11,12 +11,12 @@ use jadpo_application::{
     Application, Capability, CapabilityContext, CommandRequest, HandlerError, WorkflowRetention,
 };
 use jadpo_core::Clock;
-use jadpo_core::model::workflow::def::{Node, WorkflowDef};
 use jadpo_engine::EngineSettings;
 use jadpo_engine::housekeeping::HousekeepingSettings;
 use jadpo_engine::workflow::runs::{InSession, start_run};
 use jadpo_engine::workflow::session::load_or_create_session;
 use jadpo_test_env::{Env, Kind, count_where};
+use jadpo_workflow::def::{Node, WorkflowDef};
 use serde_json::{Value, json};
 
 struct Done;

@@ -4,8 +4,8 @@
 #![allow(dead_code, reason = "each test binary uses part of this module")]
 
 use jadpo_application::{Application, Capability, CapabilityContext, CommandRequest, HandlerError};
-use jadpo_core::model::workflow::def::{Node, WorkflowDef};
 use jadpo_test_env::Env;
+use jadpo_workflow::def::{Node, WorkflowDef};
 use serde_json::{Value, json};
 
 /// Returns its node's id: a no-op step.

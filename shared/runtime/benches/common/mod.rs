@@ -12,7 +12,6 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use jadpo_application::{Application, Capability, CapabilityContext, CommandRequest, HandlerError};
-use jadpo_core::model::workflow::def::Node;
 use jadpo_core::ports::NoConnections;
 use jadpo_core::ports::QueueMessage;
 use jadpo_core::{Store, SystemClock};
@@ -25,6 +24,7 @@ use jadpo_local::loops::{Inbox, delivery_loop};
 use jadpo_local::queue::InProcessQueue;
 use jadpo_runtime::catalog_for;
 use jadpo_store_postgres::{PgOptions, Postgres};
+use jadpo_workflow::def::Node;
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::sync::watch;

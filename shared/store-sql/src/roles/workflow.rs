@@ -7,15 +7,15 @@ use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
 use jadpo_core::error::{StoreError, StoreErrorKind};
-use jadpo_core::model::workflow::rows::CommandRow;
-use jadpo_core::model::workflow::rows::ExecutionLease;
-use jadpo_core::model::workflow::rows::SessionRecord;
-use jadpo_core::model::workflow::rows::TransitionError;
-use jadpo_core::model::workflow::rows::TransitionWrite;
-use jadpo_core::model::workflow::rows::{LeaseEnd, LeaseFence};
-use jadpo_core::model::workflow::state::{ExecutionState, RuntimeEvent};
+use jadpo_core::ports::TransitionError;
 use jadpo_core::ports::WorkflowStore;
 use jadpo_core::sql::Row;
+use jadpo_workflow::rows::CommandRow;
+use jadpo_workflow::rows::ExecutionLease;
+use jadpo_workflow::rows::SessionRecord;
+use jadpo_workflow::rows::TransitionWrite;
+use jadpo_workflow::rows::{LeaseEnd, LeaseFence};
+use jadpo_workflow::state::{ExecutionState, RuntimeEvent};
 
 use crate::dialect::{ExecutionLayout, ms};
 use crate::rows::RunId;

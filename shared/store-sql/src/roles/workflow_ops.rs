@@ -5,16 +5,16 @@ use async_trait::async_trait;
 
 use chrono::{DateTime, Utc};
 use jadpo_core::error::StoreError;
-use jadpo_core::model::workflow::rows::RecoveryPoint;
-use jadpo_core::model::workflow::rows::RunDeleted;
-use jadpo_core::model::workflow::rows::RunExport;
-use jadpo_core::model::workflow::rows::SessionExport;
-use jadpo_core::model::workflow::rows::{RunQuery, RunSummary};
-use jadpo_core::model::workflow::state::ExecutionStatus;
 use jadpo_core::ports::WorkflowOps;
 use jadpo_core::ports::WorkflowStore;
 use jadpo_core::transaction::Transaction;
 use jadpo_core::transaction::{TransactionalStore, commit_or_rollback};
+use jadpo_workflow::rows::RecoveryPoint;
+use jadpo_workflow::rows::RunDeleted;
+use jadpo_workflow::rows::RunExport;
+use jadpo_workflow::rows::SessionExport;
+use jadpo_workflow::rows::{RunQuery, RunSummary};
+use jadpo_workflow::state::ExecutionStatus;
 
 use crate::dialect::ms;
 use crate::roles::delivery_admin::page_read;

@@ -1,5 +1,9 @@
-//! Workflows: immutable graphs ([`def`]), the pure kernel that advances a run ([`kernel`]), and
-//! the materialized state with the events that build it ([`state`]).
+//! Jadpo's workflows as pure data and decisions: immutable graphs ([`def`]), the pure kernel that
+//! advances a run ([`kernel`]), the materialized state with the events that build it ([`state`]),
+//! and the rows a workflow store reads and writes around a transition ([`rows`]).
+//!
+//! It sits below `jadpo-core` and depends on no other part of Jadpo, so a workflow can be
+//! decided, replayed and tested without a store; core's workflow ports speak its types.
 //!
 //! A transition is decided by [`kernel::decide`] from the current state and one incoming event;
 //! its events are folded into the next state with [`state::apply`], the same function replay
@@ -16,7 +20,7 @@ pub use def::{DefinitionError, Node, WorkflowDef};
 pub use kernel::{CommandAck, Incoming, KernelError, NewCommand, Transition, decide};
 pub use rows::{
     CommandRow, ExecutionLease, LeaseEnd, LeaseFence, RunExport, SessionExport, SessionRecord,
-    SessionWrite, TransitionError, TransitionWrite,
+    SessionWrite, TransitionWrite,
 };
 pub use state::{ExecutionState, ExecutionStatus, RuntimeEvent, apply, replay};
 

@@ -4,8 +4,8 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::model::workflow::def::{ID_WIDTH, Node, WorkflowDef};
-use crate::model::workflow::state::{ExecutionState, ExecutionStatus, RuntimeEvent, apply};
+use crate::def::{ID_WIDTH, Node, WorkflowDef};
+use crate::state::{ExecutionState, ExecutionStatus, RuntimeEvent, apply};
 
 /// What happened to a run, as the kernel is told.
 #[derive(Debug, Clone, PartialEq)]

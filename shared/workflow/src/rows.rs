@@ -7,9 +7,8 @@ use chrono::{DateTime, Utc};
 
 use serde_json::Value;
 
-use crate::error::StoreError;
-use crate::model::workflow::kernel::Transition;
-use crate::model::workflow::state::{ExecutionState, ExecutionStatus, RuntimeEvent};
+use crate::kernel::Transition;
+use crate::state::{ExecutionState, ExecutionStatus, RuntimeEvent};
 
 /// A run as exported: its state, events and commands (leases are not exported: they belong to
 /// the processes of the source, which are stopped).
@@ -246,41 +245,6 @@ pub struct TransitionWrite<'a> {
     /// The principal making this change (`Principal::owner`), written with each of its events;
     /// `None` when the runtime makes it (a command's completion).
     pub actor: Option<&'a str>,
-}
-
-/// Why a transition did not commit. Nothing was written.
-#[derive(Debug, thiserror::Error)]
-pub enum TransitionError {
-    /// The run's revision is not the expected one (another transition won).
-    #[error("run {run_id} is at revision {actual:?}, not {expected:?}")]
-    StaleRevision {
-        run_id: String,
-        /// What the caller expected.
-        expected: Option<u64>,
-        /// What the store has.
-        actual: Option<u64>,
-    },
-    /// The Session belongs to someone else, or does not exist.
-    #[error("session {0} does not exist or belongs to another user")]
-    SessionNotFound(String),
-    /// The Session's revision is not the expected one.
-    #[error("session {session_id} is at revision {actual}, not {expected}")]
-    StaleSession {
-        session_id: String,
-        /// What the caller expected.
-        expected: i64,
-        /// What the store has.
-        actual: i64,
-    },
-    /// The writer's lease expired or was taken over: it may not write.
-    #[error("the lease on run {0} is no longer held")]
-    LeaseLost(String),
-    /// A command acknowledged by the transition is not pending (already acknowledged).
-    #[error("command {0} is not pending")]
-    CommandNotPending(String),
-    /// The store failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
 }
 
 /// A Session row.
