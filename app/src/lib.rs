@@ -41,7 +41,7 @@ use jadpo_core::Dialect;
 use jadpo_core::model::audit::AuditSpec;
 use jadpo_core::model::file_field::FileField;
 use jadpo_core::model::flags::Rollout;
-use jadpo_core::model::schedule::Schedule;
+use jadpo_schedule::Schedule;
 use jadpo_schema::migrate::{Ledger, Migration};
 
 pub use checkout::{Charge, Refund, Release, Reserve, checkout};

@@ -42,11 +42,11 @@ use jadpo_core::model::audit::AuditSpec;
 use jadpo_core::model::breaker::BreakerPolicy;
 use jadpo_core::model::file_field::FileField;
 use jadpo_core::model::flags::Rollout;
-use jadpo_core::model::schedule::ScheduleError;
-use jadpo_core::model::schedule::{Schedule, ScheduleSpec};
 use jadpo_core::model::sign_in;
 use jadpo_core::model::step::StepMode;
 use jadpo_core::sql::Dialect;
+use jadpo_schedule::ScheduleError;
+use jadpo_schedule::{Schedule, ScheduleSpec};
 use jadpo_schema::migrate::Migration;
 use jadpo_workflow::def::WorkflowDef;
 

@@ -119,7 +119,7 @@ mod tests {
     use super::*;
     use crate::RetryPolicy;
     use jadpo_core::model::flags::Rollout;
-    use jadpo_core::model::schedule::Schedule;
+    use jadpo_schedule::Schedule;
 
     struct Nothing;
 

@@ -81,7 +81,7 @@ fn bad_declarations_name_what_is_wrong() {
 #[test]
 fn several_stores_need_the_store_of_schedules_and_flags_named() {
     use jadpo_core::model::flags::Rollout;
-    use jadpo_core::model::schedule::Schedule;
+    use jadpo_schedule::Schedule;
     let every = || Schedule::every("tick", std::time::Duration::from_secs(60), "order.placed");
     let err = |b: ApplicationBuilder| b.build().err().map(|e| e.to_string()).unwrap_or_default();
     let unnamed = err(shop().schedule(every()));

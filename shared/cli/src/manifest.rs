@@ -13,7 +13,7 @@
 
 use clap::Args;
 use jadpo_application::{Application, Callers, ServiceCallers};
-use jadpo_core::model::schedule::Overlap;
+use jadpo_schedule::Overlap;
 use serde_json::{Value, json};
 
 /// The manifest format's version.

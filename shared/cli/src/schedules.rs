@@ -6,9 +6,9 @@
 use std::sync::Arc;
 
 use clap::Subcommand;
-use jadpo_core::model::schedule::{ScheduleRow, ScheduleRun};
 use jadpo_engine::Engine;
 use jadpo_engine::schedule::{ScheduleOps, sync};
+use jadpo_schedule::{ScheduleRow, ScheduleRun};
 use serde_json::{Value, json};
 
 #[derive(Debug, Subcommand)]

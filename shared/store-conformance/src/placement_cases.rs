@@ -15,9 +15,9 @@ use jadpo_application::{
 };
 use jadpo_core::model::audit::AuditSpec;
 use jadpo_core::model::flags::Rollout;
-use jadpo_core::model::schedule::Schedule;
 use jadpo_core::{Dialect, Store};
 use jadpo_engine::migrate;
+use jadpo_schedule::Schedule;
 use jadpo_workflow::def::{Node, WorkflowDef};
 
 use crate::Fixture;

@@ -12,7 +12,6 @@ use jadpo_core::model::delivery::Outcome;
 use jadpo_core::model::housekeeping::RecordClass;
 use jadpo_core::model::lease::LeaseTable;
 use jadpo_core::model::operator::ActionFilter;
-use jadpo_core::model::schedule::{NewRun, Schedule};
 use jadpo_core::ports::NoConnections;
 use jadpo_core::ports::{Queue, QueueError, QueueMessage, SendReport};
 use jadpo_core::{Clock, ManualClock, SqlValue, Store};
@@ -20,6 +19,7 @@ use jadpo_engine::housekeeping::{HousekeepingSettings, housekeep};
 use jadpo_engine::operate::{NoOperator, Operator};
 use jadpo_engine::schedule::{ScheduleOpError, ScheduleOps, tick};
 use jadpo_engine::{Engine, EngineSettings};
+use jadpo_schedule::{NewRun, Schedule};
 
 use crate::Fixture;
 use crate::cases::{migrated, ok};

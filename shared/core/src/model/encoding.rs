@@ -91,7 +91,7 @@ impl Kept {
     }
 
     /// The numbers the previous release wrote in this table for its current form.
-    pub fn aliases(self) -> &'static [i64] {
+    pub(crate) fn aliases(self) -> &'static [i64] {
         match self {
             Self::Passkey => &[1],
             Self::AuditChanges => &[1, 2],
@@ -115,7 +115,7 @@ impl Kept {
 
 impl Form {
     /// The form numbered `number`, if any.
-    pub fn by_number(number: i64) -> Option<Form> {
+    pub(crate) fn by_number(number: i64) -> Option<Form> {
         ALL.into_iter().find(|f| i64::from(f.number) == number)
     }
 }

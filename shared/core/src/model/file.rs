@@ -23,9 +23,9 @@ use crate::sql::SqlValue;
 /// The longest name a file keeps, in characters.
 pub const NAME_MAX: usize = 255;
 /// The longest content type, in characters (RFC 6838 allows 127 on each side of the slash).
-pub const CONTENT_TYPE_MAX: usize = 255;
+pub(crate) const CONTENT_TYPE_MAX: usize = 255;
 /// The longest id, in characters.
-pub const ID_MAX: usize = 64;
+pub(crate) const ID_MAX: usize = 64;
 
 /// Why a file value was refused; nothing was stored.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

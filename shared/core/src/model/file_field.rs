@@ -24,7 +24,7 @@ use super::file::{File, FileError, content_type_ok};
 use crate::sql::is_plain_identifier;
 
 /// The largest upload a field takes unless its declaration says otherwise: 10 MiB.
-pub const DEFAULT_MAX_SIZE: u64 = 10 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_SIZE: u64 = 10 * 1024 * 1024;
 
 /// A declared column holding a file.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,6 +1,7 @@
 //! The model: pure data and the decisions made on it (rows, leases, alerts, operator actions,
-//! the breaker's state machine, schedule timing; workflow definitions, the kernel and its state
-//! are `jadpo-workflow`'s, migration plans and table descriptions `jadpo-schema`'s). It imports
+//! the breaker's state machine; schedule timing is `jadpo-schedule`'s, workflow definitions, the
+//! kernel and its state `jadpo-workflow`'s, migration plans and table descriptions
+//! `jadpo-schema`'s). It imports
 //! no port, no use case and no part of the application API, so anything above can use it and it
 //! can be tested without a database.
 
@@ -19,7 +20,6 @@ pub mod message;
 pub mod operator;
 pub mod passkey;
 pub mod principal;
-pub mod schedule;
 pub mod service_key;
 pub mod sign_in;
 pub mod step;

@@ -24,7 +24,7 @@ use crate::error::StoreError;
 use crate::model::service_key::{random_secret, verifier};
 
 /// What every magic link's token starts with.
-pub const LINK_PREFIX: &str = "jadpo_ml_";
+pub(crate) const LINK_PREFIX: &str = "jadpo_ml_";
 /// The event a sign-in request emits; its delivery mails the link and code.
 pub const MAIL_EVENT: &str = "jadpo.sign_in.requested";
 /// The subscriber that mails them (in the users' store, through the declared mail connection).
@@ -36,7 +36,7 @@ pub const PASSKEY_ADDED_SUBSCRIBER: &str = "jadpo_passkey_added_mail";
 /// The letters a code is made of: no `0/O`, `1/I/L`, `U` (Crockford's base 32).
 const CODE_ALPHABET: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 /// A code's length.
-pub const CODE_LEN: usize = 8;
+pub(crate) const CODE_LEN: usize = 8;
 
 /// The limits a sign-in request and a code are held to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,7 +152,7 @@ pub fn new_code() -> Result<String, SignInError> {
 }
 
 /// A code as typed, normalized: upper-cased, spaces and dashes dropped, `O`→`0`, `I`/`L`→`1`.
-pub fn normalize_code(typed: &str) -> String {
+pub(crate) fn normalize_code(typed: &str) -> String {
     typed
         .chars()
         .filter(|c| !c.is_whitespace() && *c != '-')

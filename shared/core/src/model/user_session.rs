@@ -13,7 +13,7 @@ pub const TOKEN_PREFIX: &str = "jadpo_at_";
 /// What every browser session's token (the `jadpo_session` cookie) starts with.
 pub const BROWSER_PREFIX: &str = "jadpo_bs_";
 /// What every browser session's CSRF token starts with.
-pub const CSRF_PREFIX: &str = "jadpo_cs_";
+pub(crate) const CSRF_PREFIX: &str = "jadpo_cs_";
 
 /// The kinds of session `jadpo_sessions` keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

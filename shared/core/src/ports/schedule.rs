@@ -6,10 +6,8 @@ use chrono::{DateTime, Utc};
 
 use crate::error::StoreError;
 use crate::model::operator::{ActionFilter, StoredAction};
-use crate::model::schedule::NewRun;
-use crate::model::schedule::NewSchedule;
-use crate::model::schedule::{ScheduleRow, ScheduleRun};
 use crate::transaction::Transaction;
+use jadpo_schedule::{NewRun, NewSchedule, ScheduleRow, ScheduleRun};
 
 /// The schedule role: schedules, their runs, and operator actions.
 #[async_trait]

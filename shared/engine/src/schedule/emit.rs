@@ -7,8 +7,8 @@ use serde_json::json;
 
 use jadpo_application::Emitted;
 use jadpo_core::model::delivery::QueuedDelivery;
-use jadpo_core::model::schedule::{NewRun, ScheduleError, ScheduleSpec, Trigger};
 use jadpo_core::{Store, StoreError, Transaction};
+use jadpo_schedule::{NewRun, ScheduleError, ScheduleSpec, Trigger};
 
 use crate::commit::{CommitError, Origin, write_emitted};
 use crate::context::Engine;

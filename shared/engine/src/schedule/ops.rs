@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use jadpo_core::id::new_id;
 use jadpo_core::model::operator::OperatorAction;
-use jadpo_core::model::schedule::{ScheduleRow, Trigger};
 use jadpo_core::{Store, Transaction};
+use jadpo_schedule::{ScheduleRow, Trigger};
 
 pub use super::emit::ScheduleOpError;
 use super::emit::{RunToEmit, emit_run};

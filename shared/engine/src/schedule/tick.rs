@@ -10,10 +10,10 @@ use serde_json::json;
 use jadpo_core::commit_or_rollback;
 use jadpo_core::model::delivery::QueuedDelivery;
 use jadpo_core::model::lease::{Lease, LeaseTable};
-use jadpo_core::model::schedule::{
+use jadpo_core::{Store, Transaction};
+use jadpo_schedule::{
     NewRun, NewSchedule, Overlap, ScheduleSpec, Trigger, decide, due_ticks, tick_id,
 };
-use jadpo_core::{Store, Transaction};
 
 use super::emit::{RunToEmit, ScheduleOpError, emit_run};
 use crate::context::Engine;

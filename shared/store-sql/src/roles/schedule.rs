@@ -5,12 +5,12 @@ use chrono::{DateTime, Utc};
 
 use jadpo_core::error::StoreError;
 use jadpo_core::model::operator::{ActionFilter, StoredAction};
-use jadpo_core::model::schedule::NewRun;
-use jadpo_core::model::schedule::NewSchedule;
-use jadpo_core::model::schedule::{ScheduleRow, ScheduleRun};
 use jadpo_core::ports::ScheduleStore;
 use jadpo_core::sql::Row;
 use jadpo_core::transaction::{Transaction, TransactionalStore};
+use jadpo_schedule::NewRun;
+use jadpo_schedule::NewSchedule;
+use jadpo_schedule::{ScheduleRow, ScheduleRun};
 
 use crate::store::SqlStore;
 use crate::tables::schedule;

@@ -11,6 +11,10 @@
 //!
 //! The decisions (which ticks are due, which of them run, which are skipped and why) are pure
 //! functions of the stored state and the injected time: [`due_ticks`] and [`decide`].
+//!
+//! It sits below `jadpo-core` and depends on no other part of Jadpo: core's schedule role speaks
+//! its rows, the application API declares its [`Schedule`]s, and the time-zone database it
+//! bundles is linked only by what keeps time.
 
 mod timing;
 
@@ -341,7 +345,7 @@ pub struct ScheduleRun {
 #[derive(Debug, Clone)]
 pub struct NewSchedule<'a> {
     pub name: &'a str,
-    /// [`super::When::describe`].
+    /// [`When::describe`].
     pub expression: &'a str,
     pub event_type: &'a str,
     /// Its first due time.
