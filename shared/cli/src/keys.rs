@@ -61,13 +61,14 @@ pub(crate) enum KeysCommand {
 pub(crate) async fn run(command: KeysCommand) -> anyhow::Result<()> {
     let app = crate::common::application()?;
     let wiring = crate::common::wiring(&app, Some(app.services_store())).await?;
-    let p = crate::common::operator_engine(&wiring);
-    let ops = KeyOps::new(&p);
+    let engine = crate::common::operator_engine(&wiring);
+    let ops = KeyOps::new(&engine);
     match command {
         KeysCommand::Issue { service, scopes, expires_in_days, operator, json } => {
             let scopes = Scopes::parse(&scopes)?;
             let operator = crate::common::operator(operator)?;
-            let expires_at = expires_in_days.map(|d| p.clock.now() + Duration::days(i64::from(d)));
+            let expires_at =
+                expires_in_days.map(|d| engine.clock.now() + Duration::days(i64::from(d)));
             let key = ops.issue(&service, expires_at, &scopes, &operator).await?;
             print_secret(&key, json, "service key");
         }

@@ -79,8 +79,8 @@ fn run_json(r: &ScheduleRun) -> Value {
 pub(crate) async fn run(command: SchedulesCommand) -> anyhow::Result<()> {
     let app = crate::common::application()?;
     let wiring = crate::common::wiring(&app, Some(app.schedule_store())).await?;
-    let p = crate::common::operator_engine(&wiring);
-    let store = Arc::clone(p.store(app.schedule_store())?);
+    let engine = crate::common::operator_engine(&wiring);
+    let store = Arc::clone(engine.store(app.schedule_store())?);
     match command {
         SchedulesCommand::List { json } => {
             let rows = store.schedules_list().await?;
@@ -131,9 +131,9 @@ pub(crate) async fn run(command: SchedulesCommand) -> anyhow::Result<()> {
                 say!("no runs recorded for {name:?}");
             }
         }
-        SchedulesCommand::Pause(t) => act(&p, t, Verb::Pause).await?,
-        SchedulesCommand::Resume(t) => act(&p, t, Verb::Resume).await?,
-        SchedulesCommand::Trigger(t) => act(&p, t, Verb::Trigger).await?,
+        SchedulesCommand::Pause(t) => act(&engine, t, Verb::Pause).await?,
+        SchedulesCommand::Resume(t) => act(&engine, t, Verb::Resume).await?,
+        SchedulesCommand::Trigger(t) => act(&engine, t, Verb::Trigger).await?,
     }
     Ok(())
 }
@@ -144,12 +144,12 @@ enum Verb {
     Trigger,
 }
 
-async fn act(p: &Engine, target: Target, verb: Verb) -> anyhow::Result<()> {
-    let schedules = p.app.schedules().map(|s| s.name.as_str());
+async fn act(engine: &Engine, target: Target, verb: Verb) -> anyhow::Result<()> {
+    let schedules = engine.app.schedules().map(|s| s.name.as_str());
     crate::common::declared("schedule", &target.name, schedules)?;
     let operator = crate::common::operator(target.operator)?;
-    sync(p).await?;
-    let ops = ScheduleOps::new(p, &operator);
+    sync(engine).await?;
+    let ops = ScheduleOps::new(engine, &operator);
     let name = target.name.as_str();
     let (value, text) = match verb {
         Verb::Pause => {

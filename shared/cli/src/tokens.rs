@@ -40,12 +40,12 @@ pub(crate) enum TokensCommand {
 pub(crate) async fn run(command: TokensCommand) -> anyhow::Result<()> {
     let app = crate::common::application()?;
     let wiring = crate::common::wiring(&app, Some(app.users_store())).await?;
-    let p = crate::common::operator_engine(&wiring);
-    let ops = TokenOps::new(&p);
+    let engine = crate::common::operator_engine(&wiring);
+    let ops = TokenOps::new(&engine);
     match command {
         TokensCommand::Issue { user, expires_in_days, operator, json } => {
             let operator = crate::common::operator(operator)?;
-            let until = p.clock.now() + Duration::days(i64::from(expires_in_days));
+            let until = engine.clock.now() + Duration::days(i64::from(expires_in_days));
             let token = ops.issue(&user, until, &operator).await?;
             if json {
                 let expires = token.expires_at.to_rfc3339();

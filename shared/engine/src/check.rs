@@ -18,6 +18,7 @@
 use std::collections::BTreeMap;
 
 use jadpo_core::model::file_field::FileField;
+use jadpo_core::ports::FileStore;
 use jadpo_core::{Store, StoreError};
 use jadpo_schema::migrate::{AppliedMigration, Ledger, MigrateError, MigrationCatalog};
 use jadpo_schema::snapshot::{Drift, LEDGER_TABLES, Provenance, Snapshot, diff, made_by};
@@ -255,7 +256,7 @@ pub fn check_live(
 /// changed there would not count their files, and housekeeping could delete bytes a record holds.
 pub async fn check_file_triggers(
     e: &Expected<'_>,
-    store: &dyn Store,
+    store: &dyn FileStore,
     fields: &[&FileField],
 ) -> Result<Vec<Finding>, StoreError> {
     let mut out = Vec::new();

@@ -16,6 +16,7 @@ use jadpo_core::clock::Clock;
 use jadpo_core::model::alert::Alert;
 use jadpo_core::model::housekeeping::{LEASE_KEY, RecordClass};
 use jadpo_core::model::lease::{Lease, LeaseTable};
+use jadpo_core::ports::WorkflowOps;
 use jadpo_core::{Store, StoreError};
 use jadpo_schema::placement::Feature;
 
@@ -429,7 +430,7 @@ async fn run_step(
 /// runs with their events, commands and dispatch rows (unbinding their Sessions), or idle
 /// Sessions. Returns how many.
 async fn retain_batch(
-    store: &dyn Store,
+    store: &dyn WorkflowOps,
     tx: &mut dyn jadpo_core::Transaction,
     rule: &Retain,
     cutoff: DateTime<Utc>,

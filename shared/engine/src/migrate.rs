@@ -5,6 +5,7 @@
 //! apply, what to adopt, what to refuse) is the model's (`jadpo_schema::migrate`).
 
 use jadpo_core::Store;
+use jadpo_core::ports::SchemaIntrospection;
 use jadpo_core::ports::{MigrationSession, MigrationStore};
 use jadpo_schema::migrate::{
     ApplyReport, MigrateError, MigrationCatalog, MigrationStatus, Unplaced, compare, plan,
@@ -80,7 +81,7 @@ pub async fn status(
 /// store migrated before placement, or a feature since moved or removed), with the functions
 /// those features' migrations made. Refused for a catalog without a placement.
 pub async fn unplaced(
-    store: &dyn Store,
+    store: &dyn SchemaIntrospection,
     catalog: &MigrationCatalog,
 ) -> Result<Unplaced, MigrateError> {
     let Some(placed) = catalog.placement() else {

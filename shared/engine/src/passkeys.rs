@@ -17,6 +17,7 @@ use jadpo_core::model::passkey::{
 };
 use jadpo_core::model::service_key::verifier;
 use jadpo_core::model::user_session::BrowserSession;
+use jadpo_core::ports::PasskeyStore;
 use jadpo_core::transaction::commit_or_rollback;
 use jadpo_core::{Store, Transaction};
 use serde_json::Value;
@@ -157,7 +158,7 @@ fn restore(
 
 /// Stores a ceremony that has just started and commits.
 async fn keep(
-    store: &dyn Store,
+    store: &dyn PasskeyStore,
     mut tx: Box<dyn Transaction>,
     challenge: NewChallenge,
 ) -> Result<(), SignInFlowError> {
@@ -275,7 +276,7 @@ pub async fn register_options(
 
 /// The user's address, their user handle and the passkeys to exclude.
 async fn prepare_registration(
-    store: &dyn Store,
+    store: &dyn PasskeyStore,
     tx: &mut dyn Transaction,
     users: &UserEntity,
     user_id: &str,

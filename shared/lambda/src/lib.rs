@@ -95,11 +95,11 @@ async fn engine_for(app: Application, mode: Mode<'static>) -> Result<Engine, Sta
 /// batch item failures untouched, so SQS sends them again after the visibility timeout without
 /// an attempt counted on their deliveries.
 pub async fn deliver_batch(
-    p: &Engine,
+    base: &Engine,
     event: SqsEvent,
     deadline: Option<DateTime<Utc>>,
 ) -> SqsBatchResponse {
-    let engine = p.until(deadline);
+    let engine = base.until(deadline);
     if let Some(deadline) = engine.runs.deadline {
         tracing::debug!(%deadline, "batch under the invocation's deadline");
     }

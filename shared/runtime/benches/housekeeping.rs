@@ -100,13 +100,13 @@ impl Writes {
 }
 
 /// Commits one action at a time until `stop` is set (or `limit` passes), timing each.
-async fn writer(p: &Engine, first: u64, stop: &AtomicBool, limit: Duration) -> Writes {
+async fn writer(engine: &Engine, first: u64, stop: &AtomicBool, limit: Duration) -> Writes {
     let started = Instant::now();
     let mut latencies_ms = Vec::new();
     let mut i = first;
     while !stop.load(Ordering::Relaxed) && started.elapsed() < limit {
         let t = Instant::now();
-        commit_unsent(p, request(i)).await.unwrap_or_else(|e| panic!("{e}"));
+        commit_unsent(engine, request(i)).await.unwrap_or_else(|e| panic!("{e}"));
         latencies_ms.push(t.elapsed().as_secs_f64() * 1000.0);
         i += 1;
     }

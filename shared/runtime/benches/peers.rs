@@ -95,17 +95,17 @@ fn request(i: usize) -> CommitRequest {
 /// the backlog with [`CLIENTS`] workers: the deliveries and deliveries/s of the drain alone.
 async fn drain(base: &Engine, jobs: usize) -> (usize, f64) {
     let (queue, rx) = InProcessQueue::new();
-    let mut p = base.clone();
-    p.queue = Arc::new(queue);
+    let mut engine = base.clone();
+    engine.queue = Arc::new(queue);
     let producers: Vec<_> = (0..CLIENTS)
         .map(|c| {
-            let p = p.clone();
+            let engine = engine.clone();
             let share = jobs / CLIENTS + usize::from(c < jobs % CLIENTS);
             tokio::spawn(async move {
                 for _ in 0..share {
                     let outcome =
-                        commit_unsent(&p, request(c)).await.unwrap_or_else(|e| panic!("{e}"));
-                    enqueue_now(&p, &outcome.store, &outcome.deliveries).await;
+                        commit_unsent(&engine, request(c)).await.unwrap_or_else(|e| panic!("{e}"));
+                    enqueue_now(&engine, &outcome.store, &outcome.deliveries).await;
                 }
             })
         })
@@ -113,9 +113,9 @@ async fn drain(base: &Engine, jobs: usize) -> (usize, f64) {
     for t in producers {
         t.await.unwrap_or_else(|e| panic!("a producer failed: {e}"));
     }
-    analyze(&p).await;
+    analyze(&engine).await;
     let start = Instant::now();
-    let (elapsed, handled) = spawn_workers(&p, rx, CLIENTS, BATCH).finish(start).await;
+    let (elapsed, handled) = spawn_workers(&engine, rx, CLIENTS, BATCH).finish(start).await;
     assert_eq!(handled, jobs, "every delivery handled once");
     (handled, handled as f64 / elapsed.as_secs_f64())
 }

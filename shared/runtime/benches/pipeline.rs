@@ -180,7 +180,7 @@ use common::{
 };
 
 async fn commit_rate(
-    p: &Engine,
+    engine: &Engine,
     clients: usize,
     request: fn(usize) -> CommitRequest,
 ) -> (f64, f64) {
@@ -188,11 +188,11 @@ async fn commit_rate(
     let stop = Instant::now() + Duration::from_secs(SECONDS);
     let tasks: Vec<_> = (0..clients)
         .map(|c| {
-            let p = p.clone();
+            let engine = engine.clone();
             tokio::spawn(async move {
                 let mut n = 0_usize;
                 while Instant::now() < stop {
-                    commit_unsent(&p, request(c)).await.unwrap_or_else(|e| panic!("{e}"));
+                    commit_unsent(&engine, request(c)).await.unwrap_or_else(|e| panic!("{e}"));
                     n += 1;
                 }
                 n

@@ -124,26 +124,27 @@ async fn provider() -> HttpConnections {
 /// taking up to `batch` messages each.
 async fn deliveries_per_s(base: &Engine, calls: usize, workers: usize, batch: usize) -> f64 {
     let (queue, rx) = InProcessQueue::new();
-    let mut p = base.clone();
-    p.queue = Arc::new(queue);
+    let mut engine = base.clone();
+    engine.queue = Arc::new(queue);
     for _ in 0..DELIVERIES {
-        let outcome = commit_unsent(&p, request(calls)).await.unwrap_or_else(|e| panic!("{e}"));
-        enqueue_now(&p, &outcome.store, &outcome.deliveries).await;
+        let outcome =
+            commit_unsent(&engine, request(calls)).await.unwrap_or_else(|e| panic!("{e}"));
+        enqueue_now(&engine, &outcome.store, &outcome.deliveries).await;
     }
-    analyze(&p).await;
+    analyze(&engine).await;
     let start = Instant::now();
-    let (elapsed, handled) = spawn_workers(&p, rx, workers, batch).finish(start).await;
+    let (elapsed, handled) = spawn_workers(&engine, rx, workers, batch).finish(start).await;
     assert_eq!(handled, DELIVERIES, "every delivery handled once");
     DELIVERIES as f64 / elapsed.as_secs_f64()
 }
 
 /// Bare calls/s to the provider (the same loopback call a step makes, nothing recorded), from
 /// `workers` tasks sharing `DELIVERIES` calls.
-async fn calls_per_s(p: &Engine, workers: usize) -> f64 {
+async fn calls_per_s(engine: &Engine, workers: usize) -> f64 {
     let start = Instant::now();
     let tasks: Vec<_> = (0..workers)
         .map(|w| {
-            let connections = Arc::clone(&p.connections);
+            let connections = Arc::clone(&engine.connections);
             tokio::spawn(async move {
                 for i in (w..DELIVERIES).step_by(workers) {
                     let request = ConnectionRequest {

@@ -17,8 +17,8 @@ pub fn lease_owner(role: &str) -> String {
 }
 
 /// One tick pass over the schedule store.
-pub async fn tick_pass(p: &Engine, owner: &str) -> Result<TickReport, ScheduleOpError> {
-    tick(p, owner).await
+pub async fn tick_pass(engine: &Engine, owner: &str) -> Result<TickReport, ScheduleOpError> {
+    tick(engine, owner).await
 }
 
 /// Why a housekeeping pass failed in at least one store (the others were still done).
@@ -29,10 +29,10 @@ pub struct HousekeepingFailed(pub Vec<HousekeepingError>);
 /// One housekeeping pass over every store; the reports, or the failures after every store was
 /// tried.
 pub async fn housekeeping_pass(
-    p: &Engine,
+    engine: &Engine,
     owner: &str,
 ) -> Result<Vec<HousekeepingReport>, HousekeepingFailed> {
-    let (reports, failures) = housekeep_all(p, owner).await;
+    let (reports, failures) = housekeep_all(engine, owner).await;
     for report in &reports {
         tracing::info!(report = %report.to_json(), "housekeeping pass");
     }
@@ -42,9 +42,9 @@ pub async fn housekeeping_pass(
 /// One relay pass, stopping the engine's `relay_margin` (`JADPO_RELAY_MARGIN_MS`) before
 /// `deadline` (the invocation's own deadline).
 pub async fn relay_pass(
-    p: &Engine,
+    engine: &Engine,
     deadline: Instant,
 ) -> Result<RelayReport, jadpo_core::StoreError> {
-    let margin = p.settings.relay_margin;
-    relay(p, deadline.checked_sub(margin).unwrap_or_else(Instant::now)).await
+    let margin = engine.settings.relay_margin;
+    relay(engine, deadline.checked_sub(margin).unwrap_or_else(Instant::now)).await
 }

@@ -13,7 +13,7 @@ use jadpo_engine::operate::{NoOperator, Operator};
 
 use crate::Fixture;
 use crate::cases::{migrated, ok, race};
-use crate::schedule_cases::{count, engine, exec, hk_settings, seed, t0};
+use crate::schedule_cases::{count, engine_on, exec, hk_settings, seed, t0};
 
 /// Operators retry, discard and release deliveries; each change is recorded with the state
 /// before it; handled deliveries cannot be retried, discarding is final (and ends a breaker's
@@ -36,10 +36,10 @@ pub async fn delivery_operations_are_recorded_and_refused_when_final(fx: &dyn Fi
         .event("report.due")
         .connection("mailer")
         .build();
-    let p = engine(Arc::clone(&store), Arc::new(ok(shop, "app")), Arc::clone(&clock));
+    let engine = engine_on(Arc::clone(&store), Arc::new(ok(shop, "app")), Arc::clone(&clock));
     assert_eq!(Operator::new(""), Err(NoOperator));
     let dora = ok(Operator::new("dora"), "operator").from_account("dora@ops-box");
-    let ops = DeliveryOps::new(&p, &dora);
+    let ops = DeliveryOps::new(&engine, &dora);
     let before = ok(ops.retry("d5").await, "retry dead");
     assert_eq!(before.status, DeliveryStatus::Dead);
     let after = ok(store.delivery_get("d5").await, "get").unwrap_or_else(|| panic!("d5"));
@@ -349,9 +349,9 @@ pub async fn flag_changes_are_recorded_with_who_made_them(fx: &dyn Fixture) {
         .flag("beta", Rollout::Off)
         .flag("dark_mode", Rollout::On)
         .build();
-    let p = engine(Arc::clone(&store), Arc::new(ok(declared, "app")), Arc::clone(&clock));
+    let engine = engine_on(Arc::clone(&store), Arc::new(ok(declared, "app")), Arc::clone(&clock));
     let fay = ok(Operator::new("fay"), "operator");
-    let ops = FlagOps::new(&p);
+    let ops = FlagOps::new(&engine);
     let listed = ok(ops.list().await, "list");
     let states: Vec<_> = listed.iter().map(|(n, r, s)| (n.as_str(), *r, s.is_none())).collect();
     assert_eq!(states, [("beta", Rollout::Off, true), ("dark_mode", Rollout::On, true)]);

@@ -41,7 +41,7 @@ impl Queue for Kept {
     }
 
     async fn send_batch(&self, messages: &[QueueMessage]) -> Result<SendReport, QueueError> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).extend_from_slice(messages);
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).extend_from_slice(messages);
         Ok(SendReport::default())
     }
 }
@@ -73,7 +73,7 @@ fn every_minute() -> Schedule {
     Schedule::every(EVERY_MINUTE, std::time::Duration::from_secs(60), "report.due")
 }
 
-pub(crate) fn engine(
+pub(crate) fn engine_on(
     store: Arc<dyn Store>,
     app: Arc<Application>,
     clock: Arc<ManualClock>,
@@ -106,14 +106,14 @@ async fn runs(store: &dyn Store, status: &str) -> i64 {
 async fn started(fx: &dyn Fixture, schedules: Vec<Schedule>) -> (Engine, Arc<ManualClock>) {
     let store = migrated(fx).await;
     let clock = Arc::new(ManualClock::new(t0() + Duration::seconds(10)));
-    let p = engine(Arc::clone(&store), app(store.name(), schedules), Arc::clone(&clock));
-    let report = ok(tick(&p, "first").await, "first tick");
+    let engine = engine_on(Arc::clone(&store), app(store.name(), schedules), Arc::clone(&clock));
+    let report = ok(tick(&engine, "first").await, "first tick");
     assert!(report.created >= 1 && report.runs.is_empty(), "{report:?}");
-    (p, clock)
+    (engine, clock)
 }
 
-fn store_of(p: &Engine) -> Arc<dyn Store> {
-    Arc::clone(ok(p.store(p.app.schedule_store()), "schedule store"))
+fn store_of(engine: &Engine) -> Arc<dyn Store> {
+    Arc::clone(ok(engine.store(engine.app.schedule_store()), "schedule store"))
 }
 
 /// Two tick passes at once, on two connections and two threads released together, record one
@@ -121,14 +121,14 @@ fn store_of(p: &Engine) -> Arc<dyn Store> {
 /// refuses a second record of the same tick.
 pub async fn two_ticks_at_once_record_one_run(fx: &dyn Fixture) {
     let (a, clock) = started(fx, vec![every_minute()]).await;
-    let b = engine(fx.open(), Arc::clone(&a.app), Arc::clone(&clock));
+    let b = engine_on(fx.open(), Arc::clone(&a.app), Arc::clone(&clock));
     clock.set(t0() + Duration::seconds(61));
     let barrier = Arc::new(tokio::sync::Barrier::new(2));
-    let pass = |p: Engine, owner: &'static str| {
+    let pass = |engine: Engine, owner: &'static str| {
         let barrier = Arc::clone(&barrier);
         tokio::spawn(async move {
             barrier.wait().await;
-            tick(&p, owner).await
+            tick(&engine, owner).await
         })
     };
     let (ra, rb) = (pass(a.clone(), "a"), pass(b, "b"));
@@ -157,8 +157,8 @@ pub async fn two_ticks_at_once_record_one_run(fx: &dyn Fixture) {
 /// A tick pass paused past its schedule lease's expiry loses it; the next pass records the run,
 /// and the paused holder is fenced out of writing.
 pub async fn a_paused_tick_is_fenced_out(fx: &dyn Fixture) {
-    let (p, clock) = started(fx, vec![every_minute()]).await;
-    let store = store_of(&p);
+    let (engine, clock) = started(fx, vec![every_minute()]).await;
+    let store = store_of(&engine);
     clock.set(t0() + Duration::seconds(61));
     let ttl = Duration::seconds(30);
     let paused = ok(
@@ -166,10 +166,10 @@ pub async fn a_paused_tick_is_fenced_out(fx: &dyn Fixture) {
         "take",
     );
     let paused = paused.unwrap_or_else(|| panic!("a free schedule lease was refused"));
-    let busy = ok(tick(&p, "other").await, "tick while held");
+    let busy = ok(tick(&engine, "other").await, "tick while held");
     assert_eq!((busy.busy.as_slice(), busy.runs.len()), ([EVERY_MINUTE.to_owned()].as_slice(), 0));
     clock.advance(Duration::seconds(31));
-    let took_over = ok(tick(&p, "other").await, "tick after expiry");
+    let took_over = ok(tick(&engine, "other").await, "tick after expiry");
     assert_eq!(took_over.runs.len(), 1, "{took_over:?}");
     let mut tx = ok(store.begin().await, "begin");
     assert!(!ok(store.lease_fence(tx.as_mut(), &paused, clock.now()).await, "fence"));
@@ -183,10 +183,10 @@ pub async fn missed_ticks_record_one_run_and_skipped_rows(fx: &dyn Fixture) {
     let catching_up =
         Schedule::every("catching_up", std::time::Duration::from_secs(60), "report.due")
             .catch_up(2);
-    let (p, clock) = started(fx, vec![every_minute(), catching_up]).await;
-    let store = store_of(&p);
+    let (engine, clock) = started(fx, vec![every_minute(), catching_up]).await;
+    let store = store_of(&engine);
     clock.set(t0() + Duration::seconds(5 * 60 + 30));
-    let report = ok(tick(&p, "t").await, "tick");
+    let report = ok(tick(&engine, "t").await, "tick");
     let mine = |id: &String| id.starts_with("every_minute@");
     assert_eq!(
         report.runs.iter().filter(|id| mine(id)).collect::<Vec<_>>(),
@@ -207,18 +207,18 @@ pub async fn missed_ticks_record_one_run_and_skipped_rows(fx: &dyn Fixture) {
     let rows = ok(store.schedules_list().await, "list");
     let row = rows.iter().find(|r| r.name == EVERY_MINUTE).unwrap_or_else(|| panic!("row"));
     assert_eq!(row.next_due_at, t0() + Duration::seconds(6 * 60));
-    let again = ok(tick(&p, "t").await, "tick again");
+    let again = ok(tick(&engine, "t").await, "tick again");
     assert!(again.runs.is_empty() && again.skipped.is_empty(), "{again:?}");
 }
 
 /// A tick is skipped while the previous run's deliveries are unfinished, and runs once they are.
 pub async fn overlapping_ticks_are_skipped(fx: &dyn Fixture) {
-    let (p, clock) = started(fx, vec![every_minute()]).await;
-    let store = store_of(&p);
+    let (engine, clock) = started(fx, vec![every_minute()]).await;
+    let store = store_of(&engine);
     clock.set(t0() + Duration::seconds(61));
-    assert_eq!(ok(tick(&p, "t").await, "first run").runs.len(), 1);
+    assert_eq!(ok(tick(&engine, "t").await, "first run").runs.len(), 1);
     clock.set(t0() + Duration::seconds(121));
-    let blocked = ok(tick(&p, "t").await, "overlapping tick");
+    let blocked = ok(tick(&engine, "t").await, "overlapping tick");
     assert!(blocked.runs.is_empty(), "{blocked:?}");
     assert_eq!(blocked.skipped.len(), 1, "the overlapping tick is recorded: {blocked:?}");
     assert!(blocked.skipped.iter().all(|(_, why)| why.starts_with("overlap")), "{blocked:?}");
@@ -231,23 +231,23 @@ pub async fn overlapping_ticks_are_skipped(fx: &dyn Fixture) {
         ok(store.delivery_record_outcome(id, &Outcome::Handled, clock.now()).await, "handled");
     }
     clock.set(t0() + Duration::seconds(181));
-    assert_eq!(ok(tick(&p, "t").await, "after the run finished").runs.len(), 1);
+    assert_eq!(ok(tick(&engine, "t").await, "after the run finished").runs.len(), 1);
 }
 
 /// Pause, resume and trigger are recorded as operator actions with the operator's name, the
 /// database role and the schedule's state then; refused operations record nothing.
 pub async fn operator_actions_are_recorded(fx: &dyn Fixture) {
-    let (p, clock) = started(fx, vec![every_minute()]).await;
-    let store = store_of(&p);
+    let (engine, clock) = started(fx, vec![every_minute()]).await;
+    let store = store_of(&engine);
     assert_eq!(Operator::new("  "), Err(NoOperator));
     let alice = ok(Operator::new("alice"), "operator");
-    let ops = ScheduleOps::new(&p, &alice);
+    let ops = ScheduleOps::new(&engine, &alice);
     let paused = ok(ops.pause(EVERY_MINUTE).await, "pause");
     assert_eq!(paused.state(), "paused");
     assert!(matches!(ops.pause(EVERY_MINUTE).await, Err(ScheduleOpError::AlreadyPaused(_))));
     assert!(matches!(ops.pause("nope").await, Err(ScheduleOpError::Unknown(_))));
     clock.set(t0() + Duration::seconds(61));
-    let skipped = ok(tick(&p, "t").await, "paused tick");
+    let skipped = ok(tick(&engine, "t").await, "paused tick");
     assert!(skipped.runs.is_empty());
     assert_eq!(skipped.skipped.len(), 1, "the paused tick is recorded: {skipped:?}");
     assert!(skipped.skipped.iter().all(|(_, why)| why.contains("paused")), "{skipped:?}");
@@ -289,18 +289,18 @@ pub async fn operator_actions_are_recorded(fx: &dyn Fixture) {
 /// A schedule removed from the application stops (and cannot be triggered); declared again, it
 /// comes back due at its next tick.
 pub async fn removed_schedules_stop(fx: &dyn Fixture) {
-    let (p, clock) = started(fx, vec![every_minute()]).await;
-    let store = store_of(&p);
-    let without = engine(Arc::clone(&store), app(store.name(), vec![]), Arc::clone(&clock));
+    let (engine, clock) = started(fx, vec![every_minute()]).await;
+    let store = store_of(&engine);
+    let without = engine_on(Arc::clone(&store), app(store.name(), vec![]), Arc::clone(&clock));
     clock.set(t0() + Duration::seconds(61));
     let report = ok(tick(&without, "t").await, "tick without");
     assert_eq!((report.removed, report.runs.len()), (1, 0));
     let bob = ok(Operator::new("bob"), "operator");
-    let ops = ScheduleOps::new(&p, &bob);
+    let ops = ScheduleOps::new(&engine, &bob);
     assert!(matches!(ops.trigger(EVERY_MINUTE).await, Err(ScheduleOpError::Removed(_))));
     assert_eq!(runs(store.as_ref(), "run").await, 0);
     clock.set(t0() + Duration::seconds(90));
-    ok(tick(&p, "t").await, "declared again");
+    ok(tick(&engine, "t").await, "declared again");
     let rows = ok(store.schedules_list().await, "list");
     assert_eq!(
         rows.first().map(|r| (r.state(), r.next_due_at)),
@@ -309,7 +309,8 @@ pub async fn removed_schedules_stop(fx: &dyn Fixture) {
     // A changed expression: the stored due time (t0 + 120 s) still fires; the next one follows
     // the new rate (t0 + 240 s, where the old one would have said t0 + 180 s).
     let slower = Schedule::every(EVERY_MINUTE, std::time::Duration::from_secs(120), "report.due");
-    let changed = engine(Arc::clone(&store), app(store.name(), vec![slower]), Arc::clone(&clock));
+    let changed =
+        engine_on(Arc::clone(&store), app(store.name(), vec![slower]), Arc::clone(&clock));
     clock.set(t0() + Duration::seconds(121));
     let fired = ok(tick(&changed, "t").await, "tick after the change");
     assert_eq!(fired.runs, ["every_minute@2026-01-01T00:02:00.000Z"]);

@@ -13,6 +13,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use jadpo_core::model::file::File;
 use jadpo_core::ports::{BlobError, Blobs};
+use jadpo_core::transaction::TransactionalStore;
 use jadpo_core::{Store, StoreError, Transaction};
 
 /// What the file steps need besides the store being kept: where the bytes are, and every store
@@ -124,7 +125,7 @@ async fn orphans(
 
 /// Whether a store other than `store` has a row for `id`.
 async fn named_elsewhere(
-    store: &dyn Store,
+    store: &dyn TransactionalStore,
     work: &FileWork<'_>,
     id: &str,
 ) -> Result<bool, StoreError> {

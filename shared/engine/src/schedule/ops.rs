@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use jadpo_core::id::new_id;
 use jadpo_core::model::operator::OperatorAction;
+use jadpo_core::ports::ScheduleStore;
 use jadpo_core::{Store, Transaction};
 use jadpo_schedule::{ScheduleRow, Trigger};
 
@@ -110,7 +111,7 @@ impl<'a> ScheduleOps<'a> {
     /// The stored, still declared schedule `name`, read inside `tx`.
     async fn current(
         &self,
-        store: &dyn Store,
+        store: &dyn ScheduleStore,
         tx: &mut dyn Transaction,
         name: &str,
     ) -> Result<ScheduleRow, ScheduleOpError> {

@@ -10,6 +10,7 @@ use serde_json::json;
 use jadpo_core::commit_or_rollback;
 use jadpo_core::model::delivery::QueuedDelivery;
 use jadpo_core::model::lease::{Lease, LeaseTable};
+use jadpo_core::ports::ScheduleStore;
 use jadpo_core::{Store, Transaction};
 use jadpo_schedule::{
     NewRun, NewSchedule, Overlap, ScheduleSpec, Trigger, decide, due_ticks, tick_id,
@@ -99,7 +100,7 @@ pub async fn sync(engine: &Engine) -> Result<(u64, u64), ScheduleOpError> {
 /// (in force after the stored next due time), and marks undeclared schedules removed.
 async fn sync_into(
     engine: &Engine,
-    store: &dyn Store,
+    store: &dyn ScheduleStore,
     now: DateTime<Utc>,
     report: &mut TickReport,
 ) -> Result<(), ScheduleOpError> {

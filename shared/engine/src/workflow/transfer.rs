@@ -14,6 +14,7 @@
 use std::io::{BufRead, Write};
 
 use async_trait::async_trait;
+use jadpo_core::ports::MigrationStore;
 use jadpo_core::ports::WorkflowOps;
 use jadpo_core::{Store, StoreError};
 use jadpo_workflow::rows::{RunExport, SessionExport};
@@ -291,7 +292,7 @@ pub async fn import(
 }
 
 /// Refuses a store that is not migrated, before an import reads its input.
-pub async fn ready_for_import(store: &dyn Store, name: &str) -> Result<(), TransferError> {
+pub async fn ready_for_import(store: &dyn MigrationStore, name: &str) -> Result<(), TransferError> {
     if store.migrations_applied().await?.is_empty() {
         return Err(TransferError::NotMigrated(name.to_owned()));
     }

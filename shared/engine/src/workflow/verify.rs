@@ -18,6 +18,7 @@ use jadpo_core::clock::Clock;
 use jadpo_core::id::new_id;
 use jadpo_core::ports::TransitionError;
 use jadpo_core::ports::WorkflowOps;
+use jadpo_core::ports::WorkflowStore;
 use jadpo_core::{Store, StoreError};
 use jadpo_schema::migrate::MigrationCatalog;
 use jadpo_workflow::def::{Node, WorkflowDef};
@@ -385,7 +386,7 @@ async fn wrong_owner_start(
 /// Starts probe run `run` of `def` at `now_ms`, in `session` when given: the store's verdict, or
 /// the error of a definition the kernel refuses.
 async fn start_probe(
-    store: &dyn Store,
+    store: &dyn WorkflowStore,
     def: &WorkflowDef,
     run: &str,
     now_ms: i64,
@@ -437,7 +438,7 @@ async fn probe_leases(store: &dyn Store, clock: &dyn Clock) -> Check {
 /// The probe run is running (a capability node, never sent: its capability is not declared) and
 /// dated at the epoch, so that discovery, oldest first, lists it before any real run.
 async fn lease_probe(
-    store: &dyn Store,
+    store: &dyn WorkflowStore,
     clock: &dyn Clock,
     run: &str,
 ) -> Result<Vec<String>, StoreError> {

@@ -93,8 +93,8 @@ pub(crate) fn cpu_seconds() -> f64 {
 /// Refreshes planner statistics between phases. Each phase adds tens of thousands of rows to a
 /// brand-new database faster than autovacuum's one-minute nap; without fresh statistics, plans
 /// cached while the tables were tiny (sequential scans) would be measured instead of the code.
-pub(crate) async fn analyze(p: &Engine) {
-    for store in p.stores.values() {
+pub(crate) async fn analyze(engine: &Engine) {
+    for store in engine.stores.values() {
         let mut tx = store.begin().await.unwrap_or_else(|e| panic!("{e}"));
         tx.batch("ANALYZE").await.unwrap_or_else(|e| panic!("{e}"));
         tx.commit().await.unwrap_or_else(|e| panic!("{e}"));
@@ -133,7 +133,7 @@ pub(crate) type Starts = Arc<Mutex<BTreeMap<String, Instant>>>;
 pub(crate) fn started(starts: &Starts, order: &str, subscriber: &str) {
     starts
         .lock()
-        .unwrap_or_else(|p| p.into_inner())
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
         .entry(format!("{order}/{subscriber}"))
         .or_insert_with(Instant::now);
 }
@@ -188,14 +188,14 @@ impl Workers {
 /// `count` of `jadpo-local`'s delivery workers sharing `rx`, each taking up to `batch` queued
 /// messages at once (waiting up to [`linger`] for more while another is busy).
 pub(crate) fn spawn_workers(
-    p: &Engine,
+    engine: &Engine,
     rx: UnboundedReceiver<QueueMessage>,
     count: usize,
     batch: usize,
 ) -> Workers {
     let (stop, stopped) = watch::channel(false);
     let inbox = Inbox { rx, backlog: None, batch: batch_or_env(batch), linger: linger() };
-    Workers { stop, task: tokio::spawn(delivery_loop(p.clone(), inbox, stopped, count)) }
+    Workers { stop, task: tokio::spawn(delivery_loop(engine.clone(), inbox, stopped, count)) }
 }
 
 /// Commits `request(client)` from `clients` producers under `load` while as many delivery
@@ -212,24 +212,24 @@ pub(crate) async fn end_to_end(
 ) -> EndToEnd {
     starts.lock().unwrap_or_else(|e| e.into_inner()).clear();
     let (queue, rx) = InProcessQueue::new();
-    let mut p = base.clone();
-    p.queue = Arc::new(queue);
-    let p = &p;
-    let workers = spawn_workers(p, rx, clients, batch);
+    let mut engine = base.clone();
+    engine.queue = Arc::new(queue);
+    let engine = &engine;
+    let workers = spawn_workers(engine, rx, clients, batch);
     let committed: Arc<Mutex<BTreeMap<String, Instant>>> = Arc::default();
     let start = Instant::now();
     let producers: Vec<_> = (0..clients)
         .map(|c| {
-            let (p, committed) = (p.clone(), Arc::clone(&committed));
+            let (engine, committed) = (engine.clone(), Arc::clone(&committed));
             tokio::spawn(async move {
                 let mut n = 0;
                 while load.more(n, start) {
                     let outcome =
-                        commit_unsent(&p, request(c)).await.unwrap_or_else(|e| panic!("{e}"));
+                        commit_unsent(&engine, request(c)).await.unwrap_or_else(|e| panic!("{e}"));
                     let at = Instant::now();
                     let id = outcome.body["order_id"].as_str().unwrap_or_default().to_owned();
                     committed.lock().unwrap_or_else(|e| e.into_inner()).insert(id, at);
-                    enqueue_now(&p, &outcome.store, &outcome.deliveries).await;
+                    enqueue_now(&engine, &outcome.store, &outcome.deliveries).await;
                     n += 1;
                     load.pause().await;
                 }
@@ -274,18 +274,18 @@ pub(crate) async fn runs_end_to_end(
     load: Load,
 ) -> (usize, f64) {
     let (queue, rx) = InProcessQueue::new();
-    let mut p = base.clone();
-    p.queue = Arc::new(queue);
+    let mut engine = base.clone();
+    engine.queue = Arc::new(queue);
     let steps_before = STEPS_RUN.load(Ordering::Relaxed);
     let start = Instant::now();
-    let workers = spawn_workers(&p, rx, clients, 1);
+    let workers = spawn_workers(&engine, rx, clients, 1);
     let producers: Vec<_> = (0..clients)
         .map(|_| {
-            let p = p.clone();
+            let engine = engine.clone();
             tokio::spawn(async move {
                 let mut n = 0;
                 while load.more(n, start) {
-                    start_run(&p, workflow, json!({}), None, None)
+                    start_run(&engine, workflow, json!({}), None, None)
                         .await
                         .unwrap_or_else(|e| panic!("{e}"));
                     n += 1;
