@@ -13,8 +13,8 @@
 //! functions of the stored state and the injected time: [`due_ticks`] and [`decide`].
 //!
 //! It sits below `jadpo-core` and depends on no other part of Jadpo: core's schedule role speaks
-//! its rows, the application API declares its [`Schedule`]s, and the time-zone database it
-//! bundles is linked only by what keeps time.
+//! its rows and the application API declares its [`Schedule`]s. The cron parser and the bundled
+//! time-zone database are its dependencies, not core's.
 
 mod timing;
 
