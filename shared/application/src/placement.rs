@@ -4,7 +4,8 @@
 //!
 //! The rules:
 //! * the tables that commit with an action's writes, its idempotency record and the operators'
-//!   log beside them ([`Feature::Pipeline`]) and the housekeeping lease ([`Feature::Housekeeping`])
+//!   log beside them, with the built-in services' keyed state, which commits with the events it
+//!   emits ([`Feature::Pipeline`]), and the housekeeping lease ([`Feature::Housekeeping`])
 //!   go in every store, since every declared store holds the application's entities;
 //! * service keys ([`Feature::ServiceKeys`]) where the service entity lives (else the default
 //!   store); sessions, passkeys and sign-in requests and links ([`Feature::SignIn`]) only where

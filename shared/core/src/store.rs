@@ -10,6 +10,8 @@
 //!   [`crate::ports::PasskeyStore`] keeps passkeys and the ceremonies under way.
 //! * [`crate::ports::StepStore`] keeps the step records of runs that make changing calls.
 //! * [`crate::ports::LeaseStore`] takes, extends and fences generation-numbered leases.
+//! * [`crate::ports::KeyedStateStore`] keeps the built-in services' keyed state, claimed under
+//!   such a lease and written by a fenced compare-and-set.
 //! * [`crate::ports::WorkflowStore`] commits workflow transitions and keeps Sessions;
 //!   [`crate::ports::WorkflowOps`] verifies, exports and imports them.
 //! * [`crate::ports::PipelineStore`] keeps the outbox, deliveries, handled records and
@@ -27,6 +29,7 @@ use crate::ports::BreakerStore;
 use crate::ports::FileStore;
 use crate::ports::FlagStore;
 use crate::ports::HousekeepingStore;
+use crate::ports::KeyedStateStore;
 use crate::ports::LeaseStore;
 use crate::ports::MigrationStore;
 use crate::ports::PasskeyStore;
@@ -54,6 +57,7 @@ pub trait Store:
     + WorkflowStore
     + WorkflowOps
     + LeaseStore
+    + KeyedStateStore
     + ScheduleStore
     + HousekeepingStore
     + DeliveryAdminStore
@@ -77,6 +81,7 @@ impl<T> Store for T where
         + WorkflowStore
         + WorkflowOps
         + LeaseStore
+        + KeyedStateStore
         + ScheduleStore
         + HousekeepingStore
         + DeliveryAdminStore

@@ -14,6 +14,8 @@
 //! * background work: [`schedule`] (tick passes, operator verbs), [`housekeeping`] (retention,
 //!   rescue, alerts), each under fenced leases;
 //! * [`workflow`]: runs, Sessions and `jadpo verify`;
+//! * [`services`]: the built-in services, over [`services::state`], keyed state claimed under a
+//!   fenced lease and written by a compare-and-set that commits with the events it emits;
 //! * the edges' other use cases: [`authenticate`] (a credential to its principal), sign-in
 //!   ([`sign_in`], [`passkeys`], [`oidc`]) and [`files`];
 //! * operators: the verbs under [`operate`] (deliveries, breakers, flags, service keys, API
@@ -61,6 +63,7 @@ pub mod passkeys;
 pub mod relay;
 pub mod schedule;
 pub mod sealing;
+pub mod services;
 pub mod settings;
 pub mod sign_in;
 pub mod steps;

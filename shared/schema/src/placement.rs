@@ -6,7 +6,8 @@
 /// A feature of the runtime that keeps tables of its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Feature {
-    /// Events, their deliveries, handled records, idempotency keys, operator actions, breakers.
+    /// Events, their deliveries, handled records, idempotency keys, operator actions, breakers,
+    /// and the built-in services' keyed state, which commits with the outbox.
     Pipeline,
     /// The housekeeping pass's lease.
     Housekeeping,
@@ -69,6 +70,7 @@ impl Feature {
                 "jadpo_idempotency_keys",
                 "jadpo_operator_actions",
                 "jadpo_circuit_breakers",
+                "jadpo_keyed_state",
             ],
             Self::Housekeeping => &["jadpo_housekeeping"],
             Self::ServiceKeys => &["jadpo_service_keys"],

@@ -7,7 +7,7 @@
 //! schema against the specification ([`spec`]), every `jadpo_*` table's physical shape against
 //! its recorded reference ([`system_tables`]), where each is created ([`placement_cases`]), `jadpo check`'s findings on drifted
 //! databases ([`check_cases`]), kept values read by their encoding ([`encoding_cases`]), stored
-//! files' reference counts ([`file_cases`]), the
+//! files' reference counts ([`file_cases`]), keyed state ([`state_cases`]), the
 //! transaction seam, and each role's behaviour.
 //! A change to a port extends it.
 
@@ -23,6 +23,7 @@ pub mod schedule_cases;
 pub mod shape_cases;
 pub mod sign_in_cases;
 pub mod spec;
+pub mod state_cases;
 pub mod step_cases;
 pub mod system_tables;
 pub mod workflow_cases;
@@ -113,6 +114,11 @@ macro_rules! conformance_tests {
             a_key_is_read_with_its_services_record,
             user_tokens_are_stored_as_verifiers,
             leases_fence_a_holder_paused_past_expiry,
+        );
+        $crate::conformance_tests!(@state $fixture;
+            keyed_state_has_one_claimer_among_twenty,
+            a_lost_or_stale_claim_writes_nothing,
+            keyed_state_commits_with_the_outbox,
         );
         $crate::conformance_tests!(@sign_in $fixture;
             sign_in_requests_are_one_time_and_limited,
@@ -258,6 +264,15 @@ macro_rules! conformance_tests {
             async fn $case() {
                 let fixture = $fixture.await;
                 $crate::pipeline_cases::$case(&fixture).await;
+            }
+        )*
+    };
+    (@state $fixture:expr; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() {
+                let fixture = $fixture.await;
+                $crate::state_cases::$case(&fixture).await;
             }
         )*
     };

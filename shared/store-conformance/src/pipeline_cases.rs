@@ -12,11 +12,11 @@ use serde_json::json;
 use crate::Fixture;
 use crate::cases::{migrated, ok, race};
 
-fn t0() -> DateTime<Utc> {
+pub(crate) fn t0() -> DateTime<Utc> {
     DateTime::from_timestamp(1_767_225_600, 0).unwrap_or_default()
 }
 
-fn event(id: &str) -> NewEvent {
+pub(crate) fn event(id: &str) -> NewEvent {
     NewEvent {
         id: id.to_owned(),
         event_type: "order.placed".to_owned(),
@@ -30,7 +30,7 @@ fn event(id: &str) -> NewEvent {
     }
 }
 
-fn delivery(id: &str, outbox: &str, subscriber: &str) -> NewDelivery {
+pub(crate) fn delivery(id: &str, outbox: &str, subscriber: &str) -> NewDelivery {
     NewDelivery {
         id: id.to_owned(),
         outbox_id: outbox.to_owned(),

@@ -15,6 +15,7 @@ mod error;
 mod file_counts;
 mod flags;
 mod housekeeping;
+mod keyed_state;
 mod lease;
 pub mod migrate;
 mod passkeys;
@@ -77,6 +78,7 @@ pub static DIALECT: SqlDialect = SqlDialect {
     passkeys: &passkeys::PASSKEYS,
     steps: &steps::STEPS,
     leases: lease::leases,
+    keyed_state: &keyed_state::KEYED_STATE,
     schedule: &schedule::SCHEDULES,
     housekeeping: &housekeeping::HOUSEKEEPING,
     breaker: &breaker::BREAKERS,

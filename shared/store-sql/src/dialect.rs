@@ -11,9 +11,9 @@ use jadpo_workflow::state::{ExecutionState, ExecutionStatus};
 
 use crate::statement::Slot;
 use crate::tables::{
-    AuditSql, BreakerSql, DeliveryAdminSql, FileSql, FlagSql, HousekeepingSql, LeaseSql,
-    PasskeySql, PipelineSql, ScheduleSql, ServiceKeySql, SignInSql, StepSql, UserSessionSql,
-    WorkflowSql,
+    AuditSql, BreakerSql, DeliveryAdminSql, FileSql, FlagSql, HousekeepingSql, KeyedStateSql,
+    LeaseSql, PasskeySql, PipelineSql, ScheduleSql, ServiceKeySql, SignInSql, StepSql,
+    UserSessionSql, WorkflowSql,
 };
 
 /// One dialect's statements for every role.
@@ -35,6 +35,8 @@ pub struct SqlDialect {
     pub steps: &'static StepSql,
     /// The lease statements of each leased table.
     pub leases: fn(LeaseTable) -> &'static LeaseSql,
+    /// The built-in services' keyed state.
+    pub keyed_state: &'static KeyedStateSql,
     /// Schedules, their runs and the operator-action log.
     pub schedule: &'static ScheduleSql,
     /// Housekeeping's batches and alerts.
@@ -142,6 +144,7 @@ impl SqlDialect {
         for table in [LeaseTable::Housekeeping, LeaseTable::Schedules] {
             slots.extend((self.leases)(table).slots());
         }
+        slots.extend(self.keyed_state.slots());
         slots.extend(self.schedule.slots());
         slots.extend(self.housekeeping.slots());
         slots.extend(self.breaker.slots());

@@ -46,7 +46,7 @@ pub use statement::{
 };
 pub use store::SqlStore;
 pub use tables::{
-    AuditSql, BreakerSql, DeliveryAdminSql, FileSql, FlagSql, HousekeepingSql, LeaseSql,
-    PasskeySql, PipelineSql, ScheduleSql, ServiceKeySql, SignInSql, StepSql, UserSessionSql,
-    WorkflowSql,
+    AuditSql, BreakerSql, DeliveryAdminSql, FileSql, FlagSql, HousekeepingSql, KeyedStateSql,
+    LeaseSql, PasskeySql, PipelineSql, ScheduleSql, ServiceKeySql, SignInSql, StepSql,
+    UserSessionSql, WorkflowSql,
 };

@@ -34,6 +34,7 @@ pub mod files;
 mod flags;
 mod group;
 mod housekeeping;
+mod keyed_state;
 mod lease;
 pub mod migrate;
 mod passkeys;
@@ -98,6 +99,7 @@ pub static DIALECT: SqlDialect = SqlDialect {
     passkeys: &passkeys::PASSKEYS,
     steps: &steps::STEPS,
     leases: lease::leases,
+    keyed_state: &keyed_state::KEYED_STATE,
     schedule: &schedule::SCHEDULES,
     housekeeping: &housekeeping::HOUSEKEEPING,
     breaker: &breaker::BREAKERS,

@@ -250,6 +250,12 @@ pub fn builtin_catalog() -> MigrationCatalog {
             "sign_in_sources",
             include_str!("../../../migrations/sqlite/0025_sign_in_sources.sql"),
         ),
+        Migration::new(
+            Ledger::Jadpo,
+            26,
+            "keyed_state",
+            include_str!("../../../migrations/sqlite/0026_keyed_state.sql"),
+        ),
     ];
     match MigrationCatalog::builtin(Dialect::Sqlite, workflow, jadpo) {
         Ok(catalog) => catalog,

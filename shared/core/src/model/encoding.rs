@@ -25,7 +25,7 @@ pub struct Form {
     pub what: &'static str,
 }
 
-/// 1: a JSON document as UTF-8 text (the outbox's payload).
+/// 1: a JSON document as UTF-8 text (the outbox's payload, a service's keyed state).
 pub const JSON_TEXT: Form =
     Form { number: 1, name: "json_text", what: "a JSON document as UTF-8 text" };
 
@@ -67,6 +67,8 @@ pub enum Kept {
     AuditChanges,
     /// `jadpo_steps.sealed_answer`.
     StepAnswer,
+    /// `jadpo_keyed_state.value`.
+    KeyedState,
 }
 
 impl Kept {
@@ -77,6 +79,7 @@ impl Kept {
             Self::Passkey => WEBAUTHN_RP_BIN,
             Self::AuditChanges => AUDIT_TEXT,
             Self::StepAnswer => SEALED_JSON,
+            Self::KeyedState => JSON_TEXT,
         }
     }
 
@@ -87,6 +90,7 @@ impl Kept {
             Self::Passkey => "a passkey",
             Self::AuditChanges => "an audit row's changes",
             Self::StepAnswer => "a step's sealed answer",
+            Self::KeyedState => "a service's keyed state",
         }
     }
 
@@ -95,7 +99,7 @@ impl Kept {
         match self {
             Self::Passkey => &[1],
             Self::AuditChanges => &[1, 2],
-            Self::OutboxPayload | Self::StepAnswer => &[],
+            Self::OutboxPayload | Self::StepAnswer | Self::KeyedState => &[],
         }
     }
 

@@ -4,6 +4,8 @@
 mod files_app;
 #[path = "../support/retention_app.rs"]
 mod retention_app;
+#[path = "../support/state_app.rs"]
+mod state_app;
 #[path = "../support/steps_app.rs"]
 mod steps_app;
 
@@ -12,6 +14,7 @@ mod breakers;
 mod clock_jumps;
 mod files;
 mod flags;
+mod keyed_state;
 mod pipeline;
 mod relay_backlog;
 mod relay_refusals;

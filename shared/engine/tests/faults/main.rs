@@ -7,6 +7,8 @@
 mod files_app;
 #[path = "../support/retention_app.rs"]
 mod retention_app;
+#[path = "../support/state_app.rs"]
+mod state_app;
 #[path = "../support/steps_app.rs"]
 mod steps_app;
 
@@ -26,6 +28,7 @@ mod retention_faults;
 mod run_leases;
 mod sign_in_faults;
 mod start_once;
+mod state_faults;
 mod step_faults;
 mod steps;
 mod tick_faults;

@@ -169,6 +169,24 @@ pub(super) static POSTGRES: &[SystemTable] = &[
         indexes: &[(&["expires_at"], false)],
     },
     SystemTable {
+        name: "jadpo_keyed_state",
+        columns: &[
+            ("kind", "text", true, None),
+            ("name", "text", true, None),
+            ("value", "text", false, None),
+            ("encoding", "smallint", false, None),
+            ("version", "bigint", true, Some("0")),
+            ("lease_owner", "text", false, None),
+            ("lease_expires_at", "timestamp with time zone", false, None),
+            ("lease_generation", "bigint", true, Some("0")),
+            ("created_at", "timestamp with time zone", true, None),
+            ("updated_at", "timestamp with time zone", true, None),
+        ],
+        primary_key: &["kind", "name"],
+        foreign_keys: &[],
+        indexes: &[],
+    },
+    SystemTable {
         name: "jadpo_migrations",
         columns: &[
             ("ledger", "text", true, None),

@@ -191,6 +191,24 @@ pub(super) static SQLITE: &[SystemTable] = &[
         indexes: &[(&["expires_at"], false)],
     },
     SystemTable {
+        name: "jadpo_keyed_state",
+        columns: &[
+            ("kind", "TEXT", true, None),
+            ("name", "TEXT", true, None),
+            ("value", "TEXT", false, None),
+            ("encoding", "INTEGER", false, None),
+            ("version", "INTEGER", true, Some("0")),
+            ("lease_owner", "TEXT", false, None),
+            ("lease_expires_at", "INTEGER", false, None),
+            ("lease_generation", "INTEGER", true, Some("0")),
+            ("created_at", "INTEGER", true, None),
+            ("updated_at", "INTEGER", true, None),
+        ],
+        primary_key: &["kind", "name"],
+        foreign_keys: &[],
+        indexes: &[],
+    },
+    SystemTable {
         name: "jadpo_migrations",
         columns: &[
             ("ledger", "TEXT", true, None),

@@ -7,6 +7,7 @@ mod delivery_admin;
 mod files;
 mod flags;
 mod housekeeping;
+mod keyed_state;
 mod lease;
 mod passkeys;
 mod pipeline;
