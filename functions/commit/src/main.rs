@@ -1,4 +1,5 @@
-//! Lambda `commit`: API Gateway HTTP API → `POST /actions/{name}`, `GET /healthz`, `GET /readyz`.
+//! Lambda `commit`: API Gateway HTTP API → `POST /actions/{name}`, `POST /webhooks/{source}`,
+//! `GET /healthz`, `GET /readyz`.
 //! Wiring only: the routes are `jadpo_http`, the work is `jadpo_engine::commit::commit`.
 
 use std::process::ExitCode;
@@ -18,11 +19,13 @@ async fn main() -> ExitCode {
 
 async fn run() -> Result<(), lambda_http::Error> {
     let app = jadpo_app::application()?;
+    let secrets = jadpo_runtime::config::webhook_secrets_from_env(&app)?;
     let engine = deployed_engine(app).await?;
     // Mailed sign-in links point at the public URL; cookies are always `Secure` when deployed.
     let web = WebSettings {
         public_url: std::env::var("JADPO_PUBLIC_URL").ok().filter(|u| !u.is_empty()),
         secure_cookies: true,
     };
-    lambda_http::run(with_invocation_deadline(router(HttpState::new(engine, web)?))).await
+    let state = HttpState::new(engine, web)?.with_webhook_secrets(secrets);
+    lambda_http::run(with_invocation_deadline(router(state))).await
 }

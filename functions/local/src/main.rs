@@ -73,7 +73,9 @@ async fn main() -> anyhow::Result<()> {
     };
     let loops = Loops::start(&engine, &intervals, inbox, config.delivery_workers);
     let web = WebSettings { public_url: Some(public_url), secure_cookies: false };
-    let app_routes = loops.refusing_while_stopping(router(HttpState::new(engine, web)?));
+    let secrets = jadpo_runtime::config::webhook_secrets_from_env(&engine.app)?;
+    let state = HttpState::new(engine, web)?.with_webhook_secrets(secrets);
+    let app_routes = loops.refusing_while_stopping(router(state));
     let shutdown = async move {
         let signal = stop_signal.wait().await;
         tracing::info!(signal, "stopping: no new requests; draining queued deliveries");

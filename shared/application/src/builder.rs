@@ -13,6 +13,7 @@ pub struct ApplicationBuilder {
     duplicate_flag: Option<String>,
     single_calls: Vec<String>,
     calls: Vec<(String, Vec<String>)>,
+    webhooks: Vec<WebhookSource>,
 }
 
 impl ApplicationBuilder {
@@ -27,6 +28,7 @@ impl ApplicationBuilder {
             duplicate_flag: None,
             single_calls: Vec::new(),
             calls: Vec::new(),
+            webhooks: Vec::new(),
         }
     }
 
@@ -255,6 +257,14 @@ impl ApplicationBuilder {
         self
     }
 
+    /// Declares a webhook source: its events arrive at `POST /webhooks/{name}` and feed its
+    /// action, each once.
+    #[must_use]
+    pub fn webhook(mut self, source: WebhookSource) -> Self {
+        self.webhooks.push(source);
+        self
+    }
+
     /// Declares feature flag `name`, in state `default` until an operator sets it.
     #[must_use]
     pub fn flag(mut self, name: &str, default: Rollout) -> Self {
@@ -315,6 +325,7 @@ impl ApplicationBuilder {
             duplicate_flag,
             single_calls,
             calls,
+            webhooks,
         } = self;
         if let Some(name) = duplicate_workflow {
             return Err(AppError::Duplicate { kind: "workflow", name });
@@ -441,10 +452,42 @@ impl ApplicationBuilder {
             .collect::<Result<_, _>>()?;
         check_names("action", &actions.iter().map(|a| a.name.clone()).collect::<Vec<_>>())?;
         check_names("subscriber", &subscribers.iter().map(|s| s.name.clone()).collect::<Vec<_>>())?;
+        check_webhooks(&webhooks, &actions)?;
+        app.webhooks = webhooks.into_iter().map(|w| (w.name.clone(), w)).collect();
         app.actions = actions.into_iter().map(|a| (a.name.clone(), a)).collect();
         app.subscribers = subscribers.into_iter().map(|s| (s.name.clone(), s)).collect();
         Ok(app)
     }
+}
+
+/// Checks each webhook source: its name, that its action is declared, and its limits.
+fn check_webhooks(webhooks: &[WebhookSource], actions: &[ActionSpec]) -> Result<(), AppError> {
+    check_names("webhook source", &webhooks.iter().map(|w| w.name.clone()).collect::<Vec<_>>())?;
+    for w in webhooks {
+        let bad = |why: String| Err(AppError::BadWebhook { webhook: w.name.clone(), why });
+        if !actions.iter().any(|a| a.name == w.action) {
+            return bad(format!("it feeds action {:?}, which is not declared", w.action));
+        }
+        if !(1..=16 << 20).contains(&w.body_limit) {
+            return bad(format!("its body limit is 1 byte to 16 MiB, not {}", w.body_limit));
+        }
+        let second = std::time::Duration::from_secs(1);
+        let (hour, day) = (second * 3600, second * 86_400);
+        if w.tolerance < second || w.tolerance > hour {
+            return bad(format!("its tolerance is 1 s to 1 h, not {:?}", w.tolerance));
+        }
+        if w.retention < day {
+            return bad(format!("its receipts are kept at least a day, not {:?}", w.retention));
+        }
+        let variable = !w.secrets_variable.is_empty()
+            && w.secrets_variable
+                .chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+        if !variable {
+            return bad(format!("{:?} is no environment variable name", w.secrets_variable));
+        }
+    }
+    Ok(())
 }
 
 /// A feature that keeps state left without a store among several.

@@ -16,6 +16,7 @@ mod placement;
 mod retry;
 mod services;
 mod users;
+mod webhooks;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -34,6 +35,7 @@ pub use services::ServiceEntity;
 pub use users::{
     FirstSignIn, OidcProvider, PasskeyAddedMail, SignInMail, UserEntity, sign_in_link,
 };
+pub use webhooks::{HmacScheme, WebhookScheme, WebhookSource};
 
 use checks::{
     check_audit, check_file_fields, check_names, check_services, check_stores, check_users,
@@ -56,6 +58,9 @@ pub enum AppError {
     /// A declaration names an action or subscriber that is not declared.
     #[error("no action or subscriber named {0:?} is declared (single_keyed_call, calls)")]
     UnknownHandler(String),
+    /// A webhook source declared wrong.
+    #[error("webhook source {webhook:?}: {why}")]
+    BadWebhook { webhook: String, why: String },
     /// A store name is not usable (it becomes part of `DATABASE_URL_<STORE>`).
     #[error("store name {0:?} must be lower case letters, digits and '_', starting with a letter")]
     BadStoreName(String),
@@ -208,6 +213,7 @@ pub struct Application {
     workflow_callers: BTreeMap<String, Callers>,
     users: Option<UserEntity>,
     services: Option<ServiceEntity>,
+    webhooks: BTreeMap<String, WebhookSource>,
 }
 
 impl std::fmt::Debug for Application {
@@ -250,6 +256,7 @@ impl Application {
             workflow_callers: BTreeMap::new(),
             users: None,
             services: None,
+            webhooks: BTreeMap::new(),
         })
     }
 
@@ -416,6 +423,16 @@ impl Application {
     pub fn declares_calls(&self, name: &str) -> bool {
         self.calls.contains_key(name)
             || self.subscribers.get(name).is_some_and(|s| s.connection.is_some())
+    }
+
+    /// The declared webhook sources, by name.
+    pub fn webhooks(&self) -> impl Iterator<Item = &WebhookSource> {
+        self.webhooks.values()
+    }
+
+    /// The webhook source called `name`.
+    pub fn webhook(&self, name: &str) -> Option<&WebhookSource> {
+        self.webhooks.get(name)
     }
 
     /// The declared schedules, by name.

@@ -21,7 +21,9 @@
 //!   writes keeps none;
 //! * workflow command dispatch ([`Feature::Workflows`]) in each store holding workflow runs;
 //! * the count of fields holding each file ([`Feature::Files`]) in each store with a declared
-//!   file field, where its trigger keeps it.
+//!   file field, where its trigger keeps it;
+//! * webhook receipts ([`Feature::Webhooks`]) in the store of each action a declared webhook
+//!   source feeds: the receipt commits with the action's writes and events.
 //!
 //! `jadpo_migrations`, the migration ledger, is the runtime's own and placed by no rule.
 
@@ -67,6 +69,10 @@ impl Application {
             }
             Feature::Workflows => self.workflow_stores(),
             Feature::Files => self.file_fields.iter().map(|f| f.store.as_str()).collect(),
+            Feature::Webhooks => {
+                let fed = self.webhooks.values().filter_map(|w| self.actions.get(&w.action));
+                fed.map(|a| a.store.as_str()).collect()
+            }
         };
         stores.sort_unstable();
         stores.dedup();

@@ -16,6 +16,7 @@
 //!   [`crate::ports::WorkflowOps`] verifies, exports and imports them.
 //! * [`crate::ports::PipelineStore`] keeps the outbox, deliveries, handled records and
 //!   idempotency keys.
+//! * [`crate::ports::WebhookStore`] keeps webhook receipts, one per source and event key.
 //! * [`crate::ports::FileStore`] keeps how many fields hold each stored file, and the triggers
 //!   that keep it.
 //!
@@ -39,6 +40,7 @@ use crate::ports::ServiceKeyStore;
 use crate::ports::SignInStore;
 use crate::ports::StepStore;
 use crate::ports::UserSessionStore;
+use crate::ports::WebhookStore;
 use crate::ports::{DeliveryAdminStore, PipelineStore};
 use crate::ports::{WorkflowOps, WorkflowStore};
 use crate::transaction::TransactionalStore;
@@ -65,6 +67,7 @@ pub trait Store:
     + FlagStore
     + AuditStore
     + FileStore
+    + WebhookStore
 {
 }
 
@@ -89,5 +92,6 @@ impl<T> Store for T where
         + FlagStore
         + AuditStore
         + FileStore
+        + WebhookStore
 {
 }

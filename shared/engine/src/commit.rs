@@ -7,8 +7,9 @@ use serde_json::Value;
 use async_trait::async_trait;
 use jadpo_application::{ActionOutput, Emitted, HandlerContext, HandlerError, RunServices};
 use jadpo_core::id::new_id;
-use jadpo_core::model::delivery::{NewDelivery, NewEvent, QueuedDelivery};
+use jadpo_core::model::delivery::{NewDelivery, NewEvent, QueuedDelivery, StoredResponse};
 use jadpo_core::model::principal::Principal;
+use jadpo_core::model::webhook::Receipt;
 use jadpo_core::{Store, StoreError, Transaction};
 
 use crate::context::Engine;
@@ -122,6 +123,8 @@ struct ActionRows<'a> {
     store: &'a dyn Store,
     request: &'a CommitRequest,
     audited: bool,
+    /// A webhook's receipt, claimed first in the transaction: a duplicate answers the receipt.
+    receipt: Option<&'a Receipt>,
 }
 
 #[async_trait]
@@ -145,6 +148,22 @@ impl Opener for ActionRows<'_> {
                     } else {
                         Interrupt::KeyReused(key.clone())
                     }));
+                }
+                Err(e) => {
+                    let _ = tx.rollback().await;
+                    return Err(e.into());
+                }
+            }
+        }
+        if let Some(receipt) = self.receipt {
+            match store.receipt_claim(tx.as_mut(), receipt).await {
+                Ok(None) => {}
+                Ok(Some(kept)) => {
+                    tx.rollback().await?;
+                    let body = received(&kept).to_string();
+                    let digest = request.request_digest.clone();
+                    let stored = StoredResponse { request_digest: digest, status: 200, body };
+                    return Err(OpenError::Interrupt(Interrupt::Replay(stored)));
                 }
                 Err(e) => {
                     let _ = tx.rollback().await;
@@ -216,6 +235,37 @@ pub async fn commit_unsent(
     engine: &Engine,
     request: CommitRequest,
 ) -> Result<CommitOutcome, CommitError> {
+    run_commit(engine, request, None).await
+}
+
+/// Runs `request` as [`commit`] does, with a webhook's `receipt` claimed first in its
+/// transaction: a receipt already kept for its key answers `200` with that receipt
+/// ([`received`]) and runs nothing.
+pub(crate) async fn commit_received(
+    engine: &Engine,
+    request: CommitRequest,
+    receipt: &Receipt,
+) -> Result<CommitOutcome, CommitError> {
+    let outcome = run_commit(engine, request, Some(receipt)).await?;
+    enqueue_now(engine, &outcome.store, &outcome.deliveries).await;
+    Ok(outcome)
+}
+
+/// What a webhook's sender is answered about its receipt.
+pub(crate) fn received(receipt: &Receipt) -> Value {
+    serde_json::json!({
+        "receipt": receipt.id,
+        "source": receipt.source,
+        "event_key": receipt.event_key,
+        "received_at": receipt.received_at.to_rfc3339(),
+    })
+}
+
+async fn run_commit(
+    engine: &Engine,
+    request: CommitRequest,
+    receipt: Option<&Receipt>,
+) -> Result<CommitOutcome, CommitError> {
     let spec = engine
         .app
         .action(&request.action)
@@ -224,7 +274,7 @@ pub async fn commit_unsent(
     admit(engine).await?;
     let now = engine.clock.now();
     let audited = engine.app.has_audited(&spec.store);
-    let rows = ActionRows { engine, store: store.as_ref(), request: &request, audited };
+    let rows = ActionRows { engine, store: store.as_ref(), request: &request, audited, receipt };
     let run_key =
         action_run_key(&request.caller, request.idempotency_key.as_deref(), &request.request_id);
     let mut run = Run::new(engine, store.as_ref(), &rows, Runner::Action, run_key, &spec.name, 1)

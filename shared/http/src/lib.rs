@@ -11,10 +11,13 @@
 //! * `/runs` and `/sessions`: workflow runs and Sessions ([`workflows`]).
 //! * `/files`: uploads into declared file fields and downloads for a record's reader ([`files`]).
 //! * `/sign-in/…`, `/sign-out`, `/me`: sign-in by email, browser sessions ([`sign_in`]).
+//! * `POST /webhooks/{source}`: a declared webhook source's events, proven by their signature
+//!   ([`webhooks`]).
 //!
 //! Every error is `application/problem+json` (RFC 9457) and changes nothing.
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
@@ -31,6 +34,7 @@ use jadpo_core::model::service_key::Scope;
 use jadpo_core::{Store, id::new_id};
 use jadpo_engine::Engine;
 use jadpo_engine::commit::{CommitError, CommitRequest, commit, request_digest};
+use jadpo_engine::services::webhooks::verify::Secret;
 use serde_json::{Value, json};
 
 mod auth;
@@ -38,6 +42,7 @@ mod files;
 mod passkeys;
 mod sign_in;
 mod trace;
+mod webhooks;
 mod workflows;
 
 pub use auth::{
@@ -58,6 +63,8 @@ pub struct HttpState {
     pub users: Arc<dyn Store>,
     /// How sign-in links and cookies are made.
     pub web: WebSettings,
+    /// Each webhook source's secrets (from its variable: `jadpo_runtime`'s configuration).
+    pub webhook_secrets: Arc<BTreeMap<String, Vec<Secret>>>,
 }
 
 impl HttpState {
@@ -65,7 +72,15 @@ impl HttpState {
     pub fn new(engine: Engine, web: WebSettings) -> Result<Self, jadpo_core::StoreError> {
         let keys = Arc::clone(engine.store(engine.app.services_store())?);
         let users = Arc::clone(engine.store(engine.app.users_store())?);
-        Ok(Self { engine, keys, users, web, ready: Arc::default() })
+        let webhook_secrets = Arc::default();
+        Ok(Self { engine, keys, users, web, ready: Arc::default(), webhook_secrets })
+    }
+
+    /// The state with each webhook source's secrets.
+    #[must_use]
+    pub fn with_webhook_secrets(mut self, secrets: BTreeMap<String, Vec<Secret>>) -> Self {
+        self.webhook_secrets = Arc::new(secrets);
+        self
     }
 }
 
@@ -106,6 +121,7 @@ pub fn router(state: HttpState) -> Router {
         .merge(files::routes())
         .merge(sign_in::routes())
         .merge(passkeys::routes())
+        .merge(webhooks::routes())
         .fallback(|| async { problem(StatusCode::NOT_FOUND, "Not found", "no such route") })
         .method_not_allowed_fallback(wrong_method)
         .layer(axum::middleware::map_response(as_problem))

@@ -59,6 +59,7 @@ use jadpo_application::Application;
 use jadpo_engine::EngineSettings;
 use jadpo_engine::schedule::ScheduleSettings;
 use jadpo_engine::sealing::SealingKeys;
+use jadpo_engine::services::webhooks::verify::{Secret, read_secrets};
 use jadpo_engine::settings::{StepSettings, WorkflowSettings};
 use jadpo_store_postgres::PgOptions;
 
@@ -136,6 +137,12 @@ pub enum ConfigError {
         "{variable} must be `Name: value` with a valid header name and value (the value is not shown)"
     )]
     BadConnectionHeader { variable: String },
+    /// A declared webhook source has no secrets.
+    #[error("webhook source {webhook:?} has no secrets: set {variable}")]
+    MissingWebhookSecrets { webhook: String, variable: String },
+    /// A webhook source's secrets are malformed (the secrets themselves are never shown).
+    #[error("{variable}: {reason}")]
+    BadWebhookSecrets { variable: String, reason: String },
     /// The sealing keys are malformed (the keys themselves are never shown).
     #[error("JADPO_SEALING_KEYS: {0}")]
     BadSealingKeys(String),
@@ -520,6 +527,37 @@ impl Config {
     pub fn from_process_env(app: &Application, mode: Mode<'_>) -> Result<Self, ConfigError> {
         Self::from_vars(app, &std::env::vars().collect(), mode)
     }
+}
+
+/// Each declared webhook source's secrets, from the variable the source names (`secret`, or
+/// `old until <RFC 3339 time>, new` while a rotation is under way). A source without them is a
+/// configuration error: its requests could never be verified.
+pub fn webhook_secrets(
+    app: &Application,
+    vars: &Vars,
+) -> Result<BTreeMap<String, Vec<Secret>>, ConfigError> {
+    let mut secrets = BTreeMap::new();
+    for source in app.webhooks() {
+        let variable = &source.secrets_variable;
+        let Some(text) = vars.get(variable).filter(|t| !t.trim().is_empty()) else {
+            return Err(ConfigError::MissingWebhookSecrets {
+                webhook: source.name.clone(),
+                variable: variable.clone(),
+            });
+        };
+        let read = read_secrets(&source.scheme, text).map_err(|e| {
+            ConfigError::BadWebhookSecrets { variable: variable.clone(), reason: e.to_string() }
+        })?;
+        secrets.insert(source.name.clone(), read);
+    }
+    Ok(secrets)
+}
+
+/// [`webhook_secrets`] from the process environment.
+pub fn webhook_secrets_from_env(
+    app: &Application,
+) -> Result<BTreeMap<String, Vec<Secret>>, ConfigError> {
+    webhook_secrets(app, &std::env::vars().collect())
 }
 
 /// A `DATABASE_URL_<STORE>` for a store the application does not declare is a typo or a stale

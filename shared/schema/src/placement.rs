@@ -27,11 +27,13 @@ pub enum Feature {
     Workflows,
     /// How many fields hold each stored file.
     Files,
+    /// Webhook receipts.
+    Webhooks,
 }
 
 impl Feature {
     /// Every feature, in order.
-    pub const ALL: [Self; 10] = [
+    pub const ALL: [Self; 11] = [
         Self::Pipeline,
         Self::Housekeeping,
         Self::ServiceKeys,
@@ -42,6 +44,7 @@ impl Feature {
         Self::StepRecords,
         Self::Workflows,
         Self::Files,
+        Self::Webhooks,
     ];
 
     /// Its name, as the manifest gives it.
@@ -57,6 +60,7 @@ impl Feature {
             Self::StepRecords => "step_records",
             Self::Workflows => "workflows",
             Self::Files => "files",
+            Self::Webhooks => "webhooks",
         }
     }
 
@@ -89,6 +93,7 @@ impl Feature {
             Self::StepRecords => &["jadpo_step_records", "jadpo_steps"],
             Self::Workflows => &["jadpo_command_dispatch"],
             Self::Files => &["jadpo_files"],
+            Self::Webhooks => &["jadpo_webhook_receipts"],
         }
     }
 }

@@ -222,7 +222,7 @@ pub async fn migration_18_renumbers_what_earlier_releases_wrote(fx: &dyn Fixture
 
     let report = ok(migrate::apply(s, &full).await, "migrate to the latest");
     let applied: Vec<u32> = report.applied.iter().map(|(_, v, _)| *v).collect();
-    assert_eq!(applied, [18, 19, 20, 21, 22, 23, 24, 25, 26]);
+    assert_eq!(applied, [18, 19, 20, 21, 22, 23, 24, 25, 26, 27]);
     assert_eq!(passkey_encoding(s, "p-old").await, Some(encoding::WEBAUTHN_RP_BIN.number));
     let rows = ok(s.audit_rows("thing", "t1").await, "audit rows");
     assert_eq!(rows[0].encoding, Some(i64::from(encoding::AUDIT_TEXT.number)));

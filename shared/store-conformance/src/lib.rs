@@ -119,6 +119,7 @@ macro_rules! conformance_tests {
             keyed_state_has_one_claimer_among_twenty,
             a_lost_or_stale_claim_writes_nothing,
             keyed_state_commits_with_the_outbox,
+            a_webhook_key_is_received_once_among_twenty,
         );
         $crate::conformance_tests!(@sign_in $fixture;
             sign_in_requests_are_one_time_and_limited,

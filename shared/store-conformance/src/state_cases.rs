@@ -123,3 +123,52 @@ pub async fn keyed_state_commits_with_the_outbox(fx: &dyn Fixture) {
         assert_eq!((version, event), if commit { (Some(1), true) } else { (Some(0), false) });
     }
 }
+
+fn receipt(id: &str, key: &str) -> jadpo_core::model::webhook::Receipt {
+    jadpo_core::model::webhook::Receipt {
+        id: id.to_owned(),
+        source: "payments".to_owned(),
+        event_key: key.to_owned(),
+        action: "mark_paid".to_owned(),
+        request_id: format!("req-{id}"),
+        received_at: t0(),
+        signed_at: Some(t0()),
+        headers: r#"{"stripe-signature":"t=1,v1=00"}"#.to_owned(),
+        body: b"\x00{\"id\":\"evt_1\"}\xff".to_vec(),
+    }
+}
+
+/// Twenty claims of one webhook key at once, each in its own transaction on its own connection:
+/// one writes its receipt, every other finds that one; a key's receipt reads back byte for byte,
+/// and a rolled-back claim leaves the key free.
+pub async fn a_webhook_key_is_received_once_among_twenty(fx: &dyn Fixture) {
+    let store = migrated(fx).await;
+    let stores: Vec<_> = (0..20).map(|_| fx.open()).collect();
+    let claims = race(stores, |i, s| async move {
+        let mut tx = ok(s.begin().await, "begin");
+        let kept =
+            ok(s.receipt_claim(tx.as_mut(), &receipt(&format!("r{i}"), "evt_1")).await, "claim");
+        ok(tx.commit().await, "commit");
+        kept.map(|k| k.id)
+    })
+    .await;
+    let written = claims.iter().filter(|c| c.is_none()).count();
+    assert_eq!(written, 1, "twenty claims of one key must write one receipt: {claims:?}");
+    let kept = ok(store.receipt_get("payments", "evt_1").await, "get");
+    let kept = kept.unwrap_or_else(|| panic!("the receipt is missing"));
+    assert!(claims.iter().flatten().all(|id| *id == kept.id), "a claim found another receipt");
+    let expected = receipt(&kept.id, "evt_1");
+    assert_eq!(
+        kept,
+        jadpo_core::model::webhook::Receipt { request_id: kept.request_id.clone(), ..expected }
+    );
+    let mut tx = ok(store.begin().await, "begin");
+    assert!(
+        ok(store.receipt_claim(tx.as_mut(), &receipt("r-back", "evt_2")).await, "claim").is_none()
+    );
+    ok(tx.rollback().await, "rollback");
+    assert!(
+        ok(store.receipt_get("payments", "evt_2").await, "get").is_none(),
+        "a rolled-back receipt"
+    );
+}

@@ -29,6 +29,7 @@ mod steps;
 pub mod tls;
 mod tx;
 mod user_sessions;
+mod webhooks;
 mod workflow;
 
 use std::time::Duration;
@@ -79,6 +80,7 @@ pub static DIALECT: SqlDialect = SqlDialect {
     steps: &steps::STEPS,
     leases: lease::leases,
     keyed_state: &keyed_state::KEYED_STATE,
+    webhooks: &webhooks::WEBHOOKS,
     schedule: &schedule::SCHEDULES,
     housekeeping: &housekeeping::HOUSEKEEPING,
     breaker: &breaker::BREAKERS,

@@ -253,6 +253,12 @@ pub fn builtin_catalog() -> MigrationCatalog {
             "keyed_state",
             include_str!("../../../migrations/postgres/0026_keyed_state.sql"),
         ),
+        Migration::new(
+            Ledger::Jadpo,
+            27,
+            "webhook_receipts",
+            include_str!("../../../migrations/postgres/0027_webhook_receipts.sql"),
+        ),
     ];
     match MigrationCatalog::builtin(Dialect::Postgres, workflow, jadpo) {
         Ok(catalog) => catalog,
@@ -633,7 +639,7 @@ mod tests {
         let c = builtin_catalog();
         let versions: Vec<_> = c.all().map(|m| (m.ledger, m.version)).collect();
         let mut expected: Vec<_> = (1..=4).map(|v| (Ledger::Workflow, v)).collect();
-        expected.extend((1..=26).map(|v| (Ledger::Jadpo, v)));
+        expected.extend((1..=27).map(|v| (Ledger::Jadpo, v)));
         assert_eq!(versions, expected);
         assert!(c.all().all(|m| !m.sql.trim().is_empty()));
     }
@@ -641,7 +647,7 @@ mod tests {
     #[test]
     fn schema_script_guards_every_migration_and_quotes_names() {
         let sql = schema_sql(&builtin_catalog(), &[], &[]).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(sql.matches("DO $jadpo_block$").count(), 4 + 26);
+        assert_eq!(sql.matches("DO $jadpo_block$").count(), 4 + 27);
         assert!(sql.starts_with("-- Jadpo schema"));
         assert!(sql.contains("pg_advisory_xact_lock"));
         assert!(sql.trim_end().ends_with("COMMIT;"));

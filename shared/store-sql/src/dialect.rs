@@ -13,7 +13,7 @@ use crate::statement::Slot;
 use crate::tables::{
     AuditSql, BreakerSql, DeliveryAdminSql, FileSql, FlagSql, HousekeepingSql, KeyedStateSql,
     LeaseSql, PasskeySql, PipelineSql, ScheduleSql, ServiceKeySql, SignInSql, StepSql,
-    UserSessionSql, WorkflowSql,
+    UserSessionSql, WebhookSql, WorkflowSql,
 };
 
 /// One dialect's statements for every role.
@@ -37,6 +37,8 @@ pub struct SqlDialect {
     pub leases: fn(LeaseTable) -> &'static LeaseSql,
     /// The built-in services' keyed state.
     pub keyed_state: &'static KeyedStateSql,
+    /// Webhook receipts.
+    pub webhooks: &'static WebhookSql,
     /// Schedules, their runs and the operator-action log.
     pub schedule: &'static ScheduleSql,
     /// Housekeeping's batches and alerts.
@@ -145,6 +147,7 @@ impl SqlDialect {
             slots.extend((self.leases)(table).slots());
         }
         slots.extend(self.keyed_state.slots());
+        slots.extend(self.webhooks.slots());
         slots.extend(self.schedule.slots());
         slots.extend(self.housekeeping.slots());
         slots.extend(self.breaker.slots());

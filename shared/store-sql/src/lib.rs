@@ -48,5 +48,5 @@ pub use store::SqlStore;
 pub use tables::{
     AuditSql, BreakerSql, DeliveryAdminSql, FileSql, FlagSql, HousekeepingSql, KeyedStateSql,
     LeaseSql, PasskeySql, PipelineSql, ScheduleSql, ServiceKeySql, SignInSql, StepSql,
-    UserSessionSql, WorkflowSql,
+    UserSessionSql, WebhookSql, WorkflowSql,
 };

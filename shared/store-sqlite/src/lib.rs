@@ -46,6 +46,7 @@ mod sign_in;
 mod steps;
 mod tx;
 mod user_sessions;
+mod webhooks;
 mod workflow;
 
 use std::path::PathBuf;
@@ -100,6 +101,7 @@ pub static DIALECT: SqlDialect = SqlDialect {
     steps: &steps::STEPS,
     leases: lease::leases,
     keyed_state: &keyed_state::KEYED_STATE,
+    webhooks: &webhooks::WEBHOOKS,
     schedule: &schedule::SCHEDULES,
     housekeeping: &housekeeping::HOUSEKEEPING,
     breaker: &breaker::BREAKERS,

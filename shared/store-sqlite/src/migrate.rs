@@ -256,6 +256,12 @@ pub fn builtin_catalog() -> MigrationCatalog {
             "keyed_state",
             include_str!("../../../migrations/sqlite/0026_keyed_state.sql"),
         ),
+        Migration::new(
+            Ledger::Jadpo,
+            27,
+            "webhook_receipts",
+            include_str!("../../../migrations/sqlite/0027_webhook_receipts.sql"),
+        ),
     ];
     match MigrationCatalog::builtin(Dialect::Sqlite, workflow, jadpo) {
         Ok(catalog) => catalog,

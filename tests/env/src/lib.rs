@@ -4,6 +4,7 @@
 //! [`both!`], which runs a case on both adapters; and a software passkey [`authenticator`].
 
 pub mod authenticator;
+pub mod webhooks;
 
 pub use fail::FailScenario;
 pub use jadpo_test_harness::{sized, soak};

@@ -9,7 +9,7 @@ use jadpo_test_harness::{PgTestDb, SqliteTestDb};
 use serde_json::Value;
 
 /// How many migrations the jadpo ledger has.
-const JADPO: usize = 26;
+const JADPO: usize = 27;
 /// How many migrations the shop adds to store `main` (orders, sales summaries, customers,
 /// services, payments, invoices).
 const SHOP: usize = 6;

@@ -24,3 +24,4 @@ pub mod service_key;
 pub mod sign_in;
 pub mod step;
 pub mod user_session;
+pub mod webhook;

@@ -23,6 +23,7 @@ mod service_keys;
 mod sign_in;
 mod steps;
 mod user_sessions;
+mod webhooks;
 mod workflow;
 mod workflow_ops;
 
@@ -48,5 +49,6 @@ pub use service_keys::ServiceKeyStore;
 pub use sign_in::SignInStore;
 pub use steps::StepStore;
 pub use user_sessions::UserSessionStore;
+pub use webhooks::WebhookStore;
 pub use workflow::{TransitionError, WorkflowStore};
 pub use workflow_ops::WorkflowOps;

@@ -22,4 +22,5 @@ mod retention;
 mod time_bounds;
 mod verify;
 mod versions;
+mod webhooks;
 mod workflows;

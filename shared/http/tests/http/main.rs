@@ -10,3 +10,4 @@ mod operators;
 mod passkeys;
 mod runs;
 mod sign_in;
+mod webhooks;

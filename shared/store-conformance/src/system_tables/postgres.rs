@@ -430,4 +430,21 @@ pub(super) static POSTGRES: &[SystemTable] = &[
         foreign_keys: &[],
         indexes: &[],
     },
+    SystemTable {
+        name: "jadpo_webhook_receipts",
+        columns: &[
+            ("source", "text", true, None),
+            ("event_key", "text", true, None),
+            ("id", "text", true, None),
+            ("action", "text", true, None),
+            ("request_id", "text", true, None),
+            ("received_at", "timestamp with time zone", true, None),
+            ("signed_at", "timestamp with time zone", false, None),
+            ("headers", "text", true, None),
+            ("body", "bytea", true, None),
+        ],
+        primary_key: &["source", "event_key"],
+        foreign_keys: &[],
+        indexes: &[(&["id"], true), (&["source", "received_at"], false)],
+    },
 ];

@@ -449,4 +449,21 @@ pub(super) static SQLITE: &[SystemTable] = &[
         foreign_keys: &[],
         indexes: &[],
     },
+    SystemTable {
+        name: "jadpo_webhook_receipts",
+        columns: &[
+            ("source", "TEXT", true, None),
+            ("event_key", "TEXT", true, None),
+            ("id", "TEXT", true, None),
+            ("action", "TEXT", true, None),
+            ("request_id", "TEXT", true, None),
+            ("received_at", "INTEGER", true, None),
+            ("signed_at", "INTEGER", false, None),
+            ("headers", "TEXT", true, None),
+            ("body", "BLOB", true, None),
+        ],
+        primary_key: &["source", "event_key"],
+        foreign_keys: &[],
+        indexes: &[(&["id"], true), (&["source", "received_at"], false)],
+    },
 ];

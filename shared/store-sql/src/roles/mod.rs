@@ -16,5 +16,6 @@ mod service_keys;
 mod sign_in;
 mod steps;
 mod user_sessions;
+mod webhooks;
 pub(crate) mod workflow;
 mod workflow_ops;

@@ -16,6 +16,7 @@ pub mod service_keys;
 pub mod sign_in;
 pub mod steps;
 pub mod user_sessions;
+pub mod webhooks;
 pub mod workflow;
 
 pub use audit::AuditSql;
@@ -33,4 +34,5 @@ pub use service_keys::ServiceKeySql;
 pub use sign_in::SignInSql;
 pub use steps::StepSql;
 pub use user_sessions::UserSessionSql;
+pub use webhooks::WebhookSql;
 pub use workflow::WorkflowSql;

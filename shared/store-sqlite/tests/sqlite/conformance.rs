@@ -57,8 +57,8 @@ async fn memory_databases_migrate_and_vanish() {
     let store = open();
     let catalog = jadpo_store_sqlite::migrate::builtin_catalog();
     let report = migrate::apply(&store, &catalog).await.unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(report.applied.len(), 3 + 26, "v1–v3 and the jadpo ledger's v1–v26");
-    assert!(migrate::apply(&open(), &catalog).await.is_ok_and(|r| r.applied.len() == 3 + 26));
+    assert_eq!(report.applied.len(), 3 + 27, "v1–v3 and the jadpo ledger's v1–v27");
+    assert!(migrate::apply(&open(), &catalog).await.is_ok_and(|r| r.applied.len() == 3 + 27));
 }
 
 #[tokio::test]

@@ -17,39 +17,7 @@ use ed25519_dalek::{Signature, VerifyingKey};
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 
-/// How a source signs its requests.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Scheme {
-    /// `Stripe-Signature: t=…,v1=…` over `{t}.{body}`, HMAC-SHA256 in hex, the secret's text as
-    /// the key; keyed by the body's `id`.
-    Stripe,
-    /// `X-Hub-Signature-256: sha256=…` over the body, in hex; keyed by the body's digest.
-    GitHub,
-    /// `X-Slack-Signature: v0=…` over `v0:{X-Slack-Request-Timestamp}:{body}`, in hex; keyed by
-    /// the body's `event_id`, else its digest; a `url_verification` body is the handshake.
-    Slack,
-    /// Standard Webhooks: `webhook-id`, `webhook-timestamp`, `webhook-signature` (`v1,…` HMAC
-    /// under a `whsec_` secret, `v1a,…` Ed25519 under a `whpk_` public key) over
-    /// `{id}.{timestamp}.{body}`, in base64; keyed by the signed id.
-    StandardWebhooks,
-    /// Svix: Standard Webhooks under `svix-` headers.
-    Svix,
-    /// `X-Shopify-Hmac-Sha256` over the body, in base64; keyed by the body's digest.
-    Shopify,
-    /// A generic HMAC-SHA256 over the body.
-    Hmac(HmacScheme),
-}
-
-/// A generic HMAC-SHA256 scheme: the header carrying the signature, a prefix before it
-/// (`sha256=`), its encoding, and where the key comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HmacScheme {
-    pub header: String,
-    pub prefix: String,
-    pub base64: bool,
-    /// A top-level field of the signed JSON body to key by (else the body's digest).
-    pub key_field: Option<String>,
-}
+pub use jadpo_application::{HmacScheme, WebhookScheme as Scheme};
 
 /// One of a source's secrets, live until `expires_at` (for rotation: the old and the new both
 /// verify until the old expires).
@@ -108,6 +76,29 @@ impl Secret {
             _ => Ok(Self { key, expires_at }),
         }
     }
+}
+
+/// A source's secrets as its variable gives them: comma-separated, each `secret` or
+/// `secret until <RFC 3339 time>` (an old secret kept live until a rotation is over).
+pub fn read_secrets(scheme: &Scheme, text: &str) -> Result<Vec<Secret>, VerifyError> {
+    let secrets: Vec<Secret> = text
+        .split(',')
+        .map(str::trim)
+        .filter(|item| !item.is_empty())
+        .map(|item| match item.split_once(" until ") {
+            Some((secret, until)) => {
+                let at = DateTime::parse_from_rfc3339(until.trim()).map_err(|_| {
+                    VerifyError::BadSecret(format!("{until:?} is no RFC 3339 time"))
+                })?;
+                Secret::parse(scheme, secret.trim(), Some(at.with_timezone(&Utc)))
+            }
+            None => Secret::parse(scheme, item, None),
+        })
+        .collect::<Result<_, _>>()?;
+    if secrets.is_empty() {
+        return Err(VerifyError::BadSecret("no secret given".into()));
+    }
+    Ok(secrets)
 }
 
 /// A request as it arrived: its headers (names in any case) and its raw body.
