@@ -45,9 +45,10 @@ impl HousekeepingSettings {
                 jadpo_core::model::sign_in::SEND_WINDOW
             }
             // Per declaration: audited entity, workflow.
-            RecordClass::AuditRows | RecordClass::FinishedRuns | RecordClass::IdleSessions => {
-                Duration::MAX
-            }
+            RecordClass::AuditRows
+            | RecordClass::FinishedRuns
+            | RecordClass::IdleSessions
+            | RecordClass::WebhookReceipts => Duration::MAX,
             RecordClass::FileBytes => s.file_grace,
             RecordClass::OrphanUploads => s.upload_grace,
             RecordClass::FileTombstones => s.file_tombstone_retention,
@@ -98,6 +99,8 @@ enum Step {
     Delete(RecordClass, DateTime<Utc>),
     /// The audit rows of the `usize`-th audited entity, older than the cutoff.
     Audit(usize, DateTime<Utc>),
+    /// The receipts of the `usize`-th webhook source, older than the cutoff.
+    Receipts(usize, DateTime<Utc>),
     Rescue(DateTime<Utc>),
     DeadAlerts,
     OverdueAlerts(DateTime<Utc>),
@@ -151,6 +154,7 @@ impl Step {
         match self {
             Self::Delete(class, _) => class.feature(),
             Self::Audit(..) => Feature::Audit,
+            Self::Receipts(..) => Feature::Webhooks,
             Self::Rescue(_) | Self::DeadAlerts | Self::BreakerAlerts => Feature::Pipeline,
             Self::OverdueAlerts(_) => Feature::Schedules,
             Self::UnfinishedStepAlerts(_) => Feature::StepRecords,
@@ -175,6 +179,7 @@ pub async fn housekeep(
         settings,
         rescue_after: Some(rescue_after),
         audit,
+        receipts: &[],
         retain: &[],
         features: None,
         files: None,
@@ -189,6 +194,8 @@ struct Pass<'a> {
     settings: &'a HousekeepingSettings,
     rescue_after: Option<Duration>,
     audit: &'a [(String, Duration)],
+    /// The webhook sources whose receipts the store keeps, with their retention.
+    receipts: &'a [(String, Duration)],
     /// The retention rules of the store's workflow tables.
     retain: &'a [Retain],
     features: Option<BTreeSet<Feature>>,
@@ -220,6 +227,12 @@ async fn run_pass(
             .iter()
             .enumerate()
             .map(|(i, (_, keep))| Step::Audit(i, jadpo_core::clock::before(start, *keep))),
+    );
+    steps.extend(
+        pass.receipts
+            .iter()
+            .enumerate()
+            .map(|(i, (_, keep))| Step::Receipts(i, jadpo_core::clock::before(start, *keep))),
     );
     steps.extend(
         retain
@@ -268,6 +281,15 @@ async fn run_pass(
     Ok(report)
 }
 
+/// The webhook sources whose receipts `store` keeps (those feeding an action there), with each
+/// one's retention.
+fn receipts_in(app: &jadpo_application::Application, store: &str) -> Vec<(String, Duration)> {
+    let here = |w: &&jadpo_application::WebhookSource| {
+        app.action(&w.action).is_some_and(|a| a.store == store)
+    };
+    app.webhooks().filter(here).map(|w| (w.name.clone(), w.retention)).collect()
+}
+
 /// One pass over every store of `engine`, one after the other; a store that fails does not stop the
 /// others. Returns each store's report and each failure.
 pub async fn housekeep_all(
@@ -299,8 +321,17 @@ pub async fn housekeep_all(
         let clock = engine.clock.as_ref();
         let features = Some(engine.app.store_features(store.name()));
         let retain = Retain::declared_in(&engine.app, store.name());
+        let receipts = receipts_in(&engine.app, store.name());
         let files = engine.blobs.as_deref().map(|blobs| FileWork { blobs, stores: &file_stores });
-        let pass = Pass { settings, rescue_after, audit: &audit, retain: &retain, features, files };
+        let pass = Pass {
+            settings,
+            rescue_after,
+            audit: &audit,
+            receipts: &receipts,
+            retain: &retain,
+            features,
+            files,
+        };
         match run_pass(store.as_ref(), clock, &pass, owner).await {
             Ok(report) => reports.push(report),
             Err(e) => failures.push(e),
@@ -373,6 +404,12 @@ async fn run_step(
                 let entity = audit.get(i).map_or("", |(e, _)| e.as_str());
                 (store.audit_expire(tx.as_mut(), entity, cutoff, limit).await?, Vec::new())
             }
+            Step::Receipts(i, cutoff) => match pass.receipts.get(i) {
+                Some((source, _)) => {
+                    (store.receipts_expire(tx.as_mut(), source, cutoff, limit).await?, Vec::new())
+                }
+                None => (0, Vec::new()),
+            },
             Step::Retain(i, cutoff) => match retain.get(i) {
                 Some(rule) => {
                     (retain_batch(store, tx.as_mut(), rule, cutoff, limit, now).await?, Vec::new())
@@ -462,6 +499,7 @@ fn record(
 ) {
     let deleted = match (step, retained) {
         (Step::Audit(..), _) => Some(RecordClass::AuditRows),
+        (Step::Receipts(..), _) => Some(RecordClass::WebhookReceipts),
         (Step::Files(FileStep::Deleting | FileStep::Claim(_)), _) => Some(RecordClass::FileBytes),
         (Step::Files(FileStep::Orphans(_)), _) => Some(RecordClass::OrphanUploads),
         (Step::Files(FileStep::Tombstones(_)), _) => Some(RecordClass::FileTombstones),
@@ -470,7 +508,11 @@ fn record(
         _ => None,
     };
     match step {
-        Step::Audit(..) | Step::Delete(..) | Step::Retain(..) | Step::Files(_) => {
+        Step::Audit(..)
+        | Step::Receipts(..)
+        | Step::Delete(..)
+        | Step::Retain(..)
+        | Step::Files(_) => {
             let Some(class) = deleted else { return };
             match report.deleted.iter_mut().find(|(c, _)| *c == class) {
                 Some((_, n)) => *n += touched,

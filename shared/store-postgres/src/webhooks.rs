@@ -13,6 +13,12 @@ pub(crate) static WEBHOOKS: WebhookSql = WebhookSql {
         $request_id, $received_at, $signed_at, $headers, $body) \
         ON CONFLICT (source, event_key) DO NOTHING RETURNING id",
     ),
+    expire: sql!(
+        webhooks::Expire,
+        "DELETE FROM jadpo_webhook_receipts WHERE (source, event_key) IN (SELECT source, \
+        event_key FROM jadpo_webhook_receipts WHERE source = $source AND received_at < $cutoff \
+        ORDER BY received_at LIMIT $limit)",
+    ),
     get: sql!(
         webhooks::Get,
         "SELECT id, source, event_key, action, request_id, received_at, signed_at, headers, body \

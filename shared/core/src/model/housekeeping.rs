@@ -48,6 +48,8 @@ pub enum RecordClass {
     OrphanUploads,
     /// `jadpo_files` rows of deleted files, older than the tombstone retention.
     FileTombstones,
+    /// `jadpo_webhook_receipts` older than their source's declared retention.
+    WebhookReceipts,
 }
 
 impl RecordClass {
@@ -86,6 +88,7 @@ impl RecordClass {
             Self::AuditRows => Feature::Audit,
             Self::FinishedRuns | Self::IdleSessions => Feature::Workflows,
             Self::FileBytes | Self::OrphanUploads | Self::FileTombstones => Feature::Files,
+            Self::WebhookReceipts => Feature::Webhooks,
         }
     }
 
@@ -110,6 +113,7 @@ impl RecordClass {
             Self::FileBytes => "file_bytes",
             Self::OrphanUploads => "orphan_uploads",
             Self::FileTombstones => "file_tombstones",
+            Self::WebhookReceipts => "webhook_receipts",
         }
     }
 }

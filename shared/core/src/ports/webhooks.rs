@@ -2,6 +2,7 @@
 //! claimed inside the transaction of the action the event feeds.
 
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 
 use crate::error::StoreError;
 use crate::model::webhook::Receipt;
@@ -18,6 +19,16 @@ pub trait WebhookStore: Send + Sync {
         tx: &mut dyn Transaction,
         receipt: &Receipt,
     ) -> Result<Option<Receipt>, StoreError>;
+
+    /// Inside `tx`: deletes at most `limit` receipts of `source` received before `cutoff`;
+    /// how many.
+    async fn receipts_expire(
+        &self,
+        tx: &mut dyn Transaction,
+        source: &str,
+        cutoff: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<u64, StoreError>;
 
     /// The receipt of `source` for `event_key`, if any.
     async fn receipt_get(

@@ -127,8 +127,28 @@ async fn what_proves_nothing_writes_nothing(kind: Kind) {
     assert_eq!(counts(&env).await, (1, 1, 1));
 }
 
+async fn receipts_are_kept_for_their_retention(kind: Kind) {
+    use jadpo_engine::housekeeping::housekeep_all;
+    let mut env = env(kind).await;
+    receipt_id(&gh(&env, br#"{"amount": 1}"#, &[]).await);
+    let deleted = |reports: &[jadpo_engine::housekeeping::HousekeepingReport]| -> u64 {
+        let class = jadpo_core::model::housekeeping::RecordClass::WebhookReceipts;
+        reports.iter().flat_map(|r| &r.deleted).filter(|(c, _)| *c == class).map(|(_, n)| n).sum()
+    };
+    env.clock.advance(chrono::Duration::days(29));
+    let (reports, failures) = housekeep_all(&env.engine, "hk").await;
+    assert!(failures.is_empty(), "{failures:?}");
+    assert_eq!((deleted(&reports), counts(&env).await.0), (0, 1), "a receipt went before 30 days");
+    env.clock.advance(chrono::Duration::days(2));
+    let (reports, failures) = housekeep_all(&env.engine, "hk").await;
+    assert!(failures.is_empty(), "{failures:?}");
+    assert_eq!((deleted(&reports), counts(&env).await.0), (1, 0), "a receipt outlived 30 days");
+    let _ = env.settle().await;
+}
+
 jadpo_test_env::both!(
     an_event_is_received_once,
     copies_at_once_take_effect_once,
     what_proves_nothing_writes_nothing,
+    receipts_are_kept_for_their_retention,
 );

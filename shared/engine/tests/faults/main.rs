@@ -32,4 +32,5 @@ mod state_faults;
 mod step_faults;
 mod steps;
 mod tick_faults;
+mod webhook_faults;
 mod workflow_faults;

@@ -55,10 +55,11 @@ impl<C: TransactionalStore> HousekeepingStore for SqlStore<C> {
             | RecordClass::IdleSessions
             | RecordClass::FileBytes
             | RecordClass::OrphanUploads
-            | RecordClass::FileTombstones => {
+            | RecordClass::FileTombstones
+            | RecordClass::WebhookReceipts => {
                 return Err(StoreError::internal(
-                    "audit rows, runs, Sessions and files are deleted by their own steps, not by \
-                     class",
+                    "audit rows, runs, Sessions, files and webhook receipts are deleted by their \
+                     own steps, not by class",
                 ));
             }
         };

@@ -76,6 +76,17 @@ impl<C: TransactionalStore> WebhookStore for SqlStore<C> {
         receipt(&existing).map(Some)
     }
 
+    async fn receipts_expire(
+        &self,
+        tx: &mut dyn Transaction,
+        source: &str,
+        cutoff: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<u64, StoreError> {
+        let params = webhooks::Expire { source: source.into(), cutoff, limit: i64::from(limit) };
+        self.sql.webhooks.expire.execute(tx, params).await
+    }
+
     async fn receipt_get(
         &self,
         source: &str,

@@ -19,6 +19,8 @@ statements! {
             headers: String,
             body: Vec<u8>,
         ),
+        /// Delete at most `limit` receipts of `source` received before `cutoff`.
+        expire: Expire(source: String, cutoff: DateTime<Utc>, limit: i64),
         /// Returns the receipt ([`Receipt`]'s columns) of a source and key.
         get: Get(source: String, event_key: String),
     }

@@ -80,6 +80,7 @@ pub async fn receive(engine: &Engine, incoming: Incoming<'_>) -> Result<Received
     let request = Request { headers: incoming.headers, body: incoming.body };
     let tolerance = chrono::Duration::from_std(source.tolerance).unwrap_or(chrono::Duration::MAX);
     let verified = verify(&source.scheme, incoming.secrets, &request, now, tolerance)?;
+    crate::fault!("webhooks.after_verify");
     if let Some(challenge) = verified.challenge {
         return Ok(Received::Challenge(challenge));
     }
