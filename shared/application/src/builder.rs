@@ -476,6 +476,13 @@ fn check_webhooks(webhooks: &[WebhookSource], actions: &[ActionSpec]) -> Result<
         if w.tolerance < second || w.tolerance > hour {
             return bad(format!("its tolerance is 1 s to 1 h, not {:?}", w.tolerance));
         }
+        if !(1..=100_000).contains(&w.rate_per_second) || w.burst == 0 {
+            return bad(format!(
+                "its rate is 1 to 100000 requests a second with a burst of at least 1, not {} \
+                 and {}",
+                w.rate_per_second, w.burst
+            ));
+        }
         if w.retention < day {
             return bad(format!("its receipts are kept at least a day, not {:?}", w.retention));
         }

@@ -98,3 +98,31 @@ fn several_stores_need_the_store_of_schedules_and_flags_named() {
     assert_eq!((app.schedule_store(), app.flags_store()), ("main", "main"));
     assert!(err(shop().schedules_store("billing")).contains("uses store \"billing\""));
 }
+
+#[test]
+fn webhook_sources_are_checked_and_placed_with_their_action() {
+    let source = |name: &str| WebhookSource::new(name, WebhookScheme::GitHub, "place_order");
+    let app = shop().webhook(source("gh")).build().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        app.webhook("gh").map(|w| w.secrets_variable.as_str()),
+        Some("JADPO_WEBHOOK_GH_SECRETS")
+    );
+    assert_eq!(app.feature_stores(Feature::Webhooks), ["main"], "the fed action's store");
+    assert!(shop().build().is_ok_and(|a| a.feature_stores(Feature::Webhooks).is_empty()));
+    let day = std::time::Duration::from_secs(86_400);
+    let cases = [
+        (shop().webhook(WebhookSource::new("gh", WebhookScheme::Slack, "nope")), "not declared"),
+        (shop().webhook(source("Bad-Name")), "webhook source"),
+        (shop().webhook(source("gh")).webhook(source("gh")), "declared twice"),
+        (shop().webhook(source("gh").body_limit(0)), "body limit"),
+        (shop().webhook(source("gh").tolerance(std::time::Duration::ZERO)), "tolerance"),
+        (shop().webhook(source("gh").retention(day / 2)), "at least a day"),
+        (shop().webhook(source("gh").rate(0, 1)), "its rate"),
+        (shop().webhook(source("gh").rate(1, 0)), "its rate"),
+        (shop().webhook(source("gh").secrets_from("lower-case")), "environment variable"),
+    ];
+    for (builder, expected) in cases {
+        let err = builder.build().err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(err.contains(expected), "{expected:?} not in {err:?}");
+    }
+}

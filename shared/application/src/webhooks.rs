@@ -72,6 +72,10 @@ pub struct WebhookSource {
     pub retention: Duration,
     /// The largest body accepted (1 MiB).
     pub body_limit: usize,
+    /// Requests a second each process takes from the source (100), and how many at once above
+    /// that rate (`burst`, 200): past them, `429` before any database work.
+    pub rate_per_second: u32,
+    pub burst: u32,
 }
 
 impl WebhookSource {
@@ -85,6 +89,8 @@ impl WebhookSource {
             tolerance: Duration::from_secs(300),
             retention: Duration::from_secs(30 * 86_400),
             body_limit: 1 << 20,
+            rate_per_second: 100,
+            burst: 200,
         }
     }
 
@@ -106,6 +112,14 @@ impl WebhookSource {
     #[must_use]
     pub fn body_limit(mut self, bytes: usize) -> Self {
         self.body_limit = bytes;
+        self
+    }
+
+    /// At most `per_second` requests a second per process, `burst` at once.
+    #[must_use]
+    pub fn rate(mut self, per_second: u32, burst: u32) -> Self {
+        self.rate_per_second = per_second;
+        self.burst = burst;
         self
     }
 

@@ -34,6 +34,7 @@ use jadpo_core::model::service_key::Scope;
 use jadpo_core::{Store, id::new_id};
 use jadpo_engine::Engine;
 use jadpo_engine::commit::{CommitError, CommitRequest, commit, request_digest};
+use jadpo_engine::services::webhooks::limit::Buckets;
 use jadpo_engine::services::webhooks::verify::Secret;
 use serde_json::{Value, json};
 
@@ -65,6 +66,8 @@ pub struct HttpState {
     pub web: WebSettings,
     /// Each webhook source's secrets (from its variable: `jadpo_runtime`'s configuration).
     pub webhook_secrets: Arc<BTreeMap<String, Vec<Secret>>>,
+    /// Each webhook source's rate in this process.
+    webhook_buckets: Arc<Buckets>,
 }
 
 impl HttpState {
@@ -73,7 +76,16 @@ impl HttpState {
         let keys = Arc::clone(engine.store(engine.app.services_store())?);
         let users = Arc::clone(engine.store(engine.app.users_store())?);
         let webhook_secrets = Arc::default();
-        Ok(Self { engine, keys, users, web, ready: Arc::default(), webhook_secrets })
+        let webhook_buckets = Arc::default();
+        Ok(Self {
+            engine,
+            keys,
+            users,
+            web,
+            ready: Arc::default(),
+            webhook_secrets,
+            webhook_buckets,
+        })
     }
 
     /// The state with each webhook source's secrets.

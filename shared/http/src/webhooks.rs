@@ -3,8 +3,8 @@
 //! handler parses, makes one call (`engine::services::webhooks::receive::receive`) and answers:
 //! `200` with the event's receipt (a duplicate with the original one, changing nothing), `200`
 //! with the challenge for a URL-verification handshake, `400` for a request that proves nothing
-//! (no row is written), `404` for an undeclared source, `413` over the source's body limit, and
-//! the action's own refusal.
+//! (no row is written), `404` for an undeclared source, `413` over the source's body limit, `429`
+//! over its rate (with `Retry-After`; before any database work), and the action's own refusal.
 
 use axum::Router;
 use axum::body::Bytes;
@@ -37,6 +37,11 @@ async fn take(
         .iter()
         .filter_map(|(n, v)| Some((n.as_str().to_owned(), v.to_str().ok()?.to_owned())))
         .collect();
+    if let Some(declared) = state.engine.app.webhook(&source) {
+        if let Err(seconds) = state.webhook_buckets.admit(declared, state.engine.clock.now()) {
+            return too_many(&source, seconds);
+        }
+    }
     let secrets = state.webhook_secrets.get(&source).map_or(&[][..], Vec::as_slice);
     let incoming = Incoming { source: &source, headers: &headers, body: &body, secrets };
     match receive(&state.engine, incoming).await {
@@ -65,4 +70,17 @@ async fn take(
         }
         Err(ReceiveError::Commit(e)) => commit_problem(&e),
     }
+}
+
+fn too_many(source: &str, seconds: u64) -> Response {
+    tracing::warn!(%source, "webhook over its source's rate");
+    let mut response = problem(
+        StatusCode::TOO_MANY_REQUESTS,
+        "Too many requests",
+        &format!("source {source:?} is over its rate; try again in {seconds} s"),
+    );
+    if let Ok(value) = HeaderValue::from_str(&seconds.to_string()) {
+        response.headers_mut().insert(axum::http::header::RETRY_AFTER, value);
+    }
+    response
 }

@@ -1,7 +1,7 @@
 //! A webhook source for the tests of webhook receipts: `gh` (GitHub's scheme) and `sw` (Standard
 //! Webhooks') feeding `record_payment`, which writes one `t_payments` row per event and emits
-//! `payment.received`, or refuses an event whose body asks it to; and the signatures the
-//! providers would send.
+//! `payment.received`, or refuses an event whose body asks it to (`sw` takes a request a second,
+//! two at once); and the signatures the providers would send.
 
 use async_trait::async_trait;
 use hmac::{Hmac, Mac};
@@ -53,7 +53,9 @@ pub fn webhook_app() -> Application {
         .event("payment.received")
         .action("record_payment", "main", RecordPayment)
         .webhook(WebhookSource::new("gh", WebhookScheme::GitHub, "record_payment"))
-        .webhook(WebhookSource::new("sw", WebhookScheme::StandardWebhooks, "record_payment"))
+        .webhook(
+            WebhookSource::new("sw", WebhookScheme::StandardWebhooks, "record_payment").rate(1, 2),
+        )
         .migrations("main", Dialect::Sqlite, migration())
         .migrations("main", Dialect::Postgres, migration())
         .build()

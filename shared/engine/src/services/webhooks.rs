@@ -3,7 +3,8 @@
 //! secrets, the signed timestamp within its tolerance, and the event key taken from signed
 //! material only, so that an altered or stripped id header cannot make one event two), and the
 //! event received once ([`receive`]: its receipt, the action it feeds, and that action's writes
-//! and events in one transaction).
+//! and events in one transaction); each source's rate per process ([`limit`]).
 
+pub mod limit;
 pub mod receive;
 pub mod verify;

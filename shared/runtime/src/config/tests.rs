@@ -405,3 +405,48 @@ fn a_configuration_logged_whole_shows_no_secret() {
     }
     assert_eq!(c.connection_headers["payments"].1, "header-s3cret", "the value itself is kept");
 }
+
+#[test]
+fn each_webhook_source_needs_readable_secrets() {
+    use jadpo_application::{WebhookScheme, WebhookSource};
+    struct Noop;
+    #[async_trait::async_trait]
+    impl jadpo_application::Action for Noop {
+        async fn run(
+            &self,
+            _: &mut jadpo_application::HandlerContext<'_>,
+            _: serde_json::Value,
+        ) -> Result<jadpo_application::ActionOutput, jadpo_application::HandlerError> {
+            Ok(jadpo_application::ActionOutput::ok(serde_json::json!({})))
+        }
+    }
+    let app = Application::builder("hooks")
+        .store("main")
+        .action("paid", "main", Noop)
+        .webhook(WebhookSource::new("stripe", WebhookScheme::Stripe, "paid"))
+        .webhook(WebhookSource::new("svix", WebhookScheme::Svix, "paid").secrets_from("SVIX_KEY"))
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let missing =
+        webhook_secrets(&app, &vars(&[("SVIX_KEY", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")]));
+    let missing = missing.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(missing.contains("JADPO_WEBHOOK_STRIPE_SECRETS"), "{missing}");
+    let secret = "whsec_do_not_print_me";
+    let bad = [("JADPO_WEBHOOK_STRIPE_SECRETS", secret), ("SVIX_KEY", secret)];
+    let bad = webhook_secrets(&app, &vars(&bad)).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(bad.contains("SVIX_KEY") && !bad.contains(secret), "{bad}");
+    let rotation = "whsec_old until 2027-01-31T00:00:00Z, whsec_new";
+    let good = [
+        ("JADPO_WEBHOOK_STRIPE_SECRETS", rotation),
+        ("SVIX_KEY", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"),
+    ];
+    let read = webhook_secrets(&app, &vars(&good)).unwrap_or_else(|e| panic!("{e}"));
+    let expiries: Vec<_> = read["stripe"].iter().map(|s| s.expires_at.is_some()).collect();
+    assert_eq!(expiries, [true, false], "the old secret until its time, the new one after");
+    let unreadable = [
+        ("JADPO_WEBHOOK_STRIPE_SECRETS", "whsec_old until soon"),
+        ("SVIX_KEY", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"),
+    ];
+    let unreadable = webhook_secrets(&app, &vars(&unreadable)).err().map(|e| e.to_string());
+    assert!(unreadable.is_some_and(|e| e.contains("RFC 3339")));
+}
