@@ -1,6 +1,7 @@
 //! `jadpo manifest`: what the application this binary was built with declares, as one document
 //! of typed nodes — its stores (and the variable each one's URL comes from), actions and who may
-//! call them, events and their subscribers, connections, schedules, flags, workflows, sign-in
+//! call them, events and their subscribers, connections, schedules, flags, webhook sources,
+//! workflows, sign-in
 //! and audited entities, and a `system_table` node for each of the runtime's own tables with the
 //! store the placement rules put it in and the feature that needs it.
 //!
@@ -58,6 +59,7 @@ pub(crate) fn manifest(app: &Application) -> Value {
     nodes.extend(connections(app));
     nodes.extend(schedules(app));
     nodes.extend(flags(app));
+    nodes.extend(webhooks(app));
     nodes.extend(workflows(app));
     nodes.extend(entities(app));
     nodes.extend(system_tables(app));
@@ -161,6 +163,19 @@ fn flags(app: &Application) -> Vec<Value> {
     app.flags()
         .map(|(name, default)| {
             json!({"kind": "flag", "name": name, "default": default.describe(), "store": app.flags_store()})
+        })
+        .collect()
+}
+
+fn webhooks(app: &Application) -> Vec<Value> {
+    app.webhooks()
+        .map(|w| {
+            json!({
+                "kind": "webhook_source", "name": w.name, "scheme": w.scheme.name(),
+                "action": w.action, "secrets_variable": w.secrets_variable,
+                "tolerance_secs": w.tolerance.as_secs(), "retention_secs": w.retention.as_secs(),
+                "body_limit": w.body_limit, "rate_per_second": w.rate_per_second, "burst": w.burst,
+            })
         })
         .collect()
 }

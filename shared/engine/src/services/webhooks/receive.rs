@@ -84,6 +84,13 @@ pub async fn receive(engine: &Engine, incoming: Incoming<'_>) -> Result<Received
     if let Some(challenge) = verified.challenge {
         return Ok(Received::Challenge(challenge));
     }
+    // A copy is answered from its receipt without running the action; the claim in the action's
+    // transaction still decides a race between copies.
+    let store = engine.app.action(&source.action).map(|a| a.store.as_str());
+    let store = engine.store(store.unwrap_or_else(|| engine.app.default_store()))?;
+    if let Some(kept) = store.receipt_get(&source.name, &verified.key).await? {
+        return Ok(Received::Receipt { body: crate::commit::received(&kept), duplicate: true });
+    }
     let receipt = receipt(engine, source, &incoming, &verified, now);
     let commit = CommitRequest {
         action: source.action.clone(),
