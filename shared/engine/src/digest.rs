@@ -1,9 +1,15 @@
 //! The request digest: what idempotency compares a repeated request against and what a step's
 //! fingerprint is made of. Canonical JSON makes the same request sent with other spacing or key
-//! order the same request, so a client's serializer cannot make a retry look new.
+//! order the same request, so a client's serializer cannot make a retry look new. And the one
+//! SHA-256 in hex the engine writes of bytes (a file's, a webhook's body and key).
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+
+/// The SHA-256 of `bytes`, in lower-case hex.
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+    data_encoding::HEXLOWER.encode(&Sha256::digest(bytes))
+}
 
 /// The digest idempotency compares: SHA-256 over the method, the path and the body's canonical
 /// JSON, so the same request sent with other spacing or key order is the same request.

@@ -13,7 +13,6 @@ use jadpo_core::model::file_field::{FieldError, FileField, FileState, Quota, Usa
 use jadpo_core::model::principal::Principal;
 use jadpo_core::ports::{BlobError, Blobs, Presigned};
 use jadpo_core::{Store, StoreError, commit_or_rollback};
-use sha2::{Digest, Sha256};
 
 use crate::Engine;
 
@@ -121,7 +120,7 @@ pub async fn upload(
     let field = field(engine, (table, column))?;
     let size = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
     field.accepts(content_type, size)?;
-    let digest: String = Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect();
+    let digest = crate::digest::sha256_hex(bytes);
     let id = File::new_id(engine.clock.as_ref());
     let file = File::new(&id, name, content_type, size, &digest).map_err(FieldError::from)?;
     within_quota(engine, field, uploader, size).await?;

@@ -7,7 +7,6 @@
 
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 
 use jadpo_application::WebhookSource;
 use jadpo_core::id::new_id;
@@ -119,7 +118,7 @@ fn receipt(
     verified: &Verified,
     now: DateTime<Utc>,
 ) -> Receipt {
-    let key_digest = data_encoding::HEXLOWER.encode(&Sha256::digest(verified.key.as_bytes()));
+    let key_digest = crate::digest::sha256_hex(verified.key.as_bytes());
     let headers: serde_json::Map<String, Value> = incoming
         .headers
         .iter()

@@ -15,7 +15,7 @@ use chrono::{DateTime, Duration, Utc};
 use data_encoding::{BASE64, HEXLOWER_PERMISSIVE};
 use ed25519_dalek::{Signature, VerifyingKey};
 use hmac::{Hmac, Mac};
-use sha2::{Digest, Sha256};
+use sha2::Sha256;
 
 pub use jadpo_application::{HmacScheme, WebhookScheme as Scheme};
 
@@ -313,7 +313,7 @@ fn ed25519_any(live: &[&Secret], content: &[u8], signatures: &[Vec<u8>]) -> bool
 }
 
 fn digest_key(body: &[u8]) -> String {
-    format!("sha256:{}", data_encoding::HEXLOWER.encode(&Sha256::digest(body)))
+    format!("sha256:{}", crate::digest::sha256_hex(body))
 }
 
 fn json_field(body: &[u8], field: &str) -> Result<String, VerifyError> {
